@@ -1,0 +1,17 @@
+"""paddleviz_widget: explore the backward (autograd) graph of a PaddlePaddle model in Jupyter."""
+
+from .graph import SCHEMA_VERSION
+from .tracer import build_graph
+
+__version__ = "0.1.0"
+
+__all__ = ["SCHEMA_VERSION", "GraphWidget", "__version__", "build_graph"]
+
+
+def __getattr__(name: str):  # noqa: ANN202 - module-level lazy attribute
+    # The widget imports anywidget/ipywidgets; keep `build_graph` usable without a notebook stack.
+    if name == "GraphWidget":
+        from .widget import GraphWidget
+
+        return GraphWidget
+    raise AttributeError(f"module 'paddleviz_widget' has no attribute {name!r}")

@@ -1,0 +1,58 @@
+"""Paddle tensor(s) -> Graph: the tracer's entry point."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..graph.model import Edge, Graph, Node
+from .inputs import normalize_roots
+from .tensor_info import tensor_grad_info
+from .walk import WalkResult, walk_backward_graph
+
+
+def _node_kind(walked: Any) -> str:
+    if walked.is_accumulation:
+        return "param"
+    return "output" if walked.is_root else "op"
+
+
+def graph_from_walk(walk: WalkResult, root_tensors: dict[int, Any] | None = None) -> Graph:
+    """Assign stable ids ("n<k>" in BFS order, "e<k>" in edge order) to a walked graph."""
+    root_tensors = root_tensors or {}
+    nodes = tuple(
+        Node(
+            id=f"n{w.index}",
+            name=w.name,
+            ptr=hex(w.ptr),
+            kind=_node_kind(w),
+            tensor=root_tensors.get(w.index),
+        )
+        for w in walk.nodes
+    )
+    edges = tuple(
+        Edge(id=f"e{k}", source=f"n{e.source}", target=f"n{e.target}", index=e.slot)
+        for k, e in enumerate(walk.edges)
+    )
+    return Graph(nodes=nodes, edges=edges)
+
+
+def trace_graph(y: Any) -> Graph:
+    """Walk the backward graph of ``y`` (a Tensor, or a list/tuple/dict of Tensors)."""
+    import paddle
+
+    roots = normalize_roots(y)
+    walk = walk_backward_graph([r.tensor.grad_fn for r in roots])
+    root_tensors = {idx: tensor_grad_info(r.tensor) for idx, r in zip(walk.root_indices, roots)}
+    graph = graph_from_walk(walk, root_tensors)
+    meta = {
+        "paddle_version": paddle.__version__,
+        "outputs": [
+            {"label": r.label, "node": f"n{idx}"} for idx, r in zip(walk.root_indices, roots)
+        ],
+    }
+    return Graph(nodes=graph.nodes, edges=graph.edges, groups=graph.groups, meta=meta)
+
+
+def build_graph(y: Any) -> dict[str, Any]:
+    """The backward graph of ``y`` as a JSON-serialisable dict (see graph.schema.json)."""
+    return trace_graph(y).to_dict()

@@ -1,0 +1,39 @@
+"""Paddle tensor metadata in the plain forms the graph model uses ("float32", "cpu", [2, 4])."""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+from ..graph.model import GradInfo
+
+
+def dtype_name(dtype: Any) -> str:
+    """paddle.float32 / VarType.FP32 / DataType.FLOAT32 -> "float32"."""
+    text = str(dtype)
+    for prefix in ("paddle.", "VarType.", "DataType."):
+        if text.startswith(prefix):
+            text = text[len(prefix) :]
+    aliases = {"FP32": "float32", "FP16": "float16", "FP64": "float64", "BF16": "bfloat16"}
+    return aliases.get(text, text.lower())
+
+
+def place_name(place: Any) -> str:
+    """Place(cpu) -> "cpu", Place(gpu:0) -> "gpu:0", CPUPlace -> "cpu"."""
+    text = str(place)
+    if text.startswith("Place(") and text.endswith(")"):
+        return text[len("Place(") : -1]
+    if text.lower().startswith("cpuplace"):
+        return "cpu"
+    return text
+
+
+def tensor_grad_info(tensor: Any) -> Optional[GradInfo]:
+    """dtype/shape/place of a tensor; None if it cannot be read (e.g. freed storage)."""
+    try:
+        return GradInfo(
+            dtype=dtype_name(tensor.dtype),
+            shape=tuple(int(d) for d in tensor.shape),
+            place=place_name(tensor.place),
+        )
+    except Exception:  # noqa: BLE001 - metadata is decoration; never fail the graph on it
+        return None

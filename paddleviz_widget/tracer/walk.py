@@ -1,0 +1,75 @@
+"""Iterative breadth-first walk of Paddle's backward graph.
+
+Works on anything shaped like a GradNode (``name()``, ``node_ptr()``, ``next_functions``), so
+it is testable without Paddle. Iterative on purpose: deep models would overflow Python's
+recursion limit, which is what the seed paddleviz's recursive ``add_nodes`` did.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+ACCUMULATION_NODE = "GradNodeAccumulation"
+
+
+@dataclass(frozen=True)
+class WalkedNode:
+    index: int
+    name: str
+    ptr: int
+    is_root: bool
+
+    @property
+    def is_accumulation(self) -> bool:
+        return self.name == ACCUMULATION_NODE
+
+
+@dataclass(frozen=True)
+class WalkedEdge:
+    source: int  # WalkedNode.index of the GradNode that sends the gradient
+    target: int  # WalkedNode.index of the GradNode in source.next_functions[slot]
+    slot: int  # position in source.next_functions (None entries keep their place)
+
+
+@dataclass(frozen=True)
+class WalkResult:
+    nodes: tuple[WalkedNode, ...]
+    edges: tuple[WalkedEdge, ...]
+    # ptr of each root grad_fn, in the order the roots were given (duplicates allowed).
+    root_indices: tuple[int, ...]
+
+
+def walk_backward_graph(grad_fns: Sequence[Any]) -> WalkResult:
+    """Visit every GradNode reachable from ``grad_fns`` once; record every edge.
+
+    Nodes are keyed by ``node_ptr()`` because Paddle hands out a fresh Python wrapper on each
+    ``next_functions`` access. Node order is BFS order from the roots, so ids derived from it
+    are deterministic for a given graph.
+    """
+    index_of: dict[int, int] = {}
+    nodes: list[WalkedNode] = []
+    edges: list[WalkedEdge] = []
+    pending: deque[tuple[int, Any]] = deque()
+
+    def visit(grad_fn: Any, is_root: bool) -> int:
+        ptr = int(grad_fn.node_ptr())
+        known = index_of.get(ptr)
+        if known is not None:
+            return known
+        idx = len(nodes)
+        index_of[ptr] = idx
+        nodes.append(WalkedNode(idx, str(grad_fn.name()), ptr, is_root))
+        pending.append((idx, grad_fn))
+        return idx
+
+    root_indices = tuple(visit(g, True) for g in grad_fns)
+    while pending:
+        idx, grad_fn = pending.popleft()
+        for slot, nxt in enumerate(grad_fn.next_functions):
+            if nxt is None:  # input with stop_gradient=True: no gradient flows there
+                continue
+            edges.append(WalkedEdge(idx, visit(nxt, False), slot))
+    return WalkResult(tuple(nodes), tuple(edges), root_indices)
