@@ -36,8 +36,16 @@ class GraphWidget(anywidget.AnyWidget):
     graph = traitlets.Dict().tag(sync=True)
     height = traitlets.Unicode("600px").tag(sync=True)
 
-    def __init__(self, y: Any, *, height: str | int = "600px", **kwargs: Any) -> None:
-        payload = build_graph(y)
+    def __init__(
+        self,
+        y: Any,
+        *,
+        model: Any = None,
+        params: Any = None,
+        height: str | int = "600px",
+        **kwargs: Any,
+    ) -> None:
+        payload = build_graph(y, model=model, params=params)
         if isinstance(height, int):
             height = f"{height}px"
         super().__init__(graph=payload, height=height, **kwargs)

@@ -36,7 +36,7 @@ def graph_from_walk(walk: WalkResult, root_tensors: dict[int, Any] | None = None
     return Graph(nodes=nodes, edges=edges)
 
 
-def trace_graph(y: Any) -> Graph:
+def trace_graph(y: Any, *, model: Any = None, params: Any = None) -> Graph:
     """Walk the backward graph of ``y`` (a Tensor, or a list/tuple/dict of Tensors)."""
     import paddle
 
@@ -53,6 +53,10 @@ def trace_graph(y: Any) -> Graph:
     return Graph(nodes=graph.nodes, edges=graph.edges, groups=graph.groups, meta=meta)
 
 
-def build_graph(y: Any) -> dict[str, Any]:
-    """The backward graph of ``y`` as a JSON-serialisable dict (see graph.schema.json)."""
-    return trace_graph(y).to_dict()
+def build_graph(y: Any, *, model: Any = None, params: Any = None) -> dict[str, Any]:
+    """The backward graph of ``y`` as a JSON-serialisable dict (see graph.schema.json).
+
+    ``model`` (an nn.Layer) or ``params`` (a name -> parameter mapping, as torchviz takes)
+    name the parameters' accumulation nodes.
+    """
+    return trace_graph(y, model=model, params=params).to_dict()
