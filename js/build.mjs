@@ -13,7 +13,7 @@ const options = {
   sourcemap: watch ? "inline" : false,
   outdir: "paddleviz_widget/static",
   loader: { ".css": "css" },
-  logLevel: "info",
+  logLevel: process.env.ESBUILD_LOG_LEVEL ?? "info",
 };
 
 if (watch) {

@@ -17,8 +17,9 @@ def _bundle(name: str) -> pathlib.Path:
     path = _STATIC / name
     if not path.exists():
         raise RuntimeError(
-            f"paddleviz_widget's front-end bundle ({path}) is missing. Install the package with "
-            "'pip install .' (which builds it), or run 'npm ci && npm run build' in the source tree."
+            f"paddleviz_widget's front-end bundle ({path}) is missing. Install the package "
+            "with 'pip install .' (which builds it), or run 'npm ci && npm run build' in the "
+            "source tree."
         )
     return path
 

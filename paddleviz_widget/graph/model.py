@@ -7,7 +7,7 @@ between the widget, the paddleviz-compatible Digraph and JSON without defensive 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Optional
+from typing import Any
 
 SCHEMA_VERSION = "1.0"
 
@@ -18,9 +18,9 @@ NODE_KINDS = ("op", "param", "output")
 class GradInfo:
     """The gradient that flows along one edge (or sits in one slot)."""
 
-    dtype: Optional[str] = None
-    shape: Optional[tuple[int, ...]] = None
-    place: Optional[str] = None
+    dtype: str | None = None
+    shape: tuple[int, ...] | None = None
+    place: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -35,8 +35,8 @@ class ParamInfo:
     """The parameter (or leaf tensor) an accumulation node writes its gradient into."""
 
     name: str
-    shape: Optional[tuple[int, ...]] = None
-    dtype: Optional[str] = None
+    shape: tuple[int, ...] | None = None
+    dtype: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -52,7 +52,7 @@ class CallSite:
 
     file: str
     line: int
-    function: Optional[str] = None
+    function: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {"file": self.file, "line": self.line, "function": self.function}
@@ -63,8 +63,8 @@ class Slot:
     """One named input or output of a GradNode's backward kernel (e.g. grad_out, x, grad_x)."""
 
     name: str
-    tensor: Optional[str] = None
-    grad: Optional[GradInfo] = None
+    tensor: str | None = None
+    grad: GradInfo | None = None
 
     def to_dict(self) -> dict[str, Any]:
         info = self.grad.to_dict() if self.grad else {"dtype": None, "shape": None, "place": None}
@@ -77,13 +77,13 @@ class Node:
     name: str
     ptr: str
     kind: str
-    group: Optional[str] = None
-    param: Optional[ParamInfo] = None
-    call_site: Optional[CallSite] = None
+    group: str | None = None
+    param: ParamInfo | None = None
+    call_site: CallSite | None = None
     inputs: tuple[Slot, ...] = ()
     outputs: tuple[Slot, ...] = ()
     # Shape/dtype of the user's tensor when this node is the grad_fn of one passed in.
-    tensor: Optional[GradInfo] = None
+    tensor: GradInfo | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -102,13 +102,13 @@ class Node:
 
 @dataclass(frozen=True)
 class Edge:
-    """A backward edge: `source` GradNode hands a gradient to `target` (its next_functions[index])."""
+    """A backward edge: `source` hands a gradient to `target`, its next_functions[index]."""
 
     id: str
     source: str
     target: str
     index: int
-    grad: Optional[GradInfo] = None
+    grad: GradInfo | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -127,7 +127,7 @@ class Group:
     id: str
     name: str
     type: str
-    parent: Optional[str] = None
+    parent: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {"id": self.id, "name": self.name, "type": self.type, "parent": self.parent}

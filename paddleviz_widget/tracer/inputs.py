@@ -57,11 +57,13 @@ def normalize_roots(y: Any) -> list[RootTensor]:
         roots = []
         for key, value in y.items():
             if not _is_tensor(value):
-                raise TypeError(f"value for key {key!r} is a {_describe(value)}, not a paddle.Tensor; {USAGE}")
+                raise TypeError(
+                    f"value for key {key!r} is a {_describe(value)}, not a paddle.Tensor; {USAGE}"
+                )
             roots.append(RootTensor(str(key), value))
     elif isinstance(y, (list, tuple)):
         if not y:
-            raise ValueError(f"got an empty {type(y).__name__}; {USAGE}")
+            raise ValueError(f"got an empty {type(y).__name__}: pass at least one tensor; {USAGE}")
         roots = []
         for i, value in enumerate(y):
             if not _is_tensor(value):

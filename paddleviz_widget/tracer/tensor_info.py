@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any
 
 from ..graph.model import GradInfo
 
@@ -27,7 +27,7 @@ def place_name(place: Any) -> str:
     return text
 
 
-def tensor_grad_info(tensor: Any) -> Optional[GradInfo]:
+def tensor_grad_info(tensor: Any) -> GradInfo | None:
     """dtype/shape/place of a tensor; None if it cannot be read (e.g. freed storage)."""
     try:
         return GradInfo(

@@ -1,0 +1,77 @@
+"""Read the .dot that ``Tensor.backward(dump_backward_graph_path=DIR)`` writes (Paddle >= 3.3).
+
+Pure text parsing. Used as the oracle in tests and, where available, as a structured source
+of per-edge gradient dtype/shape/place that needs no log scraping.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..graph.model import GradInfo
+
+_NODE = re.compile(r'^\s*(node_\d+)\s*\[label="([^"\\]+)\\nPtr:\s*(0x[0-9a-fA-F]+)"')
+_EDGE = re.compile(r'^\s*(node_\d+)\s*->\s*(node_\d+)\s*(?:\[label="([^"]*)"\])?')
+# Edge labels look like: Place(cpu)\nfloat32[1, 16, 6, 6]
+_LABEL = re.compile(r"^Place\(([^)]*)\)\\n([A-Za-z0-9_]+)\[([^\]]*)\]$")
+
+
+@dataclass(frozen=True)
+class DumpEdge:
+    source: str  # ptr, lowercase hex
+    target: str
+    grad: GradInfo | None
+
+
+@dataclass(frozen=True)
+class BackwardDump:
+    nodes: dict[str, str]  # ptr -> GradNode class name
+    edges: tuple[DumpEdge, ...]  # in file order
+
+
+def parse_grad_label(label: str) -> GradInfo | None:
+    match = _LABEL.match(label.strip())
+    if not match:
+        return None
+    place, dtype, dims = match.groups()
+    try:
+        shape = tuple(int(d) for d in dims.split(",") if d.strip())
+    except ValueError:
+        shape = None
+    return GradInfo(dtype=dtype, shape=shape, place=place)
+
+
+def parse_backward_dot(text: str) -> BackwardDump:
+    ptr_of: dict[str, str] = {}
+    nodes: dict[str, str] = {}
+    edges: list[DumpEdge] = []
+    for line in text.splitlines():
+        node = _NODE.match(line)
+        if node:
+            dot_id, name, ptr = node.groups()
+            ptr_of[dot_id] = ptr.lower()
+            nodes[ptr.lower()] = name
+            continue
+        edge = _EDGE.match(line)
+        if edge and edge.group(1) in ptr_of and edge.group(2) in ptr_of:
+            grad = parse_grad_label(edge.group(3) or "")
+            edges.append(DumpEdge(ptr_of[edge.group(1)], ptr_of[edge.group(2)], grad))
+    return BackwardDump(nodes=nodes, edges=tuple(edges))
+
+
+def find_dump_files(directory: str | Path) -> dict[str, Path]:
+    """The newest dump in ``directory``: {"backward": .dot, "call_stack": .log, ...}."""
+    directory = Path(directory)
+    found: dict[str, Path] = {}
+    suffixes = {
+        "backward": "_backward_graph.dot",
+        "forward": "_ref_forward_graph.dot",
+        "call_stack": "_call_stack.log",
+    }
+    for key, suffix in suffixes.items():
+        candidates = sorted(directory.glob(f"*{suffix}"), key=lambda p: p.stat().st_mtime)
+        if candidates:
+            found[key] = candidates[-1]
+    return found

@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# The whole test suite on a fresh machine: set-up, lint and type checks, JS unit tests,
+# Python tests (tracer, schema, packaging) and the browser tests (headless Chromium driving
+# a real JupyterLab server on loopback).
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+bash scripts/setup.sh
+PY="$ROOT/.venv/bin"
+step() { printf '\n\033[1m== %s ==\033[0m\n' "$*"; }
+
+step "ruff"
+"$PY/ruff" check .
+"$PY/ruff" format --check .
+step "mypy"
+"$PY/mypy"
+step "tsc"
+npx --no-install tsc --noEmit -p .
+step "vitest"
+npx --no-install vitest run
+step "pytest"
+"$PY/python" -m pytest "$@"

@@ -1,0 +1,51 @@
+"""Bad input gets a TypeError/ValueError that says what to pass (issue 2)."""
+
+from __future__ import annotations
+
+import paddle
+import pytest
+
+from paddleviz_widget import GraphWidget, build_graph
+
+
+@pytest.mark.parametrize("entry", [build_graph, GraphWidget], ids=["build_graph", "GraphWidget"])
+@pytest.mark.parametrize(
+    ("bad", "error", "words"),
+    [
+        (3, TypeError, ["paddle.Tensor", "int"]),
+        ("y", TypeError, ["paddle.Tensor", "str"]),
+        ([], ValueError, ["empty list", "at least one"]),
+        ((), ValueError, ["empty tuple"]),
+        ({}, ValueError, ["empty dict"]),
+    ],
+)
+def test_non_tensors_are_refused_with_a_hint(entry, bad, error, words):
+    with pytest.raises(error) as info:
+        entry(bad)
+    message = str(info.value)
+    for word in words:
+        assert word in message
+    assert "GraphWidget(model(x))" in message
+
+
+def test_tensor_without_graph_names_the_fix():
+    x = paddle.randn([2, 3])  # stop_gradient=True, no grad_fn
+    with pytest.raises(ValueError) as info:
+        build_graph(x * 2)
+    message = str(info.value)
+    assert "stop_gradient=True" in message and "no grad_fn" in message
+    assert "stop_gradient=False" in message
+
+
+def test_bad_item_in_list_is_named():
+    w = paddle.create_parameter([2], "float32")
+    with pytest.raises(TypeError, match=r"item 1 is a float"):
+        build_graph([w * 2, 1.5])
+
+
+def test_no_grad_output_is_refused():
+    w = paddle.create_parameter([2], "float32")
+    with paddle.no_grad():
+        y = w * 2
+    with pytest.raises(ValueError, match="no_grad"):
+        GraphWidget(y)
