@@ -1,11 +1,12 @@
 """paddleviz_widget: explore the backward (autograd) graph of a PaddlePaddle model in Jupyter."""
 
+from .compat import make_graph
 from .graph import SCHEMA_VERSION
 from .tracer import build_graph
 
 __version__ = "0.1.0"
 
-__all__ = ["SCHEMA_VERSION", "GraphWidget", "__version__", "build_graph"]
+__all__ = ["SCHEMA_VERSION", "GraphWidget", "__version__", "build_graph", "make_graph"]
 
 
 def __getattr__(name: str):  # noqa: ANN202 - module-level lazy attribute
