@@ -1,8 +1,9 @@
-"""The seed paddleviz API keeps working: make_graph(y, dpi) -> graphviz.Digraph (issue 3, item 7)."""
+"""The seed paddleviz API still works: make_graph(y, dpi) -> graphviz.Digraph (issue 3)."""
 
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import graphviz
 from models import lenet_output
@@ -28,7 +29,7 @@ def test_make_graph_is_a_digraph_like_the_seeds():
     _, y = lenet_output()
     dot = make_graph(y, dpi="600")
     assert isinstance(dot, graphviz.Digraph)
-    assert 'rankdir=BT' in dot.source and 'dpi=600' in dot.source
+    assert "rankdir=BT" in dot.source and "dpi=600" in dot.source
 
     graph = build_graph(y)
     nodes, edges = _statements(dot)
@@ -45,6 +46,6 @@ def test_make_graph_renders_a_png(tmp_path):
     _, y = lenet_output()
     dot = make_graph(y, dpi="72")
     out = dot.render(str(tmp_path / "viz-result.gv"), format="png")
-    data = open(out, "rb").read()
+    data = Path(out).read_bytes()
     assert out.endswith(".png") and data[:8] == b"\x89PNG\r\n\x1a\n"
     assert len(data) > 5_000
