@@ -1,8 +1,11 @@
-// Pure graph -> DOT text. No DOM, no Graphviz: unit-tested with vitest.
-import { formatGrad, formatShape, shortOpName } from "./format";
-import type { GraphEdge, GraphNode, GraphPayload } from "./types";
+// Visible graph -> DOT text. Pure: no DOM, no Graphviz; unit-tested with vitest.
+// Every node, edge and cluster gets an `id` attribute "pvw-<graph id>" so d3-graphviz (keyMode
+// "id") can match elements across redraws and animate expand/collapse.
+import { groupStats, type GraphIndex } from "./graph_index";
+import { countsText, formatGrad, formatShape, gradSummary, groupTitle, shortOpName } from "./format";
+import type { VisibleEdge, VisibleGraph, VisibleNode } from "./visible";
 
-export type RankDir = "TB" | "LR" | "BT" | "RL";
+export type RankDir = "TB" | "LR";
 
 export interface DotOptions {
   rankdir: RankDir;
@@ -11,44 +14,117 @@ export interface DotOptions {
 
 export const DEFAULT_DOT_OPTIONS: DotOptions = { rankdir: "TB", edgeLabels: false };
 
+export const ID_PREFIX = "pvw-";
+export const CLUSTER_SUFFIX = "-cluster";
+
+/** SVG element id of a node, collapsed group or edge. */
+export function elementId(id: string): string {
+  return `${ID_PREFIX}${id}`;
+}
+
+/** SVG element id of an expanded group's cluster (distinct from its collapsed node). */
+export function clusterElementId(groupId: string): string {
+  return `${ID_PREFIX}${groupId}${CLUSTER_SUFFIX}`;
+}
+
 /** Quote a string for DOT, escaping what would end or break the quoted id. */
 export function dotString(text: string): string {
   return `"${text.replace(/\\/g, "\\\\").replace(/"/g, '\\"').replace(/\n/g, "\\n")}"`;
 }
 
-export function nodeLabel(node: GraphNode): string {
+export function nodeLabel(index: GraphIndex, vn: VisibleNode): string {
+  if (vn.group) {
+    const stats = groupStats(index, vn.group.id);
+    return `${groupTitle(vn.group)}\n${countsText(stats.ops, stats.params)}`;
+  }
+  const node = vn.node;
+  if (!node) return vn.id;
   if (node.kind === "param") {
+    const shape = node.param?.shape ?? index.inEdges.get(node.id)?.[0]?.grad?.shape;
     const title = node.param?.name ?? "leaf";
-    return node.param?.shape ? `${title}\n${formatShape(node.param.shape)}` : title;
+    return shape ? `${title}\n${formatShape(shape)}` : title;
   }
   const title = shortOpName(node.name);
   return node.tensor ? `${title}\n${formatGrad(node.tensor)}` : title;
 }
 
-const NODE_STYLE: Record<GraphNode["kind"], string> = {
-  op: 'shape=box style="rounded,filled" class="pvw-op"',
-  param: 'shape=ellipse style=filled class="pvw-param"',
-  output: 'shape=box style="rounded,filled,bold" class="pvw-output"',
+export function clusterLabel(title: string): string {
+  return `\u25be ${title}`;
+}
+
+export function edgeLabel(ve: VisibleEdge): string {
+  const texts = gradSummary(ve.edges.map((e) => e.grad));
+  if (texts.length === 1 && texts[0] === "?") return "";
+  return texts.length <= 2 ? texts.join("\n") : `${ve.edges.length} grads`;
+}
+
+const NODE_STYLE: Record<VisibleNode["kind"], string> = {
+  op: 'shape=box style="rounded,filled"',
+  param: "shape=ellipse style=filled",
+  output: 'shape=box style="rounded,filled,bold"',
+  group: 'shape=box3d style=filled margin="0.14,0.06"',
 };
 
-function nodeLine(node: GraphNode): string {
-  return `  ${node.id} [id=${dotString(`pvw-${node.id}`)} label=${dotString(nodeLabel(node))} ${NODE_STYLE[node.kind]}];`;
+function attrs(list: Array<[string, string]>): string {
+  return list.map(([k, v]) => `${k}=${v}`).join(" ");
 }
 
-function edgeLine(edge: GraphEdge, options: DotOptions): string {
-  const label = options.edgeLabels && edge.grad ? ` label=${dotString(formatGrad(edge.grad))}` : "";
-  return `  ${edge.source} -> ${edge.target} [id=${dotString(`pvw-${edge.id}`)}${label}];`;
+function nodeLine(index: GraphIndex, vn: VisibleNode, indent: string): string {
+  const a = attrs([
+    ["id", dotString(elementId(vn.id))],
+    ["class", dotString(`pvw-${vn.kind}`)],
+    ["label", dotString(nodeLabel(index, vn))],
+  ]);
+  return `${indent}${dotString(vn.id)} [${a} ${NODE_STYLE[vn.kind]}];`;
 }
 
-export function graphToDot(graph: GraphPayload, options: DotOptions = DEFAULT_DOT_OPTIONS): string {
-  const lines = [
+function edgeLine(ve: VisibleEdge, options: DotOptions): string {
+  const list: Array<[string, string]> = [["id", dotString(elementId(ve.id))]];
+  list.push(["class", dotString(ve.edges.length > 1 ? "pvw-merged" : "pvw-single")]);
+  if (ve.edges.length > 1) list.push(["penwidth", "1.6"]);
+  const label = options.edgeLabels ? edgeLabel(ve) : "";
+  if (label) list.push(["label", dotString(label)]);
+  return `  ${dotString(ve.source)} -> ${dotString(ve.target)} [${attrs(list)}];`;
+}
+
+function emitClusters(
+  index: GraphIndex,
+  vg: VisibleGraph,
+  parent: string | null,
+  indent: string,
+  out: string[],
+): void {
+  for (const vn of vg.nodes) {
+    if (vn.cluster === parent) out.push(nodeLine(index, vn, indent));
+  }
+  for (const cluster of vg.clusters) {
+    if (cluster.parent !== parent) continue;
+    out.push(`${indent}subgraph ${dotString(`cluster_${cluster.id}`)} {`);
+    const a = attrs([
+      ["id", dotString(clusterElementId(cluster.id))],
+      ["class", dotString("pvw-cluster")],
+      ["label", dotString(clusterLabel(groupTitle(cluster.group)))],
+    ]);
+    out.push(`${indent}  graph [${a}];`);
+    emitClusters(index, vg, cluster.id, `${indent}  `, out);
+    out.push(`${indent}}`);
+  }
+}
+
+export function visibleGraphToDot(
+  index: GraphIndex,
+  vg: VisibleGraph,
+  options: DotOptions = DEFAULT_DOT_OPTIONS,
+): string {
+  const out = [
     "digraph backward {",
-    `  graph [rankdir=${options.rankdir} nodesep=0.25 ranksep=0.35 bgcolor=transparent];`,
-    '  node [fontname="Helvetica" fontsize=11 margin="0.12,0.04" height=0.3];',
-    '  edge [fontname="Helvetica" fontsize=9 arrowsize=0.6];',
-    ...graph.nodes.map(nodeLine),
-    ...graph.edges.map((e) => edgeLine(e, options)),
-    "}",
+    `  graph [rankdir=${options.rankdir} nodesep=0.3 ranksep=0.4 bgcolor=transparent` +
+      ' fontname="Helvetica,Arial,sans-serif" fontsize=10 labeljust=l style=rounded];',
+    '  node [fontname="Helvetica,Arial,sans-serif" fontsize=11 margin="0.12,0.05" height=0.32];',
+    '  edge [fontname="Helvetica,Arial,sans-serif" fontsize=9 arrowsize=0.6];',
   ];
-  return lines.join("\n");
+  emitClusters(index, vg, null, "  ", out);
+  for (const ve of vg.edges) out.push(edgeLine(ve, options));
+  out.push("}");
+  return out.join("\n");
 }

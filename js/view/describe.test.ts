@@ -1,0 +1,107 @@
+import { describe, expect, it } from "vitest";
+import { boundaryEdges, edgeTooltip, inspect, nodeTooltip } from "./describe";
+import { formatShape } from "./format";
+import { buildIndex } from "./graph_index";
+import { FIXTURE_NAMES, chainFromJson, fixture } from "./test_fixtures";
+import { buildVisibleGraph } from "./visible";
+
+const text = (x: unknown): string => JSON.stringify(x);
+
+describe.each(FIXTURE_NAMES)("inspector and tooltips for %s", (name) => {
+  const graph = fixture(name);
+  const index = buildIndex(graph);
+  const open = buildVisibleGraph(index, new Set(index.groups.keys()));
+  const closed = buildVisibleGraph(index, new Set());
+
+  it("describes a node: name, layer, parameter, slots and clickable neighbours", () => {
+    for (const n of graph.nodes) {
+      const info = inspect(index, open, n.id);
+      expect(info?.title).toBe(n.name);
+      const chain = chainFromJson(graph, n.id);
+      const layer = info?.sections.find((s) => s.title === "Layer");
+      expect(layer?.items.map((i) => i.ref) ?? []).toEqual(chain);
+      if (n.param) expect(text(info)).toContain(n.param.name);
+      if (n.param) expect(text(info)).toContain(formatShape(n.param.shape));
+      for (const slot of [...(n.inputs ?? []), ...(n.outputs ?? [])]) expect(text(info)).toContain(slot.name);
+      const refs = info?.sections.find((s) => s.title === "Neighbours")?.items.map((i) => i.ref) ?? [];
+      const expected = [
+        ...graph.edges.filter((e) => e.target === n.id).map((e) => e.source),
+        ...graph.edges.filter((e) => e.source === n.id).map((e) => e.target),
+      ];
+      if (expected.length <= 12) expect(refs).toEqual(expected);
+      else expect(refs).toEqual([...expected.slice(0, 12), undefined]); // "… n more"
+    }
+  });
+
+  it("describes a group: type, counts and the gradients crossing its boundary", () => {
+    for (const g of graph.groups) {
+      const info = inspect(index, open, g.id);
+      const inside = new Set(graph.nodes.filter((n) => chainFromJson(graph, n.id).includes(g.id)).map((n) => n.id));
+      expect(info?.subtitle).toContain(g.type);
+      expect(text(info)).toContain(`"GradNodes","value":"${inside.size} (`);
+      const { into, out } = boundaryEdges(index, g.id);
+      expect(into.map((e) => e.id)).toEqual(graph.edges.filter((e) => inside.has(e.target) && !inside.has(e.source)).map((e) => e.id));
+      expect(out.map((e) => e.id)).toEqual(graph.edges.filter((e) => inside.has(e.source) && !inside.has(e.target)).map((e) => e.id));
+      for (const e of [...into, ...out]) expect(text(info)).toContain(formatShape(e.grad?.shape));
+    }
+  });
+
+  it("describes an edge by both ends and its gradient", () => {
+    for (const e of graph.edges) {
+      const info = inspect(index, open, e.id);
+      const ends = info?.sections.find((s) => s.title === "Ends")?.items.map((i) => i.ref);
+      expect(ends).toEqual([e.source, e.target]);
+      const items = info?.sections.find((s) => s.title === "Gradient")?.items ?? [];
+      const value = (label: string): string | undefined => items.find((i) => i.label === label)?.value;
+      expect(value("shape")).toBe(formatShape(e.grad?.shape));
+      expect(value("dtype")).toBe(e.grad?.dtype ?? "?");
+      expect(value("place")).toBe(e.grad?.place ?? "?");
+    }
+  });
+
+  it("lists every gradient crossing on a merged edge", () => {
+    const merged = closed.edges.filter((ve) => ve.edges.length > 1);
+    for (const ve of merged) {
+      const tip = edgeTooltip(index, ve).join("\n");
+      for (const e of ve.edges.slice(0, 12)) expect(tip).toContain(formatShape(e.grad?.shape));
+      const info = inspect(index, closed, ve.id);
+      expect(info?.sections.find((s) => s.title === "Gradients")?.items.length).toBe(Math.min(ve.edges.length, 13));
+    }
+  });
+
+  it("shows dtype, shape and place (and slot) when hovering a single edge", () => {
+    for (const ve of open.edges) {
+      const e = ve.edges[0];
+      const tip = edgeTooltip(index, ve).join("\n");
+      if (!e.grad) {
+        expect(tip).toContain("gradient: unknown");
+        continue;
+      }
+      expect(tip).toContain(`shape ${formatShape(e.grad.shape)}`);
+      expect(tip).toContain(`dtype ${e.grad.dtype}`);
+      expect(tip).toContain(`place ${e.grad.place}`);
+      const slot = graph.nodes.find((n) => n.id === e.source)?.outputs?.[e.index ?? -1]?.name;
+      if (slot) expect(tip).toContain(`slot ${slot}`);
+    }
+  });
+
+  it("summarises nodes and groups on hover", () => {
+    for (const vn of closed.nodes) {
+      const tip = nodeTooltip(index, closed, vn.id);
+      expect(tip.length).toBeGreaterThan(0);
+      if (vn.group) expect(tip.join(" ")).toContain("click to expand");
+    }
+    for (const c of open.clusters) expect(nodeTooltip(index, open, c.id).join(" ")).toContain("collapse");
+  });
+});
+
+describe("call sites", () => {
+  it("shows the forward call site as file:line", () => {
+    const graph = fixture("lenet");
+    const node = graph.nodes[1];
+    node.call_site = { file: "/home/me/model.py", line: 42, function: "forward" };
+    const index = buildIndex(graph);
+    const info = inspect(index, buildVisibleGraph(index, new Set()), node.id);
+    expect(text(info)).toContain("/home/me/model.py:42 (forward)");
+  });
+});

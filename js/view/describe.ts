@@ -1,0 +1,288 @@
+// Text for the inspector panel and the hover tooltip. Pure: returns plain data the UI renders.
+import {
+  countsText,
+  formatGrad,
+  formatGradFull,
+  formatShape,
+  gradSummary,
+  groupTitle,
+  plural,
+  shortOpName,
+} from "./format";
+import { groupStats, type GraphIndex } from "./graph_index";
+import type { GraphEdge, GraphNode, SlotInfo } from "./types";
+import type { VisibleEdge, VisibleGraph } from "./visible";
+
+export interface InfoItem {
+  label: string;
+  value: string;
+  /** Payload id to select when the item is clicked. */
+  ref?: string;
+}
+
+export interface InfoSection {
+  title: string;
+  items: InfoItem[];
+}
+
+export interface Inspection {
+  kind: "node" | "edge" | "group";
+  id: string;
+  title: string;
+  subtitle: string;
+  sections: InfoSection[];
+}
+
+const KIND_TEXT: Record<GraphNode["kind"], string> = {
+  op: "operation",
+  param: "parameter",
+  output: "output",
+};
+
+const LIST_LIMIT = 12;
+
+/** Short name of a node as shown in lists: "Matmul", "fc.0.weight". */
+export function nodeTitle(node: GraphNode): string {
+  if (node.kind === "param") return node.param?.name ?? "leaf tensor";
+  return shortOpName(node.name);
+}
+
+function refTitle(index: GraphIndex, id: string): string {
+  const node = index.nodes.get(id);
+  if (node) return nodeTitle(node);
+  const group = index.groups.get(id);
+  return group ? groupTitle(group) : id;
+}
+
+function section(title: string, items: InfoItem[]): InfoSection[] {
+  return items.length > 0 ? [{ title, items }] : [];
+}
+
+function limited(items: InfoItem[], total: number): InfoItem[] {
+  if (total <= LIST_LIMIT) return items;
+  return [...items.slice(0, LIST_LIMIT), { label: "\u2026", value: `${total - LIST_LIMIT} more` }];
+}
+
+function slotItems(slots: SlotInfo[] | undefined): InfoItem[] {
+  return (slots ?? []).map((s) => ({ label: s.name, value: formatGradFull(s) }));
+}
+
+/** "conv.0 · Conv2D", or null when the node is outside every layer. */
+export function layerOf(index: GraphIndex, id: string): string | null {
+  const chain = index.ancestors(id);
+  const group = chain.length > 0 ? index.groups.get(chain[0]) : undefined;
+  return group ? groupTitle(group) : null;
+}
+
+export function callSiteText(node: GraphNode): string | null {
+  const cs = node.call_site;
+  if (!cs) return null;
+  return `${cs.file}:${cs.line}${cs.function ? ` (${cs.function})` : ""}`;
+}
+
+export function inspectNode(index: GraphIndex, id: string): Inspection | null {
+  const node = index.nodes.get(id);
+  if (!node) return null;
+  const chain = index.ancestors(id);
+  const layer = chain.map((g, i) => ({
+    label: i === 0 ? "layer" : "in",
+    value: refTitle(index, g),
+    ref: g,
+  }));
+  const param = node.param
+    ? [
+        { label: "name", value: node.param.name },
+        { label: "shape", value: formatShape(node.param.shape) },
+        { label: "dtype", value: node.param.dtype ?? "?" },
+      ]
+    : [];
+  const site = callSiteText(node);
+  const ins = index.inEdges.get(id) ?? [];
+  const outs = index.outEdges.get(id) ?? [];
+  const neighbours = [
+    ...ins.map((e) => ({ label: "\u2190 from", value: `${refTitle(index, e.source)}  ${formatGrad(e.grad)}`, ref: e.source })),
+    ...outs.map((e) => ({ label: "\u2192 to", value: `${refTitle(index, e.target)}  ${formatGrad(e.grad)}`, ref: e.target })),
+  ];
+  return {
+    kind: "node",
+    id,
+    title: node.name,
+    subtitle: `${KIND_TEXT[node.kind]} \u00b7 ${id}`,
+    sections: [
+      ...section("Layer", layer),
+      ...section("Parameter", param),
+      ...section("Output tensor", node.tensor ? [{ label: "tensor", value: formatGradFull(node.tensor) }] : []),
+      ...section("Forward call", site ? [{ label: "at", value: site }] : []),
+      ...section("Inputs (gradients received)", slotItems(node.inputs)),
+      ...section("Outputs (gradients sent)", slotItems(node.outputs)),
+      ...section("Neighbours", limited(neighbours, neighbours.length)),
+    ],
+  };
+}
+
+/** Slot name of the gradient an edge carries, when the tracer recorded it. */
+export function edgeSlot(index: GraphIndex, edge: GraphEdge): string | null {
+  const source = index.nodes.get(edge.source);
+  const slot = edge.index !== undefined ? source?.outputs?.[edge.index] : undefined;
+  return slot?.name ?? null;
+}
+
+function gradItems(index: GraphIndex, edge: GraphEdge): InfoItem[] {
+  const g = edge.grad;
+  const slot = edgeSlot(index, edge);
+  return [
+    { label: "dtype", value: g?.dtype ?? "?" },
+    { label: "shape", value: formatShape(g?.shape) },
+    { label: "place", value: g?.place ?? "?" },
+    ...(slot ? [{ label: "slot", value: slot }] : []),
+  ];
+}
+
+export function inspectEdge(index: GraphIndex, vg: VisibleGraph, id: string): Inspection | null {
+  const edge = index.edges.get(id);
+  const drawn = vg.edgeById.get(id);
+  if (edge && (!drawn || drawn.edges.length === 1)) {
+    return {
+      kind: "edge",
+      id,
+      title: `${refTitle(index, edge.source)} \u2192 ${refTitle(index, edge.target)}`,
+      subtitle: `gradient edge \u00b7 ${id}`,
+      sections: [
+        {
+          title: "Ends",
+          items: [
+            { label: "from", value: refTitle(index, edge.source), ref: edge.source },
+            { label: "to", value: refTitle(index, edge.target), ref: edge.target },
+          ],
+        },
+        { title: "Gradient", items: gradItems(index, edge) },
+      ],
+    };
+  }
+  if (!drawn) return null;
+  const items = drawn.edges.map((e) => ({
+    label: `${refTitle(index, e.source)} \u2192 ${refTitle(index, e.target)}`,
+    value: formatGradFull(e.grad),
+    ref: e.id,
+  }));
+  return {
+    kind: "edge",
+    id,
+    title: `${refTitle(index, drawn.source)} \u2192 ${refTitle(index, drawn.target)}`,
+    subtitle: `${plural(drawn.edges.length, "gradient")} merged`,
+    sections: [
+      {
+        title: "Ends",
+        items: [
+          { label: "from", value: refTitle(index, drawn.source), ref: drawn.source },
+          { label: "to", value: refTitle(index, drawn.target), ref: drawn.target },
+        ],
+      },
+      { title: "Gradients", items: limited(items, items.length) },
+    ],
+  };
+}
+
+/** Payload edges crossing a group's boundary: into it (from outside) and out of it. */
+export function boundaryEdges(index: GraphIndex, groupId: string): { into: GraphEdge[]; out: GraphEdge[] } {
+  const into: GraphEdge[] = [];
+  const out: GraphEdge[] = [];
+  const inside = new Set(index.descendantNodes(groupId));
+  for (const e of index.edges.values()) {
+    const s = inside.has(e.source);
+    const t = inside.has(e.target);
+    if (t && !s) into.push(e);
+    if (s && !t) out.push(e);
+  }
+  return { into, out };
+}
+
+export function inspectGroup(index: GraphIndex, id: string): Inspection | null {
+  const group = index.groups.get(id);
+  if (!group) return null;
+  const stats = groupStats(index, id);
+  const { into, out } = boundaryEdges(index, id);
+  const parent = index.ancestors(id)[0];
+  const children = index.childGroups.get(id) ?? [];
+  const params = index
+    .descendantNodes(id)
+    .map((n) => index.nodes.get(n) as GraphNode)
+    .filter((n) => n.kind === "param")
+    .map((n) => ({ label: nodeTitle(n), value: formatShape(n.param?.shape), ref: n.id }));
+  const values = stats.values === null ? "" : ` \u00b7 ${stats.values.toLocaleString("en-US")} values`;
+  return {
+    kind: "group",
+    id,
+    title: group.name || group.type,
+    subtitle: `${group.type} \u00b7 layer group`,
+    sections: [
+      {
+        title: "Layer",
+        items: [
+          { label: "type", value: group.type },
+          { label: "path", value: group.name },
+          ...(parent ? [{ label: "in", value: refTitle(index, parent), ref: parent }] : []),
+          ...limited(
+            children.map((c) => ({ label: "contains", value: refTitle(index, c), ref: c })),
+            children.length,
+          ),
+        ],
+      },
+      {
+        title: "Contents",
+        items: [
+          { label: "GradNodes", value: `${stats.nodes} (${countsText(stats.ops, stats.params)})` },
+          { label: "parameters", value: `${plural(stats.params, "tensor")}${values}` },
+        ],
+      },
+      ...section("Parameters", limited(params, params.length)),
+      ...section("Gradients in", gradSummary(into.map((e) => e.grad)).map((t) => ({ label: "in", value: t }))),
+      ...section("Gradients out", gradSummary(out.map((e) => e.grad)).map((t) => ({ label: "out", value: t }))),
+    ],
+  };
+}
+
+/** Inspector content for any selectable id; null if the id is unknown. */
+export function inspect(index: GraphIndex, vg: VisibleGraph, id: string): Inspection | null {
+  if (index.nodes.has(id)) return inspectNode(index, id);
+  if (index.groups.has(id)) return inspectGroup(index, id);
+  return inspectEdge(index, vg, id);
+}
+
+function gradLine(grad: GraphEdge["grad"]): string {
+  if (!grad) return "gradient: unknown";
+  return `dtype ${grad.dtype ?? "?"} \u00b7 shape ${formatShape(grad.shape)} \u00b7 place ${grad.place ?? "?"}`;
+}
+
+export function edgeTooltip(index: GraphIndex, ve: VisibleEdge): string[] {
+  const head = `${refTitle(index, ve.source)} \u2192 ${refTitle(index, ve.target)}`;
+  if (ve.edges.length === 1) {
+    const e = ve.edges[0];
+    const slot = edgeSlot(index, e);
+    return [head, gradLine(e.grad), ...(slot ? [`slot ${slot}`] : [])];
+  }
+  const lines = ve.edges.slice(0, LIST_LIMIT).map(
+    (e) => `${refTitle(index, e.source)} \u2192 ${refTitle(index, e.target)}: ${formatGradFull(e.grad)}`,
+  );
+  if (ve.edges.length > LIST_LIMIT) lines.push(`\u2026 ${ve.edges.length - LIST_LIMIT} more`);
+  return [`${head} \u00b7 ${ve.edges.length} gradients cross`, ...lines];
+}
+
+export function nodeTooltip(index: GraphIndex, vg: VisibleGraph, id: string): string[] {
+  const node = index.nodes.get(id);
+  if (node) {
+    const layer = layerOf(index, id);
+    const lines = [node.kind === "param" ? nodeTitle(node) : `${shortOpName(node.name)} (${node.name})`];
+    if (node.param) lines.push(`parameter ${formatGrad({ ...node.param, place: null })}`);
+    if (node.tensor) lines.push(`output ${formatGradFull(node.tensor)}`);
+    if (layer) lines.push(`layer ${layer}`);
+    const site = callSiteText(node);
+    if (site) lines.push(site);
+    return lines;
+  }
+  const group = index.groups.get(id);
+  if (!group) return [];
+  const stats = groupStats(index, id);
+  const hint = vg.clusterById.has(id) ? "click the label to collapse" : "click to expand";
+  return [groupTitle(group), countsText(stats.ops, stats.params), hint];
+}

@@ -1,0 +1,79 @@
+import { describe, expect, it } from "vitest";
+import {
+  DEFAULT_NODE_BUDGET,
+  autoDepth,
+  collapseGroup,
+  expandGroup,
+  groupsToDepth,
+  normalizeExpanded,
+  representative,
+  reveal,
+  visibleNodeCount,
+} from "./expansion";
+import { buildIndex } from "./graph_index";
+import { FIXTURE_NAMES, chainFromJson, fixture } from "./test_fixtures";
+
+describe.each(FIXTURE_NAMES)("expansion of %s", (name) => {
+  const graph = fixture(name);
+  const index = buildIndex(graph);
+  const allGroups = graph.groups.map((g) => g.id);
+  const countAt = (depth: number): number => visibleNodeCount(index, new Set(groupsToDepth(index, depth)));
+
+  it("opens the groups above a depth", () => {
+    expect(groupsToDepth(index, 0)).toEqual([]);
+    expect(groupsToDepth(index, index.maxLevel + 1)).toEqual(allGroups);
+    expect(groupsToDepth(index, 1)).toEqual(graph.groups.filter((g) => g.parent === null).map((g) => g.id));
+  });
+
+  it("stands a node in for itself when open, else its outermost closed group", () => {
+    for (const n of graph.nodes) {
+      const chain = chainFromJson(graph, n.id);
+      expect(representative(index, new Set(allGroups), n.id)).toBe(n.id);
+      expect(representative(index, new Set(), n.id)).toBe(chain.length ? chain[chain.length - 1] : n.id);
+    }
+  });
+
+  it("counts distinct visible nodes, growing with depth", () => {
+    expect(countAt(index.maxLevel + 1)).toBe(graph.nodes.length);
+    const topLevel = new Set(graph.nodes.map((n) => chainFromJson(graph, n.id).pop() ?? n.id));
+    expect(countAt(0)).toBe(topLevel.size);
+    for (let d = 0; d <= index.maxLevel; d++) expect(countAt(d)).toBeLessThanOrEqual(countAt(d + 1));
+  });
+
+  it.each([10, 40, DEFAULT_NODE_BUDGET])("picks the deepest depth within a budget of %i", (budget) => {
+    const depth = autoDepth(index, budget);
+    if (depth > 0) expect(countAt(depth)).toBeLessThanOrEqual(budget);
+    if (depth <= index.maxLevel) expect(countAt(depth + 1)).toBeGreaterThan(budget);
+  });
+
+  it("expands a group together with the groups around it, and collapses only it", () => {
+    for (const g of graph.groups) {
+      const opened = expandGroup(index, [], g.id);
+      expect(new Set(opened)).toEqual(new Set([g.id, ...index.ancestors(g.id)]));
+      expect(representative(index, new Set(opened), g.id)).toBe(g.id);
+      const closed = collapseGroup(index, allGroups, g.id);
+      expect(closed).toEqual(allGroups.filter((id) => id !== g.id));
+    }
+  });
+
+  it("reveals a node by opening exactly its enclosing groups", () => {
+    for (const n of graph.nodes) {
+      const opened = reveal(index, [], n.id);
+      expect(new Set(opened)).toEqual(new Set(chainFromJson(graph, n.id)));
+      expect(representative(index, new Set(opened), n.id)).toBe(n.id);
+    }
+  });
+
+  it("normalizes expanded lists to known ids in payload order", () => {
+    const reversed = [...allGroups].reverse();
+    expect(normalizeExpanded(index, [...reversed, "nope", reversed[0]])).toEqual(allGroups);
+  });
+});
+
+describe("default depth", () => {
+  it("shows a small model fully expanded", () => {
+    const index = buildIndex(fixture("lenet"));
+    expect(index.nodes.size).toBeLessThanOrEqual(DEFAULT_NODE_BUDGET);
+    expect(autoDepth(index)).toBe(index.maxLevel + 1);
+  });
+});

@@ -1,0 +1,87 @@
+import { describe, expect, it } from "vitest";
+import { buildIndex, groupStats } from "./graph_index";
+import { FIXTURE_NAMES, chainFromJson, fixture } from "./test_fixtures";
+import type { GraphPayload } from "./types";
+
+describe.each(FIXTURE_NAMES)("index of %s", (name) => {
+  const graph = fixture(name);
+  const index = buildIndex(graph);
+
+  it("looks every id up", () => {
+    expect(index.nodes.size).toBe(graph.nodes.length);
+    expect(index.edges.size).toBe(graph.edges.length);
+    expect(index.groups.size).toBe(graph.groups.length);
+  });
+
+  it("follows the group parent links for ancestors and levels", () => {
+    expect(graph.groups.length).toBeGreaterThan(0);
+    for (const n of graph.nodes) expect(index.ancestors(n.id)).toEqual(chainFromJson(graph, n.id));
+    for (const g of graph.groups) {
+      const depth = index.ancestors(g.id).length;
+      expect(index.level.get(g.id)).toBe(depth);
+      expect(index.ancestors(g.id)[0] ?? null).toBe(g.parent);
+    }
+    expect(index.maxLevel).toBe(Math.max(...graph.groups.map((g) => index.level.get(g.id) ?? 0)));
+  });
+
+  it("lists each group's nodes at any depth", () => {
+    for (const g of graph.groups) {
+      const expected = graph.nodes.filter((n) => chainFromJson(graph, n.id).includes(g.id));
+      expect(index.descendantNodes(g.id)).toEqual(expected.map((n) => n.id));
+      const stats = groupStats(index, g.id);
+      expect(stats.params).toBe(expected.filter((n) => n.kind === "param").length);
+      expect(stats.ops + stats.params).toBe(expected.length);
+    }
+  });
+
+  it("counts parameter values from the parameter shapes", () => {
+    for (const g of graph.groups) {
+      const params = graph.nodes.filter(
+        (n) => n.kind === "param" && n.param && chainFromJson(graph, n.id).includes(g.id),
+      );
+      const values = params.reduce((acc, n) => acc + (n.param?.shape ?? []).reduce((a, d) => a * d, 1), 0);
+      expect(groupStats(index, g.id).values).toBe(values);
+    }
+  });
+
+  it("indexes edges by both ends", () => {
+    for (const e of graph.edges) {
+      expect(index.outEdges.get(e.source)).toContain(e);
+      expect(index.inEdges.get(e.target)).toContain(e);
+    }
+  });
+});
+
+describe("malformed layer trees", () => {
+  const base: GraphPayload = {
+    schema_version: "1.0",
+    nodes: [{ id: "n0", name: "AddGradNode", ptr: "0x1", kind: "output", group: "a" }],
+    edges: [],
+    groups: [],
+  };
+
+  it("treats a group whose parent is unknown as top-level", () => {
+    const index = buildIndex({ ...base, groups: [{ id: "a", name: "a", type: "T", parent: "zzz" }] });
+    expect(index.level.get("a")).toBe(0);
+    expect(index.ancestors("n0")).toEqual(["a"]);
+  });
+
+  it("breaks a cycle in parent links instead of looping", () => {
+    const index = buildIndex({
+      ...base,
+      groups: [
+        { id: "a", name: "a", type: "T", parent: "b" },
+        { id: "b", name: "b", type: "T", parent: "a" },
+      ],
+    });
+    const chain = index.ancestors("n0");
+    expect(chain[0]).toBe("a");
+    expect(new Set(chain).size).toBe(chain.length);
+    expect(index.maxLevel).toBeLessThanOrEqual(1);
+  });
+
+  it("ignores a node group that does not exist", () => {
+    const index = buildIndex(base);
+    expect(index.ancestors("n0")).toEqual([]);
+  });
+});

@@ -1,0 +1,46 @@
+// Search over op names, layer paths and parameter names. Pure.
+import { clusterElementId, elementId } from "./dot";
+import { shortOpName } from "./format";
+import type { GraphIndex } from "./graph_index";
+import type { VisibleGraph } from "./visible";
+
+export interface SearchHit {
+  id: string; // payload node or group id
+  field: "op" | "layer" | "param";
+  text: string; // what matched
+}
+
+/** Case-insensitive substring match; nodes first (payload order), then groups. */
+export function searchGraph(index: GraphIndex, query: string): SearchHit[] {
+  const q = query.trim().toLowerCase();
+  if (!q) return [];
+  const hits: SearchHit[] = [];
+  for (const n of index.nodes.values()) {
+    if (n.param?.name && n.param.name.toLowerCase().includes(q)) {
+      hits.push({ id: n.id, field: "param", text: n.param.name });
+    } else if (n.kind !== "param" && n.name.toLowerCase().includes(q)) {
+      hits.push({ id: n.id, field: "op", text: shortOpName(n.name) });
+    }
+  }
+  for (const g of index.groups.values()) {
+    if (g.name.toLowerCase().includes(q)) hits.push({ id: g.id, field: "layer", text: g.name });
+  }
+  return hits;
+}
+
+/** The visible elements (node, collapsed group or cluster ids) the hits show up as, deduped. */
+export function visibleMatches(vg: VisibleGraph, hits: SearchHit[]): string[] {
+  const out: string[] = [];
+  for (const hit of hits) {
+    const rep = vg.repOf.get(hit.id);
+    if (rep !== undefined && !out.includes(rep)) out.push(rep);
+  }
+  return out;
+}
+
+/** SVG element id of a visible node, collapsed group or cluster. */
+export function visibleElementId(vg: VisibleGraph, id: string): string | null {
+  if (vg.nodeById.has(id) || vg.edgeById.has(id)) return elementId(id);
+  if (vg.clusterById.has(id)) return clusterElementId(id);
+  return null;
+}

@@ -1,0 +1,60 @@
+// Test-only helpers: the JSON graph fixtures shared with the Python tests, and small
+// independent re-computations the view modules are checked against.
+import lenetJson from "../../tests/fixtures/graphs/lenet.json";
+import nestedJson from "../../tests/fixtures/graphs/nested.json";
+import resnetJson from "../../tests/fixtures/graphs/resnet18.json";
+import type { GraphPayload } from "./types";
+
+export const FIXTURES: Record<string, GraphPayload> = {
+  lenet: lenetJson as unknown as GraphPayload,
+  nested: nestedJson as unknown as GraphPayload,
+  resnet18: resnetJson as unknown as GraphPayload,
+};
+
+export const FIXTURE_NAMES = Object.keys(FIXTURES);
+
+/** Fresh deep copy, so a test may modify it. */
+export function fixture(name: string): GraphPayload {
+  return JSON.parse(JSON.stringify(FIXTURES[name])) as GraphPayload;
+}
+
+/** Enclosing group ids of a node, innermost first, straight from the JSON links. */
+export function chainFromJson(graph: GraphPayload, nodeId: string): string[] {
+  const parent = new Map(graph.groups.map((g) => [g.id, g.parent] as const));
+  const chain: string[] = [];
+  let cur = graph.nodes.find((n) => n.id === nodeId)?.group ?? null;
+  while (cur) {
+    chain.push(cur);
+    cur = parent.get(cur) ?? null;
+  }
+  return chain;
+}
+
+/** Nodes reachable from `start` along (forward) or against (backward) the JSON edges. */
+export function reachableInJson(graph: GraphPayload, start: string, forward: boolean): Set<string> {
+  const seen = new Set<string>();
+  const todo = [start];
+  while (todo.length > 0) {
+    const cur = todo.pop() as string;
+    for (const e of graph.edges) {
+      const [from, to] = forward ? [e.source, e.target] : [e.target, e.source];
+      if (from === cur && !seen.has(to)) {
+        seen.add(to);
+        todo.push(to);
+      }
+    }
+  }
+  return seen;
+}
+
+/** Deterministic pseudo-random numbers (mulberry32), for random expansion states. */
+export function rng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
