@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import difflib
 import pathlib
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 import anywidget
@@ -12,16 +14,82 @@ from .tracer import build_graph
 
 _STATIC = pathlib.Path(__file__).parent / "static"
 
+# The default view opens layer groups level by level while at most this many nodes show.
+# js/view/expansion.ts implements the same rule (the browser uses it for payloads it is
+# handed without a resolved depth); both are tested against tests/fixtures/graphs.
+DEFAULT_NODE_BUDGET = 150
+
 
 def _bundle(name: str) -> pathlib.Path:
     path = _STATIC / name
     if not path.exists():
         raise RuntimeError(
-            f"paddleviz_widget's front-end bundle ({path}) is missing. Install the package "
-            "with 'pip install .' (which builds it), or run 'npm ci && npm run build' in the "
-            "source tree."
+            f"paddleviz_widget's front-end bundle ({path}) is missing. Install the package with "
+            "'pip install .' (which builds it), or run 'npm ci && npm run build' in the source "
+            "tree."
         )
     return path
+
+
+class _LayerTree:
+    """Group levels and node ancestry of one payload (same rules as js/view/graph_index.ts)."""
+
+    def __init__(self, graph: Mapping[str, Any]) -> None:
+        groups = list(graph.get("groups") or [])
+        self.ids = [g["id"] for g in groups]
+        self.names = {g["id"]: g.get("name") or "" for g in groups}
+        known = set(self.ids)
+        self.parent: dict[str, str | None] = {
+            g["id"]: g.get("parent") if g.get("parent") in known else None for g in groups
+        }
+        for start in self.ids:  # a cycle in the parent links is cut where it closes
+            path: list[str] = []
+            cur: str | None = start
+            while cur is not None:
+                if cur in path:
+                    self.parent[cur] = None
+                    break
+                path.append(cur)
+                cur = self.parent[cur]
+        self.level = {gid: len(self.ancestors(gid)) for gid in self.ids}
+        self.max_level = max(self.level.values(), default=-1)
+        self.node_groups = [
+            n.get("group") if n.get("group") in known else None for n in graph.get("nodes") or []
+        ]
+
+    def ancestors(self, gid: str) -> list[str]:
+        """Groups enclosing group ``gid``, innermost first."""
+        chain: list[str] = []
+        cur = self.parent.get(gid)
+        while cur is not None:
+            chain.append(cur)
+            cur = self.parent[cur]
+        return chain
+
+    def to_depth(self, depth: int) -> list[str]:
+        return [gid for gid in self.ids if self.level[gid] < depth]
+
+    def visible_count(self, expanded: Iterable[str]) -> int:
+        """Visible nodes: real nodes whose groups are all open, plus outermost closed groups."""
+        opened = set(expanded)
+        shown: set[Any] = set()
+        for i, gid in enumerate(self.node_groups):
+            rep: Any = ("node", i)
+            chain = [gid, *self.ancestors(gid)] if gid is not None else []
+            for g in reversed(chain):
+                if g not in opened:
+                    rep = g
+                    break
+            shown.add(rep)
+        return len(shown)
+
+    def auto_depth(self, budget: int = DEFAULT_NODE_BUDGET) -> int:
+        best = 0
+        for depth in range(1, self.max_level + 2):
+            if self.visible_count(self.to_depth(depth)) > budget:
+                break
+            best = depth
+        return best
 
 
 class GraphWidget(anywidget.AnyWidget):
@@ -29,6 +97,10 @@ class GraphWidget(anywidget.AnyWidget):
 
     ``y`` is a paddle.Tensor, or a list/tuple/dict of them. The graph is built once, in the
     constructor, into plain JSON: the widget holds no reference to tensors or GradNodes.
+
+    ``depth`` opens the layer groups down to that level (0: all collapsed); by default the
+    deepest level that keeps the picture readable (about 150 visible nodes). The traits
+    ``selected``, ``expanded`` and ``depth`` follow the browser and can be set from Python.
     """
 
     _esm = _bundle("widget.js")
@@ -36,6 +108,12 @@ class GraphWidget(anywidget.AnyWidget):
 
     graph = traitlets.Dict().tag(sync=True)
     height = traitlets.Unicode("600px").tag(sync=True)
+    #: Id of the selected node, edge or layer group ("" for none).
+    selected = traitlets.Unicode("").tag(sync=True)
+    #: Ids of the expanded (open) layer groups.
+    expanded = traitlets.List(traitlets.Unicode()).tag(sync=True)
+    #: Depth the layer groups were last opened to (-1: pick automatically).
+    depth = traitlets.Int(-1).tag(sync=True)
 
     def __init__(
         self,
@@ -44,9 +122,92 @@ class GraphWidget(anywidget.AnyWidget):
         model: Any = None,
         params: Any = None,
         height: str | int = "600px",
+        depth: int | None = None,
         **kwargs: Any,
     ) -> None:
         payload = build_graph(y, model=model, params=params)
         if isinstance(height, int):
             height = f"{height}px"
-        super().__init__(graph=payload, height=height, **kwargs)
+        if depth is not None and depth < 0:
+            raise ValueError(f"depth must be >= 0 (or None for automatic), got {depth}")
+        self._auto = depth is None
+        super().__init__(
+            graph=payload, height=height, depth=-1 if depth is None else depth, **kwargs
+        )
+
+    # -- view state ------------------------------------------------------------------------
+
+    def _tree(self) -> _LayerTree:
+        return _LayerTree(self.graph)
+
+    @traitlets.observe("graph")
+    def _on_graph(self, change: Mapping[str, Any]) -> None:
+        tree = self._tree()
+        ids = {n.get("id") for n in self.graph.get("nodes") or []}
+        ids |= {e.get("id") for e in self.graph.get("edges") or []} | set(tree.ids)
+        if self.selected and self.selected not in ids and "-" not in self.selected:
+            self.selected = ""
+        self._open_to(tree.auto_depth() if getattr(self, "_auto", True) else self.depth, tree)
+
+    @traitlets.observe("depth")
+    def _on_depth(self, change: Mapping[str, Any]) -> None:
+        if getattr(self, "_resolving", False):
+            return
+        tree = self._tree()
+        self._auto = change["new"] < 0
+        self._open_to(tree.auto_depth() if self._auto else change["new"], tree)
+
+    def _open_to(self, depth: int, tree: _LayerTree) -> None:
+        depth = max(0, min(depth, tree.max_level + 1))
+        self._resolving = True
+        try:
+            self.depth = depth
+        finally:
+            self._resolving = False
+        self.expanded = tree.to_depth(depth)
+
+    def _resolve(self, name: str) -> list[str]:
+        """Group ids for a group id or a layer path such as "conv.0"."""
+        tree = self._tree()
+        if name in tree.names:
+            return [name]
+        matches = [gid for gid in tree.ids if tree.names[gid] == name]
+        if matches:
+            return matches
+        if not tree.ids:
+            raise ValueError(f"no layer group {name!r}: this graph has no layer groups")
+        candidates = sorted(set(tree.names.values()) | set(tree.ids))
+        close = difflib.get_close_matches(name, candidates, n=5, cutoff=0.4)
+        hint = f"; close matches: {', '.join(map(repr, close))}" if close else ""
+        raise ValueError(
+            f"no layer group {name!r} in this graph{hint} (layer groups: "
+            f"{', '.join(repr(tree.names[g] or g) for g in tree.ids[:8])}"
+            f"{', ...' if len(tree.ids) > 8 else ''})"
+        )
+
+    def _set_expanded(self, ids: Iterable[str]) -> None:
+        wanted = set(ids)
+        self.expanded = [gid for gid in self._tree().ids if gid in wanted]
+
+    def expand(self, name: str) -> None:
+        """Open layer group ``name`` (a group id or a layer path like "conv.0") and those
+        around it. Raises ValueError, listing close matches, if there is no such group."""
+        tree = self._tree()
+        ids = self._resolve(name)
+        self._set_expanded([*self.expanded, *ids, *(a for g in ids for a in tree.ancestors(g))])
+
+    def collapse(self, name: str) -> None:
+        """Close layer group ``name`` (a group id or a layer path like "conv.0")."""
+        ids = set(self._resolve(name))
+        self._set_expanded(g for g in self.expanded if g not in ids)
+
+    def expand_all(self) -> None:
+        """Open every layer group (``depth`` becomes the deepest level)."""
+        tree = self._tree()
+        self._auto = False
+        self._open_to(tree.max_level + 1, tree)
+
+    def collapse_all(self) -> None:
+        """Close every layer group (``depth`` becomes 0)."""
+        self._auto = False
+        self._open_to(0, self._tree())

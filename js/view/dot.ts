@@ -118,9 +118,9 @@ export function visibleGraphToDot(
 ): string {
   const out = [
     "digraph backward {",
-    `  graph [rankdir=${options.rankdir} nodesep=0.3 ranksep=0.4 bgcolor=transparent` +
-      ' fontname="Helvetica,Arial,sans-serif" fontsize=10 labeljust=l style=rounded];',
-    '  node [fontname="Helvetica,Arial,sans-serif" fontsize=11 margin="0.12,0.05" height=0.32];',
+    `  graph [rankdir=${options.rankdir} nodesep=0.25 ranksep=0.3 bgcolor=transparent` +
+      ' fontname="Helvetica,Arial,sans-serif" fontsize=11 labeljust=l style=rounded];',
+    '  node [fontname="Helvetica,Arial,sans-serif" fontsize=12 margin="0.1,0.04" height=0.3];',
     '  edge [fontname="Helvetica,Arial,sans-serif" fontsize=9 arrowsize=0.6];',
   ];
   emitClusters(index, vg, null, "  ", out);

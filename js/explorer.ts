@@ -1,0 +1,254 @@
+// The explorer: wires the synced model (graph, expanded, selected, depth), the pure view
+// logic (js/view), the renderer (js/render) and the UI pieces (js/ui) together.
+import type { AnyModel } from "@anywidget/types";
+import { createGraphvizView, type GraphvizView, type Hit } from "./render/graphviz_view";
+import { edgeTooltip, inspect, nodeTooltip } from "./view/describe";
+import { DEFAULT_DOT_OPTIONS, type DotOptions, visibleGraphToDot } from "./view/dot";
+import {
+  autoDepth,
+  collapseGroup,
+  expandGroup,
+  groupsToDepth,
+  normalizeExpanded,
+  reveal,
+} from "./view/expansion";
+import { buildIndex, type GraphIndex } from "./view/graph_index";
+import { searchGraph, visibleElementId, visibleMatches } from "./view/search";
+import { ROLE_CLASS, selectionClasses } from "./view/selection";
+import type { GraphPayload } from "./view/types";
+import { buildVisibleGraph, type VisibleGraph } from "./view/visible";
+import { h } from "./ui/dom";
+import { createInspector } from "./ui/inspector";
+import { createLegend } from "./ui/legend";
+import { createSearchBox } from "./ui/search";
+import { createToolbar } from "./ui/toolbar";
+import { createTooltip } from "./ui/tooltip";
+
+export interface WidgetModel {
+  [key: string]: unknown;
+  graph: GraphPayload;
+  height: string;
+  expanded: string[];
+  selected: string;
+  depth: number;
+}
+
+/** Above this many visible nodes, redraws are not animated (tweening gets slow). */
+export const ANIMATE_BELOW = 300;
+
+const EMPTY: GraphPayload = { schema_version: "1.0", nodes: [], edges: [], groups: [] };
+
+export function createExplorer(model: AnyModel<WidgetModel>, el: HTMLElement): () => void {
+  let index: GraphIndex = buildIndex(model.get("graph") ?? EMPTY);
+  let vg: VisibleGraph = buildVisibleGraph(index, new Set());
+  let options: DotOptions = { ...DEFAULT_DOT_OPTIONS };
+  let lastDot = "";
+  let renders = 0;
+  let search = { query: "", matches: [] as string[], current: 0 };
+
+  const root = h("div", { className: "pvw-root", testid: "pvw-root" });
+  const graphEl = h("div", { className: "pvw-graph", testid: "pvw-graph" });
+  const stage = h("div", { className: "pvw-stage" }, [graphEl]);
+  const status = h("span", { className: "pvw-status-text", testid: "pvw-status" });
+  const footer = h("div", { className: "pvw-status" }, [status, createLegend()]);
+  const tooltip = createTooltip(stage);
+  stage.append(tooltip.el);
+
+  const commit = (changes: Partial<WidgetModel>): void => {
+    for (const [key, value] of Object.entries(changes)) model.set(key, value as never);
+    model.save_changes();
+  };
+  const select = (id: string): void => commit({ selected: id });
+  const setExpanded = (ids: string[]): void => commit({ expanded: normalizeExpanded(index, ids) });
+  const expanded = (): string[] => normalizeExpanded(index, model.get("expanded") ?? []);
+
+  const inspector = createInspector(
+    (id) => {
+      // Navigating from the inspector opens what hides the target, then centres on it.
+      const open = reveal(index, expanded(), id);
+      if (open.length !== expanded().length) setExpanded(open);
+      select(id);
+      // After the redraw those changes schedule (queued first, so it sets `pending`).
+      queueMicrotask(() => void pending.then(() => centre(id)));
+    },
+    () => select(""),
+  );
+  const searchBox = createSearchBox(
+    (text) => {
+      search = { query: text, matches: [], current: 0 };
+      decorate();
+      if (search.matches.length > 0) centre(search.matches[0]);
+    },
+    (delta) => {
+      const n = search.matches.length;
+      if (n === 0) return;
+      search.current = (search.current + delta + n) % n;
+      decorate();
+      centre(search.matches[search.current]);
+    },
+  );
+  const toolbar = createToolbar(
+    {
+      fit: () => view.fit(true),
+      zoom: (factor) => view.zoomBy(factor),
+      expandAll: () => commit({ depth: index.maxLevel + 1, expanded: [...index.groups.keys()] }),
+      collapseAll: () => commit({ depth: 0, expanded: [] }),
+      setDepth: (depth) => commit({ depth, expanded: groupsToDepth(index, depth) }),
+      setDirection: (rankdir) => {
+        options = { ...options, rankdir };
+        schedule();
+      },
+      setEdgeLabels: (edgeLabels) => {
+        options = { ...options, edgeLabels };
+        schedule();
+      },
+    },
+    searchBox.el,
+  );
+  const main = h("div", { className: "pvw-main" }, [stage, inspector.el]);
+  root.append(toolbar.el, main, footer);
+  el.appendChild(root);
+
+  function centre(visibleOrPayloadId: string): void {
+    const visible = vg.repOf.get(visibleOrPayloadId) ?? visibleOrPayloadId;
+    const elId = visibleElementId(vg, visible);
+    if (elId) view.centerOn(elId);
+  }
+
+  function onClick(hit: Hit | null): void {
+    tooltip.hide();
+    if (!hit) {
+      select("");
+      return;
+    }
+    if (hit.kind === "cluster") {
+      if (hit.onLabel) setExpanded(collapseGroup(index, expanded(), hit.id));
+      else select(hit.id);
+    } else if (hit.kind === "node" && index.groups.has(hit.id)) {
+      setExpanded(expandGroup(index, expanded(), hit.id));
+      select(hit.id);
+    } else {
+      select(hit.id);
+    }
+  }
+
+  function onHover(hit: Hit | null, event: MouseEvent): void {
+    if (!hit) {
+      tooltip.hide();
+      return;
+    }
+    const edge = hit.kind === "edge" ? vg.edgeById.get(hit.id) : undefined;
+    const lines = edge ? edgeTooltip(index, edge) : hit.kind === "edge" ? [] : nodeTooltip(index, vg, hit.id);
+    tooltip.show(lines, event);
+  }
+
+  const view: GraphvizView = createGraphvizView(graphEl, { click: onClick, hover: onHover });
+
+  /** Selection, search highlights, inspector, toolbar and status: everything but the layout. */
+  function decorate(): void {
+    const selected = model.get("selected") ?? "";
+    const classes = selected ? selectionClasses(index, vg, selected) : new Map<string, Set<string>>();
+    search.matches = visibleMatches(vg, searchGraph(index, search.query));
+    search.current = Math.min(search.current, Math.max(search.matches.length - 1, 0));
+    search.matches.forEach((id, i) => {
+      const elId = visibleElementId(vg, id);
+      if (!elId) return;
+      const set = classes.get(elId) ?? new Set<string>();
+      set.add(ROLE_CLASS.match);
+      if (i === search.current) set.add(ROLE_CLASS.current);
+      classes.set(elId, set);
+    });
+    view.setClasses(classes);
+    root.classList.toggle("pvw-has-selection", classes.size > 0 && selected !== "");
+    searchBox.showCount(search.current, search.matches.length);
+    inspector.show(selected ? inspect(index, vg, selected) : null);
+    toolbar.update({
+      depth: shownDepth(),
+      maxDepth: index.maxLevel + 1,
+      direction: options.rankdir,
+      edgeLabels: options.edgeLabels,
+    });
+    const g = index.graph;
+    const collapsed = vg.nodes.filter((n) => n.kind === "group").length;
+    status.textContent =
+      `${g.nodes.length} GradNodes \u00b7 ${g.edges.length} edges \u00b7 ${g.groups.length} layer groups` +
+      ` \u2014 showing ${vg.nodes.length} nodes (${collapsed} collapsed groups), ${vg.edges.length} edges`;
+    root.dataset.visibleNodes = String(vg.nodes.length);
+  }
+
+  /** The depth the open groups amount to (the synced one if it fits), or null. */
+  function shownDepth(): number | null {
+    const open = expanded().join(",");
+    const synced = model.get("depth") ?? -1;
+    const candidates = [synced, ...Array.from({ length: index.maxLevel + 2 }, (_, d) => d)];
+    return candidates.find((d) => d >= 0 && groupsToDepth(index, d).join(",") === open) ?? null;
+  }
+
+  let pending: Promise<void> = Promise.resolve();
+  let scheduled = false;
+  /** Coalesce model changes arriving together (e.g. depth + expanded) into one redraw. */
+  function schedule(): void {
+    if (scheduled) return;
+    scheduled = true;
+    queueMicrotask(() => {
+      scheduled = false;
+      redraw();
+    });
+  }
+
+  function redraw(): void {
+    root.style.height = model.get("height") ?? "600px";
+    vg = buildVisibleGraph(index, new Set(expanded()));
+    const dot = visibleGraphToDot(index, vg, options);
+    if (dot === lastDot) {
+      decorate();
+      return;
+    }
+    const animate = lastDot !== "" && vg.nodes.length < ANIMATE_BELOW;
+    lastDot = dot;
+    root.dataset.state = "rendering";
+    decorate();
+    pending = view
+      .render(dot, animate)
+      .then(() => {
+        renders += 1;
+        root.dataset.renders = String(renders);
+        root.dataset.state = "ready";
+        decorate();
+      })
+      .catch((err: Error) => {
+        root.dataset.state = "error";
+        status.textContent = `Could not lay out the graph: ${err.message}`;
+      });
+  }
+
+  const onGraph = (): void => {
+    index = buildIndex(model.get("graph") ?? EMPTY);
+    lastDot = "";
+    if ((model.get("depth") ?? -1) < 0) {
+      const depth = autoDepth(index);
+      commit({ depth, expanded: groupsToDepth(index, depth) });
+    }
+    schedule();
+  };
+  const onSelected = (): void => decorate();
+  const onDepth = (): void => decorate();
+  model.on("change:graph", onGraph);
+  model.on("change:expanded", schedule);
+  model.on("change:height", schedule);
+  model.on("change:selected", onSelected);
+  model.on("change:depth", onDepth);
+  const resizer = new ResizeObserver(() => view.resize());
+  resizer.observe(graphEl);
+  onGraph();
+
+  return () => {
+    resizer.disconnect();
+    model.off("change:graph", onGraph);
+    model.off("change:expanded", schedule);
+    model.off("change:height", schedule);
+    model.off("change:selected", onSelected);
+    model.off("change:depth", onDepth);
+    view.destroy();
+  };
+}

@@ -1,0 +1,50 @@
+// Side panel describing the selected node, edge or layer group.
+import type { Inspection } from "../view/describe";
+import { button, h } from "./dom";
+
+export interface Inspector {
+  el: HTMLElement;
+  show(info: Inspection | null): void;
+}
+
+export function createInspector(onSelect: (id: string) => void, onClose: () => void): Inspector {
+  const el = h("aside", { className: "pvw-inspector", testid: "pvw-inspector" });
+  el.setAttribute("aria-label", "Inspector");
+  el.hidden = true;
+  return {
+    el,
+    show(info) {
+      if (!info) {
+        el.hidden = true;
+        el.replaceChildren();
+        return;
+      }
+      const close = button("\u00d7", "Close the inspector (clears the selection)", onClose);
+      close.classList.add("pvw-inspector-close");
+      const header = h("header", { className: "pvw-inspector-header" }, [
+        h("div", { className: "pvw-inspector-title", testid: "pvw-inspector-title", text: info.title }),
+        h("div", { className: "pvw-inspector-subtitle", text: info.subtitle }),
+        close,
+      ]);
+      const sections = info.sections.map((section) => {
+        const rows = section.items.map((item) => {
+          let value: HTMLElement;
+          if (item.ref) {
+            const ref = item.ref;
+            value = button(item.value, `Select ${item.value}`, () => onSelect(ref));
+            value.className = "pvw-link";
+            value.dataset.ref = ref;
+          } else {
+            value = h("span", { className: "pvw-value", text: item.value });
+          }
+          return h("div", { className: "pvw-row" }, [h("span", { className: "pvw-key", text: item.label }), value]);
+        });
+        return h("section", { className: "pvw-section" }, [h("h4", { text: section.title }), ...rows]);
+      });
+      el.dataset.kind = info.kind;
+      el.dataset.id = info.id;
+      el.replaceChildren(header, ...sections);
+      el.hidden = false;
+    },
+  };
+}
