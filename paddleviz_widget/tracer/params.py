@@ -1,0 +1,150 @@
+"""Name parameters' accumulation nodes: GradNode ptr -> ParamInfo("fc.0.weight", shape, dtype).
+
+Also home of ``grad_node_of``, the leak-free way to read ``Tensor.grad_fn`` (see there).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import platform
+import sys
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from ..graph.model import ParamInfo
+from .tensor_info import dtype_name
+from .walk import ACCUMULATION_NODE
+
+PARAMS_USAGE = (
+    "pass params as a mapping name -> paddle.Tensor (e.g. params=dict(model.named_parameters())) "
+    "or a list of (name, Tensor) pairs, or pass model=<your nn.Layer>"
+)
+
+# Paddle's Tensor.grad_fn getter (ToPyObject(shared_ptr<GradNodeBase>) in eager_utils.cc) does
+# py_obj.release() *and* Py_INCREF, so every access leaks one reference to the wrapper, which
+# holds a shared_ptr to the node: the node, its edges and the activations it saved are never
+# freed (one access on a model output leaks the whole backward graph). Measured once at
+# runtime so that a Paddle which fixes the getter is left alone.
+_leak_per_access: int | None = None
+_decref: Any = None
+
+
+def _measure_grad_fn_leak() -> int:
+    import paddle
+
+    probe = paddle.zeros([1])
+    probe.stop_gradient = False
+    out = probe * 2.0
+    node = out.grad_fn
+    refs = sys.getrefcount(node)
+    out.grad_fn  # noqa: B018 - pybind hands back the same wrapper object: count what sticks
+    leaked = sys.getrefcount(node) - refs
+    if leaked == 1 and _decref is not None:
+        _decref(node)  # undo the probe's own two leaks so it frees
+        _decref(node)
+    return leaked
+
+
+def grad_node_of(tensor: Any) -> Any:
+    """``tensor.grad_fn`` (a GradNode or None) without leaking it.
+
+    Use this instead of ``.grad_fn`` anywhere the node should be freed with its graph.
+    """
+    global _leak_per_access, _decref
+    if _leak_per_access is None:
+        if platform.python_implementation() == "CPython":
+            _decref = ctypes.PYFUNCTYPE(None, ctypes.py_object)(("Py_DecRef", ctypes.pythonapi))
+        _leak_per_access = _measure_grad_fn_leak()
+    node = tensor.grad_fn
+    if node is not None and _leak_per_access == 1 and _decref is not None:
+        _decref(node)  # our local `node` keeps it alive; only the leaked reference goes
+    return node
+
+
+def _is_tensor(obj: Any) -> bool:
+    import paddle
+
+    return isinstance(obj, paddle.Tensor)
+
+
+def _pairs_from_params(params: Any) -> list[tuple[str, Any]]:
+    if _is_tensor(params):
+        raise TypeError(
+            "params got a single paddle.Tensor, which has no name; pass params={'x': x} instead"
+        )
+    if isinstance(params, Mapping):
+        items: Iterable[Any] = params.items()
+    elif isinstance(params, Iterable) and not isinstance(params, (str, bytes)):
+        items = params
+    else:
+        raise TypeError(f"params got a {type(params).__name__}; {PARAMS_USAGE}")
+    pairs = []
+    for i, item in enumerate(items):
+        if not (isinstance(item, tuple) and len(item) == 2):
+            raise TypeError(
+                f"params item {i} is a {type(item).__name__}, not a (name, Tensor) pair; "
+                f"{PARAMS_USAGE}"
+            )
+        name, tensor = item
+        if not isinstance(name, str):
+            raise TypeError(f"params name {name!r} is a {type(name).__name__}, not a str")
+        if not _is_tensor(tensor):
+            raise TypeError(
+                f"params[{name!r}] is a {type(tensor).__name__}, not a paddle.Tensor; "
+                f"{PARAMS_USAGE}"
+            )
+        pairs.append((name, tensor))
+    return pairs
+
+
+def _pairs_from_model(model: Any) -> list[tuple[str, Any]]:
+    import paddle
+
+    if not isinstance(model, paddle.nn.Layer):
+        raise TypeError(
+            f"model must be a paddle.nn.Layer, got a {type(model).__name__}; pass the model "
+            "object itself (model=net), or name tensors with params={'name': tensor}"
+        )
+    # named_parameters() yields a tied parameter once, under its first owner's name.
+    return list(model.named_parameters())
+
+
+def accumulation_ptr(tensor: Any) -> int | None:
+    """node_ptr() of a leaf tensor's GradNodeAccumulation; None if gradients don't reach it.
+
+    None too for a non-leaf tensor: its grad_fn is the op that made it, not an accumulation.
+    """
+    if tensor.stop_gradient:
+        return None
+    node = grad_node_of(tensor)
+    if node is None or node.name() != ACCUMULATION_NODE:
+        return None
+    return int(node.node_ptr())
+
+
+def param_infos_by_ptr(model: Any = None, params: Any = None) -> dict[int, ParamInfo]:
+    """Accumulation-node ptr -> ParamInfo for a model's parameters and/or named tensors.
+
+    ``model``: an nn.Layer, named as in ``model.named_parameters()`` ("fc.0.weight").
+    ``params``: torchviz-style mapping name -> Tensor, or (name, Tensor) pairs. Names given in
+    ``params`` win over the model's. The first name seen for a tensor wins otherwise.
+    Tensors with stop_gradient=True (no accumulation node) and non-leaf tensors are skipped.
+    """
+    if model is None and params is None:
+        raise TypeError("param_infos_by_ptr needs model=<nn.Layer> or params=<name -> Tensor>")
+    pairs: list[tuple[str, Any]] = []
+    if params is not None:
+        pairs += _pairs_from_params(params)
+    if model is not None:
+        pairs += _pairs_from_model(model)
+    infos: dict[int, ParamInfo] = {}
+    for name, tensor in pairs:
+        ptr = accumulation_ptr(tensor)
+        if ptr is None or ptr in infos:
+            continue
+        infos[ptr] = ParamInfo(
+            name=name,
+            shape=tuple(int(d) for d in tensor.shape),
+            dtype=dtype_name(tensor.dtype),
+        )
+    return infos
