@@ -1,0 +1,127 @@
+"""Capture what C++ writes to file descriptor 2 (glog/VLOG) while a block runs.
+
+Paddle's VLOG goes straight to fd 2, below Python's ``sys.stderr``, so it can only be caught by
+pointing fd 2 somewhere else. A temporary file is used rather than a pipe: a pipe nobody reads
+while the body runs fills up (64 KiB) and the logging thread blocks forever.
+
+On exit (exceptions included) fd 2 is put back exactly, and everything captured that is not part
+of an INFO glog record (VLOG writes INFO) is written back to the original stderr, so the user's
+own stderr output, and glog warnings and errors, are delayed until the block ends but never lost.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import os
+import sys
+import tempfile
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from .log_records import GlogRecord, join_records, separate_log
+
+STDERR_FD = 2
+
+
+@dataclass
+class CapturedStderr:
+    """Filled in when the ``capture_stderr`` block exits."""
+
+    text: str = ""  # the glog records (the C++ log)
+    records: tuple[GlogRecord, ...] = ()  # the same, already split (parse_glog_records)
+    passed_through: str = ""  # what was written back to stderr: non-glog text, W/E/F records
+
+
+def _readable_text(text: str) -> str:
+    """Undo surrogateescape: bytes that were not UTF-8 become U+FFFD."""
+    return text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+
+
+def _readable(record: GlogRecord) -> GlogRecord:
+    return GlogRecord(_readable_text(record.prefix), _readable_text(record.message))
+
+
+def _flush_c_stdio() -> None:
+    """fflush(NULL): push any C-level buffered output out before fd 2 changes target."""
+    with contextlib.suppress(OSError, AttributeError, TypeError):  # no C runtime by that name
+        ctypes.CDLL(None).fflush(None)
+
+
+def _flush_python_stderr() -> None:
+    with contextlib.suppress(Exception):  # a closed or exotic sys.stderr must not break capture
+        sys.stderr.flush()
+
+
+def _stderr_is_fd2() -> bool:
+    """Whether writing to fd 2 is what ``sys.stderr`` does (False e.g. in a Jupyter kernel)."""
+    try:
+        return sys.stderr is not None and sys.stderr.fileno() == STDERR_FD
+    except (AttributeError, OSError, ValueError):  # io.UnsupportedOperation is an OSError
+        return False
+
+
+def _write_through(data: bytes) -> None:
+    if not data:
+        return
+    if _stderr_is_fd2():
+        view = memoryview(data)
+        with contextlib.suppress(OSError):  # fd 2 closed by the body: nowhere to write
+            while view:
+                view = view[os.write(STDERR_FD, view) :]
+        return
+    with contextlib.suppress(Exception):  # nowhere left to report to
+        sys.stderr.write(data.decode("utf-8", errors="replace"))
+        sys.stderr.flush()
+
+
+def _read_all(fd: int) -> bytes:
+    os.lseek(fd, 0, os.SEEK_SET)
+    chunks: list[bytes] = []
+    while True:
+        chunk = os.read(fd, 1 << 20)
+        if not chunk:
+            return b"".join(chunks)
+        chunks.append(chunk)
+
+
+def _collect(data: bytes, result: CapturedStderr) -> None:
+    """Split what was captured; write the non-log part back to stderr byte for byte."""
+    try:
+        raw, exact = data.decode("utf-8"), True
+    except UnicodeDecodeError:  # surrogateescape keeps the odd bytes for the write-back
+        raw, exact = data.decode("utf-8", errors="surrogateescape"), False
+    # Warnings and errors would have reached the user without the capture: they still do.
+    records, other = separate_log(raw, also_other="WEF")
+    _write_through(other.encode("utf-8", "surrogateescape") if not exact else other.encode())
+    if not exact:
+        records = [_readable(r) for r in records]
+        other = _readable_text(other)
+    result.records = tuple(records)
+    result.text = join_records(records)
+    result.passed_through = other
+
+
+@contextlib.contextmanager
+def capture_stderr() -> Iterator[CapturedStderr]:
+    """Redirect fd 2 into a temporary file for the block; yield where the log will be put.
+
+    ``result.text`` holds the glog records once the block has exited.
+    """
+    result = CapturedStderr()
+    _flush_python_stderr()
+    _flush_c_stdio()
+    inheritable = os.get_inheritable(STDERR_FD)
+    saved = os.dup(STDERR_FD)
+    try:
+        with tempfile.TemporaryFile() as sink:
+            os.dup2(sink.fileno(), STDERR_FD)
+            try:
+                yield result
+            finally:
+                _flush_python_stderr()
+                _flush_c_stdio()
+                os.dup2(saved, STDERR_FD, inheritable=inheritable)
+                _collect(_read_all(sink.fileno()), result)
+    finally:
+        os.close(saved)
