@@ -22,8 +22,8 @@ from paddleviz_widget.tracer.call_sites import (
     parse_call_stack_entries,
     parse_call_stack_log,
 )
+from paddleviz_widget.tracer.grad_node import grad_node_of
 from paddleviz_widget.tracer.layer_scopes import LayerScopeRecorder
-from paddleviz_widget.tracer.params import grad_node_of
 from paddleviz_widget.tracer.walk import walk_backward_graph
 
 FIXTURES = Path(__file__).parent / "fixtures" / "call_stacks"
@@ -109,7 +109,7 @@ ODD = [
     "garbage\n\x00\x01",
     '  File "orphan.py", line 3, in f\n',
     "GradNodeBase X ptr : 0xZZ call stack: \n",
-    "GradNodeBase X ptr : 0x10 call stack: \n  File \"a.py\", line notanumber, in f\n",
+    'GradNodeBase X ptr : 0x10 call stack: \n  File "a.py", line notanumber, in f\n',
     LOG.replace("\n", "\r\n"),
     LOG[: len(LOG) // 2],
 ]

@@ -10,8 +10,9 @@ import paddle.nn as nn
 import pytest
 
 from paddleviz_widget.graph.model import ParamInfo
-from paddleviz_widget.tracer import params as params_mod
-from paddleviz_widget.tracer.params import accumulation_ptr, grad_node_of, param_infos_by_ptr
+from paddleviz_widget.tracer import grad_node as grad_node_mod
+from paddleviz_widget.tracer.grad_node import grad_node_of
+from paddleviz_widget.tracer.params import accumulation_ptr, param_infos_by_ptr
 from paddleviz_widget.tracer.walk import walk_backward_graph
 
 
@@ -95,9 +96,7 @@ def test_params_names_win_and_leaf_tensors_are_named():
     x = paddle.randn([2, 4])
     x.stop_gradient = False
     hidden = model.fc(x)  # not a leaf: has no accumulation node, so it is not named
-    infos = param_infos_by_ptr(
-        model, params={"input": x, "W": model.out.weight, "hidden": hidden}
-    )
+    infos = param_infos_by_ptr(model, params={"input": x, "W": model.out.weight, "hidden": hidden})
     assert infos[accumulation_ptr(x)] == ParamInfo("input", (2, 4), "float32")
     assert infos[accumulation_ptr(model.out.weight)].name == "W"
     assert "hidden" not in {i.name for i in infos.values()}
@@ -136,5 +135,5 @@ def test_grad_node_of_does_not_leak_the_node():
     for _ in range(10):
         y.grad_fn  # noqa: B018
     leaked = sys.getrefcount(node) - refs
-    assert leaked == 10 * params_mod._leak_per_access
+    assert leaked == 10 * grad_node_mod._leak_per_access
     assert grad_node_of(paddle.randn([2])) is None  # stop_gradient tensor: no node

@@ -41,7 +41,7 @@ def trace_graph(y: Any, *, model: Any = None, params: Any = None) -> Graph:
     import paddle
 
     roots = normalize_roots(y)
-    walk = walk_backward_graph([r.tensor.grad_fn for r in roots])
+    walk = walk_backward_graph([r.grad_fn for r in roots])
     root_tensors = {idx: tensor_grad_info(r.tensor) for idx, r in zip(walk.root_indices, roots)}
     graph = graph_from_walk(walk, root_tensors)
     meta = {

@@ -6,6 +6,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from .grad_node import grad_node_of
+
 USAGE = (
     "pass the tensor your model returned (or a list/tuple/dict of them), "
     "e.g. GraphWidget(model(x)) or build_graph([loss_a, loss_b])"
@@ -18,6 +20,7 @@ class RootTensor:
 
     label: str
     tensor: Any
+    grad_fn: Any = None
 
 
 def _is_tensor(obj: Any) -> bool:
@@ -33,9 +36,11 @@ def _describe(obj: Any) -> str:
     return text
 
 
-def _check_has_graph(label: str, tensor: Any) -> None:
-    if tensor.grad_fn is not None:
-        return
+def _check_has_graph(label: str, tensor: Any) -> Any:
+    """The tensor's grad_fn, or a ValueError that says how to get one."""
+    node = grad_node_of(tensor)
+    if node is not None:
+        return node
     if tensor.stop_gradient:
         raise ValueError(
             f"{label} has no backward graph: it has stop_gradient=True and no grad_fn. "
@@ -71,6 +76,7 @@ def normalize_roots(y: Any) -> list[RootTensor]:
             roots.append(RootTensor(getattr(value, "name", None) or f"output_{i}", value))
     else:
         raise TypeError(f"expected a paddle.Tensor, got {_describe(y)}; {USAGE}")
-    for root in roots:
-        _check_has_graph(f"tensor {root.label!r}", root.tensor)
-    return roots
+    return [
+        RootTensor(r.label, r.tensor, _check_has_graph(f"tensor {r.label!r}", r.tensor))
+        for r in roots
+    ]

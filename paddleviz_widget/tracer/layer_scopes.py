@@ -35,7 +35,8 @@ from typing import Any
 
 from ..graph.model import CallSite, Group
 from .call_sites import is_library_file
-from .params import accumulation_ptr, grad_node_of
+from .grad_node import grad_node_of
+from .params import accumulation_ptr
 from .walk import ACCUMULATION_NODE
 
 _MAX_OUTPUT_ITEMS = 100_000  # bound on nested outputs searched for tensors
@@ -251,9 +252,7 @@ def _scopes(roots: list[Any], rec: _Recording) -> LayerScopes:
             ptr = accumulation_ptr(param)
             if ptr is not None:
                 group_of_ptr[ptr] = gid[id(layer)]
-    parent_of = {
-        gid[id(layer)]: gid[parent] for layer, _, parent in entries if parent is not None
-    }
+    parent_of = {gid[id(layer)]: gid[parent] for layer, _, parent in entries if parent is not None}
     used: set[str] = set()
     for g in set(group_of_ptr.values()):
         cur: str | None = g

@@ -1,0 +1,48 @@
+"""``grad_node_of(tensor)``: read ``Tensor.grad_fn`` without leaking the backward graph."""
+
+from __future__ import annotations
+
+import ctypes
+import platform
+import sys
+from typing import Any
+
+# Paddle's Tensor.grad_fn getter (ToPyObject(shared_ptr<GradNodeBase>) in eager_utils.cc) does
+# py_obj.release() *and* Py_INCREF, so every access leaks one reference to the wrapper, which
+# holds a shared_ptr to the node: the node, its edges and the activations it saved are never
+# freed (one access on a model output leaks the whole backward graph). Measured once at
+# runtime so that a Paddle which fixes the getter is left alone.
+_leak_per_access: int | None = None
+_decref: Any = None
+
+
+def _measure_grad_fn_leak() -> int:
+    import paddle
+
+    probe = paddle.zeros([1])
+    probe.stop_gradient = False
+    out = probe * 2.0
+    node = out.grad_fn
+    refs = sys.getrefcount(node)
+    out.grad_fn  # noqa: B018 - pybind hands back the same wrapper object: count what sticks
+    leaked = sys.getrefcount(node) - refs
+    if leaked == 1 and _decref is not None:
+        _decref(node)  # undo the probe's own two leaks so it frees
+        _decref(node)
+    return leaked
+
+
+def grad_node_of(tensor: Any) -> Any:
+    """``tensor.grad_fn`` (a GradNode or None) without leaking it.
+
+    Use this instead of ``.grad_fn`` anywhere the node should be freed with its graph.
+    """
+    global _leak_per_access, _decref
+    if _leak_per_access is None:
+        if platform.python_implementation() == "CPython":
+            _decref = ctypes.PYFUNCTYPE(None, ctypes.py_object)(("Py_DecRef", ctypes.pythonapi))
+        _leak_per_access = _measure_grad_fn_leak()
+    node = tensor.grad_fn
+    if node is not None and _leak_per_access == 1 and _decref is not None:
+        _decref(node)  # our local `node` keeps it alive; only the leaked reference goes
+    return node
