@@ -2,11 +2,19 @@
 
 from .compat import make_graph
 from .graph import SCHEMA_VERSION
-from .tracer import build_graph
+from .tracer import TraceSession, build_graph, trace
 
 __version__ = "0.1.0"
 
-__all__ = ["SCHEMA_VERSION", "GraphWidget", "__version__", "build_graph", "make_graph"]
+__all__ = [
+    "SCHEMA_VERSION",
+    "GraphWidget",
+    "TraceSession",
+    "__version__",
+    "build_graph",
+    "make_graph",
+    "trace",
+]
 
 
 def __getattr__(name: str):  # noqa: ANN202 - module-level lazy attribute

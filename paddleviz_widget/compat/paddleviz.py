@@ -18,7 +18,7 @@ _PARAM_STYLE = {"shape": "ellipse", "style": "filled", "fillcolor": "#b7e4c7"}
 
 def _node_label(node: Node) -> str:
     if node.kind == "param" and node.param is not None:
-        shape = "" if node.param.shape is None else f"\n{list(node.param.shape)}"
+        shape = "" if node.param.shape is None else f"\\n{list(node.param.shape)}"
         return f"{node.param.name}{shape}"
     return node.name
 
@@ -27,7 +27,7 @@ def _edge_label(grad: GradInfo | None) -> str:
     if grad is None:
         return ""
     shape = "?" if grad.shape is None else str(list(grad.shape))
-    return "\n".join([grad.dtype or "?", grad.place or "?", shape])
+    return "\\n".join([grad.dtype or "?", grad.place or "?", shape])  # DOT's escaped newline
 
 
 def graph_to_digraph(graph: Graph, dpi: str = "600") -> Any:

@@ -109,6 +109,7 @@ class Edge:
     target: str
     index: int
     grad: GradInfo | None = None
+    slot: str | None = None  # the backward output slot that sends it, e.g. "grad_x"
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -117,6 +118,7 @@ class Edge:
             "target": self.target,
             "index": self.index,
             "grad": self.grad.to_dict() if self.grad else None,
+            "slot": self.slot,
         }
 
 

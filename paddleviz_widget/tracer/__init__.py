@@ -1,5 +1,6 @@
 """Tracer: Paddle tensors and GradNodes in, pure graph data out."""
 
 from .build import build_graph, trace_graph
+from .session import TraceSession, trace
 
-__all__ = ["build_graph", "trace_graph"]
+__all__ = ["TraceSession", "build_graph", "trace", "trace_graph"]

@@ -6,11 +6,19 @@ and reused (e.g. by make_graph) without running a model.
 
 from __future__ import annotations
 
-from collections import defaultdict, deque
+from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 
 from ..graph.model import CallSite, Edge, GradInfo, Graph, Group, Node, ParamInfo, Slot
+
+
+@dataclass(frozen=True)
+class EdgeNote:
+    """What is known about one edge: its gradient and the backward slot that produced it."""
+
+    grad: GradInfo | None = None
+    slot: str | None = None
 
 
 @dataclass(frozen=True)
@@ -23,8 +31,8 @@ class NodeSlots:
 class Annotations:
     """Everything known about a backward graph beyond its structure, keyed by GradNode ptr."""
 
-    # (source ptr, target ptr) -> gradients of the edges between them, in slot order.
-    edge_grads: dict[tuple[int, int], list[GradInfo]] = field(default_factory=dict)
+    # (source ptr, index in the source's next_functions) -> that edge's gradient.
+    edges: dict[tuple[int, int], EdgeNote] = field(default_factory=dict)
     slots: dict[int, NodeSlots] = field(default_factory=dict)
     groups: tuple[Group, ...] = ()
     group_of_ptr: dict[int, str] = field(default_factory=dict)
@@ -34,10 +42,14 @@ class Annotations:
     sources: list[str] = field(default_factory=list)
     notice: str | None = None
 
-    def add_edge_grads(self, items: Iterable[tuple[int, int, GradInfo | None]]) -> None:
-        for source, target, grad in items:
-            if grad is not None:
-                self.edge_grads.setdefault((source, target), []).append(grad)
+    def add_edges(self, notes: dict[tuple[int, int], EdgeNote]) -> None:
+        """Fill in what is still unknown; sources added earlier win."""
+        for key, note in notes.items():
+            old = self.edges.get(key)
+            if old is None:
+                self.edges[key] = note
+            elif old.grad is None or old.slot is None:
+                self.edges[key] = EdgeNote(old.grad or note.grad, old.slot or note.slot)
 
 
 def _ptr(node: Node) -> int:
@@ -74,15 +86,13 @@ def annotate_graph(graph: Graph, ann: Annotations) -> Graph:
             )
         )
     ptr_of = {n.id: _ptr(n) for n in nodes}
-    taken: dict[tuple[int, int], int] = defaultdict(int)
     edges: list[Edge] = []
     for edge in graph.edges:
-        key = (ptr_of[edge.source], ptr_of[edge.target])
-        grads = ann.edge_grads.get(key, [])
-        k = taken[key]
-        taken[key] += 1
-        # Parallel edges (x * x) are matched in slot order; a missing one keeps its old grad.
-        edges.append(replace(edge, grad=grads[k] if k < len(grads) else edge.grad))
+        note = ann.edges.get((ptr_of[edge.source], edge.index))
+        if note is None:
+            edges.append(edge)
+        else:
+            edges.append(replace(edge, grad=note.grad or edge.grad, slot=note.slot or edge.slot))
     meta = dict(graph.meta)
     meta["annotations"] = sorted(set(ann.sources))
     if ann.notice:

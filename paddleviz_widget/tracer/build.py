@@ -5,6 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from ..graph.model import Edge, Graph, Node
+from .annotate import annotate_graph
+from .collect import collect_annotations
 from .inputs import normalize_roots
 from .tensor_info import tensor_grad_info
 from .walk import WalkResult, walk_backward_graph
@@ -36,15 +38,22 @@ def graph_from_walk(walk: WalkResult, root_tensors: dict[int, Any] | None = None
     return Graph(nodes=nodes, edges=edges)
 
 
-def trace_graph(y: Any, *, model: Any = None, params: Any = None) -> Graph:
-    """Walk the backward graph of ``y`` (a Tensor, or a list/tuple/dict of Tensors)."""
+def trace_graph(y: Any, *, model: Any = None, params: Any = None, replay: bool = True) -> Graph:
+    """Walk the backward graph of ``y`` (a Tensor, or a list/tuple/dict of Tensors) and
+    annotate it with everything known: the trace() that saw it, parameter names, and (if
+    ``replay`` and the graph is still alive) one side-effect-free instrumented backward."""
     import paddle
 
     roots = normalize_roots(y)
     walk = walk_backward_graph([r.grad_fn for r in roots])
     root_tensors = {idx: tensor_grad_info(r.tensor) for idx, r in zip(walk.root_indices, roots)}
     graph = graph_from_walk(walk, root_tensors)
+    ann = collect_annotations(
+        walk, [r.tensor for r in roots], model=model, params=params, replay=replay
+    )
+    graph = annotate_graph(graph, ann)
     meta = {
+        **graph.meta,
         "paddle_version": paddle.__version__,
         "outputs": [
             {"label": r.label, "node": f"n{idx}"} for idx, r in zip(walk.root_indices, roots)

@@ -89,7 +89,7 @@ def is_library_file(filename: str, library_dirs: Sequence[str] | None = None) ->
         return True
     dirs = default_library_dirs() if library_dirs is None else library_dirs
     # Third-party packages can sit inside the stdlib dir (lib/python3.x/site-packages).
-    return any(_under(filename, d) and not _PACKAGES.search(filename[len(d):]) for d in dirs)
+    return any(_under(filename, d) and not _PACKAGES.search(filename[len(d) :]) for d in dirs)
 
 
 def innermost_user_frame(

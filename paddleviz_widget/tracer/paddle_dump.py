@@ -14,8 +14,9 @@ from ..graph.model import GradInfo
 
 _NODE = re.compile(r'^\s*(node_\d+)\s*\[label="([^"\\]+)\\nPtr:\s*(0x[0-9a-fA-F]+)"')
 _EDGE = re.compile(r'^\s*(node_\d+)\s*->\s*(node_\d+)\s*(?:\[label="([^"]*)"\])?')
-# Edge labels look like: Place(cpu)\nfloat32[1, 16, 6, 6]
-_LABEL = re.compile(r"^Place\(([^)]*)\)\\n([A-Za-z0-9_]+)\[([^\]]*)\]$")
+# Edge labels look like: Place(cpu)\nfloat32[1, 16, 6, 6]; with VLOG on, Paddle puts the
+# gradient's tensor name first: @Grad\nPlace(cpu)\nfloat32[2, 3].
+_LABEL = re.compile(r"^(?:[^\\]*\\n)?Place\(([^)]*)\)\\n([A-Za-z0-9_]+)\[([^\]]*)\]$")
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 ACCUMULATION_NODE = "GradNodeAccumulation"
@@ -21,6 +21,7 @@ class WalkedNode:
     name: str
     ptr: int
     is_root: bool
+    fanout: int = 0  # len(next_functions), None entries included
 
     @property
     def is_accumulation(self) -> bool:
@@ -68,8 +69,18 @@ def walk_backward_graph(grad_fns: Sequence[Any]) -> WalkResult:
     root_indices = tuple(visit(g, True) for g in grad_fns)
     while pending:
         idx, grad_fn = pending.popleft()
-        for slot, nxt in enumerate(grad_fn.next_functions):
+        next_functions = grad_fn.next_functions
+        nodes[idx] = replace(nodes[idx], fanout=len(next_functions))
+        for slot, nxt in enumerate(next_functions):
             if nxt is None:  # input with stop_gradient=True: no gradient flows there
                 continue
             edges.append(WalkedEdge(idx, visit(nxt, False), slot))
     return WalkResult(tuple(nodes), tuple(edges), root_indices)
+
+
+def next_ptrs(walk: WalkResult) -> dict[int, list[int | None]]:
+    """Each node's next_functions as pointers (None where Paddle has None), keyed by ptr."""
+    table: dict[int, list[int | None]] = {n.ptr: [None] * n.fanout for n in walk.nodes}
+    for edge in walk.edges:
+        table[walk.nodes[edge.source].ptr][edge.slot] = walk.nodes[edge.target].ptr
+    return table

@@ -1,0 +1,96 @@
+"""Run one backward pass with Paddle's logs switched on and collect what it says about itself.
+
+Sources, best first: the VLOG 6 log (slot names, tensor names, per-edge gradients) captured from
+fd 2, and the structured dump (``dump_backward_graph_path``, Paddle >= 3.3: per-edge gradients
+and, with FLAGS_call_stack_level=3 set before the forward, a Python stack per GradNode).
+The user's log level, stderr and any dump directory they asked for are left as they were.
+"""
+
+from __future__ import annotations
+
+import inspect
+import shutil
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from ..graph.model import CallSite
+from .call_sites import parse_call_stack_log
+from .log_parser import REQUIRED_VLOG_LEVEL, ParsedLog, parse_glog_records
+from .paddle_dump import BackwardDump, find_dump_files, parse_backward_dot
+from .stderr_capture import capture_stderr
+from .vlog import VlogUnavailableError, vlog_level
+
+DUMP_KWARG = "dump_backward_graph_path"
+
+
+@dataclass
+class CapturedBackward:
+    log: ParsedLog | None = None
+    dump: BackwardDump | None = None
+    call_sites: dict[int, CallSite] = field(default_factory=dict)
+    problems: list[str] = field(default_factory=list)
+
+
+@cache
+def accepts_dump_kwarg(function: Callable[..., Any]) -> bool:
+    try:
+        return DUMP_KWARG in inspect.signature(function).parameters
+    except (TypeError, ValueError):
+        return False
+
+
+def _newest_dump(directory: Path, since: float) -> tuple[BackwardDump | None, str | None]:
+    files = find_dump_files(directory)
+    backward = files.get("backward")
+    if backward is None or backward.stat().st_mtime < since:
+        return None, None  # nothing written by *this* backward (e.g. a user dir with old dumps)
+    stack = files.get("call_stack")
+    stack_text = stack.read_text(errors="replace") if stack is not None else None
+    return parse_backward_dot(backward.read_text(errors="replace")), stack_text
+
+
+def run_captured(
+    run: Callable[[dict[str, Any]], Any],
+    *,
+    function: Callable[..., Any] | None,
+    user_dump_dir: str | None = None,
+    quiet: bool = False,
+) -> tuple[Any, CapturedBackward]:
+    """Call ``run(extra_kwargs)`` (which runs the backward) under capture.
+
+    ``function`` is the Paddle entry point ``run`` calls, to know whether it takes a dump path
+    (None: no dump wanted). A dump directory the user passed is used and kept; otherwise a
+    temporary one is made and removed. ``quiet``: the user did not ask for this backward, so
+    Paddle's warnings about it are not theirs to see either.
+    """
+    captured = CapturedBackward()
+    extra: dict[str, Any] = {}
+    tmp_dir: str | None = None
+    if user_dump_dir is not None:
+        extra[DUMP_KWARG] = user_dump_dir
+    elif function is not None and accepts_dump_kwarg(function):
+        tmp_dir = tempfile.mkdtemp(prefix="paddleviz-dump-")
+        extra[DUMP_KWARG] = tmp_dir
+    started = time.time() - 1.0  # mtime granularity
+    try:
+        with capture_stderr(pass_warnings=not quiet) as cap:
+            try:
+                with vlog_level(REQUIRED_VLOG_LEVEL):
+                    result = run(extra)
+            except VlogUnavailableError as exc:
+                captured.problems.append(str(exc))
+                result = run(extra)
+        captured.log = parse_glog_records(cap.records)
+        if DUMP_KWARG in extra:
+            captured.dump, stack_text = _newest_dump(Path(extra[DUMP_KWARG]), started)
+            if stack_text:
+                captured.call_sites = parse_call_stack_log(stack_text)
+    finally:
+        if tmp_dir is not None:
+            shutil.rmtree(tmp_dir, ignore_errors=True)
+    return result, captured

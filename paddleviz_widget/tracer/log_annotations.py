@@ -1,0 +1,126 @@
+"""Turn a captured backward (parsed log, dump) into per-ptr annotations for a walked graph.
+
+Pure: plain data in, plain data out. Edges are keyed by (source ptr, next_functions index),
+which is unique even for parallel edges such as the two of ``x * x``.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import replace
+
+from ..graph.model import GradInfo, Slot
+from .annotate import EdgeNote, NodeSlots
+from .log_parser import GradNodeRun, ParsedLog, PendingEdge, edge_grads
+from .log_slots import LoggedSlot
+from .paddle_dump import BackwardDump
+
+
+def _ptr_int(text: str | None) -> int | None:
+    try:
+        return None if text is None else int(text, 16)
+    except ValueError:
+        return None
+
+
+def _grad(slot: LoggedSlot) -> GradInfo | None:
+    if slot.dtype is None and slot.shape is None and slot.place is None:
+        return None
+    return GradInfo(dtype=slot.dtype, shape=slot.shape, place=slot.place)
+
+
+def _slot(slot: LoggedSlot) -> Slot:
+    return Slot(name=slot.name or "?", tensor=slot.tensor, grad=_grad(slot))
+
+
+def runs_by_ptr(log: ParsedLog) -> dict[int, GradNodeRun]:
+    """The first run of each node (a retained graph run twice logs the same node twice)."""
+    table: dict[int, GradNodeRun] = {}
+    for run in log.runs:
+        ptr = _ptr_int(run.ptr)
+        if ptr is not None and ptr not in table:
+            table[ptr] = run
+    return table
+
+
+def from_log(
+    log: ParsedLog, next_ptrs: dict[int, list[int | None]]
+) -> tuple[dict[tuple[int, int], EdgeNote], dict[int, NodeSlots]]:
+    edges: dict[tuple[int, int], EdgeNote] = {}
+    slots: dict[int, NodeSlots] = {}
+    for ptr, run in runs_by_ptr(log).items():
+        nexts = next_ptrs.get(ptr)
+        if nexts is None:
+            continue  # a node of some other graph that ran in the same backward
+        slots[ptr] = NodeSlots(
+            inputs=tuple(_slot(s) for s in run.inputs),
+            outputs=tuple(_slot(s) for s in run.outputs),
+        )
+        for index, logged in edge_grads(run, nexts).items():
+            edges[(ptr, index)] = EdgeNote(grad=_grad(logged), slot=logged.name)
+    return edges, slots
+
+
+def from_dump(
+    dump: BackwardDump, next_ptrs: dict[int, list[int | None]]
+) -> dict[tuple[int, int], EdgeNote]:
+    """The k-th dump edge src -> dst is the k-th next_functions entry of src equal to dst."""
+    edges: dict[tuple[int, int], EdgeNote] = {}
+    seen: dict[tuple[int, int], int] = {}
+    for edge in dump.edges:
+        src, dst = int(edge.source, 16), int(edge.target, 16)
+        nexts = next_ptrs.get(src)
+        if nexts is None or edge.grad is None:
+            continue
+        k = seen.get((src, dst), 0)
+        seen[(src, dst)] = k + 1
+        slots = [i for i, p in enumerate(nexts) if p == dst]
+        if k < len(slots):
+            edges[(src, slots[k])] = EdgeNote(grad=edge.grad)
+    return edges
+
+
+def align_copied_runs(
+    log: ParsedLog,
+    roots: list[tuple[int, str]],
+    next_ptrs: dict[int, list[int | None]],
+    names: dict[int, str],
+) -> ParsedLog:
+    """Re-key a ``paddle.grad`` log, whose runs are on *copies* of the GradNodes, to our ptrs.
+
+    The copies have the same shape as the originals: the copied roots are the runs no logged
+    edge points at (matched to ``roots`` in order, by name); from there the k-th logged edge of
+    a run is the k-th non-None ``next_functions`` entry of the node it copies.
+    """
+    runs = runs_by_ptr(log)
+    targeted = {_ptr_int(e.target_ptr) for r in runs.values() for e in r.edges}
+    copy_roots = [p for p, r in runs.items() if p not in targeted]
+    mapping: dict[int, int] = {}
+    pending: deque[tuple[int, int]] = deque()
+    for (orig, name), copy in zip(roots, copy_roots):
+        if runs[copy].node_name == name:
+            pending.append((copy, orig))
+    while pending:
+        copy, orig = pending.popleft()
+        if copy in mapping:
+            continue
+        mapping[copy] = orig
+        run = runs.get(copy)
+        present = [p for p in next_ptrs.get(orig, []) if p is not None]
+        for edge, target in zip(run.edges if run else (), present):
+            copy_target = _ptr_int(edge.target_ptr)
+            if copy_target is None or edge.target_name != names.get(target):
+                break  # the copy's shape differs from here on: stop trusting the order
+            pending.append((copy_target, target))
+
+    def rekey(text: str | None) -> str | None:
+        ptr = _ptr_int(text)
+        return hex(mapping[ptr]) if ptr in mapping else None
+
+    new_runs = []
+    for run in log.runs:
+        if _ptr_int(run.ptr) not in mapping:
+            continue
+        edges = tuple(PendingEdge(e.target_name, rekey(e.target_ptr), e.grad) for e in run.edges)
+        new_runs.append(replace(run, ptr=rekey(run.ptr), edges=edges))
+    return ParsedLog(runs=tuple(new_runs), warnings=log.warnings)

@@ -1,0 +1,78 @@
+"""Annotate a graph that was built outside ``trace()`` by replaying its backward once.
+
+``paddle.grad(roots, leaves, retain_graph=True)`` under log capture: it computes gradients
+without touching any ``.grad`` and keeps the graph, so the user's state is unchanged. It needs
+the graph to be alive (backward not run yet, or run with retain_graph=True) and the leaf
+tensors, which come from ``model``/``params`` or, failing those, from the parameters Python's
+garbage collector knows about.
+"""
+
+from __future__ import annotations
+
+import gc
+from typing import Any
+
+from .backward_capture import CapturedBackward, run_captured
+from .params import accumulation_ptr
+
+
+def _candidate_leaves(model: Any, params: Any) -> list[Any]:
+    import paddle
+
+    if model is not None:
+        return list(model.parameters())
+    if params is not None:
+        values = params.values() if hasattr(params, "values") else (p for _, p in params)
+        return [p for p in values if isinstance(p, paddle.Tensor)]
+    # Parameters (EagerParamBase) are Python objects the collector tracks; plain tensors aren't.
+    return [o for o in gc.get_objects() if isinstance(o, paddle.base.framework.EagerParamBase)]
+
+
+def discover_model(accumulation_ptrs: set[int]) -> Any:
+    """The live nn.Layer whose parameters name most of the graph's leaves (outermost on ties).
+
+    Lets ``GraphWidget(y)`` name parameters "fc.0.weight" without ``model=``.
+    """
+    import paddle
+
+    if not accumulation_ptrs:
+        return None
+    best, best_key = None, (0, 0)
+    for obj in gc.get_objects():
+        if not isinstance(obj, paddle.nn.Layer):
+            continue
+        names = list(obj.named_parameters())
+        covered = sum(1 for _, p in names if accumulation_ptr(p) in accumulation_ptrs)
+        key = (covered, len(names))
+        if covered and key > best_key:
+            best, best_key = obj, key
+    return best
+
+
+def find_leaves(accumulation_ptrs: set[int], model: Any = None, params: Any = None) -> list[Any]:
+    leaves, seen = [], set()
+    for tensor in _candidate_leaves(model, params):
+        if tensor.stop_gradient:
+            continue
+        ptr = accumulation_ptr(tensor)
+        if ptr in accumulation_ptrs and ptr not in seen:
+            seen.add(ptr)
+            leaves.append(tensor)
+    return leaves
+
+
+def replay_backward(roots: list[Any], leaves: list[Any]) -> CapturedBackward:
+    """Run the instrumented side-effect-free backward; raises if the graph was already freed."""
+    import paddle.base.dygraph.base as dygraph_base
+
+    grad = dygraph_base.grad  # the unpatched entry point, even inside an active trace()
+    _, captured = run_captured(
+        lambda extra: grad(roots, leaves, retain_graph=True, allow_unused=True),
+        function=None,
+        quiet=True,
+    )
+    return captured
+
+
+def graph_was_freed(error: BaseException) -> bool:
+    return "TensorWrapper" in str(error) or "retain_graph" in str(error)

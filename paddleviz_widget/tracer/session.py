@@ -1,0 +1,186 @@
+"""``trace(model)``: record layer scopes during the forward and Paddle's own account of the
+backward, so that ``build_graph(y)`` / ``GraphWidget(y)`` can annotate the graph afterwards.
+
+Everything patched or switched on entry (Tensor.backward, paddle.autograd.backward, paddle.grad,
+FLAGS_call_stack_level, layer hooks) is put back exactly on exit, exceptions included.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections import deque
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from .backward_capture import DUMP_KWARG, CapturedBackward, run_captured
+from .grad_node import grad_node_of
+from .layer_scopes import LayerScopeRecorder, LayerScopes
+
+CALL_STACK_FLAG = "FLAGS_call_stack_level"
+
+
+@dataclass(frozen=True)
+class BackwardRecord:
+    # The GradNodes backward started from, held so that no node of this graph can be freed and
+    # its address reused while the record may still be matched against a graph.
+    roots: tuple[Any, ...]
+    captured: CapturedBackward
+    copies: bool  # paddle.grad runs on copies of the nodes: log pointers differ from ours
+
+
+def _as_list(value: Any) -> list[Any]:
+    return list(value) if isinstance(value, (list, tuple)) else [value]
+
+
+class TraceSession:
+    """Use as ``with trace(model):`` around the forward and the backward."""
+
+    def __init__(self, model: Any = None, *, call_sites: bool = True) -> None:
+        import paddle
+
+        if model is not None and not isinstance(model, paddle.nn.Layer):
+            raise TypeError(
+                f"trace() takes your paddle.nn.Layer model (or nothing), got a "
+                f"{type(model).__name__}; use `with trace(model):` or `with trace():`"
+            )
+        self.model = model
+        self.call_sites = call_sites
+        self.records: list[BackwardRecord] = []
+        self.scopes: LayerScopes | None = None
+        self._recorder: LayerScopeRecorder | None = None
+        self._restore: list[Callable[[], None]] = []
+        self._in_backward = False
+
+    # -- context manager -------------------------------------------------------------------
+    def __enter__(self) -> TraceSession:
+        if self._recorder is not None:
+            raise RuntimeError("this trace() is already in use; start a new `with trace(...)`")
+        self._recorder = LayerScopeRecorder(self.model)
+        self._recorder.start()
+        try:
+            if self.call_sites:
+                self._set_call_stack_flag()
+            self._patch_backward_entry_points()
+        except BaseException:
+            self._undo()
+            raise
+        return self
+
+    def __exit__(self, *exc_info: Any) -> None:
+        self._undo()
+        RECENT_SESSIONS.add(self)
+
+    def _undo(self) -> None:
+        try:
+            while self._restore:
+                self._restore.pop()()
+        finally:
+            if self._recorder is not None and self._recorder.recording:
+                self.scopes = self._recorder.stop()
+
+    # -- what is switched on while tracing ---------------------------------------------------
+    def _set_call_stack_flag(self) -> None:
+        import paddle
+
+        try:
+            old = paddle.get_flags([CALL_STACK_FLAG])[CALL_STACK_FLAG]
+        except (ValueError, KeyError):
+            return  # this Paddle has no such flag: call sites fall back to layer call sites
+        if int(old) < 3:
+            paddle.set_flags({CALL_STACK_FLAG: 3})
+            self._restore.append(lambda: paddle.set_flags({CALL_STACK_FLAG: old}))
+
+    def _swap(self, owner: Any, name: str, make: Callable[[Any], Any]) -> None:
+        original = owner.__dict__[name] if name in owner.__dict__ else getattr(owner, name)
+        setattr(owner, name, make(original))
+        self._restore.append(lambda: setattr(owner, name, original))
+
+    def _patch_backward_entry_points(self) -> None:
+        import paddle
+        import paddle.autograd
+
+        def tensor_backward(original: Any) -> Any:
+            @functools.wraps(original)
+            def backward(tensor: Any, *args: Any, **kwargs: Any) -> Any:
+                return self._backward(original, [tensor], (tensor, *args), kwargs, copies=False)
+
+            return backward
+
+        def autograd_backward(original: Any) -> Any:
+            @functools.wraps(original)
+            def backward(tensors: Any, *args: Any, **kwargs: Any) -> Any:
+                roots = _as_list(tensors)
+                return self._backward(original, roots, (tensors, *args), kwargs, copies=False)
+
+            return backward
+
+        def grad(original: Any) -> Any:
+            @functools.wraps(original)
+            def wrapped(outputs: Any, *args: Any, **kwargs: Any) -> Any:
+                roots = _as_list(outputs)
+                return self._backward(original, roots, (outputs, *args), kwargs, copies=True)
+
+            return wrapped
+
+        self._swap(paddle.Tensor, "backward", tensor_backward)
+        self._swap(paddle.autograd, "backward", autograd_backward)
+        original_grad = paddle.grad
+        self._swap(paddle, "grad", grad)
+        if getattr(paddle.autograd, "grad", None) is original_grad:
+            self._restore.append(lambda: setattr(paddle.autograd, "grad", original_grad))
+            paddle.autograd.grad = paddle.grad
+
+    def _backward(
+        self, original: Any, roots: list[Any], args: tuple[Any, ...], kwargs: dict[str, Any],
+        *, copies: bool,
+    ) -> Any:  # fmt: skip
+        if self._in_backward:  # e.g. paddle.grad inside a PyLayer's backward: already captured
+            return original(*args, **kwargs)
+        nodes = tuple(n for n in (grad_node_of(t) for t in roots if hasattr(t, "grad_fn")) if n)
+        self._in_backward = True
+        try:
+            result, captured = run_captured(
+                lambda extra: original(*args, **{**kwargs, **extra}),
+                function=original,
+                user_dump_dir=kwargs.get(DUMP_KWARG),
+            )
+        finally:
+            self._in_backward = False
+        self.records.append(BackwardRecord(nodes, captured, copies))
+        return result
+
+
+class _RecentSessions:
+    """The last few finished traces, newest last, for build_graph to find its own in."""
+
+    def __init__(self, size: int = 4) -> None:
+        self._items: deque[TraceSession] = deque(maxlen=size)
+
+    def add(self, session: TraceSession) -> None:
+        if session in self._items:
+            self._items.remove(session)
+        self._items.append(session)
+
+    def newest_first(self) -> Iterator[TraceSession]:
+        return reversed(list(self._items))
+
+    def clear(self) -> None:
+        self._items.clear()
+
+
+RECENT_SESSIONS = _RecentSessions()
+
+
+def trace(model: Any = None, *, call_sites: bool = True) -> TraceSession:
+    """Record what ``build_graph``/``GraphWidget`` need while your forward and backward run::
+
+        with trace(model):
+            y = model(x)
+            y.sum().backward()
+        GraphWidget(y)
+
+    ``model``: hook its sublayers to group GradNodes by layer (None: every nn.Layer called).
+    ``call_sites``: ask Paddle for a Python stack per GradNode (FLAGS_call_stack_level=3).
+    """
+    return TraceSession(model, call_sites=call_sites)
