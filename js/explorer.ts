@@ -179,7 +179,7 @@ export function createExplorer(model: AnyModel<WidgetModel>, el: HTMLElement): (
   /** The depth the open groups amount to (the synced one if it fits), or null. */
   function shownDepth(): number | null {
     const open = expanded().join(",");
-    const synced = model.get("depth") ?? -1;
+    const synced = Math.min(model.get("depth") ?? -1, index.maxLevel + 1);
     const candidates = [synced, ...Array.from({ length: index.maxLevel + 2 }, (_, d) => d)];
     return candidates.find((d) => d >= 0 && groupsToDepth(index, d).join(",") === open) ?? null;
   }

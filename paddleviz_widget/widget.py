@@ -158,7 +158,9 @@ class GraphWidget(anywidget.AnyWidget):
         self._open_to(tree.auto_depth() if self._auto else change["new"], tree)
 
     def _open_to(self, depth: int, tree: _LayerTree) -> None:
-        depth = max(0, min(depth, tree.max_level + 1))
+        # Deeper than the deepest level just opens everything; the depth itself is kept, so
+        # GraphWidget(y, depth=2) means the same when the payload is swapped for another.
+        depth = max(0, depth)
         self._resolving = True
         try:
             self.depth = depth

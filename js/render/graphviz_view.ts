@@ -155,7 +155,7 @@ export function createGraphvizView(container: HTMLElement, handlers: PointerHand
       const box = graph.getBBox();
       const vb = root.viewBox.baseVal;
       if (box.width <= 0 || box.height <= 0 || vb.width <= 0) return;
-      const k = Math.min(1.25, (vb.width * 0.96) / box.width, (vb.height * 0.96) / box.height);
+      const k = Math.min(1, (vb.width * 0.96) / box.width, (vb.height * 0.96) / box.height);
       const x = vb.width / 2 - k * (box.x + box.width / 2);
       const y = vb.height / 2 - k * (box.y + box.height / 2);
       applyTransform(x, y, k, animate);

@@ -3,6 +3,7 @@ import { Graphviz } from "@hpcc-js/wasm";
 import {
   DEFAULT_DOT_OPTIONS,
   clusterElementId,
+  dotLabel,
   dotString,
   elementId,
   nodeLabel,
@@ -56,6 +57,9 @@ describe.each(FIXTURE_NAMES)("DOT for %s", (name) => {
       const group = graph.groups.find((g) => g.id === c.id);
       expect(textOf(svg, clusterElementId(c.id))).toContain(group?.name);
     }
+    for (const vn of vg.nodes.filter((n) => n.group)) {
+      expect(textOf(svg, elementId(vn.id))).toContain(`${vn.group?.name} \u00b7 ${vn.group?.type}`);
+    }
   });
 
   it("labels a collapsed group with its name, type and what it holds", () => {
@@ -103,5 +107,20 @@ describe("DOT text", () => {
 
   it("escapes quotes, backslashes and newlines", () => {
     expect(dotString('a"b\\c\nd')).toBe('"a\\"b\\\\c\\nd"');
+  });
+
+  it("writes collapsed groups as HTML-like labels with a bold, escaped title", () => {
+    const graph = fixture("lenet");
+    graph.groups[0].name = "a<b>&c";
+    const idx = buildIndex(graph);
+    const closed = buildVisibleGraph(idx, new Set());
+    const vn = closed.nodeById.get(graph.groups[0].id);
+    expect(vn).toBeDefined();
+    if (!vn) return;
+    const label = dotLabel(idx, vn);
+    expect(label.startsWith("<<B>a&lt;b&gt;&amp;c")).toBe(true);
+    expect(label).toContain("</B><BR/>");
+    const svg = graphviz.layout(visibleGraphToDot(idx, closed), "svg", "dot");
+    expect(svg).toMatch(/font-weight="bold"[^>]*>a&lt;b&gt;&amp;c/);
   });
 });

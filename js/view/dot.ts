@@ -48,6 +48,19 @@ export function nodeLabel(index: GraphIndex, vn: VisibleNode): string {
   return node.tensor ? `${title}\n${formatGrad(node.tensor)}` : title;
 }
 
+/** Escape text for a Graphviz HTML-like label. */
+export function htmlText(text: string): string {
+  return text.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;");
+}
+
+/** DOT label attribute value: HTML-like for collapsed groups (bold title), quoted otherwise. */
+export function dotLabel(index: GraphIndex, vn: VisibleNode): string {
+  const text = nodeLabel(index, vn);
+  if (!vn.group) return dotString(text);
+  const [title, ...rest] = text.split("\n");
+  return `<<B>${htmlText(title)}</B>${rest.map((line) => `<BR/>${htmlText(line)}`).join("")}>`;
+}
+
 export function clusterLabel(title: string): string {
   return `\u25be ${title}`;
 }
@@ -62,7 +75,7 @@ const NODE_STYLE: Record<VisibleNode["kind"], string> = {
   op: 'shape=box style="rounded,filled"',
   param: "shape=ellipse style=filled",
   output: 'shape=box style="rounded,filled,bold"',
-  group: 'shape=box3d style=filled margin="0.14,0.06"',
+  group: 'shape=box3d style=filled margin="0.18,0.06"',
 };
 
 function attrs(list: Array<[string, string]>): string {
@@ -73,7 +86,7 @@ function nodeLine(index: GraphIndex, vn: VisibleNode, indent: string): string {
   const a = attrs([
     ["id", dotString(elementId(vn.id))],
     ["class", dotString(`pvw-${vn.kind}`)],
-    ["label", dotString(nodeLabel(index, vn))],
+    ["label", dotLabel(index, vn)],
   ]);
   return `${indent}${dotString(vn.id)} [${a} ${NODE_STYLE[vn.kind]}];`;
 }

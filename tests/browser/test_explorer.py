@@ -1,0 +1,568 @@
+"""The explorer UI in a real JupyterLab: layer groups, hover, inspector, toolbar, search and
+the Python <-> browser traits, on LeNet (tests/browser/notebooks/explorer.ipynb).
+
+One notebook run serves the whole module (the page is module-scoped); each test first puts the
+widget into the state it needs from the kernel. Expected values come from the widget's own
+payload (``w.graph``, read from the kernel), never from constants.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from lab_page import open_and_run_notebook, page_problems, save_screenshot
+from playwright.sync_api import Locator, Page
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parents[1]
+NOTEBOOK = "explorer.ipynb"
+DOCS_SCREENSHOTS = REPO / "docs" / "screenshots"
+ROOT = "[data-testid=pvw-root]"
+GRAPH = "[data-testid=pvw-graph]"
+NODES = f"{GRAPH} svg g.node"
+CLUSTERS = f"{GRAPH} svg g.cluster"
+TIMEOUT_MS = 10_000
+
+# Runs code in the notebook's kernel (like a cell) and returns what it printed.
+_EXECUTE = """async (code) => {
+  const kernel = window.jupyterapp.shell.currentWidget.sessionContext.session.kernel;
+  const future = kernel.requestExecute({ code, store_history: false });
+  let out = "";
+  future.onIOPub = (msg) => {
+    const c = msg.content;
+    if (msg.header.msg_type === "stream") out += c.text;
+    if (msg.header.msg_type === "error") out += `ERROR ${c.ename}: ${c.evalue}`;
+  };
+  await future.done;
+  return out;
+}"""
+
+# A point on an edge (its path at `t` of its length) in page coordinates, and what is there.
+_EDGE_POINT = """([id, t]) => {
+  const path = document.getElementById(id).querySelector("path");
+  const p = path.getPointAtLength(path.getTotalLength() * t);
+  const m = path.getScreenCTM();
+  const x = p.x * m.a + p.y * m.c + m.e, y = p.x * m.b + p.y * m.d + m.f;
+  const hit = document.elementFromPoint(x, y);
+  const g = hit && hit.closest("g.node, g.edge, g.cluster");
+  return { x, y, on: g ? g.id : null };
+}"""
+
+# A point inside a cluster where the cluster itself (its background) is what the pointer hits.
+_CLUSTER_POINT = """(id) => {
+  const box = document.getElementById(id).getBoundingClientRect();
+  for (let fy = 0.1; fy < 1; fy += 0.1) {
+    for (let fx = 0.05; fx < 1; fx += 0.05) {
+      const x = box.x + box.width * fx, y = box.y + box.height * fy;
+      const hit = document.elementFromPoint(x, y);
+      if (hit && hit.tagName !== "text" && hit.closest("g.node, g.edge, g.cluster")?.id === id) {
+        return { x, y };
+      }
+    }
+  }
+  return null;
+}"""
+
+_CENTRE_OFFSET = """([graphSel, id]) => {
+  const a = document.querySelector(graphSel).getBoundingClientRect();
+  const b = document.getElementById(id).getBoundingClientRect();
+  const dx = a.x + a.width / 2 - (b.x + b.width / 2);
+  return Math.hypot(dx, a.y + a.height / 2 - (b.y + b.height / 2));
+}"""
+
+
+# -- helpers that read the payload (the JSON the widget holds) -------------------------------
+
+
+def ancestors(graph: dict[str, Any], gid: str | None) -> list[str]:
+    parent = {g["id"]: g["parent"] for g in graph["groups"]}
+    chain = []
+    while gid is not None:
+        chain.append(gid)
+        gid = parent[gid]
+    return chain  # innermost first, `gid` included
+
+
+def representative(graph: dict[str, Any], node: dict[str, Any], expanded: set[str]) -> str:
+    for gid in reversed(ancestors(graph, node["group"])):
+        if gid not in expanded:
+            return gid
+    return node["id"]
+
+
+def visible_nodes(graph: dict[str, Any], expanded: set[str]) -> set[str]:
+    return {representative(graph, n, expanded) for n in graph["nodes"]}
+
+
+def visible_clusters(graph: dict[str, Any], expanded: set[str]) -> set[str]:
+    shown = set()
+    for n in graph["nodes"]:
+        chain = ancestors(graph, n["group"])
+        shown.update(g for g in chain if all(a in expanded for a in ancestors(graph, g)))
+    return shown
+
+
+def shape_text(shape: list[int] | None) -> str:
+    return "[?]" if shape is None else "[" + ", ".join(str(d) for d in shape) + "]"
+
+
+def descendants(graph: dict[str, Any], gid: str) -> list[dict[str, Any]]:
+    return [n for n in graph["nodes"] if gid in ancestors(graph, n["group"])]
+
+
+# -- fixtures ---------------------------------------------------------------------------------
+
+
+class Explorer:
+    """The running notebook: its page, widget root, and a handle on the kernel."""
+
+    def __init__(self, page: Page, root: Locator) -> None:
+        self.page = page
+        self.root = root
+
+    def run(self, code: str) -> str:
+        out = self.page.evaluate(_EXECUTE, code)
+        assert "ERROR" not in out, out
+        return out
+
+    def value(self, expr: str) -> Any:
+        return json.loads(self.run(f"import json; print(json.dumps({expr}))"))
+
+    def renders(self) -> int:
+        return int(self.root.get_attribute("data-renders") or 0)
+
+    def wait_ready(self, after: int | None = None) -> None:
+        """Wait until a redraw newer than render number `after` (if given) has finished."""
+        self.page.wait_for_function(
+            """([sel, after]) => {
+              const r = document.querySelector(sel);
+              const fresh = after === null || Number(r.dataset.renders) > after;
+              return r.dataset.state === "ready" && fresh;
+            }""",
+            arg=[ROOT, after],
+            timeout=TIMEOUT_MS,
+        )
+        self.page.wait_for_timeout(700)  # let the expand/collapse animation finish
+
+    def set_expanded(self, python: str) -> None:
+        """Run `python` (which changes w.expanded) and wait for the redraw, if any."""
+        before = self.renders()
+        old = self.value("w.expanded")
+        self.run(python)
+        if self.value("w.expanded") != old:
+            self.wait_ready(after=before)
+
+    def node_ids(self) -> set[str]:
+        return set(self.page.locator(NODES).evaluate_all("(els) => els.map((e) => e.id)"))
+
+    def cluster_ids(self) -> set[str]:
+        return set(self.page.locator(CLUSTERS).evaluate_all("(els) => els.map((e) => e.id)"))
+
+    def element(self, dom_id: str) -> Locator:
+        return self.page.locator(f"{GRAPH} [id='{dom_id}']")
+
+
+@pytest.fixture(scope="module")
+def explorer(chromium_browser, lab_server) -> Iterator[Explorer]:
+    shutil.copy(HERE / "notebooks" / NOTEBOOK, lab_server.root / NOTEBOOK)
+    context = chromium_browser.new_context(
+        viewport={"width": 1400, "height": 1000}, device_scale_factor=2
+    )
+    page = context.new_page()
+    page.pvw_console_errors = []
+    page.on(
+        "console",
+        lambda msg: page.pvw_console_errors.append(msg.text) if msg.type == "error" else None,
+    )
+    try:
+        root = open_and_run_notebook(page, lab_server, NOTEBOOK).first
+        root.evaluate("(el) => el.scrollIntoView({ block: 'center' })")
+        yield Explorer(page, root)
+        assert not page.pvw_console_errors, page_problems(page)
+    finally:
+        context.close()
+        lab_server.shutdown_sessions()
+
+
+@pytest.fixture(scope="module")
+def graph(explorer: Explorer) -> dict[str, Any]:
+    payload = explorer.value("w.graph")
+    assert payload["groups"], "the explorer notebook should give LeNet its layer groups"
+    return payload
+
+
+@pytest.fixture
+def fresh(explorer: Explorer) -> Explorer:
+    """Every group open, nothing selected, no search: the state each test starts from."""
+    explorer.set_expanded("w.expand_all()")
+    explorer.run("w.selected = ''")
+    search = explorer.page.get_by_test_id("pvw-search")
+    if search.input_value():
+        search.fill("")
+    explorer.page.mouse.move(0, 0)
+    explorer.page.get_by_test_id("pvw-inspector").wait_for(state="hidden")
+    explorer.page.get_by_test_id("pvw-fit").click()
+    explorer.page.wait_for_timeout(400)  # the graph area regains its width and refits
+    return explorer
+
+
+def outer_group(graph: dict[str, Any]) -> dict[str, Any]:
+    """The top-level group holding the most nodes (LeNet: "conv")."""
+    tops = [g for g in graph["groups"] if g["parent"] is None]
+    return max(tops, key=lambda g: len(descendants(graph, g["id"])))
+
+
+# -- tests --------------------------------------------------------------------------------------
+
+
+def test_default_view_matches_payload(explorer: Explorer, graph: dict[str, Any]) -> None:
+    # The kernel picked the default depth; the browser draws exactly that picture.
+    expanded = set(explorer.value("w.expanded"))
+    if len(graph["nodes"]) <= 150:
+        assert expanded == {g["id"] for g in graph["groups"]}
+    assert explorer.node_ids() == {f"pvw-{i}" for i in visible_nodes(graph, expanded)}
+    assert explorer.cluster_ids() == {f"pvw-{g}-cluster" for g in visible_clusters(graph, expanded)}
+    for group in graph["groups"]:
+        if group["id"] in expanded:
+            label = explorer.element(f"pvw-{group['id']}-cluster").locator("text").first
+            assert group["name"] in (label.text_content() or "")
+    assert explorer.page.get_by_test_id("pvw-legend").is_visible()
+
+
+def test_collapse_and_expand_by_click(fresh: Explorer, graph: dict[str, Any]) -> None:
+    group = outer_group(graph)
+    gid = group["id"]
+    everything = {g["id"] for g in graph["groups"]}
+    shown_before = len(fresh.node_ids())
+
+    # Click the expanded cluster's header label: the group collapses into one node.
+    before = fresh.renders()
+    fresh.element(f"pvw-{gid}-cluster").locator("text").first.click()
+    fresh.wait_ready(after=before)
+    collapsed = visible_nodes(graph, everything - {gid})
+    assert fresh.node_ids() == {f"pvw-{i}" for i in collapsed}
+    assert len(collapsed) < shown_before
+    assert fresh.element(f"pvw-{gid}-cluster").count() == 0
+    node = fresh.element(f"pvw-{gid}")
+    label = node.text_content() or ""
+    ops = sum(1 for n in descendants(graph, gid) if n["kind"] != "param")
+    assert group["name"] in label and group["type"] in label and f"{ops} ops" in label
+    assert gid not in fresh.value("w.expanded")
+
+    # Hover the merged edge into the collapsed group: it lists every gradient that crosses.
+    inside = {n["id"] for n in descendants(graph, gid)}
+    crossing = [e for e in graph["edges"] if (e["source"] in inside) != (e["target"] in inside)]
+    assert crossing
+    edge_ids = fresh.page.locator(f"{GRAPH} svg g.edge").evaluate_all(
+        "(els) => els.map((e) => e.id)"
+    )
+    into = [
+        e
+        for e in crossing
+        if f"pvw-{e['id']}" in edge_ids or f"pvw-{e['source']}-{gid}" in edge_ids
+    ]
+    target = into[0]
+    dom_id = next(
+        i for i in (f"pvw-{target['id']}", f"pvw-{target['source']}-{gid}") if i in edge_ids
+    )
+    hover_edge(fresh, dom_id)
+    tip = fresh.page.get_by_test_id("pvw-tooltip")
+    same_pair = [e for e in into if e["source"] == target["source"]]
+    for e in same_pair:
+        assert shape_text(e["grad"]["shape"]) in tip.inner_text()
+
+    # Click the collapsed group's node: it opens again.
+    before = fresh.renders()
+    node.click()
+    fresh.wait_ready(after=before)
+    assert len(fresh.node_ids()) == shown_before
+    assert fresh.element(f"pvw-{gid}-cluster").count() == 1
+    assert gid in fresh.value("w.expanded")
+
+
+def hover_edge(explorer: Explorer, dom_id: str) -> None:
+    tried = []
+    for t in (0.5, 0.35, 0.65, 0.2, 0.8, 0.5):
+        point = explorer.page.evaluate(_EDGE_POINT, [dom_id, t])
+        if point["on"] == dom_id:
+            explorer.page.mouse.move(point["x"], point["y"])
+            explorer.page.get_by_test_id("pvw-tooltip").wait_for(state="visible")
+            return
+        tried.append(point)
+        explorer.page.wait_for_timeout(150)
+    raise AssertionError(f"no point of edge {dom_id} is free to hover: {tried}")
+
+
+def test_hover_edge_shows_gradient(fresh: Explorer, graph: dict[str, Any]) -> None:
+    edges = [e for e in graph["edges"] if e["grad"] is not None]
+    for edge in (edges[0], edges[len(edges) // 2], edges[-1]):
+        hover_edge(fresh, f"pvw-{edge['id']}")
+        text = fresh.page.get_by_test_id("pvw-tooltip").inner_text()
+        grad = edge["grad"]
+        assert shape_text(grad["shape"]) in text
+        assert grad["dtype"] in text and grad["place"] in text
+        source = next(n for n in graph["nodes"] if n["id"] == edge["source"])
+        slots = source.get("outputs") or []
+        if edge["index"] < len(slots):
+            assert slots[edge["index"]]["name"] in text
+    # Hovering a node shows its summary.
+    param = next(n for n in graph["nodes"] if n["param"])
+    fresh.element(f"pvw-{param['id']}").hover()
+    assert param["param"]["name"] in fresh.page.get_by_test_id("pvw-tooltip").inner_text()
+
+
+def test_inspector_for_clicked_node(fresh: Explorer, graph: dict[str, Any]) -> None:
+    # An op inside a layer, with neighbours on both sides.
+    node = next(
+        n
+        for n in graph["nodes"]
+        if n["kind"] == "op"
+        and n["group"]
+        and any(e["target"] == n["id"] for e in graph["edges"])
+        and any(e["source"] == n["id"] for e in graph["edges"])
+    )
+    fresh.element(f"pvw-{node['id']}").click()
+    inspector = fresh.page.get_by_test_id("pvw-inspector")
+    inspector.wait_for(state="visible")
+    text = inspector.inner_text()
+    group = next(g for g in graph["groups"] if g["id"] == node["group"])
+    assert node["name"] in text
+    assert group["name"] in text and group["type"] in text
+    for slot in (node.get("inputs") or []) + (node.get("outputs") or []):
+        assert slot["name"] in text and shape_text(slot["shape"]) in text
+    neighbours = [e["source"] for e in graph["edges"] if e["target"] == node["id"]]
+    neighbours += [e["target"] for e in graph["edges"] if e["source"] == node["id"]]
+    refs = inspector.locator("section", has_text="Neighbours").locator("[data-ref]")
+    assert refs.evaluate_all("(els) => els.map((e) => e.dataset.ref)") == neighbours
+    # The selection highlights the paths through the node.
+    assert "pvw-selected" in (fresh.element(f"pvw-{node['id']}").get_attribute("class") or "")
+    upstream = fresh.page.locator(f"{GRAPH} svg g.node.pvw-upstream").count()
+    downstream = fresh.page.locator(f"{GRAPH} svg g.node.pvw-downstream").count()
+    assert upstream > 0 and downstream > 0
+
+    # A neighbour is a link: following it selects that node, in the kernel too.
+    refs.last.click()
+    fresh.page.wait_for_function(
+        "(id) => document.querySelector('[data-testid=pvw-inspector]').dataset.id === id",
+        arg=neighbours[-1],
+        timeout=TIMEOUT_MS,
+    )
+    assert fresh.value("w.selected") == neighbours[-1]
+
+    # A parameter node shows the parameter's name and shape.
+    param = next(n for n in graph["nodes"] if n["param"])
+    fresh.element(f"pvw-{param['id']}").click()
+    fresh.page.wait_for_function(
+        "(id) => document.querySelector('[data-testid=pvw-inspector]').dataset.id === id",
+        arg=param["id"],
+        timeout=TIMEOUT_MS,
+    )
+    text = inspector.inner_text()
+    assert param["param"]["name"] in text and shape_text(param["param"]["shape"]) in text
+
+
+def test_click_selects_in_kernel(fresh: Explorer, graph: dict[str, Any]) -> None:
+    edge = graph["edges"][len(graph["edges"]) // 2]
+    hover_edge(fresh, f"pvw-{edge['id']}")
+    point = fresh.page.evaluate(_EDGE_POINT, [f"pvw-{edge['id']}", 0.5])
+    fresh.page.mouse.click(point["x"], point["y"])
+    fresh.page.wait_for_timeout(300)
+    assert fresh.value("w.selected") == edge["id"]
+    inspector = fresh.page.get_by_test_id("pvw-inspector").inner_text()
+    assert shape_text(edge["grad"]["shape"]) in inspector
+
+    group = outer_group(graph)
+    point = fresh.page.evaluate(_CLUSTER_POINT, f"pvw-{group['id']}-cluster")
+    assert point, "no free spot inside the cluster"
+    fresh.page.mouse.click(point["x"], point["y"])
+    fresh.page.wait_for_timeout(300)
+    assert fresh.value("w.selected") == group["id"]
+    params = [n for n in descendants(graph, group["id"]) if n["kind"] == "param"]
+    text = fresh.page.get_by_test_id("pvw-inspector").inner_text()
+    assert group["type"] in text and f"{len(params)} tensors" in text
+
+
+def test_python_drives_the_view(fresh: Explorer, graph: dict[str, Any]) -> None:
+    fresh.set_expanded("w.collapse_all()")
+    assert fresh.node_ids() == {f"pvw-{i}" for i in visible_nodes(graph, set())}
+    assert fresh.cluster_ids() == set()
+
+    group = outer_group(graph)
+    fresh.set_expanded(f"w.expand({group['name']!r})")
+    assert fresh.element(f"pvw-{group['id']}-cluster").count() == 1
+    assert fresh.node_ids() == {f"pvw-{i}" for i in visible_nodes(graph, {group["id"]})}
+
+    out = fresh.page.evaluate(_EXECUTE, "w.expand('no_such_layer')")
+    assert "ValueError" in out
+
+    fresh.set_expanded("w.depth = 1")
+    top = {g["id"] for g in graph["groups"] if g["parent"] is None}
+    assert fresh.node_ids() == {f"pvw-{i}" for i in visible_nodes(graph, top)}
+    assert fresh.page.get_by_test_id("pvw-depth").input_value() == "1"
+
+    node = graph["nodes"][len(graph["nodes"]) // 2]
+    fresh.run(f"w.selected = {node['id']!r}")
+    fresh.page.wait_for_function(
+        "(id) => document.querySelector('[data-testid=pvw-inspector]').dataset.id === id",
+        arg=node["id"],
+        timeout=TIMEOUT_MS,
+    )
+
+
+def test_toolbar(fresh: Explorer, graph: dict[str, Any]) -> None:
+    toolbar = fresh.page.get_by_test_id("pvw-toolbar")
+    before = fresh.renders()
+    toolbar.get_by_test_id("pvw-collapse-all").click()
+    fresh.wait_ready(after=before)
+    assert fresh.value("w.expanded") == []
+    assert len(fresh.node_ids()) == len(visible_nodes(graph, set()))
+
+    before = fresh.renders()
+    toolbar.get_by_test_id("pvw-depth").select_option("1")
+    fresh.wait_ready(after=before)
+    top = [g["id"] for g in graph["groups"] if g["parent"] is None]
+    assert fresh.value("[w.depth, w.expanded]") == [1, top]
+
+    before = fresh.renders()
+    toolbar.get_by_test_id("pvw-expand-all").click()
+    fresh.wait_ready(after=before)
+    assert len(fresh.node_ids()) == len(graph["nodes"])
+
+    # Edge labels show every gradient shape on the edges.
+    before = fresh.renders()
+    toolbar.get_by_test_id("pvw-edge-labels").check()
+    fresh.wait_ready(after=before)
+    labels = fresh.page.locator(f"{GRAPH} svg g.edge text").all_text_contents()
+    assert len(labels) == len(graph["edges"])
+    for edge in graph["edges"]:
+        assert any(shape_text(edge["grad"]["shape"]) in t for t in labels)
+
+    # Direction: LeNet's chain is tall top-bottom and wide left-right.
+    def aspect() -> float:
+        box = fresh.page.locator(f"{GRAPH} svg > g").bounding_box()
+        assert box is not None
+        return box["width"] / box["height"]
+
+    tall = aspect()
+    before = fresh.renders()
+    toolbar.get_by_test_id("pvw-direction").select_option("LR")
+    fresh.wait_ready(after=before)
+    assert aspect() > tall
+    for reset in ("pvw-direction", "pvw-edge-labels"):
+        before = fresh.renders()
+        if reset == "pvw-direction":
+            toolbar.get_by_test_id(reset).select_option("TB")
+        else:
+            toolbar.get_by_test_id(reset).uncheck()
+        fresh.wait_ready(after=before)
+
+
+def test_search_highlights_and_centres(fresh: Explorer, graph: dict[str, Any]) -> None:
+    query = "weight"
+    expected = [n["id"] for n in graph["nodes"] if query in (n["param"] or {}).get("name", "")]
+    expected += [g["id"] for g in graph["groups"] if query in g["name"]]
+    assert len(expected) > 1
+    # Zoom in first, so that centring has to move the view.
+    fresh.page.get_by_test_id("pvw-zoom-in").click()
+    fresh.page.get_by_test_id("pvw-zoom-in").click()
+    box = fresh.page.get_by_test_id("pvw-search")
+    box.fill(query)
+    matches = fresh.page.locator(f"{GRAPH} svg .pvw-match")
+    assert sorted(matches.evaluate_all("(els) => els.map((e) => e.id)")) == sorted(
+        f"pvw-{i}" for i in expected
+    )
+    seen = []
+    for _ in range(len(expected)):
+        current = fresh.page.locator(f"{GRAPH} svg .pvw-match-current")
+        assert current.count() == 1
+        dom_id = current.get_attribute("id")
+        fresh.page.wait_for_timeout(400)  # the centring pans smoothly
+        offset = fresh.page.evaluate(_CENTRE_OFFSET, [GRAPH, dom_id])
+        assert offset < 30, f"{dom_id} is {offset:.0f}px from the centre"
+        seen.append(dom_id)
+        box.press("Enter")
+    assert sorted(seen) == sorted(f"pvw-{i}" for i in expected)
+    assert fresh.page.get_by_test_id("pvw-search-count").inner_text() == f"1/{len(expected)}"
+    fresh.page.get_by_test_id("pvw-fit").click()
+
+
+# Contrast ratio (WCAG) between each node's label text and its fill, per node kind.
+_CONTRAST = """(graphSel) => {
+  const probe = document.createElement("canvas").getContext("2d");
+  const rgb = (css) => {
+    probe.fillStyle = "#000";
+    probe.fillStyle = css;  // normalises rgb(), color(srgb ...) and names
+    probe.fillRect(0, 0, 1, 1);
+    return Array.from(probe.getImageData(0, 0, 1, 1).data.slice(0, 3));
+  };
+  const lum = ([r, g, b]) => {
+    const f = (c) => (c /= 255) <= 0.03928 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4;
+    return 0.2126 * f(r) + 0.7152 * f(g) + 0.0722 * f(b);
+  };
+  const out = {};
+  for (const g of document.querySelectorAll(`${graphSel} svg g.node`)) {
+    const kind = [...g.classList].find((c) => c.startsWith("pvw-"));
+    const shape = g.querySelector("polygon, ellipse, path");
+    const text = g.querySelector("text");
+    const [a, b] = [lum(rgb(getComputedStyle(text).fill)), lum(rgb(getComputedStyle(shape).fill))];
+    const ratio = (Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05);
+    out[kind] = Math.min(out[kind] ?? Infinity, ratio);
+  }
+  out.background = lum(rgb(getComputedStyle(document.querySelector(graphSel).closest(
+    "[data-testid=pvw-root]")).backgroundColor));
+  return out;
+}"""
+
+
+def test_follows_light_and_dark_themes(fresh: Explorer, graph: dict[str, Any]) -> None:
+    # Open just the group holding the output: outputs, ops, params and collapsed groups show.
+    output = next(n for n in graph["nodes"] if n["kind"] == "output")
+    fresh.set_expanded(f"w.collapse_all(); w.expand({output['group']!r})")
+    seen = {}
+    try:
+        for theme, light in (("JupyterLab Dark", "false"), ("JupyterLab Light", "true")):
+            fresh.page.evaluate(
+                "(theme) => window.jupyterapp.commands.execute('apputils:change-theme', {theme})",
+                theme,
+            )
+            fresh.page.wait_for_selector(f"body[data-jp-theme-light='{light}']", state="attached")
+            fresh.page.wait_for_timeout(300)
+            seen[theme] = fresh.page.evaluate(_CONTRAST, GRAPH)
+    finally:
+        fresh.page.evaluate(
+            "() => window.jupyterapp.commands.execute('apputils:change-theme', "
+            "{theme: 'JupyterLab Light'})"
+        )
+    dark, light = seen["JupyterLab Dark"], seen["JupyterLab Light"]
+    assert dark["background"] < 0.1 < 0.8 < light["background"], seen
+    for contrast in (dark, light):
+        kinds = {k for k in contrast if k != "background"}
+        assert {"pvw-op", "pvw-param", "pvw-output", "pvw-group"} <= kinds, contrast
+        for kind in kinds:
+            assert contrast[kind] >= 4.5, f"{kind} label is hard to read: {seen}"
+
+
+def test_screenshots(fresh: Explorer) -> None:
+    fresh.run("w.height = '820px'")
+    fresh.page.wait_for_function(
+        "(sel) => document.querySelector(sel).getBoundingClientRect().height > 800",
+        arg=ROOT,
+        timeout=TIMEOUT_MS,
+    )
+    fresh.root.evaluate("(el) => el.scrollIntoView({ block: 'center' })")
+    fresh.set_expanded("w.collapse_all()")
+    fresh.page.get_by_test_id("pvw-fit").click()
+    fresh.page.wait_for_timeout(500)
+    collapsed = save_screenshot(fresh.root, "lenet_collapsed", DOCS_SCREENSHOTS)
+    fresh.set_expanded("w.expand_all()")
+    fresh.page.get_by_test_id("pvw-fit").click()
+    fresh.page.wait_for_timeout(500)
+    expanded = save_screenshot(fresh.root, "lenet_expanded", DOCS_SCREENSHOTS)
+    fresh.run("w.height = '640px'")
+    for shot in (collapsed, expanded):
+        assert shot.stat().st_size > 10_000, f"{shot} looks empty"
