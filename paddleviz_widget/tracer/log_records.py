@@ -19,7 +19,8 @@ import numpy as np
 
 # Severity, mmdd (optionally yyyymmdd), time, thread id, "<source>:<line>]".
 GLOG_PREFIX = re.compile(r"[IWEF]\d{4}(?:\d{4})? \d{2}:\d{2}:\d{2}\.\d+ +\d+ [^\s\]]+:\d+\] ?")
-_PREFIX_AT_LINE_START = re.compile(r"^" + GLOG_PREFIX.pattern, re.M)
+# Paddle's PyLayer node writes its records indented by a tab ("\tI1121 ..."): still records.
+_PREFIX_AT_LINE_START = re.compile(r"^[ \t]*" + GLOG_PREFIX.pattern, re.M)
 _DELTA = {"(": 1, "[": 1, "{": 1, ")": -1, "]": -1, "}": -1}
 _DELTA_TABLE = np.zeros(256, dtype=np.int64)
 for _char, _step in _DELTA.items():
@@ -118,7 +119,7 @@ def separate_log(text: str, *, also_other: str = "") -> tuple[list[GlogRecord], 
     for prefix, chunk in _split(text):
         if prefix:
             records.append(GlogRecord(chunk[:prefix], chunk[prefix:]))
-        if not prefix or chunk[0] in also_other:
+        if not prefix or chunk.lstrip(" \t")[:1] in tuple(also_other):
             other.append(chunk)
     return records, "".join(other)
 
