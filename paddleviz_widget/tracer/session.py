@@ -65,6 +65,7 @@ class TraceSession:
         except BaseException:
             self._undo()
             raise
+        RECENT_SESSIONS.add(self)  # build_graph inside the block already sees its backward runs
         return self
 
     def __exit__(self, *exc_info: Any) -> None:
