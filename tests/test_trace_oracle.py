@@ -158,11 +158,6 @@ def test_backward_on_a_list_dumps_one_graph_with_both_roots(tmp_path):
     assert counts["output"] == 2
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="trace() leaks Paddle's PyLayer VLOG record continuation (the forward call stack "
-    "line) to the user's stderr: log_records._record_length ends a record at balanced brackets",
-)
 def test_pylayer_backward_log_stays_out_of_the_users_stderr(tmp_path, capfd):
     traced(pylayer(), tmp_path)
     err = capfd.readouterr().err

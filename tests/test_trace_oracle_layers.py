@@ -173,11 +173,6 @@ class SmallMLP(nn.Layer):
         return self.body(x)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="collect._add_scopes drops every group when >10% of the graph's ops were made "
-    "outside the model (the loss): build_graph(loss) of a small model has no groups",
-)
 def test_small_model_keeps_its_groups_when_built_from_the_loss():
     paddle.seed(0)
     model = SmallMLP()

@@ -18,8 +18,8 @@ NO_TRACE_NOTICE = (
     "Gradient shapes need Paddle's backward log: wrap forward and backward in "
     "`with paddleviz_widget.trace(model):`, or build the graph before calling backward()."
 )
-# A layer-scope match on pointers alone could be a freed node's reused address; require most
-# of the graph's op nodes to be known to the session under the same GradNode name.
+# A layer-scope match on pointers alone could be a freed node's reused address; unless a backward
+# record vouches for the graph, require the op nodes the session knows to keep their names.
 SCOPE_MATCH_FRACTION = 0.9
 
 
@@ -70,12 +70,16 @@ def _add_captured(ann: Annotations, captured: CapturedBackward, graph: _Graph, c
             ann.call_sites.setdefault(ptr, site)
 
 
-def _add_scopes(ann: Annotations, session: TraceSession, graph: _Graph) -> bool:
+def _add_scopes(ann: Annotations, session: TraceSession, graph: _Graph, trusted: bool) -> bool:
+    """Layer groups from the session's forward. ``trusted``: a backward record of the same
+    session contains this graph, so its nodes were alive throughout and cannot be reused
+    addresses; otherwise most op nodes the session knows must agree on their names."""
     scopes = session.scopes
     if scopes is None:
         return False
-    known = sum(1 for p in graph.ops if scopes.node_names.get(p) == graph.names[p])
-    if not graph.ops or known < SCOPE_MATCH_FRACTION * len(graph.ops):
+    seen = [p for p in graph.ops if p in scopes.node_names]
+    agree = sum(1 for p in seen if scopes.node_names[p] == graph.names[p])
+    if not agree or (not trusted and agree < SCOPE_MATCH_FRACTION * len(seen)):
         return False
     mine = scopes.restricted_to(
         p for p in graph.names if scopes.node_names.get(p, graph.names[p]) == graph.names[p]
@@ -101,7 +105,7 @@ def collect_annotations(
         records = [r for r in session.records if _record_contains(r, graph)]
         for record in reversed(records):  # newest backward first
             _add_captured(ann, record.captured, graph, record.copies, record.roots)
-        scoped = _add_scopes(ann, session, graph)
+        scoped = _add_scopes(ann, session, graph, trusted=bool(records))
         if records or scoped:
             session_model = session.model
             break

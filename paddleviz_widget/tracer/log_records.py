@@ -86,6 +86,17 @@ def _open_lines_length(text: str, depth: int) -> int:
     return len(text)
 
 
+def _indented_tail(chunk: str, length: int) -> int:
+    """Inside a PyLayer's backward Paddle indents everything glog writes, continuation lines of
+    a multi-line message (e.g. its Python call stack) included: those belong to the record."""
+    indent = chunk[: len(chunk) - len(chunk.lstrip(" \t"))]
+    if not indent:
+        return length
+    while length < len(chunk) and chunk.startswith(indent, length):
+        length = chunk.find("\n", length) + 1 or len(chunk)
+    return length
+
+
 def _split(text: str) -> Iterator[tuple[int, str]]:
     """Yield (prefix length, chunk) pieces that concatenate back to ``text`` exactly.
 
@@ -103,7 +114,7 @@ def _split(text: str) -> Iterator[tuple[int, str]]:
         end = heads[k + 1].start() if k + 1 < len(heads) else len(text)
         chunk = text[head.start() : end]
         prefix = head.end() - head.start()
-        length = _record_length(chunk, prefix)
+        length = _indented_tail(chunk, _record_length(chunk, prefix))
         yield prefix, chunk[:length]
         if length < len(chunk):
             yield 0, chunk[length:]
