@@ -169,3 +169,28 @@ def test_graph_and_widget_hold_no_reference_to_the_tensor():
     gc.collect()
     assert ref() is None
     assert widget.graph["nodes"]  # the widget still has its data
+
+
+def test_paddle_without_runtime_vlog_still_traces_and_says_why(monkeypatch):
+    """As on Paddle 3.0/2.6: no set_vlog_level, no dump kwarg. Structure, groups and parameter
+    shapes still come through, and the notice names the fix."""
+    import paddleviz_widget.tracer.backward_capture as capture_mod
+    import paddleviz_widget.tracer.vlog as vlog_mod
+
+    monkeypatch.setattr(vlog_mod, "runtime_switch_available", lambda: False)
+    monkeypatch.setattr(vlog_mod, "get_vlog_level", lambda: 0)
+    monkeypatch.setattr(capture_mod, "accepts_dump_kwarg", lambda function: False)
+    model, _ = lenet_output()
+    with trace(model):
+        y = model(paddle.randn([1, 3, 32, 32]))
+        y.sum().backward()
+    graph = build_graph(y)
+    assert "GLOG_v=6" in graph["meta"]["notice"] and "paddlepaddle>=3.3" in graph["meta"]["notice"]
+    assert graph["groups"] and all(n["group"] for n in graph["nodes"])
+    assert all(p.grad is not None for p in model.parameters())
+    param_edges = [
+        e
+        for e in graph["edges"]
+        if e["target"] in {n["id"] for n in graph["nodes"] if n["kind"] == "param"}
+    ]
+    assert param_edges and all(e["grad"]["shape"] for e in param_edges)

@@ -56,6 +56,8 @@ def _add_captured(ann: Annotations, captured: CapturedBackward, graph: _Graph, c
             next_ptrs(record_walk),
             {n.ptr: n.name for n in record_walk.nodes},
         )
+    if captured.problems and ann.notice is None:  # e.g. this Paddle cannot switch VLOG on
+        ann.notice = captured.problems[0]
     if log is not None and log.runs:
         edges, slots = from_log(log, graph.nexts)
         ann.add_edges(edges)
