@@ -4,6 +4,7 @@ import type { AnyModel } from "@anywidget/types";
 import { createGraphvizView, type GraphvizView, type Hit } from "./render/graphviz_view";
 import { edgeTooltip, inspect, nodeTooltip } from "./view/describe";
 import { DEFAULT_DOT_OPTIONS, type DotOptions, visibleGraphToDot } from "./view/dot";
+import { plural } from "./view/format";
 import {
   autoDepth,
   collapseGroup,
@@ -171,8 +172,9 @@ export function createExplorer(model: AnyModel<WidgetModel>, el: HTMLElement): (
     const g = index.graph;
     const collapsed = vg.nodes.filter((n) => n.kind === "group").length;
     status.textContent =
-      `${g.nodes.length} GradNodes \u00b7 ${g.edges.length} edges \u00b7 ${g.groups.length} layer groups` +
-      ` \u2014 showing ${vg.nodes.length} nodes (${collapsed} collapsed groups), ${vg.edges.length} edges`;
+      `${plural(g.nodes.length, "GradNode")} \u00b7 ${plural(g.edges.length, "edge")} \u00b7 ` +
+      `${plural(g.groups.length, "layer group")} \u2014 showing ${plural(vg.nodes.length, "node")} ` +
+      `(${plural(collapsed, "collapsed group")}), ${plural(vg.edges.length, "edge")}`;
     root.dataset.visibleNodes = String(vg.nodes.length);
   }
 

@@ -51,11 +51,22 @@ class _LayerTree:
                     break
                 path.append(cur)
                 cur = self.parent[cur]
-        self.level = {gid: len(self.ancestors(gid)) for gid in self.ids}
-        self.max_level = max(self.level.values(), default=-1)
         self.node_groups = [
             n.get("group") if n.get("group") in known else None for n in graph.get("nodes") or []
         ]
+        # A single top-level group holding every node (the model itself, as trace(model)
+        # records it) is a wrapper at level -1: depth presets start with the model's layers.
+        tops = [gid for gid in self.ids if self.parent[gid] is None]
+        self.wrapper = (
+            tops[0]
+            if len(tops) == 1
+            and self.node_groups
+            and all(g is not None and tops[0] in (g, *self.ancestors(g)) for g in self.node_groups)
+            else None
+        )
+        shift = 1 if self.wrapper is not None else 0
+        self.level = {gid: len(self.ancestors(gid)) - shift for gid in self.ids}
+        self.max_level = max(self.level.values(), default=-1)
 
     def ancestors(self, gid: str) -> list[str]:
         """Groups enclosing group ``gid``, innermost first."""

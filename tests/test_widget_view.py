@@ -9,6 +9,7 @@ from typing import Any
 
 import paddle
 import pytest
+from fixtures.graphs.payload import chain, level, wrapper
 
 from paddleviz_widget.widget import DEFAULT_NODE_BUDGET, GraphWidget, _LayerTree
 
@@ -18,19 +19,6 @@ NAMES = sorted(p.stem for p in FIXTURES.glob("*.json"))
 
 def load(name: str) -> dict[str, Any]:
     return json.loads((FIXTURES / f"{name}.json").read_text(encoding="utf-8"))
-
-
-def chain(graph: dict[str, Any], gid: str | None) -> list[str]:
-    parent = {g["id"]: g["parent"] for g in graph["groups"]}
-    out = []
-    while gid is not None:
-        out.append(gid)
-        gid = parent[gid]
-    return out
-
-
-def level(graph: dict[str, Any], gid: str) -> int:
-    return len(chain(graph, gid)) - 1
 
 
 def shown(graph: dict[str, Any], expanded: set[str]) -> int:
@@ -76,6 +64,7 @@ def test_depth_option_and_trait_open_groups_by_level() -> None:
     graph = load("nested")
     w = widget(graph, depth=1)
     top = [g["id"] for g in graph["groups"] if g["parent"] is None]
+    assert wrapper(graph) is None  # one node lies outside the model's group
     assert (w.depth, w.expanded) == (1, top)
     w.depth = 2
     assert w.expanded == [g["id"] for g in graph["groups"] if level(graph, g["id"]) < 2]
@@ -104,10 +93,25 @@ def test_expand_and_collapse_by_layer_path_or_id() -> None:
     assert (w.expanded, w.depth) == ([], 0)
 
 
+def test_a_group_around_everything_stays_open_at_depth_zero() -> None:
+    graph = load("lenet")
+    root = wrapper(graph)
+    assert root is not None, "trace(model) records the model itself as the outermost group"
+    w = widget(graph, depth=0)
+    assert w.expanded == [root]
+    children = [g["id"] for g in graph["groups"] if g["parent"] == root]
+    w.depth = 1
+    assert w.expanded == [root, *children]
+    w.collapse_all()
+    assert w.expanded == [root]
+    w.collapse(root)  # still possible on request
+    assert w.expanded == []
+
+
 def test_unknown_group_names_list_close_matches() -> None:
     graph = load("lenet")
     w = widget(graph)
-    name = graph["groups"][1]["name"]  # e.g. "conv.0"
+    name = next(g["name"] for g in graph["groups"] if "." in g["name"])  # e.g. "conv.0"
     typo = name.replace(".", "")
     with pytest.raises(ValueError) as info:
         w.expand(typo)

@@ -113,8 +113,8 @@ export function inspectNode(index: GraphIndex, id: string): Inspection | null {
       ...section("Parameter", param),
       ...section("Output tensor", node.tensor ? [{ label: "tensor", value: formatGradFull(node.tensor) }] : []),
       ...section("Forward call", site ? [{ label: "at", value: site }] : []),
-      ...section("Inputs (gradients received)", slotItems(node.inputs)),
-      ...section("Outputs (gradients sent)", slotItems(node.outputs)),
+      ...section("Backward inputs", slotItems(node.inputs)),
+      ...section("Backward outputs", slotItems(node.outputs)),
       ...section("Neighbours", limited(neighbours, neighbours.length)),
     ],
   };
@@ -122,6 +122,7 @@ export function inspectNode(index: GraphIndex, id: string): Inspection | null {
 
 /** Slot name of the gradient an edge carries, when the tracer recorded it. */
 export function edgeSlot(index: GraphIndex, edge: GraphEdge): string | null {
+  if (edge.slot) return edge.slot;
   const source = index.nodes.get(edge.source);
   const slot = edge.index !== undefined ? source?.outputs?.[edge.index] : undefined;
   return slot?.name ?? null;

@@ -75,7 +75,7 @@ const NODE_STYLE: Record<VisibleNode["kind"], string> = {
   op: 'shape=box style="rounded,filled"',
   param: "shape=ellipse style=filled",
   output: 'shape=box style="rounded,filled,bold"',
-  group: 'shape=box3d style=filled margin="0.18,0.06"',
+  group: 'shape=box style=filled peripheries=2 margin="0.14,0.06"',
 };
 
 function attrs(list: Array<[string, string]>): string {
@@ -124,6 +124,9 @@ function emitClusters(
   }
 }
 
+// fontname must be a single name Graphviz has metrics for: with a list ("Helvetica,Arial")
+// it falls back to narrower Times widths and labels overflow their boxes. The browser draws
+// the text in a Helvetica-metric font (widget.css).
 export function visibleGraphToDot(
   index: GraphIndex,
   vg: VisibleGraph,
@@ -132,9 +135,9 @@ export function visibleGraphToDot(
   const out = [
     "digraph backward {",
     `  graph [rankdir=${options.rankdir} nodesep=0.25 ranksep=0.3 bgcolor=transparent` +
-      ' fontname="Helvetica,Arial,sans-serif" fontsize=11 labeljust=l style=rounded];',
-    '  node [fontname="Helvetica,Arial,sans-serif" fontsize=12 margin="0.1,0.04" height=0.3];',
-    '  edge [fontname="Helvetica,Arial,sans-serif" fontsize=9 arrowsize=0.6];',
+      ' fontname="Helvetica" fontsize=11 labeljust=l style=rounded];',
+    '  node [fontname="Helvetica" fontsize=12 margin="0.1,0.04" height=0.3];',
+    '  edge [fontname="Helvetica" fontsize=9 arrowsize=0.6];',
   ];
   emitClusters(index, vg, null, "  ", out);
   for (const ve of vg.edges) out.push(edgeLine(ve, options));

@@ -11,7 +11,7 @@ import {
   visibleNodeCount,
 } from "./expansion";
 import { buildIndex } from "./graph_index";
-import { FIXTURE_NAMES, chainFromJson, fixture } from "./test_fixtures";
+import { FIXTURE_NAMES, chainFromJson, fixture, levelFromJson, wrapperFromJson } from "./test_fixtures";
 
 describe.each(FIXTURE_NAMES)("expansion of %s", (name) => {
   const graph = fixture(name);
@@ -19,10 +19,13 @@ describe.each(FIXTURE_NAMES)("expansion of %s", (name) => {
   const allGroups = graph.groups.map((g) => g.id);
   const countAt = (depth: number): number => visibleNodeCount(index, new Set(groupsToDepth(index, depth)));
 
-  it("opens the groups above a depth", () => {
-    expect(groupsToDepth(index, 0)).toEqual([]);
+  it("opens the groups above a depth (a wrapper around everything always)", () => {
+    const wrapper = wrapperFromJson(graph);
+    expect(groupsToDepth(index, 0)).toEqual(wrapper ? [wrapper] : []);
     expect(groupsToDepth(index, index.maxLevel + 1)).toEqual(allGroups);
-    expect(groupsToDepth(index, 1)).toEqual(graph.groups.filter((g) => g.parent === null).map((g) => g.id));
+    for (let d = 0; d <= index.maxLevel + 1; d++) {
+      expect(groupsToDepth(index, d)).toEqual(graph.groups.filter((g) => levelFromJson(graph, g.id) < d).map((g) => g.id));
+    }
   });
 
   it("stands a node in for itself when open, else its outermost closed group", () => {
@@ -35,8 +38,12 @@ describe.each(FIXTURE_NAMES)("expansion of %s", (name) => {
 
   it("counts distinct visible nodes, growing with depth", () => {
     expect(countAt(index.maxLevel + 1)).toBe(graph.nodes.length);
-    const topLevel = new Set(graph.nodes.map((n) => chainFromJson(graph, n.id).pop() ?? n.id));
-    expect(countAt(0)).toBe(topLevel.size);
+    const wrapper = wrapperFromJson(graph);
+    const outermost = (id: string): string => {
+      const chain = chainFromJson(graph, id).filter((g) => g !== wrapper);
+      return chain.length > 0 ? chain[chain.length - 1] : id;
+    };
+    expect(countAt(0)).toBe(new Set(graph.nodes.map((n) => outermost(n.id))).size);
     for (let d = 0; d <= index.maxLevel; d++) expect(countAt(d)).toBeLessThanOrEqual(countAt(d + 1));
   });
 

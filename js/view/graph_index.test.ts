@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { buildIndex, groupStats } from "./graph_index";
-import { FIXTURE_NAMES, chainFromJson, fixture } from "./test_fixtures";
+import { FIXTURE_NAMES, chainFromJson, fixture, levelFromJson, wrapperFromJson } from "./test_fixtures";
 import type { GraphPayload } from "./types";
 
 describe.each(FIXTURE_NAMES)("index of %s", (name) => {
@@ -17,10 +17,10 @@ describe.each(FIXTURE_NAMES)("index of %s", (name) => {
     expect(graph.groups.length).toBeGreaterThan(0);
     for (const n of graph.nodes) expect(index.ancestors(n.id)).toEqual(chainFromJson(graph, n.id));
     for (const g of graph.groups) {
-      const depth = index.ancestors(g.id).length;
-      expect(index.level.get(g.id)).toBe(depth);
+      expect(index.level.get(g.id)).toBe(levelFromJson(graph, g.id));
       expect(index.ancestors(g.id)[0] ?? null).toBe(g.parent);
     }
+    expect(index.wrapper).toBe(wrapperFromJson(graph));
     expect(index.maxLevel).toBe(Math.max(...graph.groups.map((g) => index.level.get(g.id) ?? 0)));
   });
 
@@ -60,10 +60,27 @@ describe("malformed layer trees", () => {
     groups: [],
   };
 
+  const outside = { id: "n1", name: "ScaleGradNode", ptr: "0x2", kind: "op" as const, group: null };
+
   it("treats a group whose parent is unknown as top-level", () => {
-    const index = buildIndex({ ...base, groups: [{ id: "a", name: "a", type: "T", parent: "zzz" }] });
+    const groups = [{ id: "a", name: "a", type: "T", parent: "zzz" }];
+    const index = buildIndex({ ...base, nodes: [...base.nodes, outside], groups });
     expect(index.level.get("a")).toBe(0);
     expect(index.ancestors("n0")).toEqual(["a"]);
+    expect(index.wrapper).toBeNull();
+  });
+
+  it("counts levels below a single top-level group that holds every node", () => {
+    const groups = [
+      { id: "m", name: "Model", type: "Model", parent: null },
+      { id: "a", name: "a", type: "T", parent: "m" },
+    ];
+    const index = buildIndex({ ...base, groups });
+    expect(index.wrapper).toBe("m");
+    expect([index.level.get("m"), index.level.get("a"), index.maxLevel]).toEqual([-1, 0, 0]);
+    const split = buildIndex({ ...base, nodes: [...base.nodes, outside], groups });
+    expect(split.wrapper).toBeNull();
+    expect([split.level.get("m"), split.level.get("a"), split.maxLevel]).toEqual([0, 1, 1]);
   });
 
   it("breaks a cycle in parent links instead of looping", () => {

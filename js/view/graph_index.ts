@@ -9,9 +9,15 @@ export interface GraphIndex {
   readonly groups: ReadonlyMap<string, GraphGroup>;
   /** Child group ids per parent group id (null: top level), in payload order. */
   readonly childGroups: ReadonlyMap<string | null, string[]>;
-  /** Depth of each group in the layer tree: 0 for top-level groups. */
+  /**
+   * Depth of each group in the layer tree: 0 for top-level groups, except that a single
+   * top-level group holding every node (the model itself, as trace(model) records it) is a
+   * wrapper at level -1, so that depth presets start with the model's own layers.
+   */
   readonly level: ReadonlyMap<string, number>;
-  /** Deepest level, -1 when the payload has no groups. */
+  /** The wrapper group described above, if there is one. */
+  readonly wrapper: string | null;
+  /** Deepest level, -1 when the payload has no groups (besides a wrapper). */
   readonly maxLevel: number;
   /** Edges leaving / entering each node id. */
   readonly outEdges: ReadonlyMap<string, GraphEdge[]>;
@@ -94,6 +100,10 @@ export function buildIndex(graph: GraphPayload): GraphIndex {
     for (const g of ancestors(n.id)) push(members, g, n.id);
   }
 
+  const tops = childGroups.get(null) ?? [];
+  const wrapper =
+    tops.length === 1 && nodes.size > 0 && (members.get(tops[0])?.length ?? 0) === nodes.size ? tops[0] : null;
+  if (wrapper !== null) for (const [id, l] of level) level.set(id, l - 1);
   let maxLevel = -1;
   for (const l of level.values()) maxLevel = Math.max(maxLevel, l);
 
@@ -104,6 +114,7 @@ export function buildIndex(graph: GraphPayload): GraphIndex {
     groups,
     childGroups,
     level,
+    wrapper,
     maxLevel,
     outEdges,
     inEdges,

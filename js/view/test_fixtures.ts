@@ -30,6 +30,21 @@ export function chainFromJson(graph: GraphPayload, nodeId: string): string[] {
   return chain;
 }
 
+/** The one top-level group that holds every node (the traced model itself), if any. */
+export function wrapperFromJson(graph: GraphPayload): string | null {
+  const tops = graph.groups.filter((g) => g.parent === null);
+  if (tops.length !== 1) return null;
+  return graph.nodes.every((n) => chainFromJson(graph, n.id).includes(tops[0].id)) ? tops[0].id : null;
+}
+
+/** Level of a group for depth presets: nesting depth, not counting a wrapper. */
+export function levelFromJson(graph: GraphPayload, groupId: string): number {
+  const parent = new Map(graph.groups.map((g) => [g.id, g.parent] as const));
+  let depth = 0;
+  for (let cur = parent.get(groupId) ?? null; cur; cur = parent.get(cur) ?? null) depth += 1;
+  return wrapperFromJson(graph) === null ? depth : depth - 1;
+}
+
 /** Nodes reachable from `start` along (forward) or against (backward) the JSON edges. */
 export function reachableInJson(graph: GraphPayload, start: string, forward: boolean): Set<string> {
   const seen = new Set<string>();

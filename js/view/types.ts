@@ -34,6 +34,8 @@ export interface GraphEdge {
   target: string;
   index?: number;
   grad: GradInfo | null;
+  /** Name of the backward output slot the gradient leaves its source by (e.g. "grad_x"). */
+  slot?: string | null;
 }
 
 export interface GraphGroup {

@@ -15,6 +15,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from fixtures.graphs.payload import (
+    chain,
+    descendants,
+    shape_text,
+    to_depth,
+    visible_clusters,
+    visible_nodes,
+    wrapper,
+)
 from lab_page import open_and_run_notebook, page_problems, save_screenshot
 from playwright.sync_api import Locator, Page
 
@@ -74,45 +83,6 @@ _CENTRE_OFFSET = """([graphSel, id]) => {
   const dx = a.x + a.width / 2 - (b.x + b.width / 2);
   return Math.hypot(dx, a.y + a.height / 2 - (b.y + b.height / 2));
 }"""
-
-
-# -- helpers that read the payload (the JSON the widget holds) -------------------------------
-
-
-def ancestors(graph: dict[str, Any], gid: str | None) -> list[str]:
-    parent = {g["id"]: g["parent"] for g in graph["groups"]}
-    chain = []
-    while gid is not None:
-        chain.append(gid)
-        gid = parent[gid]
-    return chain  # innermost first, `gid` included
-
-
-def representative(graph: dict[str, Any], node: dict[str, Any], expanded: set[str]) -> str:
-    for gid in reversed(ancestors(graph, node["group"])):
-        if gid not in expanded:
-            return gid
-    return node["id"]
-
-
-def visible_nodes(graph: dict[str, Any], expanded: set[str]) -> set[str]:
-    return {representative(graph, n, expanded) for n in graph["nodes"]}
-
-
-def visible_clusters(graph: dict[str, Any], expanded: set[str]) -> set[str]:
-    shown = set()
-    for n in graph["nodes"]:
-        chain = ancestors(graph, n["group"])
-        shown.update(g for g in chain if all(a in expanded for a in ancestors(graph, g)))
-    return shown
-
-
-def shape_text(shape: list[int] | None) -> str:
-    return "[?]" if shape is None else "[" + ", ".join(str(d) for d in shape) + "]"
-
-
-def descendants(graph: dict[str, Any], gid: str) -> list[dict[str, Any]]:
-    return [n for n in graph["nodes"] if gid in ancestors(graph, n["group"])]
 
 
 # -- fixtures ---------------------------------------------------------------------------------
@@ -212,9 +182,9 @@ def fresh(explorer: Explorer) -> Explorer:
 
 
 def outer_group(graph: dict[str, Any]) -> dict[str, Any]:
-    """The top-level group holding the most nodes (LeNet: "conv")."""
-    tops = [g for g in graph["groups"] if g["parent"] is None]
-    return max(tops, key=lambda g: len(descendants(graph, g["id"])))
+    """The largest group that does not hold the whole graph (LeNet: "conv" or "fc")."""
+    partial = [g for g in graph["groups"] if len(descendants(graph, g["id"])) < len(graph["nodes"])]
+    return max(partial, key=lambda g: len(descendants(graph, g["id"])))
 
 
 # -- tests --------------------------------------------------------------------------------------
@@ -240,6 +210,12 @@ def test_collapse_and_expand_by_click(fresh: Explorer, graph: dict[str, Any]) ->
     everything = {g["id"] for g in graph["groups"]}
     shown_before = len(fresh.node_ids())
 
+    # Elements are keyed by id across redraws (so they can animate): a node outside the group
+    # keeps its very DOM element through the collapse.
+    inside = {n["id"] for n in descendants(graph, gid)}
+    keeper = next(f"pvw-{n['id']}" for n in graph["nodes"] if n["id"] not in inside)
+    fresh.page.evaluate("(id) => { document.getElementById(id).pvwKept = true; }", keeper)
+
     # Click the expanded cluster's header label: the group collapses into one node.
     before = fresh.renders()
     fresh.element(f"pvw-{gid}-cluster").locator("text").first.click()
@@ -253,9 +229,9 @@ def test_collapse_and_expand_by_click(fresh: Explorer, graph: dict[str, Any]) ->
     ops = sum(1 for n in descendants(graph, gid) if n["kind"] != "param")
     assert group["name"] in label and group["type"] in label and f"{ops} ops" in label
     assert gid not in fresh.value("w.expanded")
+    assert fresh.page.evaluate("(id) => document.getElementById(id).pvwKept === true", keeper)
 
     # Hover the merged edge into the collapsed group: it lists every gradient that crosses.
-    inside = {n["id"] for n in descendants(graph, gid)}
     crossing = [e for e in graph["edges"] if (e["source"] in inside) != (e["target"] in inside)]
     assert crossing
     edge_ids = fresh.page.locator(f"{GRAPH} svg g.edge").evaluate_all(
@@ -306,10 +282,8 @@ def test_hover_edge_shows_gradient(fresh: Explorer, graph: dict[str, Any]) -> No
         grad = edge["grad"]
         assert shape_text(grad["shape"]) in text
         assert grad["dtype"] in text and grad["place"] in text
-        source = next(n for n in graph["nodes"] if n["id"] == edge["source"])
-        slots = source.get("outputs") or []
-        if edge["index"] < len(slots):
-            assert slots[edge["index"]]["name"] in text
+        if edge.get("slot"):
+            assert edge["slot"] in text
     # Hovering a node shows its summary.
     param = next(n for n in graph["nodes"] if n["param"])
     fresh.element(f"pvw-{param['id']}").hover()
@@ -389,19 +363,23 @@ def test_click_selects_in_kernel(fresh: Explorer, graph: dict[str, Any]) -> None
 
 def test_python_drives_the_view(fresh: Explorer, graph: dict[str, Any]) -> None:
     fresh.set_expanded("w.collapse_all()")
-    assert fresh.node_ids() == {f"pvw-{i}" for i in visible_nodes(graph, set())}
-    assert fresh.cluster_ids() == set()
+    closed = {wrapper(graph)} - {None}  # a group around everything stays open
+    assert set(fresh.value("w.expanded")) == closed
+    assert fresh.node_ids() == {f"pvw-{i}" for i in visible_nodes(graph, closed)}
+    assert fresh.cluster_ids() == {f"pvw-{g}-cluster" for g in visible_clusters(graph, closed)}
 
     group = outer_group(graph)
-    fresh.set_expanded(f"w.expand({group['name']!r})")
+    fresh.set_expanded(f"w.expand({group['name']!r})")  # opens the groups around it too
+    opened = set(chain(graph, group["id"]))
+    assert set(fresh.value("w.expanded")) == opened
     assert fresh.element(f"pvw-{group['id']}-cluster").count() == 1
-    assert fresh.node_ids() == {f"pvw-{i}" for i in visible_nodes(graph, {group["id"]})}
+    assert fresh.node_ids() == {f"pvw-{i}" for i in visible_nodes(graph, opened)}
 
     out = fresh.page.evaluate(_EXECUTE, "w.expand('no_such_layer')")
     assert "ValueError" in out
 
     fresh.set_expanded("w.depth = 1")
-    top = {g["id"] for g in graph["groups"] if g["parent"] is None}
+    top = set(to_depth(graph, 1))
     assert fresh.node_ids() == {f"pvw-{i}" for i in visible_nodes(graph, top)}
     assert fresh.page.get_by_test_id("pvw-depth").input_value() == "1"
 
@@ -419,14 +397,13 @@ def test_toolbar(fresh: Explorer, graph: dict[str, Any]) -> None:
     before = fresh.renders()
     toolbar.get_by_test_id("pvw-collapse-all").click()
     fresh.wait_ready(after=before)
-    assert fresh.value("w.expanded") == []
-    assert len(fresh.node_ids()) == len(visible_nodes(graph, set()))
+    assert fresh.value("w.expanded") == to_depth(graph, 0)
+    assert len(fresh.node_ids()) == len(visible_nodes(graph, set(to_depth(graph, 0))))
 
     before = fresh.renders()
     toolbar.get_by_test_id("pvw-depth").select_option("1")
     fresh.wait_ready(after=before)
-    top = [g["id"] for g in graph["groups"] if g["parent"] is None]
-    assert fresh.value("[w.depth, w.expanded]") == [1, top]
+    assert fresh.value("[w.depth, w.expanded]") == [1, to_depth(graph, 1)]
 
     before = fresh.renders()
     toolbar.get_by_test_id("pvw-expand-all").click()
