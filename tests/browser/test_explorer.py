@@ -8,13 +8,25 @@ payload (``w.graph``, read from the kernel), never from constants.
 
 from __future__ import annotations
 
-import json
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from explorer_page import (
+    CENTRE_OFFSET_JS,
+    CLUSTER_POINT_JS,
+    CONTRAST_JS,
+    EDGE_POINT_JS,
+    EXECUTE_JS,
+    GRAPH,
+    ROOT,
+    TIMEOUT_MS,
+    Explorer,
+    explorer_page,
+    hover_edge,
+)
 from fixtures.graphs.payload import (
     chain,
     descendants,
@@ -24,139 +36,19 @@ from fixtures.graphs.payload import (
     visible_nodes,
     wrapper,
 )
-from lab_page import open_and_run_notebook, page_problems, save_screenshot
-from playwright.sync_api import Locator, Page
+from lab_page import save_screenshot
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
 NOTEBOOK = "explorer.ipynb"
 DOCS_SCREENSHOTS = REPO / "docs" / "screenshots"
-ROOT = "[data-testid=pvw-root]"
-GRAPH = "[data-testid=pvw-graph]"
-NODES = f"{GRAPH} svg g.node"
-CLUSTERS = f"{GRAPH} svg g.cluster"
-TIMEOUT_MS = 10_000
-
-# Runs code in the notebook's kernel (like a cell) and returns what it printed.
-_EXECUTE = """async (code) => {
-  const kernel = window.jupyterapp.shell.currentWidget.sessionContext.session.kernel;
-  const future = kernel.requestExecute({ code, store_history: false });
-  let out = "";
-  future.onIOPub = (msg) => {
-    const c = msg.content;
-    if (msg.header.msg_type === "stream") out += c.text;
-    if (msg.header.msg_type === "error") out += `ERROR ${c.ename}: ${c.evalue}`;
-  };
-  await future.done;
-  return out;
-}"""
-
-# A point on an edge (its path at `t` of its length) in page coordinates, and what is there.
-_EDGE_POINT = """([id, t]) => {
-  const path = document.getElementById(id).querySelector("path");
-  const p = path.getPointAtLength(path.getTotalLength() * t);
-  const m = path.getScreenCTM();
-  const x = p.x * m.a + p.y * m.c + m.e, y = p.x * m.b + p.y * m.d + m.f;
-  const hit = document.elementFromPoint(x, y);
-  const g = hit && hit.closest("g.node, g.edge, g.cluster");
-  return { x, y, on: g ? g.id : null };
-}"""
-
-# A point inside a cluster where the cluster itself (its background) is what the pointer hits.
-_CLUSTER_POINT = """(id) => {
-  const box = document.getElementById(id).getBoundingClientRect();
-  for (let fy = 0.1; fy < 1; fy += 0.1) {
-    for (let fx = 0.05; fx < 1; fx += 0.05) {
-      const x = box.x + box.width * fx, y = box.y + box.height * fy;
-      const hit = document.elementFromPoint(x, y);
-      if (hit && hit.tagName !== "text" && hit.closest("g.node, g.edge, g.cluster")?.id === id) {
-        return { x, y };
-      }
-    }
-  }
-  return null;
-}"""
-
-_CENTRE_OFFSET = """([graphSel, id]) => {
-  const a = document.querySelector(graphSel).getBoundingClientRect();
-  const b = document.getElementById(id).getBoundingClientRect();
-  const dx = a.x + a.width / 2 - (b.x + b.width / 2);
-  return Math.hypot(dx, a.y + a.height / 2 - (b.y + b.height / 2));
-}"""
-
-
-# -- fixtures ---------------------------------------------------------------------------------
-
-
-class Explorer:
-    """The running notebook: its page, widget root, and a handle on the kernel."""
-
-    def __init__(self, page: Page, root: Locator) -> None:
-        self.page = page
-        self.root = root
-
-    def run(self, code: str) -> str:
-        out = self.page.evaluate(_EXECUTE, code)
-        assert "ERROR" not in out, out
-        return out
-
-    def value(self, expr: str) -> Any:
-        return json.loads(self.run(f"import json; print(json.dumps({expr}))"))
-
-    def renders(self) -> int:
-        return int(self.root.get_attribute("data-renders") or 0)
-
-    def wait_ready(self, after: int | None = None) -> None:
-        """Wait until a redraw newer than render number `after` (if given) has finished."""
-        self.page.wait_for_function(
-            """([sel, after]) => {
-              const r = document.querySelector(sel);
-              const fresh = after === null || Number(r.dataset.renders) > after;
-              return r.dataset.state === "ready" && fresh;
-            }""",
-            arg=[ROOT, after],
-            timeout=TIMEOUT_MS,
-        )
-        self.page.wait_for_timeout(700)  # let the expand/collapse animation finish
-
-    def set_expanded(self, python: str) -> None:
-        """Run `python` (which changes w.expanded) and wait for the redraw, if any."""
-        before = self.renders()
-        old = self.value("w.expanded")
-        self.run(python)
-        if self.value("w.expanded") != old:
-            self.wait_ready(after=before)
-
-    def node_ids(self) -> set[str]:
-        return set(self.page.locator(NODES).evaluate_all("(els) => els.map((e) => e.id)"))
-
-    def cluster_ids(self) -> set[str]:
-        return set(self.page.locator(CLUSTERS).evaluate_all("(els) => els.map((e) => e.id)"))
-
-    def element(self, dom_id: str) -> Locator:
-        return self.page.locator(f"{GRAPH} [id='{dom_id}']")
 
 
 @pytest.fixture(scope="module")
 def explorer(chromium_browser, lab_server) -> Iterator[Explorer]:
     shutil.copy(HERE / "notebooks" / NOTEBOOK, lab_server.root / NOTEBOOK)
-    context = chromium_browser.new_context(
-        viewport={"width": 1400, "height": 1000}, device_scale_factor=2
-    )
-    page = context.new_page()
-    page.pvw_console_errors = []
-    page.on(
-        "console",
-        lambda msg: page.pvw_console_errors.append(msg.text) if msg.type == "error" else None,
-    )
-    try:
-        root = open_and_run_notebook(page, lab_server, NOTEBOOK).first
-        root.evaluate("(el) => el.scrollIntoView({ block: 'center' })")
-        yield Explorer(page, root)
-        assert not page.pvw_console_errors, page_problems(page)
-    finally:
-        context.close()
-        lab_server.shutdown_sessions()
+    with explorer_page(chromium_browser, lab_server, NOTEBOOK) as page:
+        yield page
 
 
 @pytest.fixture(scope="module")
@@ -261,19 +153,6 @@ def test_collapse_and_expand_by_click(fresh: Explorer, graph: dict[str, Any]) ->
     assert gid in fresh.value("w.expanded")
 
 
-def hover_edge(explorer: Explorer, dom_id: str) -> None:
-    tried = []
-    for t in (0.5, 0.35, 0.65, 0.2, 0.8, 0.5):
-        point = explorer.page.evaluate(_EDGE_POINT, [dom_id, t])
-        if point["on"] == dom_id:
-            explorer.page.mouse.move(point["x"], point["y"])
-            explorer.page.get_by_test_id("pvw-tooltip").wait_for(state="visible")
-            return
-        tried.append(point)
-        explorer.page.wait_for_timeout(150)
-    raise AssertionError(f"no point of edge {dom_id} is free to hover: {tried}")
-
-
 def test_hover_edge_shows_gradient(fresh: Explorer, graph: dict[str, Any]) -> None:
     edges = [e for e in graph["edges"] if e["grad"] is not None]
     for edge in (edges[0], edges[len(edges) // 2], edges[-1]):
@@ -343,7 +222,7 @@ def test_inspector_for_clicked_node(fresh: Explorer, graph: dict[str, Any]) -> N
 def test_click_selects_in_kernel(fresh: Explorer, graph: dict[str, Any]) -> None:
     edge = graph["edges"][len(graph["edges"]) // 2]
     hover_edge(fresh, f"pvw-{edge['id']}")
-    point = fresh.page.evaluate(_EDGE_POINT, [f"pvw-{edge['id']}", 0.5])
+    point = fresh.page.evaluate(EDGE_POINT_JS, [f"pvw-{edge['id']}", 0.5])
     fresh.page.mouse.click(point["x"], point["y"])
     fresh.page.wait_for_timeout(300)
     assert fresh.value("w.selected") == edge["id"]
@@ -351,7 +230,7 @@ def test_click_selects_in_kernel(fresh: Explorer, graph: dict[str, Any]) -> None
     assert shape_text(edge["grad"]["shape"]) in inspector
 
     group = outer_group(graph)
-    point = fresh.page.evaluate(_CLUSTER_POINT, f"pvw-{group['id']}-cluster")
+    point = fresh.page.evaluate(CLUSTER_POINT_JS, f"pvw-{group['id']}-cluster")
     assert point, "no free spot inside the cluster"
     fresh.page.mouse.click(point["x"], point["y"])
     fresh.page.wait_for_timeout(300)
@@ -375,7 +254,7 @@ def test_python_drives_the_view(fresh: Explorer, graph: dict[str, Any]) -> None:
     assert fresh.element(f"pvw-{group['id']}-cluster").count() == 1
     assert fresh.node_ids() == {f"pvw-{i}" for i in visible_nodes(graph, opened)}
 
-    out = fresh.page.evaluate(_EXECUTE, "w.expand('no_such_layer')")
+    out = fresh.page.evaluate(EXECUTE_JS, "w.expand('no_such_layer')")
     assert "ValueError" in out
 
     fresh.set_expanded("w.depth = 1")
@@ -459,41 +338,13 @@ def test_search_highlights_and_centres(fresh: Explorer, graph: dict[str, Any]) -
         assert current.count() == 1
         dom_id = current.get_attribute("id")
         fresh.page.wait_for_timeout(400)  # the centring pans smoothly
-        offset = fresh.page.evaluate(_CENTRE_OFFSET, [GRAPH, dom_id])
+        offset = fresh.page.evaluate(CENTRE_OFFSET_JS, [GRAPH, dom_id])
         assert offset < 30, f"{dom_id} is {offset:.0f}px from the centre"
         seen.append(dom_id)
         box.press("Enter")
     assert sorted(seen) == sorted(f"pvw-{i}" for i in expected)
     assert fresh.page.get_by_test_id("pvw-search-count").inner_text() == f"1/{len(expected)}"
     fresh.page.get_by_test_id("pvw-fit").click()
-
-
-# Contrast ratio (WCAG) between each node's label text and its fill, per node kind.
-_CONTRAST = """(graphSel) => {
-  const probe = document.createElement("canvas").getContext("2d");
-  const rgb = (css) => {
-    probe.fillStyle = "#000";
-    probe.fillStyle = css;  // normalises rgb(), color(srgb ...) and names
-    probe.fillRect(0, 0, 1, 1);
-    return Array.from(probe.getImageData(0, 0, 1, 1).data.slice(0, 3));
-  };
-  const lum = ([r, g, b]) => {
-    const f = (c) => (c /= 255) <= 0.03928 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4;
-    return 0.2126 * f(r) + 0.7152 * f(g) + 0.0722 * f(b);
-  };
-  const out = {};
-  for (const g of document.querySelectorAll(`${graphSel} svg g.node`)) {
-    const kind = [...g.classList].find((c) => c.startsWith("pvw-"));
-    const shape = g.querySelector("polygon, ellipse, path");
-    const text = g.querySelector("text");
-    const [a, b] = [lum(rgb(getComputedStyle(text).fill)), lum(rgb(getComputedStyle(shape).fill))];
-    const ratio = (Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05);
-    out[kind] = Math.min(out[kind] ?? Infinity, ratio);
-  }
-  out.background = lum(rgb(getComputedStyle(document.querySelector(graphSel).closest(
-    "[data-testid=pvw-root]")).backgroundColor));
-  return out;
-}"""
 
 
 def test_follows_light_and_dark_themes(fresh: Explorer, graph: dict[str, Any]) -> None:
@@ -509,7 +360,7 @@ def test_follows_light_and_dark_themes(fresh: Explorer, graph: dict[str, Any]) -
             )
             fresh.page.wait_for_selector(f"body[data-jp-theme-light='{light}']", state="attached")
             fresh.page.wait_for_timeout(300)
-            seen[theme] = fresh.page.evaluate(_CONTRAST, GRAPH)
+            seen[theme] = fresh.page.evaluate(CONTRAST_JS, GRAPH)
     finally:
         fresh.page.evaluate(
             "() => window.jupyterapp.commands.execute('apputils:change-theme', "
