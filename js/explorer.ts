@@ -1,7 +1,13 @@
 // The explorer: wires the synced model (graph, expanded, selected, depth), the pure view
 // logic (js/view), the renderer (js/render) and the UI pieces (js/ui) together.
 import type { AnyModel } from "@anywidget/types";
-import { createGraphvizView, type GraphvizView, type Hit } from "./render/graphviz_view";
+import {
+  type Anchor,
+  type Anchors,
+  createGraphvizView,
+  type GraphvizView,
+  type Hit,
+} from "./render/graphviz_view";
 import { edgeTooltip, inspect, nodeTooltip } from "./view/describe";
 import { DEFAULT_DOT_OPTIONS, type DotOptions, visibleGraphToDot } from "./view/dot";
 import { plural } from "./view/format";
@@ -111,6 +117,7 @@ export function createExplorer(model: AnyModel<WidgetModel>, el: HTMLElement): (
   el.appendChild(root);
 
   function centre(visibleOrPayloadId: string): void {
+    tooltip.hide(); // the drawing moves under the pointer
     const visible = vg.repOf.get(visibleOrPayloadId) ?? visibleOrPayloadId;
     const elId = visibleElementId(vg, visible);
     if (elId) view.centerOn(elId);
@@ -198,8 +205,27 @@ export function createExplorer(model: AnyModel<WidgetModel>, el: HTMLElement): (
     });
   }
 
+  /** What to keep in place through a redraw: a group that was opened or closed (its node
+   * becomes its cluster or back) or the selection; else whatever is in the middle. */
+  function anchorsFor(before: VisibleGraph, beforeOpen: Set<string>, after: VisibleGraph): Anchors {
+    const pair = (id: string): Anchor | null => {
+      const from = visibleElementId(before, before.repOf.get(id) ?? id);
+      const to = visibleElementId(after, after.repOf.get(id) ?? id);
+      return from && to ? { before: from, after: to } : null;
+    };
+    const afterOpen = new Set(expanded());
+    const changed = [...index.groups.keys()].filter((g) => beforeOpen.has(g) !== afterOpen.has(g));
+    const selected = model.get("selected") ?? "";
+    const primary = (selected ? [...changed, selected] : changed).map(pair);
+    const fallback = before.nodes.filter((n) => after.nodeById.has(n.id)).map((n) => pair(n.id));
+    const known = (list: Array<Anchor | null>): Anchor[] => list.filter((a): a is Anchor => a !== null);
+    return { primary: known(primary), fallback: known(fallback) };
+  }
+
+  let drawnOpen = new Set<string>();
   function redraw(): void {
     root.style.height = model.get("height") ?? "600px";
+    const previous = vg;
     vg = buildVisibleGraph(index, new Set(expanded()));
     const dot = visibleGraphToDot(index, vg, options);
     if (dot === lastDot) {
@@ -207,11 +233,14 @@ export function createExplorer(model: AnyModel<WidgetModel>, el: HTMLElement): (
       return;
     }
     const animate = lastDot !== "" && vg.nodes.length < ANIMATE_BELOW;
+    const anchors = lastDot !== "" ? anchorsFor(previous, drawnOpen, vg) : null;
+    drawnOpen = new Set(expanded());
     lastDot = dot;
     root.dataset.state = "rendering";
+    tooltip.hide();
     decorate();
     pending = view
-      .render(dot, animate)
+      .render(dot, animate, anchors)
       .then(() => {
         renders += 1;
         root.dataset.renders = String(renders);

@@ -3,8 +3,11 @@
 import { graphviz, type Graphviz } from "d3-graphviz";
 import { select, type BaseType } from "d3-selection";
 import { transition } from "d3-transition";
-import { zoomIdentity, zoomTransform, type ZoomBehavior } from "d3-zoom";
+import { zoomIdentity, type ZoomBehavior } from "d3-zoom";
 import { CLUSTER_SUFFIX, ID_PREFIX } from "../view/dot";
+import { type Anchors, centreView, fitView, keepView, outOfView, pickAnchor, type View } from "./viewport";
+
+export type { Anchor, Anchors } from "./viewport";
 
 export type HitKind = "node" | "edge" | "cluster";
 
@@ -20,7 +23,7 @@ export interface PointerHandlers {
 }
 
 export interface GraphvizView {
-  render(dot: string, animate: boolean): Promise<void>;
+  render(dot: string, animate: boolean, anchors?: Anchors | null): Promise<void>;
   fit(animate?: boolean): void;
   zoomBy(factor: number): void;
   centerOn(elementId: string): void;
@@ -115,11 +118,11 @@ export function createGraphvizView(container: HTMLElement, handlers: PointerHand
     view.setClasses(lastClasses);
   }
 
-  function applyTransform(x: number, y: number, k: number, animate: boolean): void {
+  function apply(v: View | null, animate: boolean): void {
     const root = svg();
     const behavior = zoom();
-    if (!root || !behavior) return;
-    const t = zoomIdentity.translate(x, y).scale(k);
+    if (!root || !behavior || !v) return;
+    const t = zoomIdentity.translate(v.x, v.y).scale(v.k);
     if (animate) select(root).transition().duration(300).call(behavior.transform as never, t);
     else behavior.transform(select(root) as never, t);
   }
@@ -132,16 +135,21 @@ export function createGraphvizView(container: HTMLElement, handlers: PointerHand
   container.addEventListener("mouseleave", onLeave);
 
   const view: GraphvizView = {
-    render(dot: string, animate: boolean): Promise<void> {
+    render(dot: string, animate: boolean, anchors: Anchors | null = null): Promise<void> {
       // Serialise renders: d3-graphviz cannot start a new layout while one is in flight.
       queue = queue.then(
         () =>
           new Promise<void>((resolve, reject) => {
-            setAnimation(animate && svg() !== null);
+            const root = svg();
+            const picked = root && anchors ? pickAnchor(root, anchors) : null;
+            setAnimation(animate && root !== null);
             gv.onerror((err: unknown) => reject(err instanceof Error ? err : new Error(String(err))));
             gv.renderDot(dot, () => {
               afterRender();
+              const now = svg();
               if (autoFit) view.fit(animate);
+              else if (now && picked) apply(keepView(now, picked), animate);
+              else if (now && outOfView(now)) view.fit(animate);
               resolve();
             });
           }),
@@ -150,15 +158,8 @@ export function createGraphvizView(container: HTMLElement, handlers: PointerHand
     },
     fit(animate = false): void {
       const root = svg();
-      const graph = root?.querySelector<SVGGElement>("g");
-      if (!root || !graph) return;
-      const box = graph.getBBox();
-      const vb = root.viewBox.baseVal;
-      if (box.width <= 0 || box.height <= 0 || vb.width <= 0) return;
-      const k = Math.min(1, (vb.width * 0.96) / box.width, (vb.height * 0.96) / box.height);
-      const x = vb.width / 2 - k * (box.x + box.width / 2);
-      const y = vb.height / 2 - k * (box.y + box.height / 2);
-      applyTransform(x, y, k, animate);
+      if (!root) return;
+      apply(fitView(root), animate);
       autoFit = true;
     },
     zoomBy(factor: number): void {
@@ -169,12 +170,8 @@ export function createGraphvizView(container: HTMLElement, handlers: PointerHand
     },
     centerOn(elementId: string): void {
       const root = svg();
-      const el = root?.querySelector<SVGGraphicsElement>(`[id="${CSS.escape(elementId)}"]`);
-      if (!root || !el) return;
-      const box = el.getBBox();
-      const vb = root.viewBox.baseVal;
-      const k = Math.max(zoomTransform(root).k, 0.8);
-      applyTransform(vb.width / 2 - k * (box.x + box.width / 2), vb.height / 2 - k * (box.y + box.height / 2), k, true);
+      if (!root) return;
+      apply(centreView(root, elementId), true);
       autoFit = false;
     },
     setClasses(classes): void {

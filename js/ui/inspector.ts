@@ -37,6 +37,7 @@ export function createInspector(onSelect: (id: string) => void, onClose: () => v
           } else {
             value = h("span", { className: "pvw-value", text: item.value });
           }
+          if (item.hint) value.title = item.hint;
           return h("div", { className: "pvw-row" }, [h("span", { className: "pvw-key", text: item.label }), value]);
         });
         return h("section", { className: "pvw-section" }, [h("h4", { text: section.title }), ...rows]);

@@ -114,6 +114,9 @@ describe("call sites", () => {
     node.call_site = { file: "/home/me/model.py", line: 42, function: "forward" };
     const index = buildIndex(graph);
     const info = inspect(index, buildVisibleGraph(index, new Set()), node.id);
-    expect(text(info)).toContain("/home/me/model.py:42 (forward)");
+    const item = info?.sections.find((s) => s.title === "Forward call")?.items[0];
+    expect(item?.value).toBe("model.py:42 (forward)");
+    expect(item?.hint).toBe("/home/me/model.py:42 (forward)");
+    expect(nodeTooltip(index, buildVisibleGraph(index, new Set()), node.id)).toContain("model.py:42 (forward)");
   });
 });

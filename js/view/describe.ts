@@ -18,6 +18,8 @@ export interface InfoItem {
   value: string;
   /** Payload id to select when the item is clicked. */
   ref?: string;
+  /** Longer text shown on hover (e.g. a full file path). */
+  hint?: string;
 }
 
 export interface InfoSection {
@@ -74,10 +76,12 @@ export function layerOf(index: GraphIndex, id: string): string | null {
   return group ? groupTitle(group) : null;
 }
 
-export function callSiteText(node: GraphNode): string | null {
+/** "model.py:42 (forward)"; `full` keeps the whole path. */
+export function callSiteText(node: GraphNode, full = false): string | null {
   const cs = node.call_site;
   if (!cs) return null;
-  return `${cs.file}:${cs.line}${cs.function ? ` (${cs.function})` : ""}`;
+  const file = full ? cs.file : (cs.file.split(/[\\/]/).pop() ?? cs.file);
+  return `${file}:${cs.line}${cs.function ? ` (${cs.function})` : ""}`;
 }
 
 export function inspectNode(index: GraphIndex, id: string): Inspection | null {
@@ -112,7 +116,7 @@ export function inspectNode(index: GraphIndex, id: string): Inspection | null {
       ...section("Layer", layer),
       ...section("Parameter", param),
       ...section("Output tensor", node.tensor ? [{ label: "tensor", value: formatGradFull(node.tensor) }] : []),
-      ...section("Forward call", site ? [{ label: "at", value: site }] : []),
+      ...section("Forward call", site ? [{ label: "at", value: site, hint: callSiteText(node, true) ?? "" }] : []),
       ...section("Backward inputs", slotItems(node.inputs)),
       ...section("Backward outputs", slotItems(node.outputs)),
       ...section("Neighbours", limited(neighbours, neighbours.length)),

@@ -153,6 +153,32 @@ def test_collapse_and_expand_by_click(fresh: Explorer, graph: dict[str, Any]) ->
     assert gid in fresh.value("w.expanded")
 
 
+def test_zoomed_in_redraw_keeps_the_clicked_group_in_place(
+    fresh: Explorer, graph: dict[str, Any]
+) -> None:
+    gid = outer_group(graph)["id"]
+    centre = (
+        "(id) => { const b = document.getElementById(id).getBoundingClientRect(); "
+        "return [b.x + b.width / 2, b.y + b.height / 2]; }"
+    )
+    fresh.run(f"w.selected = {gid!r}")
+    fresh.page.get_by_test_id("pvw-zoom-in").click()  # the user zooms: no more auto-fit
+    fresh.page.wait_for_timeout(400)
+    for before_id, after_id in (
+        (f"pvw-{gid}-cluster", f"pvw-{gid}"),
+        (f"pvw-{gid}", f"pvw-{gid}-cluster"),
+    ):
+        x0, y0 = fresh.page.evaluate(centre, before_id)
+        label = fresh.element(before_id).locator("text").first
+        before = fresh.renders()
+        label.click()
+        fresh.wait_ready(after=before)
+        x1, y1 = fresh.page.evaluate(centre, after_id)
+        # Horizontally centred in place; vertically the cluster grows around the node's spot.
+        assert abs(x1 - x0) < 6, (before_id, x0, x1)
+        assert abs(y1 - y0) < 6, (before_id, y0, y1)
+
+
 def test_hover_edge_shows_gradient(fresh: Explorer, graph: dict[str, Any]) -> None:
     edges = [e for e in graph["edges"] if e["grad"] is not None]
     for edge in (edges[0], edges[len(edges) // 2], edges[-1]):

@@ -1,0 +1,114 @@
+// Where to put the view: fit, centre on an element, keep an element in place across a
+// redraw. Geometry only (SVG boxes and the d3-zoom transform); applying it is the caller's.
+import { zoomTransform } from "d3-zoom";
+
+export interface Point {
+  x: number;
+  y: number;
+}
+
+/** A zoom transform: screen = k * graph + (x, y), in the SVG's viewBox units. */
+export interface View {
+  x: number;
+  y: number;
+  k: number;
+}
+
+/** An element to keep where it is on screen across a redraw (its id may change, e.g. a
+ * collapsed group's node becoming its cluster). */
+export interface Anchor {
+  before: string;
+  after: string;
+}
+
+/** Candidates, best first: the first `primary` one in view wins, else the `fallback` one
+ * nearest the middle of the view. */
+export interface Anchors {
+  primary: Anchor[];
+  fallback: Anchor[];
+}
+
+/** Largest zoom a fit uses: small graphs are not blown up beyond their natural size. */
+const MAX_FIT_SCALE = 1;
+/** Smallest zoom when centring on an element, so that it is readable. */
+const MIN_CENTRE_SCALE = 0.8;
+
+function element(root: SVGSVGElement, id: string): SVGGraphicsElement | null {
+  return root.querySelector<SVGGraphicsElement>(`[id="${CSS.escape(id)}"]`);
+}
+
+/** Centre of an element in graph coordinates. */
+export function centreOf(root: SVGSVGElement, id: string): Point | null {
+  const el = element(root, id);
+  if (!el) return null;
+  const box = el.getBBox();
+  return { x: box.x + box.width / 2, y: box.y + box.height / 2 };
+}
+
+/** The whole drawing, centred, as large as fits (up to its natural size). */
+export function fitView(root: SVGSVGElement): View | null {
+  const graph = root.querySelector<SVGGElement>("g");
+  if (!graph) return null;
+  const box = graph.getBBox();
+  const vb = root.viewBox.baseVal;
+  if (box.width <= 0 || box.height <= 0 || vb.width <= 0) return null;
+  const k = Math.min(MAX_FIT_SCALE, (vb.width * 0.96) / box.width, (vb.height * 0.96) / box.height);
+  return { x: vb.width / 2 - k * (box.x + box.width / 2), y: vb.height / 2 - k * (box.y + box.height / 2), k };
+}
+
+/** Element `id` in the middle of the view, zoomed in enough to read. */
+export function centreView(root: SVGSVGElement, id: string): View | null {
+  const c = centreOf(root, id);
+  if (!c) return null;
+  const vb = root.viewBox.baseVal;
+  const k = Math.max(zoomTransform(root).k, MIN_CENTRE_SCALE);
+  return { x: vb.width / 2 - k * c.x, y: vb.height / 2 - k * c.y, k };
+}
+
+/** The anchor to keep in place, and where it is on screen now. */
+export function pickAnchor(root: SVGSVGElement, anchors: Anchors): { anchor: Anchor; at: Point } | null {
+  const t = zoomTransform(root);
+  const vb = root.viewBox.baseVal;
+  const onScreen = (a: Anchor): Point | null => {
+    const c = centreOf(root, a.before);
+    if (!c) return null;
+    const p = { x: t.applyX(c.x), y: t.applyY(c.y) };
+    return p.x >= 0 && p.y >= 0 && p.x <= vb.width && p.y <= vb.height ? p : null;
+  };
+  for (const anchor of anchors.primary) {
+    const at = onScreen(anchor);
+    if (at) return { anchor, at };
+  }
+  let best: { anchor: Anchor; at: Point } | null = null;
+  let bestDistance = Infinity;
+  for (const anchor of anchors.fallback) {
+    const at = onScreen(anchor);
+    const d = at ? Math.hypot(at.x - vb.width / 2, at.y - vb.height / 2) : Infinity;
+    if (at && d < bestDistance) {
+      bestDistance = d;
+      best = { anchor, at };
+    }
+  }
+  return best;
+}
+
+/** The view that puts the anchor's new element back where the old one was (same zoom). */
+export function keepView(root: SVGSVGElement, picked: { anchor: Anchor; at: Point }): View | null {
+  const c = centreOf(root, picked.anchor.after);
+  if (!c) return null;
+  const k = zoomTransform(root).k;
+  return { x: picked.at.x - k * c.x, y: picked.at.y - k * c.y, k };
+}
+
+/** Whether nothing of the drawing is inside the visible area. */
+export function outOfView(root: SVGSVGElement): boolean {
+  const drawn = root.querySelector<SVGGElement>("g")?.getBoundingClientRect();
+  const area = root.getBoundingClientRect();
+  return (
+    !drawn ||
+    drawn.right < area.left ||
+    drawn.left > area.right ||
+    drawn.bottom < area.top ||
+    drawn.top > area.bottom
+  );
+}
