@@ -1,48 +1,111 @@
 """Where does build_graph spend its time on the ~10k-node graph?  (a script, not a test)
 
-    python benchmarks/profile_build.py [--model llama-10k] [--top 15]
+    python benchmarks/profile_build.py [--model llama-10k] [--cprofile]
 
-Prints: cProfile (by own time), the garbage collections one call triggers and what they
-cost, build_graph with the collector on vs off, and the floor set by Paddle's own accessors
-(node_ptr / name / next_functions, walked with no bookkeeping).
+For each way a graph gets built (`build_graph(model(x))`, which replays the backward for
+annotations; `build_graph(y)` after a plain backward; `with trace(model)` then `build_graph(y)`)
+it prints the wall time of each stage of the tracer, measured by wrapping the tracer's functions
+in this process (no file is changed), plus the garbage collections the build triggered and the
+floor any Python walk pays: Paddle's own node_ptr() / name() / next_functions.
+Stages nest (indented ones run inside the one above); GC pauses land inside whichever stage
+was allocating. A stage the tracer no longer has is skipped. Under trace(), "Tensor.backward"
+is Paddle's own backward (VLOG 6 + dump on); log capture and parsing are listed after it.
+--cprofile adds a cProfile listing of each build.
 """
 
 from __future__ import annotations
 
 import argparse
 import cProfile
+import functools
 import gc
+import importlib
 import pstats
 import time
+from collections import defaultdict
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from common import median_time
 from models import MODELS
 
+import paddleviz_widget
 from paddleviz_widget import build_graph
 
+P = "paddleviz_widget."
+# (label, module, attribute): each is wrapped where the caller looks it up.
+STAGES = [
+    ("walk_backward_graph (build)", P + "tracer.build", "walk_backward_graph"),
+    ("graph_from_walk", P + "tracer.build", "graph_from_walk"),
+    ("collect_annotations", P + "tracer.build", "collect_annotations"),
+    ("  discover_model (gc scan)", P + "tracer.collect", "discover_model"),
+    ("  find_leaves", P + "tracer.collect", "find_leaves"),
+    ("  replay_backward", P + "tracer.collect", "replay_backward"),
+    ("    paddle.grad (replayed backward)", "paddle.base.dygraph.base", "grad"),
+    ("Tensor.backward (Paddle's, under trace)", "paddle", "Tensor.backward"),
+    ("    separate_log (fd 2 -> records)", P + "tracer.stderr_capture", "separate_log"),
+    ("    parse_glog_records", P + "tracer.backward_capture", "parse_glog_records"),
+    ("    parse_backward_dot", P + "tracer.backward_capture", "parse_backward_dot"),
+    ("  _add_captured (log -> edges)", P + "tracer.collect", "_add_captured"),
+    ("  param_infos_by_ptr", P + "tracer.collect", "param_infos_by_ptr"),
+    ("annotate_graph", P + "tracer.build", "annotate_graph"),
+    ("Graph.to_dict", P + "graph.model", "Graph.to_dict"),
+]
 
-def gc_during(fn: Any) -> dict[int, list[float]]:
-    """Generation -> durations of the collections that ran during one call of ``fn``."""
-    out: dict[int, list[float]] = {}
+
+@contextmanager
+def stage_timer() -> Iterator[dict[str, float]]:
+    totals: dict[str, float] = defaultdict(float)
+    undo: list[Callable[[], None]] = []
+    for label, module_name, attr in STAGES:
+        try:
+            owner: Any = importlib.import_module(module_name)
+            *path, name = attr.split(".")
+            for part in path:
+                owner = getattr(owner, part)
+            original = getattr(owner, name)
+        except (ImportError, AttributeError):
+            continue
+
+        def make(f: Any, label: str) -> Any:
+            @functools.wraps(f)  # keeps inspect.signature: the tracer checks for a dump kwarg
+            def wrapper(*args: Any, **kw: Any) -> Any:
+                start = time.perf_counter()
+                try:
+                    return f(*args, **kw)
+                finally:
+                    totals[label] += time.perf_counter() - start
+
+            return wrapper
+
+        wrapped = make(original, label)
+
+        setattr(owner, name, wrapped)
+        undo.append(lambda o=owner, n=name, f=original: setattr(o, n, f))
+    try:
+        yield totals
+    finally:
+        for restore in reversed(undo):
+            restore()
+
+
+def gc_pauses() -> tuple[Callable[[], dict[int, list[float]]], Callable[[], None]]:
+    out: dict[int, list[float]] = defaultdict(list)
     start: list[float] = []
 
     def callback(phase: str, info: dict[str, int]) -> None:
         if phase == "start":
             start.append(time.perf_counter())
         elif start:
-            out.setdefault(info["generation"], []).append(time.perf_counter() - start.pop())
+            out[info["generation"]].append(time.perf_counter() - start.pop())
 
     gc.callbacks.append(callback)
-    try:
-        fn()
-    finally:
-        gc.callbacks.remove(callback)
-    return out
+    return (lambda: dict(out)), (lambda: gc.callbacks.remove(callback))
 
 
 def accessor_floor(root: Any) -> None:
-    """Visit every GradNode once touching only what any walk must call."""
+    """Visit every GradNode once, touching only what any walk must call."""
     seen: set[int] = set()
     stack = [root]
     while stack:
@@ -55,35 +118,58 @@ def accessor_floor(root: Any) -> None:
         stack.extend(n for n in fn.next_functions if n is not None)
 
 
+def report(title: str, run: Callable[[], Any], use_cprofile: bool) -> None:
+    profile = cProfile.Profile() if use_cprofile else None
+    gcs, stop = gc_pauses()
+    with stage_timer() as totals:
+        start = time.perf_counter()
+        if profile:
+            profile.runcall(run)
+        else:
+            run()
+        wall = time.perf_counter() - start
+    stop()
+    print(f"\n== {title}: {wall * 1e3:.0f} ms wall")
+    for label, _, _ in STAGES:
+        if label in totals:
+            print(f"  {label:<38} {totals[label] * 1e3:8.1f} ms  {totals[label] / wall:5.0%}")
+    for gen, pauses in sorted(gcs().items()):
+        print(f"  gc gen{gen}: {len(pauses)} collections, {sum(pauses) * 1e3:.1f} ms")
+    if profile:
+        pstats.Stats(profile).sort_stats("tottime").print_stats(12)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", default="llama-10k", choices=list(MODELS))
-    parser.add_argument("--top", type=int, default=15)
-    parser.add_argument("--reps", type=int, default=9)
+    parser.add_argument("--cprofile", action="store_true", help="also print cProfile listings")
     args = parser.parse_args()
     model, x = MODELS[args.model]()
+    model(x).sum().backward()  # warm-up
+    model.clear_gradients()
     y = model(x)
-    nodes = len(build_graph(y)["nodes"])
-    print(f"{args.model}: {nodes} GradNodes\n")
+    print(f"{args.model}: {len(build_graph(y)['nodes'])} GradNodes")
+    floor = median_time(lambda: accessor_floor(y.grad_fn), 5, gc_off=True)
+    print(f"Paddle accessors alone (node_ptr/name/next_functions): {floor * 1e3:.1f} ms")
 
-    profile = cProfile.Profile()
-    profile.runcall(build_graph, y)
-    pstats.Stats(profile).sort_stats("tottime").print_stats(args.top)
+    y = model(x)
+    report("build_graph(model(x)), no backward yet", lambda: build_graph(y), args.cprofile)
+    y.sum().backward()
+    report("build_graph(y) after a plain backward", lambda: build_graph(y), args.cprofile)
+    trace = getattr(paddleviz_widget, "trace", None)
+    if trace is None:
+        print("\n(trace() not available)")
+        return
+    model.clear_gradients()
 
-    print("Collections during one build_graph call (3 calls):")
-    for _ in range(3):
-        runs = gc_during(lambda: build_graph(y))
-        parts = [f"gen{g}: {len(d)} x = {sum(d) * 1e3:.1f} ms" for g, d in sorted(runs.items())]
-        print("  " + (", ".join(parts) or "none"))
-    print(f"  objects tracked by the collector: {len(gc.get_objects())}")
+    def traced_backward() -> None:
+        nonlocal y
+        with trace(model):
+            y = model(x)
+            y.sum().backward()
 
-    on = median_time(lambda: build_graph(y), args.reps)
-    off = median_time(lambda: build_graph(y), args.reps, gc_off=True)
-    floor = median_time(lambda: accessor_floor(y.grad_fn), args.reps, gc_off=True)
-    print(f"\nbuild_graph, collector on:  {on * 1e3:.1f} ms (median of {args.reps})")
-    print(f"build_graph, collector off: {off * 1e3:.1f} ms")
-    print(f"Paddle accessors alone:     {floor * 1e3:.1f} ms (the floor for any Python walk)")
-    print(f"  -> GC share {1 - off / on:.0%}, Python bookkeeping {(off - floor) / on:.0%}")
+    report("with trace(model): forward + backward", traced_backward, args.cprofile)
+    report("build_graph(y) after the traced backward", lambda: build_graph(y), args.cprofile)
 
 
 if __name__ == "__main__":
