@@ -19,7 +19,7 @@ import {
   normalizeExpanded,
   reveal,
 } from "./view/expansion";
-import { buildIndex, type GraphIndex } from "./view/graph_index";
+import { buildIndex, parseInstanceId, type GraphIndex } from "./view/graph_index";
 import { searchGraph, visibleElementId, visibleMatches } from "./view/search";
 import { ROLE_CLASS, selectionClasses } from "./view/selection";
 import type { GraphPayload } from "./view/types";
@@ -129,12 +129,14 @@ export function createExplorer(model: AnyModel<WidgetModel>, el: HTMLElement): (
       select("");
       return;
     }
-    if (hit.kind === "cluster") {
-      if (hit.onLabel) setExpanded(collapseGroup(index, expanded(), hit.id));
-      else select(hit.id);
-    } else if (hit.kind === "node" && index.groups.has(hit.id)) {
-      setExpanded(expandGroup(index, expanded(), hit.id));
-      select(hit.id);
+    // Collapsed groups and clusters stand for one call of a layer: act on the layer.
+    const group = hit.kind === "edge" ? null : (parseInstanceId(index, hit.id)?.group ?? null);
+    if (hit.kind === "cluster" && group) {
+      if (hit.onLabel) setExpanded(collapseGroup(index, expanded(), group));
+      else select(group);
+    } else if (hit.kind === "node" && group) {
+      setExpanded(expandGroup(index, expanded(), group));
+      select(group);
     } else {
       select(hit.id);
     }

@@ -67,6 +67,7 @@ class _LayerTree:
         shift = 1 if self.wrapper is not None else 0
         self.level = {gid: len(self.ancestors(gid)) - shift for gid in self.ids}
         self.max_level = max(self.level.values(), default=-1)
+        self.part = self._parts(graph)
 
     def ancestors(self, gid: str) -> list[str]:
         """Groups enclosing group ``gid``, innermost first."""
@@ -80,8 +81,39 @@ class _LayerTree:
     def to_depth(self, depth: int) -> list[str]:
         return [gid for gid in self.ids if self.level[gid] < depth]
 
+    def _parts(self, graph: Mapping[str, Any]) -> dict[tuple[str, int], int]:
+        """(group, node index) -> which connected part of the group the node is in. A closed
+        group is drawn as one node per part (a layer used twice gives two)."""
+        index = {n.get("id"): i for i, n in enumerate(graph.get("nodes") or [])}
+        edges = [
+            (index[e["source"]], index[e["target"]])
+            for e in graph.get("edges") or []
+            if e.get("source") in index and e.get("target") in index
+        ]
+        members: dict[str, list[int]] = {}
+        for i, gid in enumerate(self.node_groups):
+            for g in [gid, *self.ancestors(gid)] if gid is not None else []:
+                members.setdefault(g, []).append(i)
+        part: dict[tuple[str, int], int] = {}
+        for g, inside in members.items():
+            root = {i: i for i in inside}
+
+            def find(i: int, root: dict[int, int] = root) -> int:
+                while root[i] != i:
+                    root[i] = root[root[i]]
+                    i = root[i]
+                return i
+
+            for a, b in edges:
+                if a in root and b in root:
+                    root[find(a)] = find(b)
+            for i in inside:
+                part[(g, i)] = find(i)
+        return part
+
     def visible_count(self, expanded: Iterable[str]) -> int:
-        """Visible nodes: real nodes whose groups are all open, plus outermost closed groups."""
+        """Visible nodes: real nodes whose groups are all open, plus one node per part of
+        each outermost closed group."""
         opened = set(expanded)
         shown: set[Any] = set()
         for i, gid in enumerate(self.node_groups):
@@ -89,7 +121,7 @@ class _LayerTree:
             chain = [gid, *self.ancestors(gid)] if gid is not None else []
             for g in reversed(chain):
                 if g not in opened:
-                    rep = g
+                    rep = (g, self.part[(g, i)])
                     break
             shown.add(rep)
         return len(shown)

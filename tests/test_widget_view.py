@@ -9,7 +9,7 @@ from typing import Any
 
 import paddle
 import pytest
-from fixtures.graphs.payload import chain, level, wrapper
+from fixtures.graphs.payload import chain, level, visible_nodes, wrapper
 
 from paddleviz_widget.widget import DEFAULT_NODE_BUDGET, GraphWidget, _LayerTree
 
@@ -22,11 +22,7 @@ def load(name: str) -> dict[str, Any]:
 
 
 def shown(graph: dict[str, Any], expanded: set[str]) -> int:
-    reps = set()
-    for n in graph["nodes"]:
-        closed = [g for g in chain(graph, n["group"]) if g not in expanded]
-        reps.add(closed[-1] if closed else n["id"])
-    return len(reps)
+    return len(visible_nodes(graph, expanded))
 
 
 def widget(graph: dict[str, Any], **kwargs: Any) -> GraphWidget:
@@ -91,6 +87,13 @@ def test_expand_and_collapse_by_layer_path_or_id() -> None:
     assert w.expanded == order and w.depth == max(level(graph, g) for g in order) + 1
     w.collapse_all()
     assert (w.expanded, w.depth) == ([], 0)
+
+
+def test_a_layer_used_twice_counts_once_per_use() -> None:
+    graph = load("resnet18")
+    tree = _LayerTree(graph)
+    for depth in range(tree.max_level + 2):
+        assert tree.visible_count(tree.to_depth(depth)) == shown(graph, set(tree.to_depth(depth)))
 
 
 def test_a_group_around_everything_stays_open_at_depth_zero() -> None:

@@ -45,15 +45,27 @@ export function centreOf(root: SVGSVGElement, id: string): Point | null {
   return { x: box.x + box.width / 2, y: box.y + box.height / 2 };
 }
 
-/** The whole drawing, centred, as large as fits (up to its natural size). */
+/** Below this zoom a whole-graph fit is unreadable dots: fit the narrow side instead. */
+const MIN_FIT_SCALE = 0.25;
+
+/**
+ * The whole drawing, centred, as large as fits (up to its natural size). A drawing too long
+ * for that to be readable is fitted across its narrow side and shown from its start (the
+ * outputs: top, or left in left-right layouts); pan or zoom out for the rest.
+ */
 export function fitView(root: SVGSVGElement): View | null {
   const graph = root.querySelector<SVGGElement>("g");
   if (!graph) return null;
   const box = graph.getBBox();
   const vb = root.viewBox.baseVal;
   if (box.width <= 0 || box.height <= 0 || vb.width <= 0) return null;
-  const k = Math.min(MAX_FIT_SCALE, (vb.width * 0.96) / box.width, (vb.height * 0.96) / box.height);
-  return { x: vb.width / 2 - k * (box.x + box.width / 2), y: vb.height / 2 - k * (box.y + box.height / 2), k };
+  const kx = (vb.width * 0.96) / box.width;
+  const ky = (vb.height * 0.96) / box.height;
+  let k = Math.min(MAX_FIT_SCALE, kx, ky);
+  if (k < MIN_FIT_SCALE) k = Math.min(MAX_FIT_SCALE, Math.max(kx, ky));
+  const place = (size: number, start: number, length: number): number =>
+    k * length <= size ? size / 2 - k * (start + length / 2) : size * 0.02 - k * start;
+  return { x: place(vb.width, box.x, box.width), y: place(vb.height, box.y, box.height), k };
 }
 
 /** Element `id` in the middle of the view, zoomed in enough to read. */

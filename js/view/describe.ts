@@ -9,7 +9,8 @@ import {
   plural,
   shortOpName,
 } from "./format";
-import { groupStats, type GraphIndex } from "./graph_index";
+import { callText } from "./dot";
+import { groupStats, parseInstanceId, type GraphIndex } from "./graph_index";
 import type { GraphEdge, GraphNode, SlotInfo } from "./types";
 import type { VisibleEdge, VisibleGraph } from "./visible";
 
@@ -206,6 +207,7 @@ export function inspectGroup(index: GraphIndex, id: string): Inspection | null {
   const group = index.groups.get(id);
   if (!group) return null;
   const stats = groupStats(index, id);
+  const calls = index.calls(id).length;
   const { into, out } = boundaryEdges(index, id);
   const parent = index.ancestors(id)[0];
   const children = index.childGroups.get(id) ?? [];
@@ -237,6 +239,9 @@ export function inspectGroup(index: GraphIndex, id: string): Inspection | null {
         title: "Contents",
         items: [
           { label: "GradNodes", value: `${stats.nodes} (${countsText(stats.ops, stats.params)})` },
+          ...(calls > 1
+            ? [{ label: "drawn as", value: `${calls} separate parts (used more than once, or not connected)` }]
+            : []),
           { label: "parameters", value: `${plural(stats.params, "tensor")}${values}` },
         ],
       },
@@ -250,7 +255,8 @@ export function inspectGroup(index: GraphIndex, id: string): Inspection | null {
 /** Inspector content for any selectable id; null if the id is unknown. */
 export function inspect(index: GraphIndex, vg: VisibleGraph, id: string): Inspection | null {
   if (index.nodes.has(id)) return inspectNode(index, id);
-  if (index.groups.has(id)) return inspectGroup(index, id);
+  const inst = parseInstanceId(index, id);
+  if (inst) return inspectGroup(index, inst.group);
   return inspectEdge(index, vg, id);
 }
 
@@ -285,9 +291,11 @@ export function nodeTooltip(index: GraphIndex, vg: VisibleGraph, id: string): st
     if (site) lines.push(site);
     return lines;
   }
-  const group = index.groups.get(id);
-  if (!group) return [];
-  const stats = groupStats(index, id);
+  const inst = parseInstanceId(index, id);
+  const group = inst ? index.groups.get(inst.group) : undefined;
+  if (!inst || !group) return [];
+  const calls = index.calls(inst.group).length;
+  const stats = groupStats(index, inst.group, calls > 1 ? inst.call : undefined);
   const hint = vg.clusterById.has(id) ? "click the label to collapse" : "click to expand";
-  return [groupTitle(group), countsText(stats.ops, stats.params), hint];
+  return [groupTitle(group) + callText(inst.call, calls), countsText(stats.ops, stats.params), hint];
 }

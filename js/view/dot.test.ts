@@ -54,8 +54,10 @@ describe.each(FIXTURE_NAMES)("DOT for %s", (name) => {
       expect(d.cls.split(" ")).toContain(`pvw-${vn?.kind}`);
     }
     for (const c of vg.clusters) {
-      const group = graph.groups.find((g) => g.id === c.id);
-      expect(textOf(svg, clusterElementId(c.id))).toContain(group?.name);
+      const group = graph.groups.find((g) => g.id === c.group.id);
+      const label = textOf(svg, clusterElementId(c.id));
+      expect(label).toContain(group?.name);
+      if (c.calls > 1) expect(label).toContain(`part ${c.call + 1}/${c.calls}`);
     }
     for (const vn of vg.nodes.filter((n) => n.group)) {
       const g = vn.group;

@@ -32,10 +32,16 @@ export function dotString(text: string): string {
   return `"${text.replace(/\\/g, "\\\\").replace(/"/g, '\\"').replace(/\n/g, "\\n")}"`;
 }
 
+/** " · part 2/3" for a group drawn in several pieces (a layer used more than once, or a
+ * container whose members are not directly connected), else "". */
+export function callText(call: number, calls: number): string {
+  return calls > 1 ? ` \u00b7 part ${call + 1}/${calls}` : "";
+}
+
 export function nodeLabel(index: GraphIndex, vn: VisibleNode): string {
   if (vn.group) {
-    const stats = groupStats(index, vn.group.id);
-    return `${groupTitle(vn.group)}\n${countsText(stats.ops, stats.params)}`;
+    const stats = groupStats(index, vn.group.id, vn.call);
+    return `${groupTitle(vn.group)}\n${countsText(stats.ops, stats.params)}${callText(vn.call, vn.calls)}`;
   }
   const node = vn.node;
   if (!node) return vn.id;
@@ -116,7 +122,7 @@ function emitClusters(
     const a = attrs([
       ["id", dotString(clusterElementId(cluster.id))],
       ["class", dotString("pvw-cluster")],
-      ["label", dotString(clusterLabel(groupTitle(cluster.group)))],
+      ["label", dotString(clusterLabel(groupTitle(cluster.group) + callText(cluster.call, cluster.calls)))],
     ]);
     out.push(`${indent}  graph [${a}];`);
     emitClusters(index, vg, cluster.id, `${indent}  `, out);

@@ -1,7 +1,7 @@
 // Which layer groups are open: depth presets, the default depth, and which visible element
 // stands for each node. Pure; the same rules are implemented in paddleviz_widget/widget.py
 // (the kernel computes the initial state) and both are tested against the shared fixtures.
-import type { GraphIndex } from "./graph_index";
+import { instanceId, type GraphIndex } from "./graph_index";
 
 /** Visible-node budget of the default view: deeper levels open only while it holds. */
 export const DEFAULT_NODE_BUDGET = 150;
@@ -13,12 +13,17 @@ export function groupsToDepth(index: GraphIndex, depth: number): string[] {
 
 /**
  * The visible element standing for node (or group) `id`: the outermost collapsed group that
- * encloses it, or `id` itself when every enclosing group is expanded.
+ * encloses it (the call of it that holds `id`, see GraphIndex.calls), or `id` itself when
+ * every enclosing group is expanded.
  */
 export function representative(index: GraphIndex, expanded: ReadonlySet<string>, id: string): string {
   const chain = index.ancestors(id);
+  const probe = index.nodes.has(id) ? id : index.descendantNodes(id)[0];
   for (let i = chain.length - 1; i >= 0; i--) {
-    if (!expanded.has(chain[i])) return chain[i];
+    if (!expanded.has(chain[i])) {
+      // One node per call of the closed group: the call this node (or group) is part of.
+      return probe === undefined ? chain[i] : instanceId(chain[i], index.callOf(chain[i], probe));
+    }
   }
   return id;
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { buildIndex, groupStats } from "./graph_index";
+import { buildIndex, groupStats, instanceId, parseInstanceId } from "./graph_index";
 import { FIXTURE_NAMES, chainFromJson, fixture, levelFromJson, wrapperFromJson } from "./test_fixtures";
 import type { GraphPayload } from "./types";
 
@@ -41,6 +41,39 @@ describe.each(FIXTURE_NAMES)("index of %s", (name) => {
       );
       const values = params.reduce((acc, n) => acc + (n.param?.shape ?? []).reduce((a, d) => a * d, 1), 0);
       expect(groupStats(index, g.id).values).toBe(values);
+    }
+  });
+
+  it("splits each group into connected parts, one per use of the layer", () => {
+    for (const g of graph.groups) {
+      const parts = index.calls(g.id);
+      expect(parts.flat().sort()).toEqual([...index.descendantNodes(g.id)].sort());
+      const partOf = new Map(parts.flatMap((p, k) => p.map((n) => [n, k] as const)));
+      for (const e of graph.edges) {
+        if (partOf.has(e.source) && partOf.has(e.target)) expect(partOf.get(e.source)).toBe(partOf.get(e.target));
+      }
+      for (const part of parts) {
+        // connected: an undirected walk inside the part from its first node reaches all of it
+        const inPart = new Set(part);
+        const seen = new Set([part[0]]);
+        const todo = [part[0]];
+        while (todo.length > 0) {
+          const cur = todo.pop() as string;
+          for (const e of graph.edges) {
+            const other = e.source === cur ? e.target : e.target === cur ? e.source : null;
+            if (other && inPart.has(other) && !seen.has(other)) {
+              seen.add(other);
+              todo.push(other);
+            }
+          }
+        }
+        expect(seen.size).toBe(part.length);
+      }
+      parts.forEach((part, k) => {
+        for (const n of part) expect(index.callOf(g.id, n)).toBe(k);
+        expect(parseInstanceId(index, instanceId(g.id, k))).toEqual({ group: g.id, call: k });
+      });
+      expect(parseInstanceId(index, instanceId(g.id, parts.length))).toBeNull();
     }
   });
 

@@ -28,6 +28,28 @@ export interface GraphIndex {
   descendantNodes(groupId: string): string[];
   /** Whether the node or group `id` is inside group `groupId` (at any depth). */
   contains(groupId: string, id: string): boolean;
+  /**
+   * The calls of a group: its nodes split into connected pieces, in payload order. A layer
+   * used several times in one forward (a shared activation, a reused block) has one piece per
+   * use; drawing them as one node would tie unrelated parts of the graph into cycles.
+   */
+  calls(groupId: string): string[][];
+  /** Which call of `groupId` node `nodeId` belongs to (0 when it is not inside). */
+  callOf(groupId: string, nodeId: string): number;
+}
+
+/** Id of one call of a group as drawn: the group id for the first, "<group>~<k>" after. */
+export function instanceId(groupId: string, call: number): string {
+  return call === 0 ? groupId : `${groupId}~${call}`;
+}
+
+/** The group and call a drawn group id stands for (null if it is not one). */
+export function parseInstanceId(index: GraphIndex, id: string): { group: string; call: number } | null {
+  if (index.groups.has(id)) return { group: id, call: 0 };
+  const m = /^(.+)~(\d+)$/.exec(id);
+  if (!m || !index.groups.has(m[1])) return null;
+  const call = Number(m[2]);
+  return call < index.calls(m[1]).length ? { group: m[1], call } : null;
 }
 
 function push<K, V>(map: Map<K, V[]>, key: K, value: V): void {
@@ -107,6 +129,41 @@ export function buildIndex(graph: GraphPayload): GraphIndex {
   let maxLevel = -1;
   for (const l of level.values()) maxLevel = Math.max(maxLevel, l);
 
+  const callCache = new Map<string, { pieces: string[][]; of: Map<string, number> }>();
+  const callsOf = (groupId: string): { pieces: string[][]; of: Map<string, number> } => {
+    const cached = callCache.get(groupId);
+    if (cached) return cached;
+    const inside = members.get(groupId) ?? [];
+    const root = new Map(inside.map((n) => [n, n] as const));
+    const find = (n: string): string => {
+      let r = n;
+      while (root.get(r) !== r) r = root.get(r) as string;
+      root.set(n, r);
+      return r;
+    };
+    for (const n of inside) {
+      for (const e of outEdges.get(n) ?? []) {
+        if (root.has(e.target)) root.set(find(e.source), find(e.target));
+      }
+    }
+    const pieceOf = new Map<string, number>();
+    const pieces: string[][] = [];
+    const of = new Map<string, number>();
+    for (const n of inside) {
+      const r = find(n);
+      if (!pieceOf.has(r)) {
+        pieceOf.set(r, pieces.length);
+        pieces.push([]);
+      }
+      const k = pieceOf.get(r) as number;
+      pieces[k].push(n);
+      of.set(n, k);
+    }
+    const result = { pieces, of };
+    callCache.set(groupId, result);
+    return result;
+  };
+
   return {
     graph,
     nodes,
@@ -121,6 +178,8 @@ export function buildIndex(graph: GraphPayload): GraphIndex {
     ancestors,
     descendantNodes: (groupId) => members.get(groupId) ?? [],
     contains: (groupId, id) => ancestors(id).includes(groupId),
+    calls: (groupId) => callsOf(groupId).pieces,
+    callOf: (groupId, nodeId) => callsOf(groupId).of.get(nodeId) ?? 0,
   };
 }
 
@@ -130,13 +189,14 @@ export function elementCount(shape: number[] | null | undefined): number | null 
   return shape.reduce((acc, d) => acc * d, 1);
 }
 
-/** Ops, parameters and total parameter values inside a group. */
-export function groupStats(index: GraphIndex, groupId: string) {
+/** Ops, parameters and total parameter values inside a group (or one call of it). */
+export function groupStats(index: GraphIndex, groupId: string, call?: number) {
   let ops = 0;
   let params = 0;
   let values = 0;
   let valuesKnown = true;
-  for (const id of index.descendantNodes(groupId)) {
+  const inside = call === undefined ? index.descendantNodes(groupId) : (index.calls(groupId)[call] ?? []);
+  for (const id of inside) {
     const n = index.nodes.get(id) as GraphNode;
     if (n.kind === "param") {
       params += 1;

@@ -32,8 +32,7 @@ export function searchGraph(index: GraphIndex, query: string): SearchHit[] {
 export function visibleMatches(vg: VisibleGraph, hits: SearchHit[]): string[] {
   const out: string[] = [];
   for (const hit of hits) {
-    const rep = vg.repOf.get(hit.id);
-    if (rep !== undefined && !out.includes(rep)) out.push(rep);
+    for (const el of vg.elementsOf(hit.id)) if (!out.includes(el)) out.push(el);
   }
   return out;
 }

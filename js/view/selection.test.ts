@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { clusterElementId, elementId } from "./dot";
 import { groupsToDepth } from "./expansion";
-import { buildIndex } from "./graph_index";
+import { buildIndex, instanceId } from "./graph_index";
 import { ROLE_CLASS, resolveSelection, selectionClasses } from "./selection";
 import { FIXTURE_NAMES, fixture, reachableInJson } from "./test_fixtures";
 import { buildVisibleGraph } from "./visible";
@@ -44,12 +44,14 @@ describe.each(FIXTURE_NAMES)("selection paths in %s (all expanded)", (name) => {
     }
   });
 
-  it("selects a group as its cluster and every node inside", () => {
+  it("selects a group as its clusters (one per part) and every node inside", () => {
     for (const g of graph.groups) {
       const sel = resolveSelection(index, vg, g.id);
-      expect(sel.clusters).toEqual([g.id]);
+      const parts = index.calls(g.id).map((_, k) => instanceId(g.id, k));
+      expect(sel.clusters).toEqual(parts);
       expect(new Set(sel.nodes)).toEqual(new Set(index.descendantNodes(g.id)));
-      expect(has(selectionClasses(index, vg, g.id), clusterElementId(g.id), "selected")).toBe(true);
+      const classes = selectionClasses(index, vg, g.id);
+      for (const c of parts) expect(has(classes, clusterElementId(c), "selected")).toBe(true);
     }
   });
 

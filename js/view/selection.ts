@@ -2,7 +2,7 @@
 // gradient takes into it (upstream, towards the outputs) and out of it (downstream, towards
 // the parameters). Pure; returns element ids and CSS classes for the renderer to apply.
 import { clusterElementId, elementId } from "./dot";
-import type { GraphIndex } from "./graph_index";
+import { parseInstanceId, type GraphIndex } from "./graph_index";
 import { nodesInCluster, type VisibleGraph } from "./visible";
 
 export type Role = "selected" | "upstream" | "downstream" | "match" | "current";
@@ -31,20 +31,23 @@ const NONE: ResolvedSelection = { kind: "none", nodes: [], edges: [], clusters: 
 /** Kind of a payload (or merged edge) id: what the inspector should describe. */
 export function kindOf(index: GraphIndex, vg: VisibleGraph, id: string): ResolvedSelection["kind"] {
   if (index.nodes.has(id)) return "node";
-  if (index.groups.has(id)) return "group";
+  if (parseInstanceId(index, id)) return "group";
   if (index.edges.has(id) || vg.edgeById.has(id)) return "edge";
   return "none";
 }
 
-/** Map a selected id (node, group, payload edge or merged edge) onto what is drawn. */
+/** Map a selected id (node, group or one call of it, payload or merged edge) onto what is drawn. */
 export function resolveSelection(index: GraphIndex, vg: VisibleGraph, id: string): ResolvedSelection {
   const kind = kindOf(index, vg, id);
   if (kind === "node" || kind === "group") {
-    const rep = vg.repOf.get(id) ?? id;
-    if (rep === id && vg.clusterById.has(id)) {
-      return { kind, nodes: nodesInCluster(index, vg, id), edges: [], clusters: [id] };
+    const inst = kind === "group" ? parseInstanceId(index, id) : null;
+    const targets = inst && id !== inst.group ? [id] : vg.elementsOf(id);
+    const clusters = targets.filter((t) => vg.clusterById.has(t));
+    const nodes = targets.filter((t) => vg.nodeById.has(t));
+    for (const c of clusters) {
+      for (const n of nodesInCluster(index, vg, c)) if (!nodes.includes(n)) nodes.push(n);
     }
-    return vg.nodeById.has(rep) ? { kind, nodes: [rep], edges: [], clusters: [] } : NONE;
+    return nodes.length + clusters.length > 0 ? { kind, nodes, edges: [], clusters } : NONE;
   }
   if (kind === "edge") {
     const drawn = vg.edgeById.get(id) ?? vg.edges.find((ve) => ve.edges.some((e) => e.id === id));

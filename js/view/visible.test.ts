@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { groupsToDepth, representative } from "./expansion";
-import { buildIndex } from "./graph_index";
+import { buildIndex, instanceId, parseInstanceId } from "./graph_index";
 import { FIXTURE_NAMES, fixture, rng } from "./test_fixtures";
-import { buildVisibleGraph, mergedEdgeId, parseMergedEdgeId } from "./visible";
+import { buildVisibleGraph, mergedEdgeId, parseMergedEdgeId, probeOf } from "./visible";
 
 function expansionStates(index: ReturnType<typeof buildIndex>): Array<[string, Set<string>]> {
   const ids = [...index.groups.keys()];
@@ -25,10 +25,14 @@ describe.each(FIXTURE_NAMES)("visible graph of %s", (name) => {
     expect(new Set(vg.nodes.map((n) => n.id))).toEqual(reps);
     expect(vg.nodes.length).toBe(reps.size);
     for (const n of graph.nodes) expect(vg.repOf.get(n.id)).toBe(rep(n.id));
-    // Collapsed groups are drawn as nodes of kind "group", labelled by the group.
+    // Collapsed groups are drawn as nodes of kind "group", one per part of the group.
     for (const vn of vg.nodes) {
-      expect(vn.kind === "group").toBe(index.groups.has(vn.id));
-      if (vn.kind === "group") expect(expanded.has(vn.id)).toBe(false);
+      const inst = parseInstanceId(index, vn.id);
+      expect(vn.kind === "group").toBe(inst !== null && !index.nodes.has(vn.id));
+      if (inst && vn.group) {
+        expect(expanded.has(inst.group)).toBe(false);
+        expect([vn.group.id, vn.call, vn.calls]).toEqual([inst.group, inst.call, index.calls(inst.group).length]);
+      }
     }
     // Every payload edge is either inside one visible node or drawn in exactly one merged edge.
     const internal = graph.edges.filter((e) => rep(e.source) === rep(e.target)).length;
@@ -45,15 +49,21 @@ describe.each(FIXTURE_NAMES)("visible graph of %s", (name) => {
       expect(ve.id).toBe(ve.edges.length === 1 ? ve.edges[0].id : mergedEdgeId(ve.source, ve.target));
     }
     expect(pairs.size).toBe(vg.edges.length);
-    // Clusters: the expanded groups that are themselves shown and hold something visible.
+    // Clusters: one per part of each expanded group that is itself shown (every group around
+    // it open); the payload node a visible node stands for tells which part encloses it.
+    const probe = (id: string): string => probeOf(index, id) as string;
+    const partOf = (g: string, n: string): string => instanceId(g, index.callOf(g, n));
     const expectedClusters = graph.groups
-      .filter((g) => expanded.has(g.id) && rep(g.id) === g.id)
-      .filter((g) => vg.nodes.some((vn) => index.contains(g.id, vn.id)))
-      .map((g) => g.id);
+      .filter((g) => expanded.has(g.id) && index.ancestors(g.id).every((a) => expanded.has(a)))
+      .flatMap((g) => index.calls(g.id).map((_, k) => instanceId(g.id, k)));
     expect(vg.clusters.map((c) => c.id)).toEqual(expectedClusters);
-    for (const c of vg.clusters) expect(c.parent).toBe(index.ancestors(c.id)[0] ?? null);
+    for (const c of vg.clusters) {
+      const outer = index.ancestors(c.group.id)[0];
+      expect(c.parent).toBe(outer ? partOf(outer, index.calls(c.group.id)[c.call][0]) : null);
+    }
     for (const vn of vg.nodes) {
-      expect(vn.cluster).toBe(index.ancestors(vn.id)[0] ?? null);
+      const outer = index.ancestors(vn.group ? vn.group.id : vn.id)[0];
+      expect(vn.cluster).toBe(outer ? partOf(outer, probe(vn.id)) : null);
       if (vn.cluster) expect(vg.clusterById.has(vn.cluster)).toBe(true);
     }
   });
@@ -69,7 +79,7 @@ describe.each(FIXTURE_NAMES)("visible graph of %s", (name) => {
     for (let depth = 0; depth <= index.maxLevel; depth++) {
       const vg = buildVisibleGraph(index, new Set(groupsToDepth(index, depth)));
       for (const vn of vg.nodes.filter((n) => n.group)) {
-        const inside = new Set(index.descendantNodes(vn.id));
+        const inside = new Set(index.calls(vn.group?.id ?? "")[vn.call]);
         const crossingIn = graph.edges.filter((e) => inside.has(e.target) && !inside.has(e.source));
         const drawnIn = vg.edges.filter((ve) => ve.target === vn.id).flatMap((ve) => ve.edges);
         expect(new Set(drawnIn.map((e) => e.id))).toEqual(new Set(crossingIn.map((e) => e.id)));
@@ -77,6 +87,25 @@ describe.each(FIXTURE_NAMES)("visible graph of %s", (name) => {
       }
     }
     expect(crossings).toBeGreaterThan(0);
+  });
+});
+
+describe("layers used more than once", () => {
+  it("are drawn as one node per use when collapsed, so the picture has no made-up cycles", () => {
+    let shared = 0;
+    for (const name of FIXTURE_NAMES) {
+      const index = buildIndex(fixture(name));
+      for (const [gid] of index.groups) {
+        const parts = index.calls(gid);
+        if (parts.length < 2) continue;
+        shared += 1;
+        const open = new Set([...index.groups.keys()].filter((g) => g !== gid));
+        const vg = buildVisibleGraph(index, open);
+        const drawn = vg.nodes.filter((n) => n.group?.id === gid);
+        expect(drawn.map((n) => n.id)).toEqual(parts.map((_, k) => instanceId(gid, k)));
+      }
+    }
+    expect(shared).toBeGreaterThan(0); // the fixtures have shared activations (nested, resnet18)
   });
 });
 

@@ -1,22 +1,26 @@
 // The graph as drawn for one expanded set: real nodes, collapsed groups standing in for what
 // they hold, expanded groups as clusters, and edges merged per (visible source, target) pair.
 import { representative } from "./expansion";
-import type { GraphIndex } from "./graph_index";
+import { instanceId, parseInstanceId, type GraphIndex } from "./graph_index";
 import type { GraphEdge, GraphGroup, GraphNode } from "./types";
 
 export type VisibleKind = "op" | "param" | "output" | "group";
 
 export interface VisibleNode {
-  id: string;
+  id: string; // node id, or group instance id (see instanceId) for a collapsed group
   kind: VisibleKind;
   node: GraphNode | null; // set for real nodes
   group: GraphGroup | null; // set for collapsed groups
-  cluster: string | null; // id of the expanded group drawn around it
+  call: number; // which call of the group (0 for real nodes)
+  calls: number; // how many calls the group has (1 for real nodes)
+  cluster: string | null; // id of the cluster (expanded group instance) drawn around it
 }
 
 export interface VisibleCluster {
-  id: string; // group id
+  id: string; // group instance id
   group: GraphGroup;
+  call: number;
+  calls: number;
   parent: string | null; // enclosing cluster
 }
 
@@ -31,11 +35,13 @@ export interface VisibleGraph {
   nodes: VisibleNode[];
   clusters: VisibleCluster[];
   edges: VisibleEdge[];
-  /** Visible element id for every payload node and group id. */
+  /** Visible element id for every payload node and group id (a group's first call). */
   repOf: ReadonlyMap<string, string>;
   nodeById: ReadonlyMap<string, VisibleNode>;
   edgeById: ReadonlyMap<string, VisibleEdge>;
   clusterById: ReadonlyMap<string, VisibleCluster>;
+  /** Every visible node or cluster standing for (part of) a payload node or group. */
+  elementsOf(id: string): string[];
 }
 
 /**
@@ -52,39 +58,57 @@ export function parseMergedEdgeId(id: string): { source: string; target: string 
   return parts.length === 2 && parts[0] && parts[1] ? { source: parts[0], target: parts[1] } : null;
 }
 
+/** A payload node inside what visible id `id` stands for (itself for a real node). */
+export function probeOf(index: GraphIndex, id: string): string | undefined {
+  if (index.nodes.has(id)) return id;
+  const inst = parseInstanceId(index, id);
+  return inst ? index.calls(inst.group)[inst.call]?.[0] : undefined;
+}
+
 export function buildVisibleGraph(index: GraphIndex, expanded: ReadonlySet<string>): VisibleGraph {
   const repOf = new Map<string, string>();
   for (const id of index.nodes.keys()) repOf.set(id, representative(index, expanded, id));
   for (const id of index.groups.keys()) repOf.set(id, representative(index, expanded, id));
+  /** The instance of (expanded) group g that holds node n. */
+  const around = (g: string, n: string): string => instanceId(g, index.callOf(g, n));
 
   const nodes: VisibleNode[] = [];
   const nodeById = new Map<string, VisibleNode>();
-  const shownGroups = new Set<string>(); // groups with something inside on screen
-  for (const [id, rep] of repOf) {
-    if (!index.nodes.has(id) || nodeById.has(rep)) continue;
+  const shown = new Set<string>(); // expanded group instances with something on screen
+  for (const id of index.nodes.keys()) {
+    const rep = repOf.get(id) as string;
+    if (nodeById.has(rep)) continue;
     const node = index.nodes.get(rep) ?? null;
-    const group = node ? null : (index.groups.get(rep) ?? null);
-    const outer = index.ancestors(rep); // all expanded, innermost first
+    const inst = node ? null : parseInstanceId(index, rep);
+    const group = inst ? (index.groups.get(inst.group) ?? null) : null;
+    const outer = index.ancestors(inst ? inst.group : rep); // all expanded, innermost first
     const vn: VisibleNode = {
       id: rep,
       kind: node ? node.kind : "group",
       node,
       group,
-      cluster: outer.length > 0 ? outer[0] : null,
+      call: inst?.call ?? 0,
+      calls: inst ? index.calls(inst.group).length : 1,
+      cluster: outer.length > 0 ? around(outer[0], id) : null,
     };
     nodes.push(vn);
     nodeById.set(rep, vn);
-    for (const g of outer) shownGroups.add(g);
+    for (const g of outer) shown.add(around(g, id));
   }
 
   const clusters: VisibleCluster[] = [];
   const clusterById = new Map<string, VisibleCluster>();
-  for (const [id, group] of index.groups) {
-    if (!shownGroups.has(id) || !expanded.has(id) || repOf.get(id) !== id) continue;
-    const parents = index.ancestors(id);
-    const cluster = { id, group, parent: parents.length > 0 ? parents[0] : null };
-    clusters.push(cluster);
-    clusterById.set(id, cluster);
+  for (const [gid, group] of index.groups) {
+    const pieces = index.calls(gid);
+    pieces.forEach((piece, call) => {
+      const id = instanceId(gid, call);
+      if (!shown.has(id)) return;
+      const parents = index.ancestors(gid);
+      const parent = parents.length > 0 ? around(parents[0], piece[0]) : null;
+      const cluster = { id, group, call, calls: pieces.length, parent };
+      clusters.push(cluster);
+      clusterById.set(id, cluster);
+    });
   }
 
   const byPair = new Map<string, VisibleEdge>();
@@ -105,10 +129,30 @@ export function buildVisibleGraph(index: GraphIndex, expanded: ReadonlySet<strin
     }
   }
   const edgeById = new Map(edges.map((e) => [e.id, e] as const));
-  return { nodes, clusters, edges, repOf, nodeById, edgeById, clusterById };
+
+  const elementsOf = (id: string): string[] => {
+    if (index.nodes.has(id)) return [repOf.get(id) as string];
+    if (!index.groups.has(id)) return [];
+    const out: string[] = [];
+    for (const n of index.descendantNodes(id)) {
+      const c = around(id, n);
+      const el = clusterById.has(c) ? c : (repOf.get(n) as string);
+      if (!out.includes(el)) out.push(el);
+    }
+    return out;
+  };
+  return { nodes, clusters, edges, repOf, nodeById, edgeById, clusterById, elementsOf };
 }
 
 /** Visible nodes inside a cluster (at any depth). */
 export function nodesInCluster(index: GraphIndex, vg: VisibleGraph, clusterId: string): string[] {
-  return vg.nodes.filter((n) => n.id !== clusterId && index.contains(clusterId, n.id)).map((n) => n.id);
+  const cluster = vg.clusterById.get(clusterId);
+  if (!cluster) return [];
+  return vg.nodes
+    .filter((n) => {
+      const probe = probeOf(index, n.id);
+      if (n.id === clusterId || probe === undefined) return false;
+      return index.contains(cluster.group.id, probe) && index.callOf(cluster.group.id, probe) === cluster.call;
+    })
+    .map((n) => n.id);
 }
