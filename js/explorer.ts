@@ -57,6 +57,9 @@ export function createExplorer(model: AnyModel<WidgetModel>, el: HTMLElement): (
   const graphEl = h("div", { className: "pvw-graph", testid: "pvw-graph" });
   const stage = h("div", { className: "pvw-stage" }, [graphEl]);
   const status = h("span", { className: "pvw-status-text", testid: "pvw-status" });
+  // The tracer's one-line hint (meta.notice), e.g. how to get gradient shapes.
+  const notice = h("div", { className: "pvw-notice", testid: "pvw-notice" });
+  notice.setAttribute("role", "note");
   const footer = h("div", { className: "pvw-status" }, [status, createLegend()]);
   const tooltip = createTooltip(stage);
   stage.append(tooltip.el);
@@ -113,7 +116,7 @@ export function createExplorer(model: AnyModel<WidgetModel>, el: HTMLElement): (
     searchBox.el,
   );
   const main = h("div", { className: "pvw-main" }, [stage, inspector.el]);
-  root.append(toolbar.el, main, footer);
+  root.append(toolbar.el, notice, main, footer);
   el.appendChild(root);
 
   function centre(visibleOrPayloadId: string): void {
@@ -185,6 +188,9 @@ export function createExplorer(model: AnyModel<WidgetModel>, el: HTMLElement): (
       `${plural(g.groups.length, "layer group")} \u2014 showing ${plural(vg.nodes.length, "node")} ` +
       `(${plural(collapsed, "collapsed group")}), ${plural(vg.edges.length, "edge")}`;
     root.dataset.visibleNodes = String(vg.nodes.length);
+    const hint = index.graph.meta?.notice;
+    notice.textContent = typeof hint === "string" ? hint : "";
+    notice.hidden = !notice.textContent;
   }
 
   /** The depth the open groups amount to (the synced one if it fits), or null. */

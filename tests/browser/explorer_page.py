@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -99,6 +99,12 @@ class Explorer:
         )
         self.page.wait_for_timeout(700)  # let the expand/collapse animation finish
 
+    def redrawn(self, action: Callable[[], Any]) -> None:
+        """Do `action` (a click, ...) and wait for the redraw it causes."""
+        before = self.renders()
+        action()
+        self.wait_ready(after=before)
+
     def set_expanded(self, python: str) -> None:
         """Run `python` (which changes w.expanded) and wait for the redraw, if any."""
         before = self.renders()
@@ -106,6 +112,32 @@ class Explorer:
         self.run(python)
         if self.value("w.expanded") != old:
             self.wait_ready(after=before)
+
+    def reset(self) -> None:
+        """Every group open, nothing selected, no search, whole graph in view."""
+        self.set_expanded("w.expand_all()")
+        self.run("w.selected = ''")
+        search = self.page.get_by_test_id("pvw-search")
+        if search.input_value():
+            search.fill("")
+        self.page.mouse.move(0, 0)
+        self.page.get_by_test_id("pvw-inspector").wait_for(state="hidden")
+        self.page.get_by_test_id("pvw-fit").click()
+        self.page.wait_for_timeout(400)  # the graph area regains its width and refits
+
+    def set_theme(self, theme: str) -> None:
+        self.page.evaluate(
+            "(theme) => window.jupyterapp.commands.execute('apputils:change-theme', {theme})",
+            theme,
+        )
+        light = "false" if "Dark" in theme else "true"
+        self.page.wait_for_selector(f"body[data-jp-theme-light='{light}']", state="attached")
+        self.page.wait_for_timeout(300)
+
+    def contrast_in_theme(self, theme: str) -> dict[str, float]:
+        """Switch Lab's theme; per node kind, the worst label/fill contrast (and background)."""
+        self.set_theme(theme)
+        return self.page.evaluate(CONTRAST_JS, GRAPH)
 
     def node_ids(self) -> set[str]:
         return set(self.page.locator(NODES).evaluate_all("(els) => els.map((e) => e.id)"))
@@ -129,6 +161,12 @@ def hover_edge(explorer: Explorer, dom_id: str) -> None:
         explorer.page.wait_for_timeout(150)
     raise AssertionError(f"no point of edge {dom_id} is free to hover: {tried}")
 
+
+# Centre of an element on screen.
+SCREEN_CENTRE_JS = """(id) => {
+  const b = document.getElementById(id).getBoundingClientRect();
+  return [b.x + b.width / 2, b.y + b.height / 2];
+}"""
 
 # Contrast ratio (WCAG) between each node's label text and its fill, per node kind.
 CONTRAST_JS = """(graphSel) => {

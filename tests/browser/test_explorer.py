@@ -17,11 +17,11 @@ import pytest
 from explorer_page import (
     CENTRE_OFFSET_JS,
     CLUSTER_POINT_JS,
-    CONTRAST_JS,
     EDGE_POINT_JS,
     EXECUTE_JS,
     GRAPH,
     ROOT,
+    SCREEN_CENTRE_JS,
     TIMEOUT_MS,
     Explorer,
     explorer_page,
@@ -30,6 +30,8 @@ from explorer_page import (
 from fixtures.graphs.payload import (
     chain,
     descendants,
+    drawn_edges,
+    largest_partial_group,
     shape_text,
     to_depth,
     visible_clusters,
@@ -61,22 +63,8 @@ def graph(explorer: Explorer) -> dict[str, Any]:
 @pytest.fixture
 def fresh(explorer: Explorer) -> Explorer:
     """Every group open, nothing selected, no search: the state each test starts from."""
-    explorer.set_expanded("w.expand_all()")
-    explorer.run("w.selected = ''")
-    search = explorer.page.get_by_test_id("pvw-search")
-    if search.input_value():
-        search.fill("")
-    explorer.page.mouse.move(0, 0)
-    explorer.page.get_by_test_id("pvw-inspector").wait_for(state="hidden")
-    explorer.page.get_by_test_id("pvw-fit").click()
-    explorer.page.wait_for_timeout(400)  # the graph area regains its width and refits
+    explorer.reset()
     return explorer
-
-
-def outer_group(graph: dict[str, Any]) -> dict[str, Any]:
-    """The largest group that does not hold the whole graph (LeNet: "conv" or "fc")."""
-    partial = [g for g in graph["groups"] if len(descendants(graph, g["id"])) < len(graph["nodes"])]
-    return max(partial, key=lambda g: len(descendants(graph, g["id"])))
 
 
 # -- tests --------------------------------------------------------------------------------------
@@ -97,7 +85,7 @@ def test_default_view_matches_payload(explorer: Explorer, graph: dict[str, Any])
 
 
 def test_collapse_and_expand_by_click(fresh: Explorer, graph: dict[str, Any]) -> None:
-    group = outer_group(graph)
+    group = largest_partial_group(graph)
     gid = group["id"]
     everything = {g["id"] for g in graph["groups"]}
     shown_before = len(fresh.node_ids())
@@ -123,26 +111,19 @@ def test_collapse_and_expand_by_click(fresh: Explorer, graph: dict[str, Any]) ->
     assert gid not in fresh.value("w.expanded")
     assert fresh.page.evaluate("(id) => document.getElementById(id).pvwKept === true", keeper)
 
-    # Hover the merged edge into the collapsed group: it lists every gradient that crosses.
-    crossing = [e for e in graph["edges"] if (e["source"] in inside) != (e["target"] in inside)]
-    assert crossing
-    edge_ids = fresh.page.locator(f"{GRAPH} svg g.edge").evaluate_all(
-        "(els) => els.map((e) => e.id)"
-    )
-    into = [
-        e
-        for e in crossing
-        if f"pvw-{e['id']}" in edge_ids or f"pvw-{e['source']}-{gid}" in edge_ids
+    # Edges crossing the boundary are merged per pair of ends; hovering one lists every
+    # gradient that crosses there.
+    drawn = drawn_edges(graph, everything - {gid})
+    edge_ids = fresh.page.locator(f"{GRAPH} svg g.edge").evaluate_all("(els) => els.map(e => e.id)")
+    assert sorted(edge_ids) == sorted(f"pvw-{i}" for i in drawn)
+    touching = [
+        i for i, es in drawn.items() if (es[0]["source"] in inside) != (es[0]["target"] in inside)
     ]
-    target = into[0]
-    dom_id = next(
-        i for i in (f"pvw-{target['id']}", f"pvw-{target['source']}-{gid}") if i in edge_ids
-    )
-    hover_edge(fresh, dom_id)
-    tip = fresh.page.get_by_test_id("pvw-tooltip")
-    same_pair = [e for e in into if e["source"] == target["source"]]
-    for e in same_pair:
-        assert shape_text(e["grad"]["shape"]) in tip.inner_text()
+    crossing = max(touching, key=lambda i: len(drawn[i]))  # the most merged one
+    hover_edge(fresh, f"pvw-{crossing}")
+    tip = fresh.page.get_by_test_id("pvw-tooltip").inner_text()
+    for e in drawn[crossing]:
+        assert shape_text(e["grad"]["shape"]) in tip
 
     # Click the collapsed group's node: it opens again.
     before = fresh.renders()
@@ -156,11 +137,7 @@ def test_collapse_and_expand_by_click(fresh: Explorer, graph: dict[str, Any]) ->
 def test_zoomed_in_redraw_keeps_the_clicked_group_in_place(
     fresh: Explorer, graph: dict[str, Any]
 ) -> None:
-    gid = outer_group(graph)["id"]
-    centre = (
-        "(id) => { const b = document.getElementById(id).getBoundingClientRect(); "
-        "return [b.x + b.width / 2, b.y + b.height / 2]; }"
-    )
+    gid = largest_partial_group(graph)["id"]
     fresh.run(f"w.selected = {gid!r}")
     fresh.page.get_by_test_id("pvw-zoom-in").click()  # the user zooms: no more auto-fit
     fresh.page.wait_for_timeout(400)
@@ -168,12 +145,12 @@ def test_zoomed_in_redraw_keeps_the_clicked_group_in_place(
         (f"pvw-{gid}-cluster", f"pvw-{gid}"),
         (f"pvw-{gid}", f"pvw-{gid}-cluster"),
     ):
-        x0, y0 = fresh.page.evaluate(centre, before_id)
+        x0, y0 = fresh.page.evaluate(SCREEN_CENTRE_JS, before_id)
         label = fresh.element(before_id).locator("text").first
         before = fresh.renders()
         label.click()
         fresh.wait_ready(after=before)
-        x1, y1 = fresh.page.evaluate(centre, after_id)
+        x1, y1 = fresh.page.evaluate(SCREEN_CENTRE_JS, after_id)
         # Horizontally centred in place; vertically the cluster grows around the node's spot.
         assert abs(x1 - x0) < 6, (before_id, x0, x1)
         assert abs(y1 - y0) < 6, (before_id, y0, y1)
@@ -255,7 +232,7 @@ def test_click_selects_in_kernel(fresh: Explorer, graph: dict[str, Any]) -> None
     inspector = fresh.page.get_by_test_id("pvw-inspector").inner_text()
     assert shape_text(edge["grad"]["shape"]) in inspector
 
-    group = outer_group(graph)
+    group = largest_partial_group(graph)
     point = fresh.page.evaluate(CLUSTER_POINT_JS, f"pvw-{group['id']}-cluster")
     assert point, "no free spot inside the cluster"
     fresh.page.mouse.click(point["x"], point["y"])
@@ -273,7 +250,7 @@ def test_python_drives_the_view(fresh: Explorer, graph: dict[str, Any]) -> None:
     assert fresh.node_ids() == {f"pvw-{i}" for i in visible_nodes(graph, closed)}
     assert fresh.cluster_ids() == {f"pvw-{g}-cluster" for g in visible_clusters(graph, closed)}
 
-    group = outer_group(graph)
+    group = largest_partial_group(graph)
     fresh.set_expanded(f"w.expand({group['name']!r})")  # opens the groups around it too
     opened = set(chain(graph, group["id"]))
     assert set(fresh.value("w.expanded")) == opened
@@ -297,28 +274,35 @@ def test_python_drives_the_view(fresh: Explorer, graph: dict[str, Any]) -> None:
     )
 
 
+def test_shows_the_tracer_notice(fresh: Explorer) -> None:
+    notice = fresh.page.get_by_test_id("pvw-notice")
+    assert fresh.value("w.graph['meta'].get('notice')") is None
+    assert notice.is_hidden()
+    text = "Gradient shapes need Paddle's backward log (test notice)"
+    try:
+        fresh.run(f"w.graph = {{**w.graph, 'meta': {{**w.graph['meta'], 'notice': {text!r}}}}}")
+        notice.wait_for(state="visible")
+        assert notice.inner_text() == text
+    finally:
+        fresh.run(
+            "w.graph = {**w.graph, 'meta': {k: v for k, v in w.graph['meta'].items() "
+            "if k != 'notice'}}"
+        )
+    notice.wait_for(state="hidden")
+
+
 def test_toolbar(fresh: Explorer, graph: dict[str, Any]) -> None:
-    toolbar = fresh.page.get_by_test_id("pvw-toolbar")
-    before = fresh.renders()
-    toolbar.get_by_test_id("pvw-collapse-all").click()
-    fresh.wait_ready(after=before)
+    tool = fresh.page.get_by_test_id("pvw-toolbar").get_by_test_id
+    fresh.redrawn(tool("pvw-collapse-all").click)
     assert fresh.value("w.expanded") == to_depth(graph, 0)
     assert len(fresh.node_ids()) == len(visible_nodes(graph, set(to_depth(graph, 0))))
-
-    before = fresh.renders()
-    toolbar.get_by_test_id("pvw-depth").select_option("1")
-    fresh.wait_ready(after=before)
+    fresh.redrawn(lambda: tool("pvw-depth").select_option("1"))
     assert fresh.value("[w.depth, w.expanded]") == [1, to_depth(graph, 1)]
-
-    before = fresh.renders()
-    toolbar.get_by_test_id("pvw-expand-all").click()
-    fresh.wait_ready(after=before)
+    fresh.redrawn(tool("pvw-expand-all").click)
     assert len(fresh.node_ids()) == len(graph["nodes"])
 
     # Edge labels show every gradient shape on the edges.
-    before = fresh.renders()
-    toolbar.get_by_test_id("pvw-edge-labels").check()
-    fresh.wait_ready(after=before)
+    fresh.redrawn(tool("pvw-edge-labels").check)
     labels = fresh.page.locator(f"{GRAPH} svg g.edge text").all_text_contents()
     assert len(labels) == len(graph["edges"])
     for edge in graph["edges"]:
@@ -331,17 +315,10 @@ def test_toolbar(fresh: Explorer, graph: dict[str, Any]) -> None:
         return box["width"] / box["height"]
 
     tall = aspect()
-    before = fresh.renders()
-    toolbar.get_by_test_id("pvw-direction").select_option("LR")
-    fresh.wait_ready(after=before)
+    fresh.redrawn(lambda: tool("pvw-direction").select_option("LR"))
     assert aspect() > tall
-    for reset in ("pvw-direction", "pvw-edge-labels"):
-        before = fresh.renders()
-        if reset == "pvw-direction":
-            toolbar.get_by_test_id(reset).select_option("TB")
-        else:
-            toolbar.get_by_test_id(reset).uncheck()
-        fresh.wait_ready(after=before)
+    fresh.redrawn(lambda: tool("pvw-direction").select_option("TB"))
+    fresh.redrawn(tool("pvw-edge-labels").uncheck)
 
 
 def test_search_highlights_and_centres(fresh: Explorer, graph: dict[str, Any]) -> None:
@@ -377,21 +354,13 @@ def test_follows_light_and_dark_themes(fresh: Explorer, graph: dict[str, Any]) -
     # Open just the group holding the output: outputs, ops, params and collapsed groups show.
     output = next(n for n in graph["nodes"] if n["kind"] == "output")
     fresh.set_expanded(f"w.collapse_all(); w.expand({output['group']!r})")
-    seen = {}
     try:
-        for theme, light in (("JupyterLab Dark", "false"), ("JupyterLab Light", "true")):
-            fresh.page.evaluate(
-                "(theme) => window.jupyterapp.commands.execute('apputils:change-theme', {theme})",
-                theme,
-            )
-            fresh.page.wait_for_selector(f"body[data-jp-theme-light='{light}']", state="attached")
-            fresh.page.wait_for_timeout(300)
-            seen[theme] = fresh.page.evaluate(CONTRAST_JS, GRAPH)
+        seen = {
+            theme: fresh.contrast_in_theme(theme)
+            for theme in ("JupyterLab Dark", "JupyterLab Light")
+        }
     finally:
-        fresh.page.evaluate(
-            "() => window.jupyterapp.commands.execute('apputils:change-theme', "
-            "{theme: 'JupyterLab Light'})"
-        )
+        fresh.set_theme("JupyterLab Light")
     dark, light = seen["JupyterLab Dark"], seen["JupyterLab Light"]
     assert dark["background"] < 0.1 < 0.8 < light["background"], seen
     for contrast in (dark, light):
