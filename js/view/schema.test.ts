@@ -1,0 +1,41 @@
+// The shared graph fixtures satisfy the JSON Schema the Python package ships: the front end and
+// the tracer read one contract (paddleviz_widget/schema/graph.schema.json).
+import Ajv2020 from "ajv/dist/2020";
+import { readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import type { GraphPayload } from "./types";
+
+const root = join(__dirname, "..", "..");
+const schema = JSON.parse(
+  readFileSync(join(root, "paddleviz_widget", "schema", "graph.schema.json"), "utf8"),
+);
+const fixtureDir = join(root, "tests", "fixtures", "graphs");
+const fixtures = readdirSync(fixtureDir).filter((f) => f.endsWith(".json"));
+const validate = new Ajv2020({ allErrors: true }).compile(schema);
+
+describe("graph.schema.json", () => {
+  it("has fixtures to check", () => {
+    expect(fixtures.length).toBeGreaterThan(0);
+  });
+
+  it.each(fixtures)("accepts the traced fixture %s", (name) => {
+    const payload = JSON.parse(readFileSync(join(fixtureDir, name), "utf8")) as GraphPayload;
+    const ok = validate(payload);
+    expect(validate.errors ?? []).toEqual([]);
+    expect(ok).toBe(true);
+    // The fixtures are traced: the fields the explorer relies on are filled in.
+    expect(payload.groups.length).toBeGreaterThan(0);
+    expect(payload.edges.every((e) => e.grad !== null)).toBe(true);
+  });
+
+  it("rejects a payload the front end could not draw", () => {
+    const payload = JSON.parse(readFileSync(join(fixtureDir, fixtures[0]), "utf8"));
+    payload.nodes[0].kind = "tensor";
+    delete payload.edges[0].source;
+    expect(validate(payload)).toBe(false);
+    const paths = (validate.errors ?? []).map((e) => e.instancePath);
+    expect(paths).toContain("/nodes/0/kind");
+    expect(paths).toContain("/edges/0");
+  });
+});
