@@ -1,17 +1,11 @@
 // The shared graph fixtures satisfy the JSON Schema the Python package ships: the front end and
 // the tracer read one contract (paddleviz_widget/schema/graph.schema.json).
 import Ajv2020 from "ajv/dist/2020";
-import { readdirSync, readFileSync } from "node:fs";
-import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import type { GraphPayload } from "./types";
+import schema from "../../paddleviz_widget/schema/graph.schema.json";
+import { FIXTURE_NAMES, fixture } from "./test_fixtures";
 
-const root = join(__dirname, "..", "..");
-const schema = JSON.parse(
-  readFileSync(join(root, "paddleviz_widget", "schema", "graph.schema.json"), "utf8"),
-);
-const fixtureDir = join(root, "tests", "fixtures", "graphs");
-const fixtures = readdirSync(fixtureDir).filter((f) => f.endsWith(".json"));
+const fixtures = FIXTURE_NAMES;
 const validate = new Ajv2020({ allErrors: true }).compile(schema);
 
 describe("graph.schema.json", () => {
@@ -20,7 +14,7 @@ describe("graph.schema.json", () => {
   });
 
   it.each(fixtures)("accepts the traced fixture %s", (name) => {
-    const payload = JSON.parse(readFileSync(join(fixtureDir, name), "utf8")) as GraphPayload;
+    const payload = fixture(name);
     const ok = validate(payload);
     expect(validate.errors ?? []).toEqual([]);
     expect(ok).toBe(true);
@@ -30,7 +24,10 @@ describe("graph.schema.json", () => {
   });
 
   it("rejects a payload the front end could not draw", () => {
-    const payload = JSON.parse(readFileSync(join(fixtureDir, fixtures[0]), "utf8"));
+    const payload = fixture(fixtures[0]) as unknown as {
+      nodes: Record<string, unknown>[];
+      edges: Record<string, unknown>[];
+    };
     payload.nodes[0].kind = "tensor";
     delete payload.edges[0].source;
     expect(validate(payload)).toBe(false);
