@@ -35,12 +35,14 @@ def wheel(tmp_path_factory) -> Path:
             shutil.copy2(ROOT / rel, src / rel)
     assert not (src / "paddleviz_widget" / "static").exists()
     out = tmp_path_factory.mktemp("dist")
-    subprocess.run(
+    done = subprocess.run(
         [sys.executable, "-m", "build", "--wheel", "--no-isolation", "--outdir", str(out)],
         cwd=src,
-        check=True,
         capture_output=True,
+        text=True,
     )
+    if done.returncode != 0:
+        pytest.fail(f"building the wheel failed:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}")
     (built,) = out.glob("*.whl")
     return built
 
