@@ -1,11 +1,51 @@
-// Bundles js/widget.ts (and everything it imports, including d3-graphviz and the
-// Graphviz WASM that @hpcc-js/wasm inlines) into one ESM file inside the Python
-// package, so the widget never fetches anything from a CDN at run time.
+// Bundles js/widget.ts (and everything it imports) into one ESM file inside the Python
+// package. Graphviz runs in a Web Worker: js/layout/worker.ts is bundled first, with the
+// Graphviz WASM that @hpcc-js/wasm inlines, and embedded in the main bundle as a string
+// ("pvw:layout-worker"), which the widget starts from a Blob URL. Nothing is fetched at run
+// time, from a CDN or otherwise.
 import * as esbuild from "esbuild";
+import path from "node:path";
 
 const watch = process.argv.includes("--watch");
+const here = path.dirname(new URL(import.meta.url).pathname);
+
+/** Options for the worker bundle (also used by js/layout/worker.test.ts). */
+export function workerOptions(minify = true) {
+  return {
+    entryPoints: [path.join(here, "layout/worker.ts")],
+    bundle: true,
+    format: "iife",
+    target: "es2020",
+    minify,
+    write: false,
+    logLevel: "warning",
+  };
+}
+
+const layoutWorker = {
+  name: "pvw-layout-worker",
+  setup(build) {
+    build.onResolve({ filter: /^pvw:layout-worker$/ }, () => ({ path: "layout-worker", namespace: "pvw" }));
+    build.onLoad({ filter: /.*/, namespace: "pvw" }, async () => {
+      const result = await esbuild.build({ ...workerOptions(!watch), metafile: true });
+      return {
+        contents: `export default ${JSON.stringify(result.outputFiles[0].text)};`,
+        loader: "js",
+        watchFiles: Object.keys(result.metafile.inputs).map((f) => path.resolve(f)),
+      };
+    });
+    // d3-graphviz imports Graphviz for main-thread layouts we never do: give it a stub, which
+    // also keeps a second copy of the WASM out of the bundle.
+    build.onResolve({ filter: /^@hpcc-js\/wasm\/graphviz$/ }, (args) =>
+      args.importer.includes(`${path.sep}d3-graphviz${path.sep}`)
+        ? { path: path.join(here, "layout/graphviz_stub.ts") }
+        : undefined,
+    );
+  },
+};
+
 const options = {
-  entryPoints: ["js/widget.ts"],
+  entryPoints: [path.join(here, "widget.ts")],
   bundle: true,
   format: "esm",
   target: "es2020",
@@ -13,12 +53,15 @@ const options = {
   sourcemap: watch ? "inline" : false,
   outdir: "paddleviz_widget/static",
   loader: { ".css": "css" },
+  plugins: [layoutWorker],
   logLevel: process.env.ESBUILD_LOG_LEVEL ?? "info",
 };
 
-if (watch) {
-  const ctx = await esbuild.context(options);
-  await ctx.watch();
-} else {
-  await esbuild.build(options);
+if (process.argv[1] === new URL(import.meta.url).pathname) {
+  if (watch) {
+    const ctx = await esbuild.context(options);
+    await ctx.watch();
+  } else {
+    await esbuild.build(options);
+  }
 }

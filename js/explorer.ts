@@ -7,14 +7,17 @@ import {
   createGraphvizView,
   type GraphvizView,
   type Hit,
+  type RenderOptions,
 } from "./render/graphviz_view";
+import { sharedLayoutClient } from "./layout/shared";
+import { createScale } from "./scale";
 import { edgeTooltip, inspect, nodeTooltip } from "./view/describe";
+import * as budgetText from "./view/budget_text";
 import { DEFAULT_DOT_OPTIONS, type DotOptions, visibleGraphToDot } from "./view/dot";
 import { plural } from "./view/format";
 import {
   autoDepth,
   collapseGroup,
-  expandGroup,
   groupsToDepth,
   normalizeExpanded,
   reveal,
@@ -23,11 +26,11 @@ import { buildIndex, parseInstanceId, type GraphIndex } from "./view/graph_index
 import { searchGraph, visibleElementId, visibleMatches } from "./view/search";
 import { ROLE_CLASS, selectionClasses } from "./view/selection";
 import type { GraphPayload } from "./view/types";
-import { buildVisibleGraph, type VisibleGraph } from "./view/visible";
+import { buildVisibleGraph, truncateVisible, type VisibleGraph } from "./view/visible";
 import { h } from "./ui/dom";
 import { createInspector } from "./ui/inspector";
-import { createLegend } from "./ui/legend";
 import { createSearchBox } from "./ui/search";
+import { createStatusLine, type Message } from "./ui/status";
 import { createToolbar } from "./ui/toolbar";
 import { createTooltip } from "./ui/tooltip";
 
@@ -40,7 +43,8 @@ export interface WidgetModel {
   depth: number;
 }
 
-/** Above this many visible nodes, redraws are not animated (tweening gets slow). */
+/** From this many visible nodes on, redraws are not animated (tweening gets slow) and the SVG
+ * is inserted as is, without d3-graphviz's per-element data join (see render/drawing.ts). */
 export const ANIMATE_BELOW = 300;
 
 const EMPTY: GraphPayload = { schema_version: "1.0", nodes: [], edges: [], groups: [] };
@@ -56,11 +60,10 @@ export function createExplorer(model: AnyModel<WidgetModel>, el: HTMLElement): (
   const root = h("div", { className: "pvw-root", testid: "pvw-root" });
   const graphEl = h("div", { className: "pvw-graph", testid: "pvw-graph" });
   const stage = h("div", { className: "pvw-stage" }, [graphEl]);
-  const status = h("span", { className: "pvw-status-text", testid: "pvw-status" });
+  const status = createStatusLine();
   // The tracer's one-line hint (meta.notice), e.g. how to get gradient shapes.
   const notice = h("div", { className: "pvw-notice", testid: "pvw-notice" });
   notice.setAttribute("role", "note");
-  const footer = h("div", { className: "pvw-status" }, [status, createLegend()]);
   const tooltip = createTooltip(stage);
   stage.append(tooltip.el);
 
@@ -71,10 +74,22 @@ export function createExplorer(model: AnyModel<WidgetModel>, el: HTMLElement): (
   const select = (id: string): void => commit({ selected: id });
   const setExpanded = (ids: string[]): void => commit({ expanded: normalizeExpanded(index, ids) });
   const expanded = (): string[] => normalizeExpanded(index, model.get("expanded") ?? []);
+  const scale = createScale({
+    index: () => index,
+    expanded,
+    setExpanded,
+    // Queued after the microtask that redraws, so `pending` is that redraw's by then.
+    nextDraw: () => new Promise<void>((resolve) => queueMicrotask(() => void pending.then(resolve))),
+    note: (message) => {
+      note = message;
+    },
+    status,
+  });
 
   const inspector = createInspector(
     (id) => {
       // Navigating from the inspector opens what hides the target, then centres on it.
+      scale.cancel();
       const open = reveal(index, expanded(), id);
       if (open.length !== expanded().length) setExpanded(open);
       select(id);
@@ -101,9 +116,15 @@ export function createExplorer(model: AnyModel<WidgetModel>, el: HTMLElement): (
     {
       fit: () => view.fit(true),
       zoom: (factor) => view.zoomBy(factor),
-      expandAll: () => commit({ depth: index.maxLevel + 1, expanded: [...index.groups.keys()] }),
-      collapseAll: () => commit({ depth: 0, expanded: [] }),
-      setDepth: (depth) => commit({ depth, expanded: groupsToDepth(index, depth) }),
+      expandAll: () => void scale.expandAll(),
+      collapseAll: () => {
+        scale.cancel();
+        commit({ depth: 0, expanded: [] });
+      },
+      setDepth: (depth) => {
+        scale.cancel();
+        commit({ depth, expanded: groupsToDepth(index, depth) });
+      },
       setDirection: (rankdir) => {
         options = { ...options, rankdir };
         schedule();
@@ -116,7 +137,7 @@ export function createExplorer(model: AnyModel<WidgetModel>, el: HTMLElement): (
     searchBox.el,
   );
   const main = h("div", { className: "pvw-main" }, [stage, inspector.el]);
-  root.append(toolbar.el, notice, main, footer);
+  root.append(toolbar.el, notice, main, status.el);
   el.appendChild(root);
 
   function centre(visibleOrPayloadId: string): void {
@@ -135,10 +156,13 @@ export function createExplorer(model: AnyModel<WidgetModel>, el: HTMLElement): (
     // Collapsed groups and clusters stand for one call of a layer: act on the layer.
     const group = hit.kind === "edge" ? null : (parseInstanceId(index, hit.id)?.group ?? null);
     if (hit.kind === "cluster" && group) {
-      if (hit.onLabel) setExpanded(collapseGroup(index, expanded(), group));
+      if (hit.onLabel) {
+        scale.cancel();
+        setExpanded(collapseGroup(index, expanded(), group));
+      }
       else select(group);
     } else if (hit.kind === "node" && group) {
-      setExpanded(expandGroup(index, expanded(), group));
+      scale.openGroup(group);
       select(group);
     } else {
       select(hit.id);
@@ -155,7 +179,9 @@ export function createExplorer(model: AnyModel<WidgetModel>, el: HTMLElement): (
     tooltip.show(lines, event);
   }
 
-  const view: GraphvizView = createGraphvizView(graphEl, { click: onClick, hover: onHover });
+  const layout = sharedLayoutClient();
+  layout.warm(); // the WASM compiles in the worker while the rest of the widget starts
+  const view: GraphvizView = createGraphvizView(graphEl, { click: onClick, hover: onHover }, layout);
 
   /** Selection, search highlights, inspector, toolbar and status: everything but the layout. */
   function decorate(): void {
@@ -183,10 +209,11 @@ export function createExplorer(model: AnyModel<WidgetModel>, el: HTMLElement): (
     });
     const g = index.graph;
     const collapsed = vg.nodes.filter((n) => n.kind === "group").length;
-    status.textContent =
+    status.setCounts(
       `${plural(g.nodes.length, "GradNode")} \u00b7 ${plural(g.edges.length, "edge")} \u00b7 ` +
       `${plural(g.groups.length, "layer group")} \u2014 showing ${plural(vg.nodes.length, "node")} ` +
-      `(${plural(collapsed, "collapsed group")}), ${plural(vg.edges.length, "edge")}`;
+      `(${plural(collapsed, "collapsed group")}), ${plural(vg.edges.length, "edge")}`,
+    );
     root.dataset.visibleNodes = String(vg.nodes.length);
     const hint = index.graph.meta?.notice;
     notice.textContent = typeof hint === "string" ? hint : "";
@@ -231,38 +258,86 @@ export function createExplorer(model: AnyModel<WidgetModel>, el: HTMLElement): (
   }
 
   let drawnOpen = new Set<string>();
+  let drawnDot = "";
+  let note: Message | null = null; // shown once the redraw under way is drawn
+
   function redraw(): void {
     root.style.height = model.get("height") ?? "600px";
     const previous = vg;
-    vg = buildVisibleGraph(index, new Set(expanded()));
+    let open = expanded();
+    const fitted = scale.clamp(open, drawnOpen);
+    if (fitted) {
+      commit({ expanded: fitted }); // the change this causes redraws nothing new
+      open = fitted;
+    }
+    vg = buildVisibleGraph(index, new Set(open));
+    if (vg.nodes.length > scale.budget) {
+      const total = vg.nodes.length;
+      vg = truncateVisible(vg, scale.budget);
+      note = { text: budgetText.truncated(vg.nodes.length, total, scale.budget), kind: "warn" };
+    }
     const dot = visibleGraphToDot(index, vg, options);
     if (dot === lastDot) {
+      if (note) status.show(note);
+      note = null;
       decorate();
       return;
     }
-    const animate = lastDot !== "" && vg.nodes.length < ANIMATE_BELOW;
+    const plain = vg.nodes.length >= ANIMATE_BELOW;
     const anchors = lastDot !== "" ? anchorsFor(previous, drawnOpen, vg) : null;
-    drawnOpen = new Set(expanded());
-    lastDot = dot;
-    root.dataset.state = "rendering";
     tooltip.hide();
     decorate();
+    draw(dot, { plain, animate: lastDot !== "" && !plain, anchors }, vg.nodes.length, open);
+  }
+
+  /** Lay out and draw `dot`: the view's own (`open`: the groups it shows), or any DOT given
+   * to the debug hook (`open` null). On failure the previous drawing stays, the status line
+   * says why, and a view of the graph falls back to the groups last drawn. */
+  function draw(dot: string, how: RenderOptions, nodes: number | null, open: string[] | null): void {
+    lastDot = dot;
+    root.dataset.state = "rendering";
+    const shown = note;
+    note = null;
+    if (!shown && nodes !== null && nodes >= ANIMATE_BELOW) status.show({ text: budgetText.layingOut(nodes), kind: "busy" });
     pending = view
-      .render(dot, animate, anchors)
-      .then(() => {
+      .render(dot, how)
+      .then((result) => {
+        if (!result.drawn) return;
         renders += 1;
+        drawnDot = dot;
+        if (open) drawnOpen = new Set(open);
         root.dataset.renders = String(renders);
         root.dataset.state = "ready";
+        status.show(shown);
         decorate();
       })
       .catch((err: Error) => {
+        if (lastDot !== dot) return; // superseded: a newer drawing is on its way
+        lastDot = drawnDot;
         root.dataset.state = "error";
-        status.textContent = `Could not lay out the graph: ${err.message}`;
+        let fallback = drawnDot ? "The previous drawing stays." : "Nothing is drawn.";
+        if (open && nodes !== null) {
+          scale.failed(nodes);
+          fallback = drawnDot ? "Back to the previous view." : "Trying again with fewer nodes.";
+        }
+        status.show({ text: budgetText.layoutFailed(nodes, err.message, fallback), kind: "error" });
+        if (open && drawnDot && drawnOpen.size !== open.length) setExpanded([...drawnOpen]);
+        else if (open && !drawnDot && nodes !== null && nodes > scale.budget) schedule();
       });
   }
 
+  // Debug hook on the widget's element (browser tests, devtools): draw any DOT through the
+  // same path as the view's own, e.g. a broken or huge one to see a Graphviz failure handled.
+  Object.assign(root, {
+    pvwRenderDot(dot: string): Promise<void> {
+      draw(dot, { plain: true, animate: false }, null, null);
+      return pending;
+    },
+  });
+
   const onGraph = (): void => {
     index = buildIndex(model.get("graph") ?? EMPTY);
+    scale.reset();
     lastDot = "";
     if ((model.get("depth") ?? -1) < 0) {
       const depth = autoDepth(index);
@@ -288,6 +363,7 @@ export function createExplorer(model: AnyModel<WidgetModel>, el: HTMLElement): (
     model.off("change:height", schedule);
     model.off("change:selected", onSelected);
     model.off("change:depth", onDepth);
+    scale.cancel();
     view.destroy();
   };
 }

@@ -1,10 +1,12 @@
-// Thin wrapper around d3-graphviz: lays DOT text out into an SVG with zoom and pan, and
-// reports pointer events as (kind, id) pairs. What to draw is decided in ../view.
-import { graphviz, type Graphviz } from "d3-graphviz";
-import { select, type BaseType } from "d3-selection";
-import { transition } from "d3-transition";
-import { zoomIdentity, type ZoomBehavior } from "d3-zoom";
+// The renderer: has DOT text laid out in the layout worker and draws the SVG with zoom and
+// pan (./drawing.ts); reports pointer events as (kind, id) pairs. What to draw is decided in
+// ../view.
+import { select } from "d3-selection";
+import "d3-transition"; // selection.transition(), for animated zooms
+import { zoomIdentity, zoomTransform } from "d3-zoom";
+import type { LayoutClient, LayoutResult } from "../layout/client";
 import { CLUSTER_SUFFIX, ID_PREFIX } from "../view/dot";
+import { type Carry, d3Drawing, type Drawing, plainDrawing } from "./drawing";
 import { type Anchors, centreView, fitView, keepView, outOfView, pickAnchor, type View } from "./viewport";
 
 export type { Anchor, Anchors } from "./viewport";
@@ -22,8 +24,24 @@ export interface PointerHandlers {
   hover(hit: Hit | null, event: MouseEvent): void;
 }
 
+export interface RenderOptions {
+  /** Tween from the current drawing (d3-graphviz); ignored when `plain`. */
+  animate: boolean;
+  /** Insert the SVG as is, without d3-graphviz's data join: for big graphs. */
+  plain: boolean;
+  anchors?: Anchors | null;
+}
+
+export interface RenderResult {
+  /** False when a newer render superseded this one before it was drawn. */
+  drawn: boolean;
+  layout: LayoutResult | null;
+}
+
 export interface GraphvizView {
-  render(dot: string, animate: boolean, anchors?: Anchors | null): Promise<void>;
+  /** Lay `dot` out in the worker and draw it; rejects, leaving the drawing as it was, if
+   * Graphviz fails. Any DOT goes, which makes this also the hook to test that failure path. */
+  render(dot: string, options: RenderOptions): Promise<RenderResult>;
   fit(animate?: boolean): void;
   zoomBy(factor: number): void;
   centerOn(elementId: string): void;
@@ -33,12 +51,7 @@ export interface GraphvizView {
   destroy(): void;
 }
 
-const ANIMATION_MS = 450;
 const HIT_KEY = "pvw-hit";
-
-type AnyGraphviz = Graphviz<BaseType, unknown, BaseType, unknown>;
-// d3-graphviz has no public way to switch transitions off again once a factory is set.
-type GraphvizInternals = { _transitionFactory: unknown; _transition: unknown };
 
 function hitOf(target: EventTarget | null): Hit | null {
   const el = target instanceof Element ? target.closest("g.node, g.edge, g.cluster") : null;
@@ -50,41 +63,33 @@ function hitOf(target: EventTarget | null): Hit | null {
   return { kind, id, onLabel };
 }
 
-export function createGraphvizView(container: HTMLElement, handlers: PointerHandlers): GraphvizView {
+function layer(container: HTMLElement): HTMLElement {
+  const el = document.createElement("div");
+  el.style.cssText = "position:absolute;inset:0";
+  container.appendChild(el);
+  return el;
+}
+
+export function createGraphvizView(
+  container: HTMLElement,
+  handlers: PointerHandlers,
+  layout: LayoutClient,
+): GraphvizView {
   const size = (): { width: number; height: number } => ({
     width: Math.max(container.clientWidth, 200),
     height: Math.max(container.clientHeight, 150),
   });
-  // useWorker:false - d3-graphviz's worker would load Graphviz from a script URL (a CDN);
-  // the WASM is already inside our bundle.
-  const gv: AnyGraphviz = graphviz(container as never, {
-    useWorker: false,
-    fit: false,
-    zoom: true,
-    zoomScaleExtent: [0.05, 8],
-    ...size(),
-  } as never);
-  gv.keyMode("id");
-
+  // Separate hosts: d3-graphviz treats every <svg> under its element as its own.
+  const hosts = { d3: layer(container), plain: layer(container) };
+  let drawing: Drawing | null = null;
   let queue: Promise<void> = Promise.resolve();
+  let wanted = 0;
   let autoFit = true; // refit after redraws until the user pans or zooms
   let lastClasses: ReadonlyMap<string, ReadonlySet<string>> = new Map();
   const stateClasses = new Set<string>();
 
-  const svg = (): SVGSVGElement | null => container.querySelector("svg");
-  const zoom = (): ZoomBehavior<Element, unknown> | null =>
-    gv.zoomBehavior() as unknown as ZoomBehavior<Element, unknown> | null;
-
-  function setAnimation(animate: boolean): void {
-    if (animate) {
-      gv.transition((() => transition("pvw-layout").duration(ANIMATION_MS)) as never);
-    } else {
-      const internals = gv as unknown as GraphvizInternals;
-      internals._transitionFactory = null;
-      internals._transition = null;
-    }
-    gv.tweenShapes(animate).tweenPaths(animate).growEnteringEdges(animate);
-  }
+  const svg = (): SVGSVGElement | null => drawing?.svg() ?? null;
+  const zoom = () => drawing?.zoom() ?? null;
 
   /** Wide invisible strokes over the edges, so thin edges are easy to hover and click. */
   function addHitPaths(root: SVGSVGElement): void {
@@ -127,6 +132,32 @@ export function createGraphvizView(container: HTMLElement, handlers: PointerHand
     else behavior.transform(select(root) as never, t);
   }
 
+  /** Put a laid-out SVG on screen, keeping what the user looks at in place. */
+  async function draw(dot: string, svgText: string, options: RenderOptions): Promise<void> {
+    const root = svg();
+    const picked = root && options.anchors ? pickAnchor(root, options.anchors) : null;
+    const carry: Carry | null = root && drawing ? { transform: zoomTransform(root), translation: drawing.translation() } : null;
+    const kind = options.plain ? "plain" : "d3";
+    if (drawing?.kind !== kind) {
+      drawing?.destroy();
+      // Only the active host may take pointer events (they are stacked).
+      hosts.d3.hidden = kind !== "d3";
+      hosts.plain.hidden = kind !== "plain";
+      const { width, height } = size();
+      drawing = kind === "plain" ? plainDrawing(hosts.plain, width, height) : d3Drawing(hosts.d3, width, height);
+    }
+    const animate = options.animate && !options.plain && root !== null;
+    const start = performance.now();
+    await drawing.draw(dot, svgText, animate, carry);
+    afterRender();
+    const now = svg();
+    if (autoFit) view.fit(animate);
+    else if (now && picked) apply(keepView(now, picked), animate);
+    else if (now && outOfView(now)) view.fit(animate);
+    // Performance-panel (and bench_browser.py) view of the main thread's share of a redraw.
+    performance.measure("pvw:draw", { start });
+  }
+
   const onClick = (event: MouseEvent): void => handlers.click(hitOf(event.target), event);
   const onMove = (event: MouseEvent): void => handlers.hover(hitOf(event.target), event);
   const onLeave = (event: MouseEvent): void => handlers.hover(null, event);
@@ -135,26 +166,24 @@ export function createGraphvizView(container: HTMLElement, handlers: PointerHand
   container.addEventListener("mouseleave", onLeave);
 
   const view: GraphvizView = {
-    render(dot: string, animate: boolean, anchors: Anchors | null = null): Promise<void> {
-      // Serialise renders: d3-graphviz cannot start a new layout while one is in flight.
-      queue = queue.then(
-        () =>
-          new Promise<void>((resolve, reject) => {
-            const root = svg();
-            const picked = root && anchors ? pickAnchor(root, anchors) : null;
-            setAnimation(animate && root !== null);
-            gv.onerror((err: unknown) => reject(err instanceof Error ? err : new Error(String(err))));
-            gv.renderDot(dot, () => {
-              afterRender();
-              const now = svg();
-              if (autoFit) view.fit(animate);
-              else if (now && picked) apply(keepView(now, picked), animate);
-              else if (now && outOfView(now)) view.fit(animate);
-              resolve();
-            });
-          }),
+    render(dot, options) {
+      // Serialised (one drawing at a time); a render asked for while others wait supersedes
+      // them, so quick clicks never queue up stale layouts.
+      const ticket = ++wanted;
+      const job = queue.then(async (): Promise<RenderResult> => {
+        if (ticket !== wanted) return { drawn: false, layout: null };
+        const start = performance.now();
+        const result = await layout.layout(dot);
+        performance.measure("pvw:layout", { start });
+        if (ticket !== wanted) return { drawn: false, layout: result };
+        await draw(dot, result.svg, options);
+        return { drawn: true, layout: result };
+      });
+      queue = job.then(
+        () => undefined,
+        () => undefined,
       );
-      return queue;
+      return job;
     },
     fit(animate = false): void {
       const root = svg();
@@ -191,20 +220,16 @@ export function createGraphvizView(container: HTMLElement, handlers: PointerHand
       }
     },
     resize(): void {
-      const root = svg();
       const { width, height } = size();
-      gv.width(width).height(height);
-      if (!root) return;
-      root.setAttribute("width", String(width));
-      root.setAttribute("height", String(height));
-      root.setAttribute("viewBox", `0 0 ${(width * 3) / 4} ${(height * 3) / 4}`);
-      if (autoFit) view.fit(false);
+      drawing?.resize(width, height);
+      if (svg() && autoFit) view.fit(false);
     },
     destroy(): void {
       container.removeEventListener("click", onClick);
       container.removeEventListener("mousemove", onMove);
       container.removeEventListener("mouseleave", onLeave);
-      select(container).selectAll("*").remove();
+      drawing?.destroy();
+      container.replaceChildren();
     },
   };
   return view;

@@ -156,3 +156,32 @@ export function nodesInCluster(index: GraphIndex, vg: VisibleGraph, clusterId: s
     })
     .map((n) => n.id);
 }
+
+/**
+ * At most `limit` visible nodes: the first ones in payload order, which is breadth-first from
+ * the outputs, so what is kept is what lies nearest the outputs. The last resort of the
+ * visible-node budget, for graphs too big even with every layer group closed (e.g. a graph
+ * without layer groups); edges and clusters left without both ends go too.
+ */
+export function truncateVisible(vg: VisibleGraph, limit: number): VisibleGraph {
+  if (vg.nodes.length <= limit) return vg;
+  const nodes = vg.nodes.slice(0, limit);
+  const nodeById = new Map(nodes.map((n) => [n.id, n] as const));
+  const edges = vg.edges.filter((e) => nodeById.has(e.source) && nodeById.has(e.target));
+  const used = new Set<string>();
+  for (const n of nodes) {
+    for (let c = n.cluster; c !== null && !used.has(c); c = vg.clusterById.get(c)?.parent ?? null) used.add(c);
+  }
+  const clusters = vg.clusters.filter((c) => used.has(c.id));
+  const repOf = new Map([...vg.repOf].filter(([, rep]) => nodeById.has(rep) || used.has(rep)));
+  return {
+    nodes,
+    clusters,
+    edges,
+    repOf,
+    nodeById,
+    edgeById: new Map(edges.map((e) => [e.id, e] as const)),
+    clusterById: new Map(clusters.map((c) => [c.id, c] as const)),
+    elementsOf: (id) => vg.elementsOf(id).filter((el) => nodeById.has(el) || used.has(el)),
+  };
+}

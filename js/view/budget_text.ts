@@ -1,0 +1,59 @@
+// What the status line says when the visible-node budget changes what the user asked for, or
+// while a long action runs. Pure text, so the wording is unit-tested.
+import type { Fitted, LevelPlan, LevelStep } from "./budget";
+import { groupTitle } from "./format";
+import type { GraphIndex } from "./graph_index";
+
+/** "7,291 nodes" */
+export function nodes(count: number): string {
+  return `${count.toLocaleString("en-US")} node${count === 1 ? "" : "s"}`;
+}
+
+const limit = (budget: number): string => `the ${budget.toLocaleString("en-US")}-node limit of one layout`;
+
+export function expandAllProgress(step: LevelStep, plan: LevelPlan): string {
+  return `Expand all: opening depth ${step.depth} of ${plan.maxDepth} (${nodes(step.count)})\u2026`;
+}
+
+export function expandAllDone(plan: LevelPlan, budget: number): string {
+  const last = plan.steps[plan.steps.length - 1];
+  if (!plan.stop) return `Expanded every layer group (${nodes(last?.count ?? 0)}).`;
+  const reached = last ? `Expanded to depth ${last.depth} of ${plan.maxDepth} (${nodes(last.count)})` : "Not expanded";
+  return (
+    `${reached}: depth ${plan.stop.depth} would draw ${nodes(plan.stop.count)}, over ${limit(budget)}. ` +
+    "Open layer groups one at a time to see more."
+  );
+}
+
+/** After opening group `id` was cut down to what fits. */
+export function openGroupCut(index: GraphIndex, id: string, fitted: Fitted, requestedCount: number, budget: number): string {
+  const group = index.groups.get(id);
+  const name = group ? groupTitle(group) : id;
+  const over = `would draw ${nodes(requestedCount)}, over ${limit(budget)}`;
+  if (!fitted.expanded.includes(id)) return `Did not open ${name}: it ${over}. Collapse other groups first.`;
+  return `Opened ${name} with ${fitted.left.length} of its inner groups closed: all of them ${over}.`;
+}
+
+/** After any other request (depth, Python's expand_all, ...) was cut down to what fits. */
+export function requestCut(fitted: Fitted, requestedCount: number, budget: number): string {
+  return (
+    `Showing ${nodes(fitted.count)}: the requested groups would draw ${nodes(requestedCount)}, ` +
+    `over ${limit(budget)}, so ${fitted.left.length} of them stay closed.`
+  );
+}
+
+export function truncated(shown: number, total: number, budget: number): string {
+  return (
+    `Showing the ${nodes(shown)} nearest the outputs of ${nodes(total)}: even with every layer ` +
+    `group closed the graph is over ${limit(budget)}.`
+  );
+}
+
+export function layingOut(count: number): string {
+  return `Laying out ${nodes(count)}\u2026`;
+}
+
+export function layoutFailed(count: number | null, reason: string, fallback: string): string {
+  const what = count === null ? "this graph" : nodes(count);
+  return `Graphviz could not lay out ${what} (${reason}). ${fallback}`;
+}
