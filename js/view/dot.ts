@@ -130,6 +130,20 @@ function emitClusters(
   }
 }
 
+/** From this many visible nodes on, Graphviz is tuned for speed (see sizeTuning). */
+export const TUNE_FROM = 1000;
+
+/**
+ * Graph attributes for big graphs. Measured (benchmarks, Graphviz WASM, 1000-2000 nodes of the
+ * Llama graphs): one network-simplex pass for ranking and x-coordinates (nslimit1, nslimit)
+ * lays out 15-25% faster, and flat graphs come out up to 4x narrower. mclimit, searchsize and
+ * remincross gained nothing measurable; splines=line/false gained only 4-8% and draw edges
+ * through nodes, so edges stay splines.
+ */
+export function sizeTuning(visibleNodes: number): string {
+  return visibleNodes >= TUNE_FROM ? " nslimit=1 nslimit1=1" : "";
+}
+
 // fontname must be a single name Graphviz has metrics for: with a list ("Helvetica,Arial")
 // it falls back to narrower Times widths and labels overflow their boxes. The browser draws
 // the text in a Helvetica-metric font (widget.css).
@@ -141,7 +155,7 @@ export function visibleGraphToDot(
   const out = [
     "digraph backward {",
     `  graph [rankdir=${options.rankdir} nodesep=0.25 ranksep=0.3 bgcolor=transparent` +
-      ' fontname="Helvetica" fontsize=11 labeljust=l style=rounded];',
+      ` fontname="Helvetica" fontsize=11 labeljust=l style=rounded${sizeTuning(vg.nodes.length)}];`,
     '  node [fontname="Helvetica" fontsize=12 margin="0.1,0.04" height=0.3];',
     '  edge [fontname="Helvetica" fontsize=9 arrowsize=0.6];',
   ];

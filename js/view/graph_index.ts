@@ -138,7 +138,12 @@ export function buildIndex(graph: GraphPayload): GraphIndex {
     const find = (n: string): string => {
       let r = n;
       while (root.get(r) !== r) r = root.get(r) as string;
-      root.set(n, r);
+      // Compress the whole path: long chains (a 10k-node model) would make this quadratic.
+      for (let c = n; c !== r; ) {
+        const next = root.get(c) as string;
+        root.set(c, r);
+        c = next;
+      }
       return r;
     };
     for (const n of inside) {

@@ -73,3 +73,31 @@ export function rng(seed: number): () => number {
     return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   };
 }
+
+/** A Llama-like payload: `blocks` blocks of `subs` sub-layers of `ops` chained ops each, in a
+ * model-wide wrapper, plus one op between blocks outside any sub-layer. */
+export function synthetic(blocks: number, subs: number, ops: number): GraphPayload {
+  const nodes: GraphPayload["nodes"] = [];
+  const edges: GraphPayload["edges"] = [];
+  const groups: GraphPayload["groups"] = [
+    { id: "g0", name: "", type: "Model", parent: null },
+    { id: "g1", name: "blocks", type: "LayerList", parent: "g0" },
+  ];
+  const add = (group: string): string => {
+    const id = `n${nodes.length}`;
+    nodes.push({ id, name: "AddGradNode", ptr: "0x0", kind: "op", group });
+    if (nodes.length > 1) edges.push({ id: `e${edges.length}`, source: `n${nodes.length - 2}`, target: id, grad: null });
+    return id;
+  };
+  for (let b = 0; b < blocks; b++) {
+    const block = `g${groups.length}`;
+    groups.push({ id: block, name: `blocks.${b}`, type: "Block", parent: "g1" });
+    add(block);
+    for (let s = 0; s < subs; s++) {
+      const sub = `g${groups.length}`;
+      groups.push({ id: sub, name: `blocks.${b}.s${s}`, type: "Linear", parent: block });
+      for (let o = 0; o < ops; o++) add(sub);
+    }
+  }
+  return { schema_version: "1.0", nodes, edges, groups };
+}
