@@ -215,6 +215,7 @@ export function createExplorer(model: AnyModel<WidgetModel>, el: HTMLElement): (
       `(${plural(collapsed, "collapsed group")}), ${plural(vg.edges.length, "edge")}`,
     );
     root.dataset.visibleNodes = String(vg.nodes.length);
+    root.dataset.budget = String(scale.budget);
     const hint = index.graph.meta?.notice;
     notice.textContent = typeof hint === "string" ? hint : "";
     notice.hidden = !notice.textContent;
@@ -307,6 +308,7 @@ export function createExplorer(model: AnyModel<WidgetModel>, el: HTMLElement): (
         drawnDot = dot;
         if (open) drawnOpen = new Set(open);
         root.dataset.renders = String(renders);
+        root.dataset.layout = layout.mode; // "worker", or "in-thread" where Workers are barred
         root.dataset.state = "ready";
         status.show(shown);
         decorate();

@@ -97,10 +97,14 @@ function nodeLine(index: GraphIndex, vn: VisibleNode, indent: string): string {
   return `${indent}${dotString(vn.id)} [${a} ${NODE_STYLE[vn.kind]}];`;
 }
 
-function edgeLine(ve: VisibleEdge, options: DotOptions): string {
+function edgeLine(vg: VisibleGraph, ve: VisibleEdge, options: DotOptions): string {
   const list: Array<[string, string]> = [["id", dotString(elementId(ve.id))]];
   list.push(["class", dotString(ve.edges.length > 1 ? "pvw-merged" : "pvw-single")]);
   if (ve.edges.length > 1) list.push(["penwidth", "1.6"]);
+  // A parameter may sit beside the op that uses it (same rank) instead of one rank below:
+  // hanging below, it pushes its layer's cluster into the next layer's ranks, and clusters
+  // that share ranks go side by side (ResNets came out as a wide staircase).
+  if (vg.nodeById.get(ve.target)?.kind === "param") list.push(["minlen", "0"]);
   const label = options.edgeLabels ? edgeLabel(ve) : "";
   if (label) list.push(["label", dotString(label)]);
   return `  ${dotString(ve.source)} -> ${dotString(ve.target)} [${attrs(list)}];`;
@@ -160,7 +164,7 @@ export function visibleGraphToDot(
     '  edge [fontname="Helvetica" fontsize=9 arrowsize=0.6];',
   ];
   emitClusters(index, vg, null, "  ", out);
-  for (const ve of vg.edges) out.push(edgeLine(ve, options));
+  for (const ve of vg.edges) out.push(edgeLine(vg, ve, options));
   out.push("}");
   return out.join("\n");
 }
