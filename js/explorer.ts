@@ -43,9 +43,14 @@ export interface WidgetModel {
   depth: number;
 }
 
-/** From this many visible nodes on, redraws are not animated (tweening gets slow) and the SVG
- * is inserted as is, without d3-graphviz's per-element data join (see render/drawing.ts). */
-export const ANIMATE_BELOW = 300;
+/** From this many visible nodes on, redraws are not animated and the SVG is inserted as is,
+ * without d3-graphviz's per-element data join (render/drawing.ts). Measured (bench_browser.py):
+ * an animated toggle costs the main thread ~1.5 ms per node and its frames stutter past ~100
+ * nodes; drawn plain, the 141-node Llama view toggles in about half the time. */
+export const ANIMATE_BELOW = 100;
+
+/** Redraws from this many visible nodes on say "Laying out N nodes..." while they run. */
+const BUSY_FROM = 500;
 
 const EMPTY: GraphPayload = { schema_version: "1.0", nodes: [], edges: [], groups: [] };
 
@@ -197,8 +202,12 @@ export function createExplorer(model: AnyModel<WidgetModel>, el: HTMLElement): (
       if (i === search.current) set.add(ROLE_CLASS.current);
       classes.set(elId, set);
     });
-    view.setClasses(classes);
-    root.classList.toggle("pvw-has-selection", classes.size > 0 && selected !== "");
+    // Not on a drawing about to be replaced: the classes are for the new one, and restyling
+    // every element of the old one costs a full SVG relayout (~80 ms on ResNet-50).
+    if (!stale) {
+      view.setClasses(classes);
+      root.classList.toggle("pvw-has-selection", classes.size > 0 && selected !== "");
+    }
     searchBox.showCount(search.current, search.matches.length);
     inspector.show(selected ? inspect(index, vg, selected) : null);
     toolbar.update({
@@ -261,6 +270,7 @@ export function createExplorer(model: AnyModel<WidgetModel>, el: HTMLElement): (
   let drawnOpen = new Set<string>();
   let drawnDot = "";
   let note: Message | null = null; // shown once the redraw under way is drawn
+  let stale = false; // a new drawing is on its way
 
   function redraw(): void {
     root.style.height = model.get("height") ?? "600px";
@@ -296,14 +306,16 @@ export function createExplorer(model: AnyModel<WidgetModel>, el: HTMLElement): (
    * says why, and a view of the graph falls back to the groups last drawn. */
   function draw(dot: string, how: RenderOptions, nodes: number | null, open: string[] | null): void {
     lastDot = dot;
+    stale = true;
     root.dataset.state = "rendering";
     const shown = note;
     note = null;
-    if (!shown && nodes !== null && nodes >= ANIMATE_BELOW) status.show({ text: budgetText.layingOut(nodes), kind: "busy" });
+    if (!shown && nodes !== null && nodes >= BUSY_FROM) status.show({ text: budgetText.layingOut(nodes), kind: "busy" });
     pending = view
       .render(dot, how)
       .then((result) => {
         if (!result.drawn) return;
+        stale = false;
         renders += 1;
         drawnDot = dot;
         if (open) drawnOpen = new Set(open);
@@ -316,6 +328,7 @@ export function createExplorer(model: AnyModel<WidgetModel>, el: HTMLElement): (
       .catch((err: Error) => {
         if (lastDot !== dot) return; // superseded: a newer drawing is on its way
         lastDot = drawnDot;
+        stale = false;
         root.dataset.state = "error";
         let fallback = drawnDot ? "The previous drawing stays." : "Nothing is drawn.";
         if (open && nodes !== null) {

@@ -69,6 +69,9 @@ export function d3Drawing(host: HTMLElement, width: number, height: number): Dra
     height,
   } as never);
   gv.keyMode("id");
+  // If edges are ever tweened point by point again: 20 points each, not one per unit of
+  // length (the default), which made one toggle of the Llama view take 4 s.
+  gv.tweenPrecision("5%");
   const internals = gv as unknown as Internals;
   let laidOut = "";
   internals.layoutSync = () => "";
@@ -84,7 +87,9 @@ export function d3Drawing(host: HTMLElement, width: number, height: number): Dra
       internals._transitionFactory = null;
       internals._transition = null;
     }
-    gv.tweenShapes(animate).tweenPaths(animate).growEnteringEdges(animate);
+    // Edges morph as path strings, not through sampled points: sampling (getPointAtLength)
+    // cost ~30-100 ms per ResNet-50 toggle, against a 150 ms goal for the whole toggle.
+    gv.tweenShapes(animate).tweenPaths(false).growEnteringEdges(animate);
   }
 
   const self: Drawing = {

@@ -174,7 +174,7 @@ export function createGraphvizView(
         if (ticket !== wanted) return { drawn: false, layout: null };
         const start = performance.now();
         const result = await layout.layout(dot);
-        performance.measure("pvw:layout", { start });
+        performance.measure("pvw:layout", { start, detail: { graphvizMs: result.ms } });
         if (ticket !== wanted) return { drawn: false, layout: result };
         await draw(dot, result.svg, options);
         return { drawn: true, layout: result };

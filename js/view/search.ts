@@ -30,11 +30,11 @@ export function searchGraph(index: GraphIndex, query: string): SearchHit[] {
 
 /** The visible elements (node, collapsed group or cluster ids) the hits show up as, deduped. */
 export function visibleMatches(vg: VisibleGraph, hits: SearchHit[]): string[] {
-  const out: string[] = [];
+  const out = new Set<string>(); // keeps first-seen order
   for (const hit of hits) {
-    for (const el of vg.elementsOf(hit.id)) if (!out.includes(el)) out.push(el);
+    for (const el of vg.elementsOf(hit.id)) out.add(el);
   }
-  return out;
+  return [...out];
 }
 
 /** SVG element id of a visible node, collapsed group or cluster. */
