@@ -20,6 +20,7 @@ from oracle_models import (
     Case,
     Cube,
     assert_matches_dump,
+    lenet_and_input,
     ptr_of,
     pylayer,
     read_dump,
@@ -162,3 +163,30 @@ def test_pylayer_backward_log_stays_out_of_the_users_stderr(tmp_path, capfd):
     traced(pylayer(), tmp_path)
     err = capfd.readouterr().err
     assert "Cube.apply" not in err, err
+
+
+def test_large_graph_mode_takes_edges_from_the_dump_alone(tmp_path):
+    """trace(slots=False) — what big graphs get by default — skips the costly VLOG: every edge
+    still equals the dump, only the slot names are missing."""
+    model, _ = lenet_and_input()
+    with trace(model, slots=False):
+        loss = model(paddle.randn([1, 3, 32, 32])).sum()
+        loss.backward(dump_backward_graph_path=str(tmp_path))
+    graph = build_graph(loss)
+    assert_matches_dump(graph, read_dump(tmp_path))
+    assert graph["meta"]["annotations"] == ["dump", "layers"]
+    assert all(e["slot"] is None for e in graph["edges"])
+
+
+def test_replay_of_a_large_graph_aligns_paddles_dump_of_copied_nodes(tmp_path, monkeypatch):
+    """Without trace(), a graph above the slot-log threshold is replayed with the dump only;
+    paddle.grad dumps copies of the nodes, which must be aligned back to ours."""
+    import paddleviz_widget.tracer.collect as collect
+
+    monkeypatch.setattr(collect, "SLOT_LOG_MAX_NODES", 5)
+    model, _ = lenet_and_input()
+    y = model(paddle.randn([1, 3, 32, 32]))
+    graph = build_graph(y)
+    assert graph["meta"]["annotations"] == ["dump"]
+    y.sum().backward(dump_backward_graph_path=str(tmp_path))
+    assert_matches_dump(graph, restrict_dump(read_dump(tmp_path), [ptr_of(y)]))

@@ -20,6 +20,7 @@ from typing import Any
 
 from ..graph.model import CallSite
 from .call_sites import parse_call_stack_log
+from .gc_pause import gc_paused
 from .log_parser import REQUIRED_VLOG_LEVEL, ParsedLog, parse_glog_records
 from .paddle_dump import BackwardDump, find_dump_files, parse_backward_dot
 from .stderr_capture import capture_stderr
@@ -60,13 +61,15 @@ def run_captured(
     function: Callable[..., Any] | None,
     user_dump_dir: str | None = None,
     quiet: bool = False,
+    log: bool = True,
 ) -> tuple[Any, CapturedBackward]:
     """Call ``run(extra_kwargs)`` (which runs the backward) under capture.
 
     ``function`` is the Paddle entry point ``run`` calls, to know whether it takes a dump path
     (None: no dump wanted). A dump directory the user passed is used and kept; otherwise a
     temporary one is made and removed. ``quiet``: the user did not ask for this backward, so
-    Paddle's warnings about it are not theirs to see either.
+    Paddle's warnings about it are not theirs to see either. ``log=False`` skips the VLOG
+    capture (the costly part: slot names and tensor names) and keeps only the dump.
     """
     captured = CapturedBackward()
     extra: dict[str, Any] = {}
@@ -78,14 +81,18 @@ def run_captured(
         extra[DUMP_KWARG] = tmp_dir
     started = time.time() - 1.0  # mtime granularity
     try:
-        with capture_stderr(pass_warnings=not quiet) as cap:
-            try:
-                with vlog_level(REQUIRED_VLOG_LEVEL):
+        if log:
+            with gc_paused(), capture_stderr(pass_warnings=not quiet) as cap:
+                try:
+                    with vlog_level(REQUIRED_VLOG_LEVEL):
+                        result = run(extra)
+                except VlogUnavailableError as exc:
+                    captured.problems.append(str(exc))
                     result = run(extra)
-            except VlogUnavailableError as exc:
-                captured.problems.append(str(exc))
-                result = run(extra)
-        captured.log = parse_glog_records(cap.records)
+            with gc_paused():
+                captured.log = parse_glog_records(cap.records)
+        else:
+            result = run(extra)
         if DUMP_KWARG in extra:
             captured.dump, stack_text = _newest_dump(Path(extra[DUMP_KWARG]), started)
             if stack_text:

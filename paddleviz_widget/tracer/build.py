@@ -7,6 +7,7 @@ from typing import Any
 from ..graph.model import Edge, Graph, Node
 from .annotate import annotate_graph
 from .collect import collect_annotations
+from .gc_pause import gc_paused
 from .inputs import normalize_roots
 from .tensor_info import tensor_grad_info
 from .walk import WalkResult, walk_backward_graph
@@ -42,6 +43,12 @@ def trace_graph(y: Any, *, model: Any = None, params: Any = None, replay: bool =
     """Walk the backward graph of ``y`` (a Tensor, or a list/tuple/dict of Tensors) and
     annotate it with everything known: the trace() that saw it, parameter names, and (if
     ``replay`` and the graph is still alive) one side-effect-free instrumented backward."""
+
+    with gc_paused():
+        return _trace_graph(y, model=model, params=params, replay=replay)
+
+
+def _trace_graph(y: Any, *, model: Any, params: Any, replay: bool) -> Graph:
     import paddle
 
     roots = normalize_roots(y)

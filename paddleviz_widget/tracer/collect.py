@@ -3,15 +3,16 @@ parameter names, and, if edges are still bare, one replayed backward."""
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from ..graph.model import GradInfo
 from .annotate import Annotations, EdgeNote
 from .backward_capture import CapturedBackward
-from .log_annotations import align_copied_runs, from_dump, from_log
+from .log_annotations import align_copied_runs, dump_as_log, from_dump, from_log, log_as_dump
 from .params import param_infos_by_ptr
 from .replay import discover_model, find_leaves, graph_was_freed, replay_backward
-from .session import RECENT_SESSIONS, BackwardRecord, TraceSession
+from .session import RECENT_SESSIONS, SLOT_LOG_MAX_NODES, BackwardRecord, TraceSession
 from .walk import ACCUMULATION_NODE, WalkResult, next_ptrs, walk_backward_graph
 
 NO_TRACE_NOTICE = (
@@ -44,18 +45,20 @@ def _record_contains(record: BackwardRecord, graph: _Graph) -> bool:
 
 def _add_captured(ann: Annotations, captured: CapturedBackward, graph: _Graph, copies: bool,
                   record_roots: tuple[Any, ...] = ()) -> None:  # fmt: skip
-    log = captured.log
-    if log is not None and copies:
+    log, dump = captured.log, captured.dump
+    if copies and (log is not None or dump is not None):
+        # paddle.grad ran on copies of the nodes: re-key what it logged to our pointers.
         record_walk = walk_backward_graph(record_roots)
-        log = align_copied_runs(
-            log,
-            [
-                (record_walk.nodes[i].ptr, record_walk.nodes[i].name)
-                for i in record_walk.root_indices
+        align = functools.partial(
+            align_copied_runs,
+            roots=[
+                (n.ptr, n.name) for n in (record_walk.nodes[i] for i in record_walk.root_indices)
             ],
-            next_ptrs(record_walk),
-            {n.ptr: n.name for n in record_walk.nodes},
+            next_ptrs=next_ptrs(record_walk),
+            names={n.ptr: n.name for n in record_walk.nodes},
         )
+        log = align(log) if log is not None else None
+        dump = log_as_dump(align(dump_as_log(dump))) if dump is not None else None
     if captured.problems and ann.notice is None:  # e.g. this Paddle cannot switch VLOG on
         ann.notice = captured.problems[0]
     if log is not None and log.runs:
@@ -64,8 +67,8 @@ def _add_captured(ann: Annotations, captured: CapturedBackward, graph: _Graph, c
         for ptr, node_slots in slots.items():
             ann.slots.setdefault(ptr, node_slots)
         ann.sources.append("vlog")
-    if captured.dump is not None and not copies:
-        ann.add_edges(from_dump(captured.dump, graph.nexts))
+    if dump is not None and dump.edges:
+        ann.add_edges(from_dump(dump, graph.nexts))
         ann.sources.append("dump")
     if not copies:
         for ptr, site in captured.call_sites.items():
@@ -121,7 +124,8 @@ def collect_annotations(
     if replay and bare > 0:
         leaves = find_leaves(accumulation, model=model, params=params)
         try:
-            captured = replay_backward(roots, leaves) if leaves else None
+            log = len(walk.nodes) <= SLOT_LOG_MAX_NODES  # as trace(slots=None) decides
+            captured = replay_backward(roots, leaves, log=log) if leaves else None
         except Exception as exc:  # noqa: BLE001 - annotations are optional; the graph is not
             captured = None
             if not graph_was_freed(exc):

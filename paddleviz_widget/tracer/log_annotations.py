@@ -13,7 +13,7 @@ from ..graph.model import GradInfo, Slot
 from .annotate import EdgeNote, NodeSlots
 from .log_parser import GradNodeRun, ParsedLog, PendingEdge, edge_grads
 from .log_slots import LoggedSlot
-from .paddle_dump import BackwardDump
+from .paddle_dump import BackwardDump, DumpEdge
 
 
 def _ptr_int(text: str | None) -> int | None:
@@ -80,6 +80,32 @@ def from_dump(
     return edges
 
 
+def dump_as_log(dump: BackwardDump) -> ParsedLog:
+    """A dump in the shape of a parsed log (one run per node, its edges in file order), so a
+    ``paddle.grad`` dump of copied nodes can be aligned and read like a log."""
+    edges: dict[str, list[PendingEdge]] = {ptr: [] for ptr in dump.nodes}
+    for edge in dump.edges:
+        grad = edge.grad
+        slot = LoggedSlot(None, None, grad.dtype, grad.shape, grad.place) if grad else None
+        edges[edge.source].append(PendingEdge(dump.nodes.get(edge.target), edge.target, slot))
+    runs = tuple(
+        GradNodeRun(name, ptr, None, (), (), tuple(edges[ptr])) for ptr, name in dump.nodes.items()
+    )
+    return ParsedLog(runs=runs)
+
+
+def log_as_dump(log: ParsedLog) -> BackwardDump:
+    """Back from ``dump_as_log`` (after alignment): edges matched by target, not by order."""
+    nodes = {r.ptr: r.node_name or "?" for r in log.runs if r.ptr is not None}
+    edges = tuple(
+        DumpEdge(run.ptr, e.target_ptr, None if e.grad is None else _grad(e.grad))
+        for run in log.runs
+        for e in run.edges
+        if run.ptr is not None and e.target_ptr is not None
+    )
+    return BackwardDump(nodes=nodes, edges=edges)
+
+
 def align_copied_runs(
     log: ParsedLog,
     roots: list[tuple[int, str]],
@@ -106,11 +132,15 @@ def align_copied_runs(
             continue
         mapping[copy] = orig
         run = runs.get(copy)
-        present = [p for p in next_ptrs.get(orig, []) if p is not None]
-        for edge, target in zip(run.edges if run else (), present):
-            copy_target = _ptr_int(edge.target_ptr)
-            if copy_target is None or edge.target_name != names.get(target):
-                break  # the copy's shape differs from here on: stop trusting the order
+        unused = list(run.edges if run else ())
+        for target in (p for p in next_ptrs.get(orig, []) if p is not None):
+            # The first not yet used edge to a node of the same name: logs list edges in
+            # next_functions order, dumps need not.
+            match = next((e for e in unused if e.target_name == names.get(target)), None)
+            copy_target = _ptr_int(match.target_ptr) if match else None
+            if match is None or copy_target is None:
+                continue
+            unused.remove(match)
             pending.append((copy_target, target))
 
     def rekey(text: str | None) -> str | None:

@@ -61,15 +61,19 @@ def find_leaves(accumulation_ptrs: set[int], model: Any = None, params: Any = No
     return leaves
 
 
-def replay_backward(roots: list[Any], leaves: list[Any]) -> CapturedBackward:
-    """Run the instrumented side-effect-free backward; raises if the graph was already freed."""
+def replay_backward(roots: list[Any], leaves: list[Any], *, log: bool = True) -> CapturedBackward:
+    """Run the instrumented side-effect-free backward; raises if the graph was already freed.
+
+    ``log``: capture the VLOG (slot names); Paddle's dump (edge gradients) is taken either way.
+    """
     import paddle.base.dygraph.base as dygraph_base
 
     grad = dygraph_base.grad  # the unpatched entry point, even inside an active trace()
     _, captured = run_captured(
-        lambda extra: grad(roots, leaves, retain_graph=True, allow_unused=True),
-        function=None,
+        lambda extra: grad(roots, leaves, retain_graph=True, allow_unused=True, **extra),
+        function=grad,
         quiet=True,
+        log=log,
     )
     return captured
 

@@ -16,8 +16,10 @@ from typing import Any
 from .backward_capture import DUMP_KWARG, CapturedBackward, run_captured
 from .grad_node import grad_node_of
 from .layer_scopes import LayerScopeRecorder, LayerScopes
+from .walk import walk_backward_graph
 
 CALL_STACK_FLAG = "FLAGS_call_stack_level"
+SLOT_LOG_MAX_NODES = 2000
 
 
 @dataclass(frozen=True)
@@ -36,7 +38,9 @@ def _as_list(value: Any) -> list[Any]:
 class TraceSession:
     """Use as ``with trace(model):`` around the forward and the backward."""
 
-    def __init__(self, model: Any = None, *, call_sites: bool = True) -> None:
+    def __init__(
+        self, model: Any = None, *, call_sites: bool = True, slots: bool | None = None
+    ) -> None:
         import paddle
 
         if model is not None and not isinstance(model, paddle.nn.Layer):
@@ -46,6 +50,7 @@ class TraceSession:
             )
         self.model = model
         self.call_sites = call_sites
+        self.slots = slots
         self.records: list[BackwardRecord] = []
         self.scopes: LayerScopes | None = None
         self._recorder: LayerScopeRecorder | None = None
@@ -145,6 +150,7 @@ class TraceSession:
                 lambda extra: original(*args, **{**kwargs, **extra}),
                 function=original,
                 user_dump_dir=kwargs.get(DUMP_KWARG),
+                log=want_slot_log(self.slots, nodes),
             )
         finally:
             self._in_backward = False
@@ -155,7 +161,7 @@ class TraceSession:
 class _RecentSessions:
     """The last few finished traces, newest last, for build_graph to find its own in."""
 
-    def __init__(self, size: int = 4) -> None:
+    def __init__(self, size: int = 2) -> None:
         self._items: deque[TraceSession] = deque(maxlen=size)
 
     def add(self, session: TraceSession) -> None:
@@ -173,7 +179,15 @@ class _RecentSessions:
 RECENT_SESSIONS = _RecentSessions()
 
 
-def trace(model: Any = None, *, call_sites: bool = True) -> TraceSession:
+def want_slot_log(slots: bool | None, roots: tuple[Any, ...]) -> bool:
+    """Capture the VLOG (slot and tensor names) for this backward? ``None``: only for graphs
+    of at most SLOT_LOG_MAX_NODES GradNodes; its cost grows ~10x faster than the backward's."""
+    if slots is not None:
+        return slots
+    return len(walk_backward_graph(roots).nodes) <= SLOT_LOG_MAX_NODES
+
+
+def trace(model: Any = None, *, call_sites: bool = True, slots: bool | None = None) -> TraceSession:
     """Record what ``build_graph``/``GraphWidget`` need while your forward and backward run::
 
         with trace(model):
@@ -183,5 +197,8 @@ def trace(model: Any = None, *, call_sites: bool = True) -> TraceSession:
 
     ``model``: hook its sublayers to group GradNodes by layer (None: every nn.Layer called).
     ``call_sites``: ask Paddle for a Python stack per GradNode (FLAGS_call_stack_level=3).
+    ``slots``: capture Paddle's VLOG for each node's slot names and tensor names (True/False;
+    None: only for graphs up to SLOT_LOG_MAX_NODES nodes). Edge gradients come from Paddle's
+    structured dump either way where Paddle writes one (>= 3.3).
     """
-    return TraceSession(model, call_sites=call_sites)
+    return TraceSession(model, call_sites=call_sites, slots=slots)
