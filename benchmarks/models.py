@@ -9,10 +9,12 @@ graph *size* (GradNode count) is what matters here, and that depends on depth, n
 
 from __future__ import annotations
 
+import importlib.util
 import math
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from types import ModuleType
 
 import paddle
 import paddle.nn as nn
@@ -29,30 +31,17 @@ BERT_LAYERS = 12
 LLAMA_BLOCKS = {"llama-2.5k": 32, "llama-6k": 80, "llama-10k": 130}
 
 
-class LeNet(nn.Layer):
-    """The seed paddleviz example model."""
+def _seed_models() -> ModuleType:
+    """tests/models.py, where the seed LeNet is defined once (loaded by path: both are `models`)."""
+    path = Path(__file__).resolve().parent.parent / "tests" / "models.py"
+    spec = importlib.util.spec_from_file_location("paddleviz_seed_models", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
-    def __init__(self) -> None:
-        super().__init__()
-        self.conv = nn.Sequential(
-            nn.Conv2D(3, 6, 3, 1),
-            nn.Sigmoid(),
-            nn.MaxPool2D(2, 2),
-            nn.Conv2D(6, 16, 3, 1),
-            nn.Sigmoid(),
-            nn.MaxPool2D(2, 2),
-        )
-        self.fc = nn.Sequential(
-            nn.Linear(576, 120),
-            nn.Sigmoid(),
-            nn.Linear(120, 84),
-            nn.Sigmoid(),
-            nn.Linear(84, 10),
-        )
 
-    def forward(self, img: paddle.Tensor) -> paddle.Tensor:
-        feature = self.conv(img)
-        return self.fc(feature.reshape([img.shape[0], -1]))
+LeNet = _seed_models().LeNet
 
 
 class BertLike(nn.Layer):
