@@ -247,7 +247,9 @@ class GraphWidget(anywidget.AnyWidget):
         self._set_expanded(g for g in self.expanded if g not in ids)
 
     def expand_all(self) -> None:
-        """Open every layer group (``depth`` becomes the deepest level)."""
+        """Open every layer group (``depth`` becomes the deepest level). On a graph too big
+        to lay out at once, the browser opens only what fits its visible-node budget (2,000),
+        says so in its status line, and syncs that back into ``expanded``."""
         tree = self._tree()
         self._auto = False
         self._open_to(tree.max_level + 1, tree)

@@ -1,0 +1,261 @@
+"""The widget in headless Chromium: first paint, expand/collapse, a fully expanded ResNet-50,
+Expand all on the 10k-node Llama, and the longest main-thread block (Long Tasks API).
+
+The widget's own bundle runs on a standalone page with a stand-in for the anywidget model
+(benchmarks/browser_page.py), not inside JupyterLab: Lab's own main-thread work and the
+kernel round trips would blur what is the widget's. Payloads and initial state are what
+``GraphWidget(y)`` sends, for models from benchmarks/models.py traced with ``trace(model)``.
+
+    .venv/bin/python benchmarks/bench_browser.py            # --reps N (default 5)
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+from collections.abc import Callable
+from typing import Any
+
+import common  # noqa: F401  (puts the repository on sys.path)
+import paddle
+from browser_page import FIRST_PAINT, STATIC, serve_page
+from models import MODELS
+from playwright.sync_api import Page, sync_playwright
+
+from paddleviz_widget import GraphWidget, trace
+from paddleviz_widget.widget import _LayerTree
+
+CHROMIUM = "/usr/bin/chromium"
+ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+MODEL_NAMES = ("resnet50", "llama-10k")
+GOALS = {"first paint resnet50": 0.3, "first paint llama-10k": 0.5, "toggle": 0.15}
+
+# Click a group (its collapsed node, or its cluster's label to collapse it) the way a user
+# does, and time until `want` (the element of the new state) is in the DOM and a frame passed.
+TOGGLE_JS = """async ([click, onLabel, want]) => {
+  const root = document.querySelector("[data-testid=pvw-root]");
+  const el = document.getElementById(click);
+  const target = onLabel ? el.querySelector("text") : el;
+  const renders = Number(root.dataset.renders);
+  const start = performance.now();
+  target.dispatchEvent(new MouseEvent("click", { bubbles: true }));
+  const seen = () => document.getElementById(want) !== null;
+  while (!seen()) await new Promise((r) => setTimeout(r, 2));
+  await new Promise((r) => requestAnimationFrame(() => r()));
+  const shown = performance.now() - start;
+  while (!(Number(root.dataset.renders) > renders && root.dataset.state === "ready")) {
+    await new Promise((r) => setTimeout(r, 5));
+  }
+  return [shown, performance.now() - start];
+}"""
+
+# Set the synced `expanded` trait (what w.expand_all() etc. do from Python) and time the redraw.
+SET_EXPANDED_JS = """async (ids) => {
+  const root = document.querySelector("[data-testid=pvw-root]");
+  const renders = Number(root.dataset.renders);
+  const start = performance.now();
+  window.pvwBench.model.set("expanded", ids);
+  while (!(Number(root.dataset.renders) > renders && root.dataset.state === "ready")) {
+    await new Promise((r) => setTimeout(r, 2));
+  }
+  await new Promise((r) => requestAnimationFrame(() => r()));
+  return performance.now() - start;
+}"""
+
+# Click "Expand all" and time until the status line says it is done.
+EXPAND_ALL_JS = """async () => {
+  const root = document.querySelector("[data-testid=pvw-root]");
+  const msg = root.querySelector("[data-testid=pvw-message]");
+  const start = performance.now();
+  root.querySelector("[data-testid=pvw-expand-all]").click();
+  while (!/^Expanded/.test(msg.textContent)) await new Promise((r) => setTimeout(r, 5));
+  return [performance.now() - start, msg.textContent, Number(root.dataset.visibleNodes)];
+}"""
+
+
+def widget_state(name: str) -> dict[str, Any]:
+    """Payload and initial traits of GraphWidget(y) for a traced benchmark model."""
+    model, x = MODELS[name]()
+    with trace(model):
+        y = model(x)
+        y.sum().backward()
+    w = GraphWidget(y)
+    return {"graph": w.graph, "expanded": list(w.expanded), "depth": w.depth}
+
+
+class Bench:
+    def __init__(self, page: Page) -> None:
+        self.page = page
+
+    def long_tasks(self) -> int:
+        return self.page.evaluate("window.pvwBench.longTasks.length")
+
+    def worst_task_since(self, mark: int) -> float:
+        self.page.wait_for_timeout(100)  # let the observer deliver the last entries
+        tasks = self.page.evaluate(f"window.pvwBench.longTasks.slice({mark})")
+        return max((t["duration"] for t in tasks), default=0.0) / 1e3
+
+    def mount(self, name: str, state: dict[str, Any], cold: bool = False) -> float:
+        args = {**state, "height": "700px", "selected": "", "cold": cold}
+        args.pop("graph", None)
+        ms = self.page.evaluate("([n, s]) => window.pvwBench.mount(n, s)", [name, args])
+        self.page.wait_for_function(
+            "document.querySelector('[data-testid=pvw-root]').dataset.state === 'ready'"
+        )
+        self.page.wait_for_timeout(300)
+        return ms / 1e3
+
+    def timed(self, action: Callable[[], Any]) -> tuple[Any, float]:
+        """Run `action`; return its result and the longest main-thread task meanwhile (s)."""
+        mark = self.long_tasks()
+        result = action()
+        return result, self.worst_task_since(mark)
+
+
+def open_page(browser: Any, url: str, names: list[str], warm: bool) -> Bench:
+    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    page.goto(url)
+    page.wait_for_function("window.pvwBenchReady === true")
+    for name in names:
+        page.evaluate("(n) => window.pvwBench.load(n)", name)
+    if warm:
+        page.evaluate("window.pvwBench.importWidget()")
+        page.wait_for_timeout(1500)  # the Graphviz worker starts with the bundle
+    return Bench(page)
+
+
+def collapsed_groups(state: dict[str, Any], count: int) -> list[str]:
+    """Up to `count` groups closed in the default view whose parent is open, spread out."""
+    tree = _LayerTree(state["graph"])
+    opened = set(state["expanded"])
+    ids = [g for g in tree.ids if g not in opened and (tree.parent[g] in opened)]
+    step = max(1, len(ids) // count)
+    return ids[::step][:count]
+
+
+def row(label: str, seconds: float, goal: float | None = None, worst: float | None = None) -> None:
+    verdict = "" if goal is None else ("met" if seconds <= goal else "NOT met")
+    goal_text = "" if goal is None else f"goal <= {goal:.2f} s  {verdict}"
+    worst_text = "" if worst is None else f"longest task {worst:.3f} s"
+    print(f"  {label:<46} {seconds:7.3f} s   {goal_text:<22} {worst_text}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--reps", type=int, default=5)
+    args = parser.parse_args()
+    paddle.set_device("cpu")
+    states = {name: widget_state(name) for name in MODEL_NAMES}
+    worst_overall: list[tuple[float, str]] = []
+
+    print(f"bundle: {(STATIC / 'widget.js').stat().st_size / 1e6:.2f} MB; {FIRST_PAINT}.")
+    with serve_page({n: s["graph"] for n, s in states.items()}) as url, sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        print(f"Chromium {browser.version}, headless; medians of {args.reps} runs\n")
+        names = list(MODEL_NAMES)
+
+        print("First paint of the default view")
+        for name, state in states.items():
+            tree = _LayerTree(state["graph"])
+            shown = tree.visible_count(state["expanded"])
+            label = f"{name} ({len(state['graph']['nodes'])} nodes, {shown} shown)"
+            cold, cold_worst = [], 0.0
+            for _ in range(args.reps):
+                bench = open_page(browser, url, names, warm=False)
+                ms, worst = bench.timed(lambda b=bench, n=name, s=state: b.mount(n, s, cold=True))
+                cold.append(ms)
+                cold_worst = max(cold_worst, worst)
+                bench.page.close()
+            bench = open_page(browser, url, names, warm=True)
+            warm, warm_worst = [], 0.0
+            for _ in range(args.reps):
+                ms, worst = bench.timed(lambda b=bench, n=name, s=state: b.mount(n, s))
+                warm.append(ms)
+                warm_worst = max(warm_worst, worst)
+            goal = GOALS[f"first paint {name}"]
+            row(f"{label}, worker running", statistics.median(warm), goal, warm_worst)
+            row(
+                "  cold page (bundle import + worker start)",
+                statistics.median(cold),
+                None,
+                cold_worst,
+            )
+            worst_overall += [(warm_worst, f"first paint {name}"), (cold_worst, f"cold {name}")]
+
+            print(f"Expand / collapse one group of {name} (click -> new drawing in the DOM)")
+            bench.mount(name, state)
+            shown_times, settled, worst_toggle = [], [], 0.0
+            for gid in collapsed_groups(state, args.reps + 1):
+                for click, on_label, want in (
+                    (f"pvw-{gid}", False, f"pvw-{gid}-cluster"),
+                    (f"pvw-{gid}-cluster", True, f"pvw-{gid}"),
+                ):
+                    (t_shown, t_done), worst = bench.timed(
+                        lambda b=bench, c=click, o=on_label, w=want: b.page.evaluate(
+                            TOGGLE_JS, [c, o, w]
+                        )
+                    )
+                    shown_times.append(t_shown / 1e3)
+                    settled.append(t_done / 1e3)
+                    worst_toggle = max(worst_toggle, worst)
+            row("median, new drawing in the DOM", statistics.median(shown_times), GOALS["toggle"])
+            row("median, settled (incl. 0.45 s animation < 100 nodes)", statistics.median(settled))
+            row("slowest toggle", max(shown_times), None, worst_toggle)
+            worst_overall.append((worst_toggle, f"toggle {name}"))
+            bench.page.close()
+
+        print("\nFully expanded ResNet-50 (every layer group open)")
+        r50 = states["resnet50"]
+        everything = [g["id"] for g in r50["graph"]["groups"]]
+        bench = open_page(browser, url, names, warm=True)
+        first, redraw, worst_full = [], [], 0.0
+        for _ in range(args.reps):
+            ms, worst = bench.timed(
+                lambda: bench.mount("resnet50", {**r50, "expanded": everything})
+            )
+            first.append(ms)
+            worst_full = max(worst_full, worst)
+            bench.mount("resnet50", r50)
+            ms, worst = bench.timed(lambda: bench.page.evaluate(SET_EXPANDED_JS, everything) / 1e3)
+            redraw.append(ms)
+            worst_full = max(worst_full, worst)
+        row("first paint", statistics.median(first), 0.5, worst_full)
+        row("redraw from the default view (w.expand_all())", statistics.median(redraw), 0.5)
+        worst_overall.append((worst_full, "fully expanded resnet50"))
+
+        print("\nllama-10k: Expand all (level by level) and w.expand_all() (cut to the budget)")
+        llama = states["llama-10k"]
+        bench.mount("llama-10k", llama)
+        (ms, text, shown), worst = bench.timed(lambda: bench.page.evaluate(EXPAND_ALL_JS))
+        row(f"Expand all button -> {shown} nodes", ms / 1e3, None, worst)
+        print(f"    status: {text}")
+        worst_overall.append((worst, "Expand all llama-10k"))
+        bench.mount("llama-10k", llama)
+        all_llama = [g["id"] for g in llama["graph"]["groups"]]
+        ms, worst = bench.timed(lambda: bench.page.evaluate(SET_EXPANDED_JS, all_llama) / 1e3)
+        shown = bench.page.evaluate(
+            "document.querySelector('[data-testid=pvw-root]').dataset.visibleNodes"
+        )
+        budget = bench.page.evaluate(
+            "document.querySelector('[data-testid=pvw-root]').dataset.budget"
+        )
+        row(f"w.expand_all() -> {shown} nodes (budget {budget})", ms, None, worst)
+        worst_overall.append((worst, "w.expand_all() llama-10k"))
+        browser.close()
+
+    worst, where = max(worst_overall)
+    verdict = "met" if worst <= 1.0 else "NOT met"
+    print(
+        f"\nLongest main-thread task in any action: {worst:.3f} s ({where}); goal <= 1 s {verdict}"
+    )
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,140 @@
+"""A standalone page for bench_browser.py: the widget's own bundle (paddleviz_widget/static)
+served on 127.0.0.1 with a tiny stand-in for the anywidget model, so the widget runs exactly
+as in JupyterLab minus Lab itself (no kernel round trips, no Lab work on the main thread).
+
+The page exposes ``window.pvwBench``:
+
+- ``load(name)``: fetch and parse payload ``name`` (outside anything timed).
+- ``mount(name, state)``: the widget's ``render()`` on a fresh element with the synced state
+  (``expanded``, ``depth``, ``height``, ``selected``) a GraphWidget would send and payload
+  ``name``; resolves to the first-paint time in ms (see FIRST_PAINT below). ``cold: true``
+  in ``state`` also imports the bundle inside the timed span (a fresh page: the Graphviz
+  worker starts then).
+- ``model``: the stand-in model (``get``/``set``/``save_changes``), to drive the traits.
+- ``longTasks``: every main-thread task over 50 ms the Long Tasks API reported
+  (``{start, duration}`` in ms of ``performance.now()``).
+"""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import json
+import shutil
+import tempfile
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+STATIC = ROOT / "paddleviz_widget" / "static"
+
+FIRST_PAINT = (
+    "first paint = from the call of the widget's render() (anywidget's entry point; the "
+    "payload is already in the page) until the default view's SVG, with every visible node, is "
+    "in the DOM and the next animation frame has fired (the browser can paint it)"
+)
+
+INDEX_HTML = """<!doctype html>
+<html><head><meta charset="utf-8"><title>paddleviz_widget bench</title>
+<link rel="stylesheet" href="widget.css"></head>
+<body style="margin:0"><div id="host" style="width:1400px"></div>
+<script type="module" src="harness.js"></script></body></html>
+"""
+
+HARNESS_JS = """
+let widget = null;
+const importWidget = async () => { widget ??= (await import("./widget.js")).default; };
+
+const longTasks = [];
+new PerformanceObserver((list) => {
+  for (const e of list.getEntries()) longTasks.push({ start: e.startTime, duration: e.duration });
+}).observe({ type: "longtask", buffered: true });
+
+// What anywidget hands render(): get/set/on/off/save_changes over the synced traits.
+class Model {
+  constructor(state) { this.state = { ...state }; this.handlers = new Map(); }
+  get(key) { return this.state[key]; }
+  set(key, value) {
+    this.state[key] = value;
+    for (const fn of this.handlers.get(`change:${key}`) ?? []) fn();
+  }
+  on(event, fn) {
+    if (!this.handlers.has(event)) this.handlers.set(event, new Set());
+    this.handlers.get(event).add(fn);
+  }
+  off(event, fn) { this.handlers.get(event)?.delete(fn); }
+  save_changes() {}
+  send() {}
+}
+
+let cleanup = null;
+window.pvwBench = {
+  longTasks,
+  model: null,
+  payloads: {},
+  /** Fetch and parse a payload ahead of mount(), outside what is timed. */
+  async load(name) {
+    window.pvwBench.payloads[name] = await (await fetch(`${name}.json`)).json();
+  },
+  importWidget,
+  async mount(name, { cold = false, ...rest }) {
+    const state = { ...rest, graph: window.pvwBench.payloads[name] };
+    if (cleanup) cleanup();
+    const host = document.getElementById("host");
+    host.replaceChildren();
+    const el = document.createElement("div");
+    host.appendChild(el);
+    const model = new Model(state);
+    window.pvwBench.model = model;
+    const start = performance.now();
+    if (cold) await importWidget();
+    cleanup = widget.render({ model, el });
+    const want = () => Number(el.querySelector("[data-testid=pvw-root]")?.dataset.visibleNodes);
+    await new Promise((resolve) => {
+      const check = () => {
+        const n = el.querySelectorAll("svg g.node").length;
+        if (n > 0 && n === want()) { observer.disconnect(); resolve(); }
+      };
+      const observer = new MutationObserver(check);
+      observer.observe(el, { childList: true, subtree: true });
+      check();
+    });
+    await new Promise((resolve) => requestAnimationFrame(() => resolve()));
+    return performance.now() - start;
+  },
+};
+window.pvwBenchReady = true;
+"""
+
+
+class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+
+@contextmanager
+def serve_page(payloads: dict[str, dict]) -> Iterator[str]:
+    """Serve the page, the built bundle and `payloads` (name -> graph JSON, fetched by
+    ``pvwBench.load(name)``) on a free loopback port; yield the page's URL."""
+    if not (STATIC / "widget.js").exists():
+        raise SystemExit("paddleviz_widget/static/widget.js is missing: run `npm run build` first")
+    with tempfile.TemporaryDirectory(prefix="pvw-bench-") as tmp:
+        root = Path(tmp)
+        for name in ("widget.js", "widget.css"):
+            shutil.copy(STATIC / name, root / name)
+        (root / "index.html").write_text(INDEX_HTML, encoding="utf-8")
+        (root / "harness.js").write_text(HARNESS_JS, encoding="utf-8")
+        (root / "favicon.ico").write_bytes(b"")
+        for name, graph in payloads.items():
+            (root / f"{name}.json").write_text(json.dumps(graph), encoding="utf-8")
+        handler = functools.partial(_QuietHandler, directory=str(root))
+        server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        thread = threading.Thread(target=server.serve_forever, daemon=True)
+        thread.start()
+        try:
+            yield f"http://127.0.0.1:{server.server_address[1]}/index.html"
+        finally:
+            server.shutdown()
+            server.server_close()
