@@ -77,7 +77,8 @@ export function createExplorer(model: AnyModel<WidgetModel>, el: HTMLElement): (
     model.save_changes();
   };
   const select = (id: string): void => commit({ selected: id });
-  const setExpanded = (ids: string[]): void => commit({ expanded: normalizeExpanded(index, ids) });
+  const setExpanded = (ids: string[], depth?: number): void =>
+    commit({ expanded: normalizeExpanded(index, ids), ...(depth === undefined ? {} : { depth }) });
   const expanded = (): string[] => normalizeExpanded(index, model.get("expanded") ?? []);
   const scale = createScale({
     index: () => index,
@@ -331,13 +332,20 @@ export function createExplorer(model: AnyModel<WidgetModel>, el: HTMLElement): (
         stale = false;
         root.dataset.state = "error";
         let fallback = drawnDot ? "The previous drawing stays." : "Nothing is drawn.";
+        let next = (): void => undefined;
         if (open && nodes !== null) {
-          scale.failed(nodes);
-          fallback = drawnDot ? "Back to the previous view." : "Trying again with fewer nodes.";
+          scale.failed(nodes); // later layouts stay well below this size
+          const back = [...drawnOpen];
+          if (drawnDot && back.join(",") !== open.join(",")) {
+            fallback = "Back to the previous view.";
+            next = () => setExpanded(back);
+          } else if (!drawnDot && nodes > scale.budget) {
+            fallback = "Trying again with fewer nodes.";
+            next = schedule;
+          }
         }
         status.show({ text: budgetText.layoutFailed(nodes, err.message, fallback), kind: "error" });
-        if (open && drawnDot && drawnOpen.size !== open.length) setExpanded([...drawnOpen]);
-        else if (open && !drawnDot && nodes !== null && nodes > scale.budget) schedule();
+        next();
       });
   }
 

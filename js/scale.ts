@@ -10,14 +10,15 @@ import {
   planExpandAll,
 } from "./view/budget";
 import * as text from "./view/budget_text";
-import { expandGroup } from "./view/expansion";
+import { expandGroup, groupsToDepth } from "./view/expansion";
 import type { GraphIndex } from "./view/graph_index";
 import type { Message, StatusLine } from "./ui/status";
 
 export interface ScaleDeps {
   index(): GraphIndex;
   expanded(): string[];
-  setExpanded(ids: string[]): void;
+  /** `depth`: also the synced depth, when `ids` are exactly the groups down to it. */
+  setExpanded(ids: string[], depth?: number): void;
   /** Resolves once the redraw that the latest change scheduled has finished (or failed). */
   nextDraw(): Promise<void>;
   /** Show `message` once the next redraw is drawn. */
@@ -91,7 +92,8 @@ export function createScale(deps: ScaleDeps): Scale {
         const progress: Message = { text: text.expandAllProgress(step, plan), kind: "busy" };
         deps.status.show(progress);
         deps.note(progress);
-        deps.setExpanded(step.expanded);
+        const level = groupsToDepth(deps.index(), step.depth);
+        deps.setExpanded(step.expanded, same(level, step.expanded) ? step.depth : undefined);
         await deps.nextDraw();
         // Stop if anything else changed the groups meanwhile, or the layout failed.
         if (mine !== run || !same(deps.expanded(), step.expanded)) return;

@@ -137,6 +137,7 @@ def test_expand_all_goes_level_by_level_within_budget(fresh: Explorer, tree) -> 
         assert f"{progress}\u2026" in shown
     assert fresh.renders() >= before + (fits + 1 - start)
     assert fresh.value("w.expanded") == tree.to_depth(fits)
+    assert fresh.value("w.depth") == fits
     assert shown_nodes(fresh) == counts[fits] <= limit
     worst = max(long_tasks_since(page), default=0)
     assert worst < 2500, f"the main thread was blocked for {worst:.0f} ms"
