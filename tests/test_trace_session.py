@@ -194,3 +194,37 @@ def test_paddle_without_runtime_vlog_still_traces_and_says_why(monkeypatch):
         if e["target"] in {n["id"] for n in graph["nodes"] if n["kind"] == "param"}
     ]
     assert param_edges and all(e["grad"]["shape"] for e in param_edges)
+
+
+def test_big_model_skips_per_op_stacks_but_keeps_layer_call_sites(monkeypatch):
+    import paddleviz_widget.tracer.session as session_mod
+
+    monkeypatch.setattr(session_mod, "CALL_SITE_MAX_LAYERS", 3)  # LeNet has 14 layers
+    flag = paddle.get_flags(["FLAGS_call_stack_level"])
+    model, _ = lenet_output()
+    with trace(model) as session:
+        assert paddle.get_flags(["FLAGS_call_stack_level"]) == flag  # left alone
+        y = model(paddle.randn([1, 3, 32, 32]))
+        y.sum().backward()
+    assert session.call_sites is False
+    graph = build_graph(y)
+    root = next(g["id"] for g in graph["groups"] if g["parent"] is None)
+    ops = [n for n in graph["nodes"] if n["kind"] != "param"]
+    assert all(n["call_site"] for n in ops)
+    # An op inside a sublayer gets the line in the model that called that layer; one in the
+    # model's own forward, the line that called the model (here, this test).
+    for n in ops:
+        expected = __file__ if n["group"] == root else "models.py"
+        assert n["call_site"]["file"].endswith(expected.rsplit("/", 1)[-1]), n
+
+
+def test_replay_of_a_freed_big_graph_prints_nothing(monkeypatch, capfd):
+    import paddleviz_widget.tracer.collect as collect
+
+    monkeypatch.setattr(collect, "SLOT_LOG_MAX_NODES", 5)  # as if the graph were huge
+    model, y = lenet_output()
+    y.sum().backward()
+    capfd.readouterr()
+    graph = build_graph(y)
+    assert "notice" in graph["meta"]
+    assert capfd.readouterr().err == ""  # Paddle's warning about our failed replay is ours
