@@ -6,10 +6,10 @@ and reused (e.g. by make_graph) without running a model.
 
 from __future__ import annotations
 
-from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 
+from ..graph.groups import with_ancestors
 from ..graph.model import CallSite, Edge, GradInfo, Graph, Group, Node, ParamInfo, Slot
 
 
@@ -58,15 +58,7 @@ def _ptr(node: Node) -> int:
 
 def _used_groups(groups: tuple[Group, ...], nodes: Iterable[Node]) -> tuple[Group, ...]:
     """Keep the groups that hold a node, and their ancestors, in the recorder's order."""
-    by_id = {g.id: g for g in groups}
-    keep: set[str] = set()
-    pending: deque[str | None] = deque(n.group for n in nodes)
-    while pending:
-        gid = pending.popleft()
-        if gid is None or gid in keep or gid not in by_id:
-            continue
-        keep.add(gid)
-        pending.append(by_id[gid].parent)
+    keep = with_ancestors((n.group for n in nodes), {g.id: g.parent for g in groups})
     return tuple(g for g in groups if g.id in keep)
 
 

@@ -33,6 +33,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..graph.groups import with_ancestors
 from ..graph.model import CallSite, Group
 from .call_sites import is_library_file
 from .grad_node import grad_node_of
@@ -60,13 +61,7 @@ class LayerScopes:
         """Only the given nodes, and the groups holding them (with their ancestors)."""
         keep = set(ptrs)
         group_of_ptr = {p: g for p, g in self.group_of_ptr.items() if p in keep}
-        parent = {g.id: g.parent for g in self.groups}
-        used: set[str] = set()
-        for gid in set(group_of_ptr.values()):
-            cur: str | None = gid
-            while cur is not None and cur not in used:
-                used.add(cur)
-                cur = parent.get(cur)
+        used = with_ancestors(group_of_ptr.values(), {g.id: g.parent for g in self.groups})
         return LayerScopes(
             groups=tuple(g for g in self.groups if g.id in used),
             group_of_ptr=group_of_ptr,
@@ -253,12 +248,7 @@ def _scopes(roots: list[Any], rec: _Recording) -> LayerScopes:
             if ptr is not None:
                 group_of_ptr[ptr] = gid[id(layer)]
     parent_of = {gid[id(layer)]: gid[parent] for layer, _, parent in entries if parent is not None}
-    used: set[str] = set()
-    for g in set(group_of_ptr.values()):
-        cur: str | None = g
-        while cur is not None and cur not in used:
-            used.add(cur)
-            cur = parent_of.get(cur)
+    used = with_ancestors(group_of_ptr.values(), parent_of)
     groups = tuple(
         Group(gid[id(layer)], name, type(layer).__name__, parent_of.get(gid[id(layer)]))
         for layer, name, _ in entries

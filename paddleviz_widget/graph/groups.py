@@ -1,0 +1,16 @@
+"""Layer-group tree helpers (pure data)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+
+
+def with_ancestors(group_ids: Iterable[str | None], parent: Mapping[str, str | None]) -> set[str]:
+    """The given groups and every group above them in the tree (``parent``: id -> parent id)."""
+    keep: set[str] = set()
+    for gid in group_ids:
+        cur = gid
+        while cur is not None and cur not in keep:
+            keep.add(cur)
+            cur = parent.get(cur)
+    return keep
