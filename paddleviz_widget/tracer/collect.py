@@ -39,8 +39,7 @@ class _Graph:
 
 
 def _record_contains(record: BackwardRecord, graph: _Graph) -> bool:
-    seen = {n.ptr for n in walk_backward_graph(record.roots).nodes} if record.roots else set()
-    return all(root.ptr in seen for root in graph.roots)
+    return all(root.ptr in record.node_ptrs() for root in graph.roots)
 
 
 def _add_captured(ann: Annotations, captured: CapturedBackward, graph: _Graph, copies: bool,

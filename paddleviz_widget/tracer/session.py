@@ -23,13 +23,21 @@ SLOT_LOG_MAX_NODES = 2000
 CALL_SITE_MAX_LAYERS = 500
 
 
-@dataclass(frozen=True)
+@dataclass
 class BackwardRecord:
     # The GradNodes backward started from, held so that no node of this graph can be freed and
     # its address reused while the record may still be matched against a graph.
     roots: tuple[Any, ...]
     captured: CapturedBackward
     copies: bool  # paddle.grad runs on copies of the nodes: log pointers differ from ours
+    _ptrs: frozenset[int] | None = None
+
+    def node_ptrs(self) -> frozenset[int]:
+        """Every GradNode of this backward's graph (walked once: the structure is fixed)."""
+        if self._ptrs is None:
+            walk = walk_backward_graph(self.roots) if self.roots else None
+            self._ptrs = frozenset(n.ptr for n in walk.nodes) if walk else frozenset()
+        return self._ptrs
 
 
 def _layer_count(model: Any) -> int:

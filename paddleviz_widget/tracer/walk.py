@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 ACCUMULATION_NODE = "GradNodeAccumulation"
@@ -51,7 +51,8 @@ def walk_backward_graph(grad_fns: Sequence[Any]) -> WalkResult:
     are deterministic for a given graph.
     """
     index_of: dict[int, int] = {}
-    nodes: list[WalkedNode] = []
+    found: list[tuple[str, int, bool]] = []  # (name, ptr, is_root) in BFS order
+    fanout: list[int] = []
     edges: list[WalkedEdge] = []
     pending: deque[tuple[int, Any]] = deque()
 
@@ -60,9 +61,10 @@ def walk_backward_graph(grad_fns: Sequence[Any]) -> WalkResult:
         known = index_of.get(ptr)
         if known is not None:
             return known
-        idx = len(nodes)
+        idx = len(found)
         index_of[ptr] = idx
-        nodes.append(WalkedNode(idx, str(grad_fn.name()), ptr, is_root))
+        found.append((str(grad_fn.name()), ptr, is_root))
+        fanout.append(0)
         pending.append((idx, grad_fn))
         return idx
 
@@ -70,12 +72,13 @@ def walk_backward_graph(grad_fns: Sequence[Any]) -> WalkResult:
     while pending:
         idx, grad_fn = pending.popleft()
         next_functions = grad_fn.next_functions
-        nodes[idx] = replace(nodes[idx], fanout=len(next_functions))
+        fanout[idx] = len(next_functions)
         for slot, nxt in enumerate(next_functions):
             if nxt is None:  # input with stop_gradient=True: no gradient flows there
                 continue
             edges.append(WalkedEdge(idx, visit(nxt, False), slot))
-    return WalkResult(tuple(nodes), tuple(edges), root_indices)
+    nodes = tuple(WalkedNode(i, n, p, r, fanout[i]) for i, (n, p, r) in enumerate(found))
+    return WalkResult(nodes, tuple(edges), root_indices)
 
 
 def next_ptrs(walk: WalkResult) -> dict[int, list[int | None]]:
