@@ -121,28 +121,20 @@ class TraceSession:
         import paddle
         import paddle.autograd
 
-        def tensor_backward(original: Any) -> Any:
-            @functools.wraps(original)
-            def backward(tensor: Any, *args: Any, **kwargs: Any) -> Any:
-                return self._backward(original, [tensor], (tensor, *args), kwargs, copies=False)
+        def wrapping(*, copies: bool, roots_of: Callable[[Any], list[Any]]) -> Any:
+            def make(original: Any) -> Any:
+                @functools.wraps(original)
+                def wrapped(first: Any, *args: Any, **kwargs: Any) -> Any:
+                    call = (first, *args)
+                    return self._backward(original, roots_of(first), call, kwargs, copies=copies)
 
-            return backward
+                return wrapped
 
-        def autograd_backward(original: Any) -> Any:
-            @functools.wraps(original)
-            def backward(tensors: Any, *args: Any, **kwargs: Any) -> Any:
-                roots = _as_list(tensors)
-                return self._backward(original, roots, (tensors, *args), kwargs, copies=False)
+            return make
 
-            return backward
-
-        def grad(original: Any) -> Any:
-            @functools.wraps(original)
-            def wrapped(outputs: Any, *args: Any, **kwargs: Any) -> Any:
-                roots = _as_list(outputs)
-                return self._backward(original, roots, (outputs, *args), kwargs, copies=True)
-
-            return wrapped
+        tensor_backward = wrapping(copies=False, roots_of=lambda tensor: [tensor])
+        autograd_backward = wrapping(copies=False, roots_of=_as_list)
+        grad = wrapping(copies=True, roots_of=_as_list)  # paddle.grad runs on node copies
 
         self._swap(paddle.Tensor, "backward", tensor_backward)
         self._swap(paddle.autograd, "backward", autograd_backward)
@@ -159,17 +151,22 @@ class TraceSession:
         if self._in_backward:  # e.g. paddle.grad inside a PyLayer's backward: already captured
             return original(*args, **kwargs)
         nodes = tuple(n for n in (grad_node_of(t) for t in roots if hasattr(t, "grad_fn")) if n)
+        record = BackwardRecord(nodes, CapturedBackward(), copies)
+        slot_log = self.slots
+        if slot_log is None:  # decide by size; the walk is kept for matching graphs later
+            slot_log = len(record.node_ptrs()) <= SLOT_LOG_MAX_NODES
         self._in_backward = True
         try:
             result, captured = run_captured(
                 lambda extra: original(*args, **{**kwargs, **extra}),
                 function=original,
                 user_dump_dir=kwargs.get(DUMP_KWARG),
-                log=want_slot_log(self.slots, nodes),
+                log=slot_log,
             )
         finally:
             self._in_backward = False
-        self.records.append(BackwardRecord(nodes, captured, copies))
+        record.captured = captured
+        self.records.append(record)
         return result
 
 
@@ -192,14 +189,6 @@ class _RecentSessions:
 
 
 RECENT_SESSIONS = _RecentSessions()
-
-
-def want_slot_log(slots: bool | None, roots: tuple[Any, ...]) -> bool:
-    """Capture the VLOG (slot and tensor names) for this backward? ``None``: only for graphs
-    of at most SLOT_LOG_MAX_NODES GradNodes; its cost grows ~10x faster than the backward's."""
-    if slots is not None:
-        return slots
-    return len(walk_backward_graph(roots).nodes) <= SLOT_LOG_MAX_NODES
 
 
 def trace(
