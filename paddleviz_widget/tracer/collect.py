@@ -13,7 +13,7 @@ from .log_annotations import align_copied_runs, dump_as_log, from_dump, from_log
 from .params import param_infos_by_ptr
 from .replay import discover_model, find_leaves, graph_was_freed, replay_backward
 from .session import RECENT_SESSIONS, SLOT_LOG_MAX_NODES, BackwardRecord, TraceSession
-from .walk import ACCUMULATION_NODE, WalkResult, next_ptrs, walk_backward_graph
+from .walk import ACCUMULATION_NODE, WalkResult, next_ptrs
 
 NO_TRACE_NOTICE = (
     "Gradient shapes need Paddle's backward log: wrap forward and backward in "
@@ -43,18 +43,19 @@ def _record_contains(record: BackwardRecord, graph: _Graph) -> bool:
 
 
 def _add_captured(ann: Annotations, captured: CapturedBackward, graph: _Graph, copies: bool,
-                  record_roots: tuple[Any, ...] = ()) -> None:  # fmt: skip
+                  record_walk: WalkResult) -> None:  # fmt: skip
+    """``record_walk``: the graph the backward ran on (what copied nodes are aligned to)."""
     log, dump = captured.log, captured.dump
     if copies and (log is not None or dump is not None):
         # paddle.grad ran on copies of the nodes: re-key what it logged to our pointers.
-        record_walk = walk_backward_graph(record_roots)
+        same = record_walk is graph.walk
         align = functools.partial(
             align_copied_runs,
             roots=[
                 (n.ptr, n.name) for n in (record_walk.nodes[i] for i in record_walk.root_indices)
             ],
-            next_ptrs=next_ptrs(record_walk),
-            names={n.ptr: n.name for n in record_walk.nodes},
+            next_ptrs=graph.nexts if same else next_ptrs(record_walk),
+            names=graph.names if same else {n.ptr: n.name for n in record_walk.nodes},
         )
         log = align(log) if log is not None else None
         dump = log_as_dump(align(dump_as_log(dump))) if dump is not None else None
@@ -108,7 +109,7 @@ def collect_annotations(
     for session in RECENT_SESSIONS.newest_first():
         records = [r for r in session.records if _record_contains(r, graph)]
         for record in reversed(records):  # newest backward first
-            _add_captured(ann, record.captured, graph, record.copies, record.roots)
+            _add_captured(ann, record.captured, graph, record.copies, record.walk())
         scoped = _add_scopes(ann, session, graph, trusted=bool(records))
         if records or scoped:
             session_model = session.model
@@ -130,13 +131,8 @@ def collect_annotations(
             if not graph_was_freed(exc):
                 ann.notice = f"Could not replay the backward for annotations: {exc}"
         if captured is not None:
-            _add_captured(
-                ann,
-                captured,
-                graph,
-                copies=True,
-                record_roots=tuple(r for r in (_grad_fn(t) for t in roots) if r is not None),
-            )
+            # The replay ran from our roots: its graph is the one we walked.
+            _add_captured(ann, captured, graph, True, walk)
     _add_param_shaped_edges(ann, graph)
     bare = graph.edge_count() - sum(1 for n in ann.edges.values() if n.grad is not None)
     if bare > 0 and ann.notice is None:
@@ -152,9 +148,3 @@ def _add_param_shaped_edges(ann: Annotations, graph: _Graph) -> None:
         key = (nodes[edge.source].ptr, edge.slot)
         if info is not None and info.shape is not None and key not in ann.edges:
             ann.edges[key] = EdgeNote(grad=GradInfo(dtype=info.dtype, shape=info.shape))
-
-
-def _grad_fn(tensor: Any) -> Any:
-    from .grad_node import grad_node_of
-
-    return grad_node_of(tensor)

@@ -48,17 +48,24 @@ def parse_backward_dot(text: str) -> BackwardDump:
     ptr_of: dict[str, str] = {}
     nodes: dict[str, str] = {}
     edges: list[DumpEdge] = []
+    # A 10k-node dump has ~11k edges but a few hundred distinct labels: read each label once.
+    grads: dict[str, GradInfo | None] = {}
     for line in text.splitlines():
-        node = _NODE.match(line)
-        if node:
-            dot_id, name, ptr = node.groups()
-            ptr_of[dot_id] = ptr.lower()
-            nodes[ptr.lower()] = name
+        # Cheap substring test first: the regexes are most of the cost on big dumps.
+        edge = _EDGE.match(line) if "->" in line else None
+        if edge is None:
+            node = _NODE.match(line)
+            if node:
+                dot_id, name, ptr = node.groups()
+                ptr_of[dot_id] = ptr.lower()
+                nodes[ptr.lower()] = name
             continue
-        edge = _EDGE.match(line)
-        if edge and edge.group(1) in ptr_of and edge.group(2) in ptr_of:
-            grad = parse_grad_label(edge.group(3) or "")
-            edges.append(DumpEdge(ptr_of[edge.group(1)], ptr_of[edge.group(2)], grad))
+        src, dst, label = edge.groups()
+        if src in ptr_of and dst in ptr_of:
+            label = label or ""
+            if label not in grads:
+                grads[label] = parse_grad_label(label)
+            edges.append(DumpEdge(ptr_of[src], ptr_of[dst], grads[label]))
     return BackwardDump(nodes=nodes, edges=tuple(edges))
 
 

@@ -16,7 +16,7 @@ from typing import Any
 from .backward_capture import DUMP_KWARG, CapturedBackward, run_captured
 from .grad_node import grad_node_of
 from .layer_scopes import LayerScopeRecorder, LayerScopes
-from .walk import walk_backward_graph
+from .walk import WalkResult, walk_backward_graph
 
 CALL_STACK_FLAG = "FLAGS_call_stack_level"
 SLOT_LOG_MAX_NODES = 2000
@@ -30,13 +30,19 @@ class BackwardRecord:
     roots: tuple[Any, ...]
     captured: CapturedBackward
     copies: bool  # paddle.grad runs on copies of the nodes: log pointers differ from ours
+    _walk: WalkResult | None = None
     _ptrs: frozenset[int] | None = None
 
+    def walk(self) -> WalkResult:
+        """This backward's graph, walked once (the structure is fixed while the roots live)."""
+        if self._walk is None:
+            self._walk = walk_backward_graph(self.roots)
+        return self._walk
+
     def node_ptrs(self) -> frozenset[int]:
-        """Every GradNode of this backward's graph (walked once: the structure is fixed)."""
+        """Every GradNode of this backward's graph."""
         if self._ptrs is None:
-            walk = walk_backward_graph(self.roots) if self.roots else None
-            self._ptrs = frozenset(n.ptr for n in walk.nodes) if walk else frozenset()
+            self._ptrs = frozenset(n.ptr for n in self.walk().nodes)
         return self._ptrs
 
 
