@@ -10,6 +10,8 @@ garbage collector knows about.
 from __future__ import annotations
 
 import gc
+import sys
+from collections.abc import Iterable
 from typing import Any
 
 from .backward_capture import CapturedBackward, run_captured
@@ -31,22 +33,47 @@ def _candidate_leaves(model: Any, params: Any) -> list[Any]:
 def discover_model(accumulation_ptrs: set[int]) -> Any:
     """The live nn.Layer whose parameters name most of the graph's leaves (outermost on ties).
 
-    Lets ``GraphWidget(y)`` name parameters "fc.0.weight" without ``model=``.
+    Lets ``GraphWidget(y)`` name parameters "fc.0.weight" without ``model=``. The layers the
+    calling code can see (its frames' locals and globals, e.g. a notebook's ``model``) are
+    tried first; only if none of them names every leaf are all live objects searched, which
+    costs ~60 ms with a big model in memory.
     """
     import paddle
 
     if not accumulation_ptrs:
         return None
+    best, covered = _best_layer(_layers_in_calling_frames(paddle.nn.Layer), accumulation_ptrs)
+    if covered == len(accumulation_ptrs):
+        return best
+    everywhere = (o for o in gc.get_objects() if isinstance(o, paddle.nn.Layer))
+    return _best_layer(everywhere, accumulation_ptrs)[0]
+
+
+def _best_layer(layers: Iterable[Any], accumulation_ptrs: set[int]) -> tuple[Any, int]:
     best, best_key = None, (0, 0)
-    for obj in gc.get_objects():
-        if not isinstance(obj, paddle.nn.Layer):
-            continue
-        names = list(obj.named_parameters())
+    for layer in layers:
+        names = list(layer.named_parameters())
         covered = sum(1 for _, p in names if accumulation_ptr(p) in accumulation_ptrs)
         key = (covered, len(names))
         if covered and key > best_key:
-            best, best_key = obj, key
-    return best
+            best, best_key = layer, key
+    return best, best_key[0]
+
+
+def _layers_in_calling_frames(layer_type: type) -> list[Any]:
+    found: dict[int, Any] = {}
+    scanned: set[int] = set()  # a module's globals serve many frames
+    frame = sys._getframe(1)
+    while frame is not None:
+        for namespace in (frame.f_locals, frame.f_globals):
+            if id(namespace) in scanned:
+                continue
+            scanned.add(id(namespace))
+            for value in list(namespace.values()):
+                if isinstance(value, layer_type):
+                    found.setdefault(id(value), value)
+        frame = frame.f_back
+    return list(found.values())
 
 
 def find_leaves(accumulation_ptrs: set[int], model: Any = None, params: Any = None) -> list[Any]:
