@@ -12,6 +12,7 @@ from __future__ import annotations
 import gc
 import sys
 from collections.abc import Iterable
+from types import FrameType
 from typing import Any
 
 from .backward_capture import CapturedBackward, run_captured
@@ -63,7 +64,7 @@ def _best_layer(layers: Iterable[Any], accumulation_ptrs: set[int]) -> tuple[Any
 def _layers_in_calling_frames(layer_type: type) -> list[Any]:
     found: dict[int, Any] = {}
     scanned: set[int] = set()  # a module's globals serve many frames
-    frame = sys._getframe(1)
+    frame: FrameType | None = sys._getframe(1)
     while frame is not None:
         for namespace in (frame.f_locals, frame.f_globals):
             if id(namespace) in scanned:
