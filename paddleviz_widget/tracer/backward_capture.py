@@ -45,12 +45,14 @@ def accepts_dump_kwarg(function: Callable[..., Any]) -> bool:
         return False
 
 
-def _newest_dump(directory: Path, since: float) -> tuple[BackwardDump | None, str | None]:
+def _newest_dump(
+    directory: Path, since: float, call_sites: bool
+) -> tuple[BackwardDump | None, str | None]:
     files = find_dump_files(directory)
     backward = files.get("backward")
     if backward is None or backward.stat().st_mtime < since:
         return None, None  # nothing written by *this* backward (e.g. a user dir with old dumps)
-    stack = files.get("call_stack")
+    stack = files.get("call_stack") if call_sites else None
     stack_text = stack.read_text(errors="replace") if stack is not None else None
     return parse_backward_dot(backward.read_text(errors="replace")), stack_text
 
@@ -62,6 +64,7 @@ def run_captured(
     user_dump_dir: str | None = None,
     quiet: bool = False,
     log: bool = True,
+    call_sites: bool = True,
 ) -> tuple[Any, CapturedBackward]:
     """Call ``run(extra_kwargs)`` (which runs the backward) under capture.
 
@@ -70,6 +73,8 @@ def run_captured(
     temporary one is made and removed. ``quiet``: the user did not ask for this backward, so
     Paddle's warnings about it are not theirs to see either. ``log=False`` skips the VLOG
     capture (the costly part: slot names and tensor names) and keeps only the dump.
+    ``call_sites=False`` leaves the dump's call-stack file unread (``paddle.grad`` writes it
+    for its copies of the nodes, whose pointers are not the graph's).
     """
     captured = CapturedBackward()
     extra: dict[str, Any] = {}
@@ -97,7 +102,7 @@ def run_captured(
         else:
             result = run(extra)
         if DUMP_KWARG in extra:
-            captured.dump, stack_text = _newest_dump(Path(extra[DUMP_KWARG]), started)
+            captured.dump, stack_text = _newest_dump(Path(extra[DUMP_KWARG]), started, call_sites)
             if stack_text:
                 captured.call_sites = parse_call_stack_log(stack_text)
     finally:

@@ -75,4 +75,7 @@ def build_graph(y: Any, *, model: Any = None, params: Any = None) -> dict[str, A
     ``model`` (an nn.Layer) or ``params`` (a name -> parameter mapping, as torchviz takes)
     name the parameters' accumulation nodes.
     """
-    return trace_graph(y, model=model, params=params).to_dict()
+    # One GC pause around building *and* encoding: the Graph objects are gone again before the
+    # collector runs, so its first pass afterwards only visits the JSON-ready dicts.
+    with gc_paused():
+        return _trace_graph(y, model=model, params=params, replay=True).to_dict()

@@ -109,7 +109,8 @@ def collect_annotations(
     for session in RECENT_SESSIONS.newest_first():
         records = [r for r in session.records if _record_contains(r, graph)]
         for record in reversed(records):  # newest backward first
-            _add_captured(ann, record.captured, graph, record.copies, record.walk())
+            record_walk = record.walk() if record.copies else graph.walk  # only copies need it
+            _add_captured(ann, record.captured, graph, record.copies, record_walk)
         scoped = _add_scopes(ann, session, graph, trusted=bool(records))
         if records or scoped:
             session_model = session.model

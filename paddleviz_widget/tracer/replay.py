@@ -102,6 +102,7 @@ def replay_backward(roots: list[Any], leaves: list[Any], *, log: bool = True) ->
         function=grad,
         quiet=True,
         log=log,
+        call_sites=False,  # the stacks are keyed by the copies' pointers
     )
     return captured
 

@@ -30,17 +30,15 @@ class BackwardRecord:
     roots: tuple[Any, ...]
     captured: CapturedBackward
     copies: bool  # paddle.grad runs on copies of the nodes: log pointers differ from ours
-    _walk: WalkResult | None = None
     _ptrs: frozenset[int] | None = None
 
     def walk(self) -> WalkResult:
-        """This backward's graph, walked once (the structure is fixed while the roots live)."""
-        if self._walk is None:
-            self._walk = walk_backward_graph(self.roots)
-        return self._walk
+        """This backward's graph (fixed while the roots live). Not kept: 20k small objects on
+        a big graph would weigh on every later garbage collection of the user's process."""
+        return walk_backward_graph(self.roots)
 
     def node_ptrs(self) -> frozenset[int]:
-        """Every GradNode of this backward's graph."""
+        """Every GradNode of this backward's graph (walked once)."""
         if self._ptrs is None:
             self._ptrs = frozenset(n.ptr for n in self.walk().nodes)
         return self._ptrs
@@ -168,6 +166,7 @@ class TraceSession:
                 function=original,
                 user_dump_dir=kwargs.get(DUMP_KWARG),
                 log=slot_log,
+                call_sites=not copies,  # stacks of copied nodes match no graph node
             )
         finally:
             self._in_backward = False
