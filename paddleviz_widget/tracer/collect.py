@@ -3,13 +3,12 @@ parameter names, and, if edges are still bare, one replayed backward."""
 
 from __future__ import annotations
 
-import functools
 from typing import Any
 
 from ..graph.model import GradInfo
 from .annotate import Annotations, EdgeNote
 from .backward_capture import CapturedBackward
-from .log_annotations import align_copied_runs, dump_as_log, from_dump, from_log, log_as_dump
+from .log_annotations import align_copied_dump, align_copied_runs, from_dump, from_log
 from .params import param_infos_by_ptr
 from .replay import discover_model, find_leaves, graph_was_freed, replay_backward
 from .session import RECENT_SESSIONS, SLOT_LOG_MAX_NODES, BackwardRecord, TraceSession
@@ -49,16 +48,11 @@ def _add_captured(ann: Annotations, captured: CapturedBackward, graph: _Graph, c
     if copies and (log is not None or dump is not None):
         # paddle.grad ran on copies of the nodes: re-key what it logged to our pointers.
         same = record_walk is graph.walk
-        align = functools.partial(
-            align_copied_runs,
-            roots=[
-                (n.ptr, n.name) for n in (record_walk.nodes[i] for i in record_walk.root_indices)
-            ],
-            next_ptrs=graph.nexts if same else next_ptrs(record_walk),
-            names=graph.names if same else {n.ptr: n.name for n in record_walk.nodes},
-        )
-        log = align(log) if log is not None else None
-        dump = log_as_dump(align(dump_as_log(dump))) if dump is not None else None
+        roots = [(n.ptr, n.name) for n in (record_walk.nodes[i] for i in record_walk.root_indices)]
+        nexts = graph.nexts if same else next_ptrs(record_walk)
+        names = graph.names if same else {n.ptr: n.name for n in record_walk.nodes}
+        log = align_copied_runs(log, roots, nexts, names) if log is not None else None
+        dump = align_copied_dump(dump, roots, nexts, names) if dump is not None else None
     if captured.problems and ann.notice is None:  # e.g. this Paddle cannot switch VLOG on
         ann.notice = captured.problems[0]
     if log is not None and log.runs:

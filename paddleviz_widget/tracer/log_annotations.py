@@ -80,32 +80,6 @@ def from_dump(
     return edges
 
 
-def dump_as_log(dump: BackwardDump) -> ParsedLog:
-    """A dump in the shape of a parsed log (one run per node, its edges in file order), so a
-    ``paddle.grad`` dump of copied nodes can be aligned and read like a log."""
-    edges: dict[str, list[PendingEdge]] = {ptr: [] for ptr in dump.nodes}
-    for edge in dump.edges:
-        grad = edge.grad
-        slot = LoggedSlot(None, None, grad.dtype, grad.shape, grad.place) if grad else None
-        edges[edge.source].append(PendingEdge(dump.nodes.get(edge.target), edge.target, slot))
-    runs = tuple(
-        GradNodeRun(name, ptr, None, (), (), tuple(edges[ptr])) for ptr, name in dump.nodes.items()
-    )
-    return ParsedLog(runs=runs)
-
-
-def log_as_dump(log: ParsedLog) -> BackwardDump:
-    """Back from ``dump_as_log`` (after alignment): edges matched by target, not by order."""
-    nodes = {r.ptr: r.node_name or "?" for r in log.runs if r.ptr is not None}
-    edges = tuple(
-        DumpEdge(run.ptr, e.target_ptr, None if e.grad is None else _grad(e.grad))
-        for run in log.runs
-        for e in run.edges
-        if run.ptr is not None and e.target_ptr is not None
-    )
-    return BackwardDump(nodes=nodes, edges=edges)
-
-
 def align_copied_runs(
     log: ParsedLog,
     roots: list[tuple[int, str]],
@@ -154,3 +128,43 @@ def align_copied_runs(
         edges = tuple(PendingEdge(e.target_name, rekey(e.target_ptr), e.grad) for e in run.edges)
         new_runs.append(replace(run, ptr=rekey(run.ptr), edges=edges))
     return ParsedLog(runs=tuple(new_runs), warnings=log.warnings)
+
+
+def align_copied_dump(
+    dump: BackwardDump,
+    roots: list[tuple[int, str]],
+    next_ptrs: dict[int, list[int | None]],
+    names: dict[int, str],
+) -> BackwardDump:
+    """``align_copied_runs`` for a dump, without the detour through log shapes (10k-node dumps
+    are aligned on every replay). Same rules: copied roots are the nodes no edge points at,
+    matched to ``roots`` in order by name; then each of our edges takes the first unused
+    copied edge to a node of the same name."""
+    out: dict[str, list[DumpEdge]] = {ptr: [] for ptr in dump.nodes}
+    for edge in dump.edges:
+        out.setdefault(edge.source, []).append(edge)
+    targeted = {edge.target for edge in dump.edges}
+    copy_roots = [p for p in dump.nodes if p not in targeted]
+    mapping: dict[str, int] = {}
+    pending: deque[tuple[str, int]] = deque(
+        (copy, orig)
+        for (orig, name), copy in zip(roots, copy_roots)
+        if dump.nodes.get(copy) == name
+    )
+    edges: list[DumpEdge] = []
+    while pending:
+        copy, orig = pending.popleft()
+        if copy in mapping:
+            continue
+        mapping[copy] = orig
+        unused = list(out.get(copy, ()))
+        for target in (p for p in next_ptrs.get(orig, []) if p is not None):
+            name = names.get(target)
+            match = next((e for e in unused if dump.nodes.get(e.target) == name), None)
+            if match is None:
+                continue
+            unused.remove(match)
+            edges.append(DumpEdge(hex(orig), hex(target), match.grad))
+            pending.append((match.target, target))
+    nodes = {hex(orig): dump.nodes[copy] for copy, orig in mapping.items()}
+    return BackwardDump(nodes=nodes, edges=tuple(edges))
