@@ -37,7 +37,6 @@ P = "paddleviz_widget."
 # (label, module, attribute): each is wrapped where the caller looks it up.
 STAGES = [
     ("walk_backward_graph (build)", P + "tracer.build", "walk_backward_graph"),
-    ("graph_from_walk", P + "tracer.build", "graph_from_walk"),
     ("collect_annotations", P + "tracer.build", "collect_annotations"),
     ("  discover_model (gc scan)", P + "tracer.collect", "discover_model"),
     ("  find_leaves", P + "tracer.collect", "find_leaves"),
@@ -49,7 +48,7 @@ STAGES = [
     ("    parse_backward_dot", P + "tracer.backward_capture", "parse_backward_dot"),
     ("  _add_captured (log -> edges)", P + "tracer.collect", "_add_captured"),
     ("  param_infos_by_ptr", P + "tracer.collect", "param_infos_by_ptr"),
-    ("annotate_graph", P + "tracer.build", "annotate_graph"),
+    ("annotated_graph (Nodes and Edges)", P + "tracer.build", "annotated_graph"),
     ("Graph.to_dict", P + "graph.model", "Graph.to_dict"),
 ]
 

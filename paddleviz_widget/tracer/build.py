@@ -4,39 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..graph.model import Edge, Graph, Node
-from .annotate import annotate_graph
+from ..graph.model import Graph
+from .annotate import annotated_graph
 from .collect import collect_annotations
 from .gc_pause import gc_paused
 from .inputs import normalize_roots
 from .tensor_info import tensor_grad_info
-from .walk import WalkResult, walk_backward_graph
-
-
-def _node_kind(walked: Any) -> str:
-    if walked.is_accumulation:
-        return "param"
-    return "output" if walked.is_root else "op"
-
-
-def graph_from_walk(walk: WalkResult, root_tensors: dict[int, Any] | None = None) -> Graph:
-    """Assign stable ids ("n<k>" in BFS order, "e<k>" in edge order) to a walked graph."""
-    root_tensors = root_tensors or {}
-    nodes = tuple(
-        Node(
-            id=f"n{w.index}",
-            name=w.name,
-            ptr=hex(w.ptr),
-            kind=_node_kind(w),
-            tensor=root_tensors.get(w.index),
-        )
-        for w in walk.nodes
-    )
-    edges = tuple(
-        Edge(id=f"e{k}", source=f"n{e.source}", target=f"n{e.target}", index=e.slot)
-        for k, e in enumerate(walk.edges)
-    )
-    return Graph(nodes=nodes, edges=edges)
+from .walk import walk_backward_graph
 
 
 def trace_graph(y: Any, *, model: Any = None, params: Any = None, replay: bool = True) -> Graph:
@@ -54,11 +28,10 @@ def _trace_graph(y: Any, *, model: Any, params: Any, replay: bool) -> Graph:
     roots = normalize_roots(y)
     walk = walk_backward_graph([r.grad_fn for r in roots])
     root_tensors = {idx: tensor_grad_info(r.tensor) for idx, r in zip(walk.root_indices, roots)}
-    graph = graph_from_walk(walk, root_tensors)
     ann = collect_annotations(
         walk, [r.tensor for r in roots], model=model, params=params, replay=replay
     )
-    graph = annotate_graph(graph, ann)
+    graph = annotated_graph(walk, ann, root_tensors)
     meta = {
         **graph.meta,
         "paddle_version": paddle.__version__,

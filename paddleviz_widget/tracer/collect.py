@@ -8,7 +8,7 @@ from typing import Any
 from ..graph.model import GradInfo
 from .annotate import Annotations, EdgeNote
 from .backward_capture import CapturedBackward
-from .log_annotations import align_copied_dump, align_copied_runs, from_dump, from_log
+from .log_annotations import align_copied_runs, copied_dump_edges, from_dump, from_log
 from .params import param_infos_by_ptr
 from .replay import discover_model, find_leaves, graph_was_freed, replay_backward
 from .session import RECENT_SESSIONS, SLOT_LOG_MAX_NODES, BackwardRecord, TraceSession
@@ -45,6 +45,7 @@ def _add_captured(ann: Annotations, captured: CapturedBackward, graph: _Graph, c
                   record_walk: WalkResult) -> None:  # fmt: skip
     """``record_walk``: the graph the backward ran on (what copied nodes are aligned to)."""
     log, dump = captured.log, captured.dump
+    dump_edges: dict[tuple[int, int], EdgeNote] = {}
     if copies and (log is not None or dump is not None):
         # paddle.grad ran on copies of the nodes: re-key what it logged to our pointers.
         same = record_walk is graph.walk
@@ -52,7 +53,10 @@ def _add_captured(ann: Annotations, captured: CapturedBackward, graph: _Graph, c
         nexts = graph.nexts if same else next_ptrs(record_walk)
         names = graph.names if same else {n.ptr: n.name for n in record_walk.nodes}
         log = align_copied_runs(log, roots, nexts, names) if log is not None else None
-        dump = align_copied_dump(dump, roots, nexts, names) if dump is not None else None
+        if dump is not None:
+            dump_edges = copied_dump_edges(dump, roots, nexts, names)
+    elif dump is not None:
+        dump_edges = from_dump(dump, graph.nexts)
     if captured.problems and ann.notice is None:  # e.g. this Paddle cannot switch VLOG on
         ann.notice = captured.problems[0]
     if log is not None and log.runs:
@@ -61,8 +65,8 @@ def _add_captured(ann: Annotations, captured: CapturedBackward, graph: _Graph, c
         for ptr, node_slots in slots.items():
             ann.slots.setdefault(ptr, node_slots)
         ann.sources.append("vlog")
-    if dump is not None and dump.edges:
-        ann.add_edges(from_dump(dump, graph.nexts))
+    if dump_edges:
+        ann.add_edges(dump_edges)
         ann.sources.append("dump")
     if not copies:
         for ptr, site in captured.call_sites.items():

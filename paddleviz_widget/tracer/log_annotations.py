@@ -130,41 +130,43 @@ def align_copied_runs(
     return ParsedLog(runs=tuple(new_runs), warnings=log.warnings)
 
 
-def align_copied_dump(
+def copied_dump_edges(
     dump: BackwardDump,
     roots: list[tuple[int, str]],
     next_ptrs: dict[int, list[int | None]],
     names: dict[int, str],
-) -> BackwardDump:
-    """``align_copied_runs`` for a dump, without the detour through log shapes (10k-node dumps
-    are aligned on every replay). Same rules: copied roots are the nodes no edge points at,
-    matched to ``roots`` in order by name; then each of our edges takes the first unused
-    copied edge to a node of the same name."""
-    out: dict[str, list[DumpEdge]] = {ptr: [] for ptr in dump.nodes}
+) -> dict[tuple[int, int], EdgeNote]:
+    """``from_dump`` for a dump of *copied* nodes (``paddle.grad``), keyed by our pointers.
+
+    The same alignment as ``align_copied_runs``, done on the dump directly (10k-node dumps are
+    aligned on every replay): copied roots are the nodes no edge points at, matched to
+    ``roots`` in order by name; then each of our edges takes the first unused copied edge to a
+    node of the same name."""
+    out: dict[str, list[DumpEdge]] = {}
     for edge in dump.edges:
         out.setdefault(edge.source, []).append(edge)
     targeted = {edge.target for edge in dump.edges}
     copy_roots = [p for p in dump.nodes if p not in targeted]
-    mapping: dict[str, int] = {}
+    seen: set[str] = set()
     pending: deque[tuple[str, int]] = deque(
-        (copy, orig)
-        for (orig, name), copy in zip(roots, copy_roots)
-        if dump.nodes.get(copy) == name
+        (copy, orig) for (orig, name), copy in zip(roots, copy_roots) if dump.nodes[copy] == name
     )
-    edges: list[DumpEdge] = []
+    edges: dict[tuple[int, int], EdgeNote] = {}
     while pending:
         copy, orig = pending.popleft()
-        if copy in mapping:
+        if copy in seen:
             continue
-        mapping[copy] = orig
+        seen.add(copy)
         unused = list(out.get(copy, ()))
-        for target in (p for p in next_ptrs.get(orig, []) if p is not None):
+        for slot, target in enumerate(next_ptrs.get(orig, [])):
+            if target is None:
+                continue
             name = names.get(target)
             match = next((e for e in unused if dump.nodes.get(e.target) == name), None)
             if match is None:
                 continue
             unused.remove(match)
-            edges.append(DumpEdge(hex(orig), hex(target), match.grad))
+            if match.grad is not None:
+                edges[(orig, slot)] = EdgeNote(grad=match.grad)
             pending.append((match.target, target))
-    nodes = {hex(orig): dump.nodes[copy] for copy, orig in mapping.items()}
-    return BackwardDump(nodes=nodes, edges=tuple(edges))
+    return edges
