@@ -19,7 +19,10 @@ from .layer_scopes import LayerScopeRecorder, LayerScopes
 from .walk import WalkResult, walk_backward_graph
 
 CALL_STACK_FLAG = "FLAGS_call_stack_level"
-SLOT_LOG_MAX_NODES = 2000
+# Slot names come from Paddle's VLOG 6, which costs about 0.5 ms per GradNode here (Paddle's
+# formatting, about +30% backward time, plus capture and parsing: benchmarks/RESULTS.md). By
+# default it is on while that stays around 0.1 s; trace(slots=True) asks for it at any size.
+SLOT_LOG_MAX_NODES = 200
 CALL_SITE_MAX_LAYERS = 500
 
 
@@ -210,8 +213,9 @@ def trace(
     ``call_sites``: ask Paddle for a Python stack per GradNode (FLAGS_call_stack_level=3), for
     the exact user line of each op (None: unless the model has over CALL_SITE_MAX_LAYERS
     sublayers; without it, ops get the line that called their layer).
-    ``slots``: capture Paddle's VLOG for each node's slot names and tensor names (True/False;
-    None: only for graphs up to SLOT_LOG_MAX_NODES nodes). Edge gradients come from Paddle's
+    ``slots``: capture Paddle's VLOG for each node's slot names and the shapes of the tensors
+    its backward saved (True/False; None: only for graphs up to SLOT_LOG_MAX_NODES nodes, as
+    the log roughly doubles the backward's cost). Edge gradients come from Paddle's
     structured dump either way where Paddle writes one (>= 3.3).
     """
     return TraceSession(model, call_sites=call_sites, slots=slots)
