@@ -21,6 +21,7 @@ import sys
 import threading
 import time
 import tracemalloc
+from collections import defaultdict
 from statistics import median
 from typing import Any
 
@@ -35,6 +36,7 @@ BIG = "llama-10k"
 GOAL_BYTES_PER_NODE = 300
 GOAL_BIG_BUILD_S = 0.5
 GOAL_TRACE_RATIO = 1.3
+FULL_DETAIL_MAX_NODES = 2000
 
 
 def sources(graph: dict[str, Any]) -> str:
@@ -68,46 +70,61 @@ def bench_build(name: str, reps: int) -> dict[str, Any]:
     return out
 
 
+def _traced_step(trace: Any, model: Any, x: Any, **options: Any) -> tuple[float, float, Any]:
+    """(forward+backward under trace(), its backward alone, the tensor traced)."""
+    start = time.perf_counter()
+    with trace(model, **options):
+        y = model(x)
+        loss = y.sum()
+        started = time.perf_counter()
+        loss.backward()
+        t_b = time.perf_counter() - started
+    return time.perf_counter() - start, t_b, y
+
+
 def bench_trace(name: str, reps: int) -> dict[str, Any] | str:
     """(forward+backward under trace() + build_graph + JSON) against a plain forward+backward.
 
     Plain and traced steps alternate in one loop so that load from other processes hits both.
+    A second loop does the same with ``trace(slots=True)`` (full detail), on graphs up to
+    FULL_DETAIL_MAX_NODES: above that its ~0.5 ms per node would only say the obvious.
     """
     trace = getattr(paddleviz_widget, "trace", None)
     if trace is None:
         return "n/a (trace() not available yet)"
     model, x = MODELS[name]()
-    runs: dict[str, list[float]] = {k: [] for k in ("fb", "b", "tfb", "tb", "build", "total")}
+    runs: dict[str, list[float]] = defaultdict(list)
     graph: dict[str, Any] = {}
+    default_graph: dict[str, Any] = {}
+    modes: list[dict[str, Any]] = [{}]
     try:
-        for rep in range(reps + 1):  # rep 0 warms both paths up
-            model.clear_gradients()
-            t_f, y = timed(lambda: model(x))
-            t_b, _ = timed(y.sum().backward)
-            model.clear_gradients()
-
-            def traced() -> tuple[paddle.Tensor, float]:
-                with trace(model):
-                    y = model(x)
-                    loss = y.sum()
-                    start = time.perf_counter()
-                    loss.backward()
-                    return y, time.perf_counter() - start
-
-            t_tfb, (y, t_tb) = timed(traced)
-            t_build, graph = timed(lambda y=y: build_graph(y))
-            t_json, _ = timed(lambda g=graph: json.dumps(g, separators=(",", ":")))
-            if rep:
-                for key, value in (("fb", t_f + t_b), ("b", t_b), ("tfb", t_tfb), ("tb", t_tb)):
-                    runs[key].append(value)
-                runs["build"].append(t_build + t_json)
-                runs["total"].append(t_tfb + t_build + t_json)
+        for options in modes:
+            prefix = "full_" if options else ""
+            for rep in range(reps + 1):  # rep 0 warms both paths up
+                model.clear_gradients()
+                t_f, y = timed(lambda: model(x))
+                t_b, _ = timed(y.sum().backward)
+                model.clear_gradients()
+                t_tfb, t_tb, y = _traced_step(trace, model, x, **options)
+                t_build, graph = timed(lambda y=y: build_graph(y))
+                t_json, _ = timed(lambda g=graph: json.dumps(g, separators=(",", ":")))
+                if rep:
+                    for key, value in (
+                        ("fb", t_f + t_b), ("b", t_b), ("tfb", t_tfb), ("tb", t_tb),
+                        ("build", t_build + t_json), ("total", t_tfb + t_build + t_json),
+                    ):  # fmt: skip
+                        runs[prefix + key].append(value)
+            if not options:
+                default_graph = graph
+                if len(graph["nodes"]) <= FULL_DETAIL_MAX_NODES:
+                    modes.append({"slots": True})
     except Exception as exc:  # noqa: BLE001 - the API is in flux; report, don't crash the table
         return f"n/a (trace() raised {type(exc).__name__}: {exc})"
     out: dict[str, Any] = {key: median(values) for key, values in runs.items()}
     out["name"] = name
-    out["bpn"] = json_bytes(graph) / len(graph["nodes"])
-    out["src"] = sources(graph)
+    out["bpn"] = json_bytes(default_graph) / len(default_graph["nodes"])
+    out["src"] = sources(default_graph)
+    out["full_src"] = sources(graph) if "full_total" in out else None
     return out
 
 
@@ -204,7 +221,8 @@ def print_goals(builds: list[dict[str, Any]], traces: list[Any]) -> None:
         print(
             f"  trace+annotate+JSON / plain fwd+bwd on resnet50: {total:.2f}x "
             f"[goal <= {GOAL_TRACE_RATIO}x] {verdict(total <= GOAL_TRACE_RATIO)}; "
-            f"backward only {ratio(resnet['tb'], resnet['b'])}"
+            f"backward only {ratio(resnet['tb'], resnet['b'])}; with trace(slots=True) "
+            f"{ratio(resnet['full_total'], resnet['full_fb'])} (not the default)"
         )
 
 
@@ -237,7 +255,7 @@ def main() -> None:
     traces = [bench_trace(name, reps) for name in names]
     print("\ntrace(model) around forward+backward, then build_graph + json.dumps")
     headers = ["model", "fwd+bwd", "traced fwd+bwd", "build+JSON", "total/fb"]
-    headers += ["bwd", "traced bwd", "ratio", "annotations", "B/node"]
+    headers += ["bwd", "traced bwd", "ratio", "annotations", "B/node", "slots=True total/fb"]
     rows = []
     for name, t in zip(names, traces):
         if isinstance(t, str):
@@ -246,6 +264,7 @@ def main() -> None:
         rows.append(
             [name, ms(t["fb"]), ms(t["tfb"]), ms(t["build"]), ratio(t["total"], t["fb"])]
             + [ms(t["b"]), ms(t["tb"]), ratio(t["tb"], t["b"]), t["src"], f"{t['bpn']:.0f}"]
+            + [ratio(t["full_total"], t["full_fb"]) if "full_total" in t else "skipped"]
         )
     print_table(headers, rows)
     print_goals(builds, traces)
