@@ -23,9 +23,9 @@ import {
   reveal,
 } from "./view/expansion";
 import { buildIndex, parseInstanceId, type GraphIndex } from "./view/graph_index";
+import { EMPTY_PAYLOAD, readGraph } from "./view/payload";
 import { searchGraph, visibleElementId, visibleMatches } from "./view/search";
 import { ROLE_CLASS, selectionClasses } from "./view/selection";
-import type { GraphPayload } from "./view/types";
 import { buildVisibleGraph, truncateVisible, type VisibleGraph } from "./view/visible";
 import { h } from "./ui/dom";
 import { createInspector } from "./ui/inspector";
@@ -36,7 +36,8 @@ import { createTooltip } from "./ui/tooltip";
 
 export interface WidgetModel {
   [key: string]: unknown;
-  graph: GraphPayload;
+  /** The graph document as build_graph writes it (schema 2.0; 1.0 is read too). */
+  graph: unknown;
   height: string;
   expanded: string[];
   selected: string;
@@ -52,10 +53,8 @@ export const ANIMATE_BELOW = 100;
 /** Redraws from this many visible nodes on say "Laying out N nodes..." while they run. */
 const BUSY_FROM = 500;
 
-const EMPTY: GraphPayload = { schema_version: "1.0", nodes: [], edges: [], groups: [] };
-
 export function createExplorer(model: AnyModel<WidgetModel>, el: HTMLElement): () => void {
-  let index: GraphIndex = buildIndex(model.get("graph") ?? EMPTY);
+  let index: GraphIndex = buildIndex(EMPTY_PAYLOAD); // onGraph() below reads the synced one
   let vg: VisibleGraph = buildVisibleGraph(index, new Set());
   let options: DotOptions = { ...DEFAULT_DOT_OPTIONS };
   let lastDot = "";
@@ -359,7 +358,10 @@ export function createExplorer(model: AnyModel<WidgetModel>, el: HTMLElement): (
   });
 
   const onGraph = (): void => {
-    index = buildIndex(model.get("graph") ?? EMPTY);
+    // A document the view cannot read draws nothing and says why, once that is drawn.
+    const read = readGraph(model.get("graph"));
+    if (read.error) note = { text: read.error, kind: "error" };
+    index = buildIndex(read.payload);
     scale.reset();
     lastDot = "";
     if ((model.get("depth") ?? -1) < 0) {

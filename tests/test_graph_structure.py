@@ -7,6 +7,7 @@ import sys
 
 import paddle
 import pytest
+from graph_dicts import nested, nested_graph
 from models import lenet_output, resnet18_output
 from oracle import backward_with_dump, dump_edge_multiset, edge_multiset
 
@@ -18,7 +19,7 @@ from paddleviz_widget.graph import validate_graph_dict
 def test_nodes_and_edges_equal_paddle_dump(make, tmp_path):
     _, y = make()
     loss = y.sum()
-    graph = build_graph(loss)
+    graph = nested_graph(loss)
     dump = backward_with_dump(loss, tmp_path)
 
     assert {n["ptr"] for n in graph["nodes"]} == set(dump.nodes)
@@ -29,7 +30,7 @@ def test_nodes_and_edges_equal_paddle_dump(make, tmp_path):
 
 def test_graph_of_y_is_the_dump_minus_the_sum_node(tmp_path):
     _, y = lenet_output()
-    graph = build_graph(y)
+    graph = nested_graph(y)
     dump = backward_with_dump(y.sum(), tmp_path)
     sum_ptrs = {p for p, name in dump.nodes.items() if name == "SumGradNode"}
     assert len(sum_ptrs) == 1
@@ -43,9 +44,10 @@ def test_graph_of_y_is_the_dump_minus_the_sum_node(tmp_path):
 
 def test_payload_is_json_and_matches_schema():
     model, y = lenet_output()
-    graph = build_graph(y)
-    validate_graph_dict(json.loads(json.dumps(graph)))
-    assert graph["schema_version"] == "1.0"
+    doc = build_graph(y)
+    validate_graph_dict(json.loads(json.dumps(doc)))
+    assert doc["schema_version"] == "2.0"
+    graph = nested(doc)
     assert {n["kind"] for n in graph["nodes"]} == {"op", "param", "output"}
     (root,) = [n for n in graph["nodes"] if n["kind"] == "output"]
     assert root["ptr"] == hex(y.grad_fn.node_ptr())
@@ -57,7 +59,7 @@ def test_payload_is_json_and_matches_schema():
 
 def test_ids_are_stable_and_not_pointers():
     _, y = lenet_output()
-    first, second = build_graph(y), build_graph(y)
+    first, second = nested_graph(y), nested_graph(y)
     assert [n["id"] for n in first["nodes"]] == [n["id"] for n in second["nodes"]]
     assert first["edges"] == second["edges"]
     assert all(not n["id"].startswith("0x") and n["id"] != n["ptr"] for n in first["nodes"])
@@ -66,7 +68,7 @@ def test_ids_are_stable_and_not_pointers():
 def test_duplicate_edges_are_kept(tmp_path):
     w = paddle.create_parameter([3], "float32")
     y = w * w
-    graph = build_graph(y)
+    graph = nested_graph(y)
     (edge_a, edge_b) = graph["edges"]
     assert (edge_a["source"], edge_a["target"]) == (edge_b["source"], edge_b["target"])
     assert {edge_a["index"], edge_b["index"]} == {0, 1}
@@ -83,7 +85,7 @@ def test_deep_graph_needs_no_recursion():
     limit = sys.getrecursionlimit()
     sys.setrecursionlimit(depth // 10)  # a recursive walk would need > depth frames
     try:
-        graph = build_graph(y)
+        graph = nested_graph(y)
     finally:
         sys.setrecursionlimit(limit)
     assert len(graph["nodes"]) == depth + 1
@@ -93,9 +95,9 @@ def test_deep_graph_needs_no_recursion():
 def test_several_outputs_share_one_graph():
     model, y = lenet_output()
     a, b = y[:, :5].sum(), y[:, 5:].mean()
-    graph = build_graph((a, b))
+    graph = nested_graph((a, b))
     outputs = [n for n in graph["nodes"] if n["kind"] == "output"]
     assert {n["ptr"] for n in outputs} == {hex(a.grad_fn.node_ptr()), hex(b.grad_fn.node_ptr())}
     assert [o["node"] for o in graph["meta"]["outputs"]] == [n["id"] for n in outputs]
-    single = build_graph(a)
+    single = nested_graph(a)
     assert len(graph["nodes"]) > len(single["nodes"])

@@ -10,9 +10,10 @@ from pathlib import Path
 
 import graphviz
 import paddle
+from graph_dicts import nested_graph
 from models import lenet_output
 
-from paddleviz_widget import build_graph, make_graph, trace
+from paddleviz_widget import make_graph, trace
 
 
 def _statements(dot: graphviz.Digraph) -> tuple[dict[str, str], list[tuple[str, str, str]]]:
@@ -35,7 +36,7 @@ def test_make_graph_is_a_digraph_like_the_seeds():
     assert isinstance(dot, graphviz.Digraph)
     assert "rankdir=BT" in dot.source and "dpi=600" in dot.source
 
-    graph = build_graph(y)
+    graph = nested_graph(y)
     nodes, edges = _statements(dot)
     assert set(nodes) == {n["id"] for n in graph["nodes"]}
     for node in graph["nodes"]:
@@ -60,7 +61,7 @@ def test_traced_edges_are_labelled_dtype_place_shape():
     with trace(model):
         y = model(paddle.randn([1, 3, 32, 32]))
         y.sum().backward()
-    graph = build_graph(y)
+    graph = nested_graph(y)
     _, edges = _statements(make_graph(y))
     by_pair = {(e["target"], e["source"]): e["grad"] for e in graph["edges"]}
     assert len(edges) == len(graph["edges"])

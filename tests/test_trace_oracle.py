@@ -15,6 +15,7 @@ from typing import Any
 
 import paddle
 import pytest
+from graph_dicts import nested, nested_graph
 from oracle_models import (
     CASES,
     Case,
@@ -32,12 +33,14 @@ from paddleviz_widget.graph import validate_graph_dict
 
 
 def traced(case: Case, tmp_path: Any) -> tuple[Any, dict[str, Any], Any]:
-    """Forward + backward inside trace(); (backward's root(s), build_graph of them, the dump)."""
+    """Forward + backward inside trace(); (backward's root(s), build_graph of them checked
+    against the schema and read back nested, the dump)."""
     with trace(case.model):
         root = case.run(str(tmp_path))
     dump = read_dump(tmp_path)  # the user's own dump directory still got its dump
-    graph = build_graph(root)
-    return root, graph, dump
+    doc = build_graph(root)
+    validate_graph_dict(json.loads(json.dumps(doc)))
+    return root, nested(doc), dump
 
 
 def _roots(root: Any) -> list[paddle.Tensor]:
@@ -72,7 +75,7 @@ def check_tied(case: Case, graph: dict[str, Any], dump: Any) -> None:
 
 def check_two_outputs_summed(case: Case, graph: dict[str, Any], dump: Any) -> None:
     a, b = case.kept["a"], case.kept["b"]
-    heads = build_graph((a, b))  # the part of the same backward below the two outputs
+    heads = nested_graph((a, b))  # the part of the same backward below the two outputs
     assert_matches_dump(heads, restrict_dump(dump, [ptr_of(a), ptr_of(b)]))
     outputs = {n["ptr"] for n in heads["nodes"] if n["kind"] == "output"}
     assert outputs == {ptr_of(a), ptr_of(b)}
@@ -123,8 +126,7 @@ def test_traced_graph_equals_paddles_dump(name, tmp_path):
     case = CASES[name]()
     root, graph, dump = traced(case, tmp_path)
 
-    assert_matches_dump(graph, dump)
-    validate_graph_dict(json.loads(json.dumps(graph)))
+    assert_matches_dump(graph, dump)  # traced() has checked the document against the schema
     assert "dump" in graph["meta"]["annotations"]
     assert "notice" not in graph["meta"]
 
@@ -172,7 +174,7 @@ def test_large_graph_mode_takes_edges_from_the_dump_alone(tmp_path):
     with trace(model, slots=False):
         loss = model(paddle.randn([1, 3, 32, 32])).sum()
         loss.backward(dump_backward_graph_path=str(tmp_path))
-    graph = build_graph(loss)
+    graph = nested_graph(loss)
     assert_matches_dump(graph, read_dump(tmp_path))
     assert graph["meta"]["annotations"] == ["dump", "layers"]
     assert all(e["slot"] is None for e in graph["edges"])
@@ -186,7 +188,7 @@ def test_replay_of_a_large_graph_aligns_paddles_dump_of_copied_nodes(tmp_path, m
     monkeypatch.setattr(collect, "SLOT_LOG_MAX_NODES", 5)
     model, _ = lenet_and_input()
     y = model(paddle.randn([1, 3, 32, 32]))
-    graph = build_graph(y)
+    graph = nested_graph(y)
     assert graph["meta"]["annotations"] == ["dump"]
     y.sum().backward(dump_backward_graph_path=str(tmp_path))
     assert_matches_dump(graph, restrict_dump(read_dump(tmp_path), [ptr_of(y)]))

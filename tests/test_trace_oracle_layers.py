@@ -18,6 +18,7 @@ import paddle
 import paddle.nn as nn
 import paddle.nn.functional as F
 import pytest
+from graph_dicts import nested, nested_graph
 from oracle_models import (
     assert_matches_dump,
     lenet_and_input,
@@ -149,8 +150,9 @@ def _traced_with_calls(model: nn.Layer, x: paddle.Tensor) -> tuple[Any, Any, Lay
 def test_groups_follow_the_layer_tree(make, root):
     model, x = make()
     y, loss, calls = _traced_with_calls(model, x)
-    graph = build_graph(y if root == "y" else loss)
-    validate_graph_dict(json.loads(json.dumps(graph)))
+    doc = build_graph(y if root == "y" else loss)
+    validate_graph_dict(json.loads(json.dumps(doc)))
+    graph = nested(doc)
     assert "layers" in graph["meta"]["annotations"]
     assert_groups(graph, model, calls)
 
@@ -158,7 +160,7 @@ def test_groups_follow_the_layer_tree(make, root):
 def test_tied_parameter_sits_in_its_first_owners_group():
     model, ids = tied_and_input()
     y, _, calls = _traced_with_calls(model, ids)
-    graph = build_graph(y)
+    graph = nested_graph(y)
     assert_groups(graph, model, calls)
     (node,) = [n for n in graph["nodes"] if n["ptr"] == ptr_of(model.emb.weight)]
     assert node["param"]["name"] == "emb.weight"
@@ -184,8 +186,8 @@ def test_small_model_keeps_its_groups_when_built_from_the_loss():
             loss.backward()
     finally:
         calls.remove()
-    assert_groups(build_graph(y), model, calls)  # passes: every op is the model's
-    assert_groups(build_graph(loss), model, calls)
+    assert_groups(nested_graph(y), model, calls)  # passes: every op is the model's
+    assert_groups(nested_graph(loss), model, calls)
 
 
 # -- without trace(): the replay before backward, and the graph after an uncaptured backward --
@@ -208,7 +210,8 @@ def test_replay_before_backward_matches_the_later_dump(make, earlier_backward, t
     before = _grads(model)
     y = model(x)
 
-    graph = build_graph(y)  # no trace: replays the backward once, side-effect free
+    doc = build_graph(y)  # no trace: replays the backward once, side-effect free
+    graph = nested(doc)
 
     after = _grads(model)
     assert after.keys() == before.keys()
@@ -219,7 +222,7 @@ def test_replay_before_backward_matches_the_later_dump(make, earlier_backward, t
             assert np.array_equal(after[name], grad), name
     assert all(e["grad"] is not None for e in graph["edges"])
     assert "notice" not in graph["meta"]
-    validate_graph_dict(json.loads(json.dumps(graph)))
+    validate_graph_dict(json.loads(json.dumps(doc)))
 
     y.sum().backward(dump_backward_graph_path=str(tmp_path))  # the graph is still alive
     assert_matches_dump(graph, restrict_dump(read_dump(tmp_path), [ptr_of(y)]))
@@ -232,9 +235,10 @@ def test_after_an_uncaptured_backward_the_structure_is_whole(make, tmp_path):
     y.sum().backward(dump_backward_graph_path=str(tmp_path))  # no trace, no retain_graph
     dump = restrict_dump(read_dump(tmp_path), [ptr_of(y)])
 
-    graph = build_graph(y, model=model)
+    doc = build_graph(y, model=model)
 
-    validate_graph_dict(json.loads(json.dumps(graph)))
+    validate_graph_dict(json.loads(json.dumps(doc)))
+    graph = nested(doc)
     assert graph["meta"]["notice"]
     assert {n["ptr"]: n["name"] for n in graph["nodes"]} == dump.nodes
     ptr = {n["id"]: n["ptr"] for n in graph["nodes"]}

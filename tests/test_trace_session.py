@@ -12,6 +12,7 @@ import weakref
 
 import paddle
 import pytest
+from graph_dicts import nested_graph
 from models import lenet_output
 
 from paddleviz_widget import GraphWidget, build_graph, trace
@@ -94,7 +95,7 @@ def test_user_stderr_inside_backward_is_passed_through(tmp_path, monkeypatch):
     assert "user forward says hello" in text and "user backward says hello" in text
     # Paddle's VLOG is ours, including the PyLayer node's tab-indented records.
     assert "begin run" not in text and "gradnode_ptr" not in text and "PyLayer" not in text
-    graph = build_graph(y)
+    graph = nested_graph(y)
     assert all(e["grad"] is not None for e in graph["edges"])
 
 
@@ -136,7 +137,7 @@ def test_trace_refuses_what_is_not_a_model():
 
 def test_replay_without_trace_changes_no_gradient_and_annotates():
     model, y = lenet_output()
-    graph = build_graph(y)  # backward not run yet: replayed once, side-effect free
+    graph = nested_graph(y)  # backward not run yet: replayed once, side-effect free
     assert all(p.grad is None for p in model.parameters())
     assert all(e["grad"] is not None for e in graph["edges"])
     assert "notice" not in graph["meta"]
@@ -147,7 +148,7 @@ def test_replay_without_trace_changes_no_gradient_and_annotates():
 def test_after_uncaptured_backward_the_widget_says_how_to_get_the_rest():
     model, y = lenet_output()
     y.sum().backward()
-    graph = build_graph(y, model=model)
+    graph = nested_graph(y, model=model)
     assert "trace(" in graph["meta"]["notice"]
     names = {n["param"]["name"] for n in graph["nodes"] if n["kind"] == "param"}
     assert names == {name for name, _ in model.named_parameters()}
@@ -184,7 +185,7 @@ def test_paddle_without_runtime_vlog_still_traces_and_says_why(monkeypatch):
     with trace(model):
         y = model(paddle.randn([1, 3, 32, 32]))
         y.sum().backward()
-    graph = build_graph(y)
+    graph = nested_graph(y)
     assert "GLOG_v=6" in graph["meta"]["notice"] and "paddlepaddle>=3.3" in graph["meta"]["notice"]
     assert graph["groups"] and all(n["group"] for n in graph["nodes"])
     assert all(p.grad is not None for p in model.parameters())
@@ -207,7 +208,7 @@ def test_big_model_skips_per_op_stacks_but_keeps_layer_call_sites(monkeypatch):
         y = model(paddle.randn([1, 3, 32, 32]))
         y.sum().backward()
     assert session.call_sites is False
-    graph = build_graph(y)
+    graph = nested_graph(y)
     root = next(g["id"] for g in graph["groups"] if g["parent"] is None)
     ops = [n for n in graph["nodes"] if n["kind"] != "param"]
     assert all(n["call_site"] for n in ops)

@@ -59,7 +59,7 @@ def test_auto_depth_follows_the_budget(budget: int) -> None:
 def test_depth_option_and_trait_open_groups_by_level() -> None:
     graph = load("nested")
     w = widget(graph, depth=1)
-    top = [g["id"] for g in graph["groups"] if g["parent"] is None]
+    top = [g["id"] for g in graph["groups"] if g.get("parent") is None]
     assert wrapper(graph) is None  # one node lies outside the model's group
     assert (w.depth, w.expanded) == (1, top)
     w.depth = 2
@@ -102,7 +102,7 @@ def test_a_group_around_everything_stays_open_at_depth_zero() -> None:
     assert root is not None, "trace(model) records the model itself as the outermost group"
     w = widget(graph, depth=0)
     assert w.expanded == [root]
-    children = [g["id"] for g in graph["groups"] if g["parent"] == root]
+    children = [g["id"] for g in graph["groups"] if g.get("parent") == root]
     w.depth = 1
     assert w.expanded == [root, *children]
     w.collapse_all()

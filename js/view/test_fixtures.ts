@@ -3,19 +3,31 @@
 import lenetJson from "../../tests/fixtures/graphs/lenet.json";
 import nestedJson from "../../tests/fixtures/graphs/nested.json";
 import resnetJson from "../../tests/fixtures/graphs/resnet18.json";
+import { decodePayload } from "./payload";
 import type { GraphPayload } from "./types";
 
-export const FIXTURES: Record<string, GraphPayload> = {
-  lenet: lenetJson as unknown as GraphPayload,
-  nested: nestedJson as unknown as GraphPayload,
-  resnet18: resnetJson as unknown as GraphPayload,
+/** The documents as the Python side writes them (schema 2.0). */
+export const DOCUMENTS: Record<string, unknown> = {
+  lenet: lenetJson,
+  nested: nestedJson,
+  resnet18: resnetJson,
 };
+
+/** The same, decoded into what the view works on (js/view/payload.ts). */
+export const FIXTURES: Record<string, GraphPayload> = Object.fromEntries(
+  Object.entries(DOCUMENTS).map(([name, doc]) => [name, decodePayload(doc)]),
+);
 
 export const FIXTURE_NAMES = Object.keys(FIXTURES);
 
-/** Fresh deep copy, so a test may modify it. */
+/** Fresh deep copy of a decoded fixture, so a test may modify it. */
 export function fixture(name: string): GraphPayload {
   return JSON.parse(JSON.stringify(FIXTURES[name])) as GraphPayload;
+}
+
+/** Fresh deep copy of a fixture document as written (schema 2.0). */
+export function document(name: string): Record<string, unknown> {
+  return JSON.parse(JSON.stringify(DOCUMENTS[name])) as Record<string, unknown>;
 }
 
 /** Enclosing group ids of a node, innermost first, straight from the JSON links. */

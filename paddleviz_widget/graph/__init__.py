@@ -1,8 +1,9 @@
 """Graph model and schema: pure data shared by the tracer, the widget and paddleviz compat."""
 
+from .codec import SCHEMA_VERSION, decode, encode
+from .codec_v1 import nested_dict
 from .model import (
     NODE_KINDS,
-    SCHEMA_VERSION,
     CallSite,
     Edge,
     GradInfo,
@@ -25,6 +26,9 @@ __all__ = [
     "Node",
     "ParamInfo",
     "Slot",
+    "decode",
+    "encode",
     "load_schema",
+    "nested_dict",
     "validate_graph_dict",
 ]

@@ -6,10 +6,9 @@ between the widget, the paddleviz-compatible Digraph and JSON without defensive 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
-
-SCHEMA_VERSION = "1.0"
 
 NODE_KINDS = ("op", "param", "output")
 
@@ -22,13 +21,6 @@ class GradInfo:
     shape: tuple[int, ...] | None = None
     place: str | None = None
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "dtype": self.dtype,
-            "shape": None if self.shape is None else list(self.shape),
-            "place": self.place,
-        }
-
 
 @dataclass(frozen=True)
 class ParamInfo:
@@ -37,13 +29,6 @@ class ParamInfo:
     name: str
     shape: tuple[int, ...] | None = None
     dtype: str | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "name": self.name,
-            "shape": None if self.shape is None else list(self.shape),
-            "dtype": self.dtype,
-        }
 
 
 @dataclass(frozen=True)
@@ -54,9 +39,6 @@ class CallSite:
     line: int
     function: str | None = None
 
-    def to_dict(self) -> dict[str, Any]:
-        return {"file": self.file, "line": self.line, "function": self.function}
-
 
 @dataclass(frozen=True)
 class Slot:
@@ -65,10 +47,6 @@ class Slot:
     name: str
     tensor: str | None = None
     grad: GradInfo | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        info = self.grad.to_dict() if self.grad else {"dtype": None, "shape": None, "place": None}
-        return {"name": self.name, "tensor": self.tensor, **info}
 
 
 @dataclass(frozen=True)
@@ -85,20 +63,6 @@ class Node:
     # Shape/dtype of the user's tensor when this node is the grad_fn of one passed in.
     tensor: GradInfo | None = None
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "name": self.name,
-            "ptr": self.ptr,
-            "kind": self.kind,
-            "group": self.group,
-            "param": self.param.to_dict() if self.param else None,
-            "call_site": self.call_site.to_dict() if self.call_site else None,
-            "inputs": [s.to_dict() for s in self.inputs],
-            "outputs": [s.to_dict() for s in self.outputs],
-            "tensor": self.tensor.to_dict() if self.tensor else None,
-        }
-
 
 @dataclass(frozen=True)
 class Edge:
@@ -111,16 +75,6 @@ class Edge:
     grad: GradInfo | None = None
     slot: str | None = None  # the backward output slot that sends it, e.g. "grad_x"
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "source": self.source,
-            "target": self.target,
-            "index": self.index,
-            "grad": self.grad.to_dict() if self.grad else None,
-            "slot": self.slot,
-        }
-
 
 @dataclass(frozen=True)
 class Group:
@@ -130,9 +84,6 @@ class Group:
     name: str
     type: str
     parent: str | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"id": self.id, "name": self.name, "type": self.type, "parent": self.parent}
 
 
 @dataclass(frozen=True)
@@ -144,10 +95,14 @@ class Graph:
     meta: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "schema_version": SCHEMA_VERSION,
-            "nodes": [n.to_dict() for n in self.nodes],
-            "edges": [e.to_dict() for e in self.edges],
-            "groups": [g.to_dict() for g in self.groups],
-            "meta": dict(self.meta),
-        }
+        """The JSON document (schema 2.0, graph/codec.py): normalized, sparse."""
+        from .codec import encode
+
+        return encode(self)
+
+    @classmethod
+    def from_dict(cls, doc: Mapping[str, Any]) -> Graph:
+        """The Graph of a JSON document, schema 2.0 or 1.0; ValueError if it is broken."""
+        from .codec import decode
+
+        return decode(doc)

@@ -38,6 +38,7 @@ from fixtures.graphs.payload import (
     visible_nodes,
     wrapper,
 )
+from graph_dicts import nested
 from lab_page import save_screenshot
 
 HERE = Path(__file__).resolve().parent
@@ -55,7 +56,7 @@ def explorer(chromium_browser, lab_server) -> Iterator[Explorer]:
 
 @pytest.fixture(scope="module")
 def graph(explorer: Explorer) -> dict[str, Any]:
-    payload = explorer.value("w.graph")
+    payload = nested(explorer.value("w.graph"))  # sent as schema 2.0; read here nested
     assert payload["groups"], "the explorer notebook should give LeNet its layer groups"
     return payload
 

@@ -1,0 +1,170 @@
+// The graph document the Python side sends -> the in-memory GraphPayload the view works on.
+//
+// Schema 2.0 (paddleviz_widget/schema/graph.schema.json, written by graph/codec.py) is sparse
+// and normalized: tensor descriptions, call sites and each op's slot names sit once in tables
+// (`tensors`, `files` + `sites`, `ops`) and nodes, slots and edges refer to them by position;
+// null/empty fields, kind "op" and edge index 0 are left out. The view reads every field spelled
+// out, as schema 1.0 wrote it (types.ts), so this is the one place that knows the difference.
+// 1.0 documents pass through. Pure; one pass over nodes and edges.
+import type {
+  GradInfo,
+  GraphEdge,
+  GraphGroup,
+  GraphNode,
+  GraphPayload,
+  NodeKind,
+  SlotInfo,
+} from "./types";
+
+/** A document the view cannot read; the message says what is wrong with it. */
+export class PayloadError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "PayloadError";
+  }
+}
+
+type Json = Record<string, unknown>;
+type Tensor = [string | null, number[] | null, string | null];
+type Site = { file: string; line: number; function: string | null };
+interface SlotName {
+  name: string;
+  tensor?: string;
+}
+type Signatures = Record<string, { inputs?: SlotName[]; outputs?: SlotName[] }>;
+
+const UNKNOWN: GradInfo = Object.freeze({ dtype: null, shape: null, place: null });
+const TABLES_1 = ["nodes", "edges", "groups"];
+const TABLES_2 = [...TABLES_1, "tensors", "files", "sites"];
+
+function describe(value: unknown): string {
+  if (value === null) return "null";
+  return Array.isArray(value) ? "an array" : typeof value;
+}
+
+export function decodePayload(raw: unknown): GraphPayload {
+  if (raw === null || typeof raw !== "object" || Array.isArray(raw)) {
+    throw new PayloadError(`a graph document is a JSON object, not ${describe(raw)}`);
+  }
+  const doc = raw as Json;
+  const version = doc.schema_version;
+  if (version !== "2.0" && version !== "1.0") {
+    const shown = version === undefined ? "undefined" : JSON.stringify(version);
+    throw new PayloadError(`unknown graph schema_version ${shown}: this widget reads '2.0' and '1.0'`);
+  }
+  for (const key of version === "2.0" ? TABLES_2 : TABLES_1) {
+    if (!Array.isArray(doc[key])) {
+      throw new PayloadError(`malformed schema ${version} graph document: "${key}" is not an array`);
+    }
+  }
+  if (version === "1.0") return doc as unknown as GraphPayload;
+  try {
+    return decodeV2(doc);
+  } catch (err) {
+    if (err instanceof PayloadError) throw err;
+    throw new PayloadError(`malformed schema 2.0 graph document: ${(err as Error).message}`);
+  }
+}
+
+export const EMPTY_PAYLOAD: GraphPayload = { schema_version: "2.0", nodes: [], edges: [], groups: [] };
+
+/** The widget's synced `graph` trait for the view: nothing yet (an empty object) is the empty
+ * graph; a document it cannot read is the empty graph and a message that says why. */
+export function readGraph(raw: unknown): { payload: GraphPayload; error: string | null } {
+  const blank = raw === null || raw === undefined || (typeof raw === "object" && Object.keys(raw).length === 0);
+  if (blank) return { payload: EMPTY_PAYLOAD, error: null };
+  try {
+    return { payload: decodePayload(raw), error: null };
+  } catch (err) {
+    return { payload: EMPTY_PAYLOAD, error: `Cannot show this graph: ${(err as Error).message}` };
+  }
+}
+
+/** table[k], or a PayloadError naming the broken reference: "<where()> index <k> is out of
+ * range". `where` is only called then (building its text for every reference costs more than
+ * all the rest of decoding). */
+function at<T>(table: readonly T[], k: unknown, where: () => string): T {
+  if (typeof k === "number" && Number.isInteger(k) && k >= 0 && k < table.length) return table[k];
+  const shown = k === undefined ? "undefined" : JSON.stringify(k);
+  throw new PayloadError(`${where()} index ${shown} is out of range (table has ${table.length})`);
+}
+
+function readSites(doc: Json): Site[] {
+  const files = doc.files as string[];
+  return (doc.sites as unknown[]).map((site, k) => {
+    if (!Array.isArray(site) || site.length !== 3) throw new PayloadError(`sites[${k}]: expected [file, line, function]`);
+    const file = at(files, site[0], () => `sites[${k}]: file`);
+    return { file, line: site[1] as number, function: site[2] as string | null };
+  });
+}
+
+function decodeV2(doc: Json): GraphPayload {
+  // One frozen description per table entry, shared by every reference to it (the view only
+  // reads them; a 10k-node graph with slots has ~50k references).
+  const tensors = (doc.tensors as unknown[]).map((t, k): GradInfo => {
+    if (!Array.isArray(t) || t.length !== 3) throw new PayloadError(`tensors[${k}]: expected [dtype, shape, place]`);
+    const [dtype, shape, place] = t as Tensor;
+    return Object.freeze({ dtype, shape: shape === null ? null : Object.freeze([...shape]) as number[], place });
+  });
+  const grad = (k: unknown, where: () => string): GradInfo | null =>
+    k === null || k === undefined ? null : at(tensors, k, () => `${where()}: tensor`);
+  const sites = readSites(doc);
+  const ops = (doc.ops ?? {}) as Signatures;
+
+  const slots = (n: Json, side: "inputs" | "outputs"): SlotInfo[] => {
+    const op = n.name as string;
+    const signature = (Object.prototype.hasOwnProperty.call(ops, op) ? ops[op][side] : undefined) ?? [];
+    return ((n[side] ?? []) as unknown[]).map((entry, j) => {
+      const where = (): string => `node ${String(n.id)} ${side}[${j}]`;
+      const spelled = entry !== null && typeof entry === "object";
+      const named = spelled
+        ? (entry as SlotName)
+        : at(signature, j, () => `${where()}: ops[${JSON.stringify(op)}].${side} slot`);
+      const g = grad(spelled ? (entry as { grad?: number }).grad : entry, where) ?? UNKNOWN;
+      return { name: named.name, tensor: named.tensor ?? null, dtype: g.dtype, shape: g.shape, place: g.place };
+    });
+  };
+
+  const nodes: GraphNode[] = (doc.nodes as Json[]).map((n) => {
+    const where = (): string => `node ${String(n.id)}`;
+    const p = n.param as { name: string; shape?: number[]; dtype?: string } | undefined;
+    return {
+      id: n.id as string,
+      name: n.name as string,
+      ptr: n.ptr as string,
+      kind: (n.kind as NodeKind | undefined) ?? "op",
+      group: (n.group as string | undefined) ?? null,
+      param: p === undefined ? null : { name: p.name, shape: p.shape ? [...p.shape] : null, dtype: p.dtype ?? null },
+      call_site: n.call_site === undefined ? null : { ...at(sites, n.call_site, () => `${where()}: site`) },
+      inputs: slots(n, "inputs"),
+      outputs: slots(n, "outputs"),
+      tensor: grad(n.tensor, where),
+    };
+  });
+
+  const outputs = new Map(nodes.map((n) => [n.id, n.outputs ?? []] as const));
+  const edges: GraphEdge[] = (doc.edges as Json[]).map((e) => {
+    const where = (): string => `edge ${String(e.id)}`;
+    const source = e.source as string;
+    let slot = (e.slot as string | number | undefined) ?? null;
+    if (typeof slot === "number") {
+      slot = at(outputs.get(source) ?? [], slot, () => `${where()}: slot (outputs of ${source})`).name;
+    }
+    return {
+      id: e.id as string,
+      source,
+      target: e.target as string,
+      index: (e.index as number | undefined) ?? 0,
+      grad: grad(e.grad, where),
+      slot,
+    };
+  });
+
+  const groups: GraphGroup[] = (doc.groups as Json[]).map((g) => ({
+    id: g.id as string,
+    name: g.name as string,
+    type: g.type as string,
+    parent: (g.parent as string | undefined) ?? null,
+  }));
+  return { schema_version: "2.0", nodes, edges, groups, meta: (doc.meta ?? {}) as Json };
+}

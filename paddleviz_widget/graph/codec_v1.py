@@ -1,0 +1,128 @@
+"""The schema 1.0 layout: every node, slot and edge spelled out in full, nulls included.
+
+``decode`` (graph/codec.py) reads it, so documents saved before 2.0 still load;
+``nested_dict`` writes it, for code that reads the nested layout (``n["param"]["name"]``,
+``e["grad"]["shape"]``): ``nested_dict(build_graph(y))``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from .model import CallSite, Edge, GradInfo, Graph, Group, Node, ParamInfo, Slot
+
+V1 = "1.0"
+
+
+def _grad(g: GradInfo | None) -> dict[str, Any] | None:
+    if g is None:
+        return None
+    return {"dtype": g.dtype, "shape": None if g.shape is None else list(g.shape), "place": g.place}
+
+
+_NO_GRAD = ("dtype", "shape", "place")  # a slot's gradient fields, flattened into it
+
+
+def _slot(s: Slot) -> dict[str, Any]:
+    return {"name": s.name, "tensor": s.tensor, **(_grad(s.grad) or dict.fromkeys(_NO_GRAD))}
+
+
+def _node(n: Node) -> dict[str, Any]:
+    p, c = n.param, n.call_site
+    return {
+        "id": n.id,
+        "name": n.name,
+        "ptr": n.ptr,
+        "kind": n.kind,
+        "group": n.group,
+        "param": None if p is None else {"name": p.name, "shape": _list(p.shape), "dtype": p.dtype},
+        "call_site": None
+        if c is None
+        else {"file": c.file, "line": c.line, "function": c.function},
+        "inputs": [_slot(s) for s in n.inputs],
+        "outputs": [_slot(s) for s in n.outputs],
+        "tensor": _grad(n.tensor),
+    }
+
+
+def _list(shape: tuple[int, ...] | None) -> list[int] | None:
+    return None if shape is None else list(shape)
+
+
+def nested_dict(graph: Graph | Mapping[str, Any]) -> dict[str, Any]:
+    """The 1.0 nested layout of a Graph or of any graph document (2.0 or 1.0)."""
+    if not isinstance(graph, Graph):
+        from .codec import decode
+
+        graph = decode(graph)
+    return {
+        "schema_version": V1,
+        "nodes": [_node(n) for n in graph.nodes],
+        "edges": [
+            {
+                "id": e.id,
+                "source": e.source,
+                "target": e.target,
+                "index": e.index,
+                "grad": _grad(e.grad),
+                "slot": e.slot,
+            }
+            for e in graph.edges
+        ],
+        "groups": [
+            {"id": g.id, "name": g.name, "type": g.type, "parent": g.parent} for g in graph.groups
+        ],
+        "meta": dict(graph.meta),
+    }
+
+
+def _tuple(shape: Any) -> tuple[int, ...] | None:
+    return None if shape is None else tuple(shape)
+
+
+def _grad_in(d: Mapping[str, Any] | None) -> GradInfo | None:
+    if d is None:
+        return None
+    return GradInfo(d.get("dtype"), _tuple(d.get("shape")), d.get("place"))
+
+
+def _slot_in(d: Mapping[str, Any]) -> Slot:
+    # 1.0 flattens a slot's gradient into it; all three unknown means no gradient.
+    known = any(d.get(k) is not None for k in _NO_GRAD)
+    return Slot(d["name"], d.get("tensor"), _grad_in(d) if known else None)
+
+
+def decode_v1(doc: Mapping[str, Any]) -> Graph:
+    nodes = []
+    for n in doc["nodes"]:
+        p, c = n.get("param"), n.get("call_site")
+        nodes.append(
+            Node(
+                id=n["id"],
+                name=n["name"],
+                ptr=n["ptr"],
+                kind=n["kind"],
+                group=n.get("group"),
+                param=None
+                if p is None
+                else ParamInfo(p["name"], _tuple(p.get("shape")), p.get("dtype")),
+                call_site=None if c is None else CallSite(c["file"], c["line"], c.get("function")),
+                inputs=tuple(_slot_in(s) for s in n.get("inputs") or ()),
+                outputs=tuple(_slot_in(s) for s in n.get("outputs") or ()),
+                tensor=_grad_in(n.get("tensor")),
+            )
+        )
+    edges = tuple(
+        Edge(
+            e["id"],
+            e["source"],
+            e["target"],
+            e.get("index", 0),
+            _grad_in(e.get("grad")),
+            e.get("slot"),
+        )
+        for e in doc["edges"]
+    )
+    groups = tuple(Group(g["id"], g["name"], g["type"], g.get("parent")) for g in doc["groups"])
+    return Graph(tuple(nodes), edges, groups, dict(doc.get("meta") or {}))
