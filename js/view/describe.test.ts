@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { boundaryEdges, edgeTooltip, inspect, nodeTooltip } from "./describe";
+import { SLOTS_HINT, boundaryEdges, edgeTooltip, inspect, nodeTooltip } from "./describe";
 import { groupsToDepth } from "./expansion";
 import { formatShape } from "./format";
 import { buildIndex } from "./graph_index";
@@ -118,5 +118,29 @@ describe("call sites", () => {
     expect(item?.value).toBe("model.py:42 (forward)");
     expect(item?.hint).toBe("/home/me/model.py:42 (forward)");
     expect(nodeTooltip(index, buildVisibleGraph(index, new Set()), node.id)).toContain("model.py:42 (forward)");
+  });
+});
+
+describe("slot hint", () => {
+  const graph = fixture("lenet");
+  const op = graph.nodes.find((n) => n.kind === "op" && n.inputs?.length);
+  const param = graph.nodes.find((n) => n.kind === "param");
+
+  it("is absent when the slot log was captured", () => {
+    const index = buildIndex(graph);
+    const vg = buildVisibleGraph(index, new Set(index.groups.keys()));
+    expect(text(inspect(index, vg, op!.id))).not.toContain(SLOTS_HINT);
+  });
+
+  it("tells how to get slots when the graph was built without the slot log", () => {
+    const bare = {
+      ...graph,
+      nodes: graph.nodes.map((n) => ({ ...n, inputs: [], outputs: [] })),
+      meta: { ...graph.meta, annotations: ["dump", "layers"] },
+    };
+    const index = buildIndex(bare);
+    const vg = buildVisibleGraph(index, new Set(index.groups.keys()));
+    expect(text(inspect(index, vg, op!.id))).toContain(SLOTS_HINT);
+    expect(text(inspect(index, vg, param!.id))).not.toContain(SLOTS_HINT);
   });
 });

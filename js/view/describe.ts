@@ -120,9 +120,20 @@ export function inspectNode(index: GraphIndex, id: string): Inspection | null {
       ...section("Forward call", site ? [{ label: "at", value: site, hint: callSiteText(node, true) ?? "" }] : []),
       ...section("Backward inputs", slotItems(node.inputs)),
       ...section("Backward outputs", slotItems(node.outputs)),
+      ...section("Backward slots", slotsHint(index, node)),
       ...section("Neighbours", limited(neighbours, neighbours.length)),
     ],
   };
+}
+
+export const SLOTS_HINT = "not recorded for this graph; trace(model, slots=True) records them";
+
+/** Why an op shows no slots: the tracer skips Paddle's costly slot log on big graphs. */
+function slotsHint(index: GraphIndex, node: GraphNode): InfoItem[] {
+  const sources = index.graph.meta?.annotations;
+  const logged = Array.isArray(sources) && sources.includes("vlog");
+  if (logged || node.kind === "param" || node.inputs?.length || node.outputs?.length) return [];
+  return [{ label: "slots", value: SLOTS_HINT }];
 }
 
 /** Slot name of the gradient an edge carries, when the tracer recorded it. */
