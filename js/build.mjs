@@ -1,26 +1,15 @@
 // Bundles js/widget.ts (and everything it imports) into one ESM file inside the Python
-// package. Graphviz runs in a Web Worker: js/layout/worker.ts is bundled first, with the
-// Graphviz WASM that @hpcc-js/wasm inlines, and embedded in the main bundle as a string
-// ("pvw:layout-worker"), which the widget starts from a Blob URL. Nothing is fetched at run
-// time, from a CDN or otherwise.
+// package. Graphviz runs in a Web Worker: js/layout/worker.ts is bundled first and embedded in
+// the main bundle as a string ("pvw:layout-worker"), which the widget starts from a Blob URL;
+// the Graphviz WASM is embedded too ("pvw:graphviz-wasm", gzipped, base64), compiled once on
+// the page and handed to the worker (js/layout/worker_build.mjs, js/layout/wasm.ts). Nothing
+// is fetched at run time, from a CDN or otherwise.
 import * as esbuild from "esbuild";
 import path from "node:path";
+import { graphvizWasmPlugin, workerOptions } from "./layout/worker_build.mjs";
 
 const watch = process.argv.includes("--watch");
 const here = path.dirname(new URL(import.meta.url).pathname);
-
-/** Options for the worker bundle (also used by js/layout/worker.test.ts). */
-export function workerOptions(minify = true) {
-  return {
-    entryPoints: [path.join(here, "layout/worker.ts")],
-    bundle: true,
-    format: "iife",
-    target: "es2020",
-    minify,
-    write: false,
-    logLevel: "warning",
-  };
-}
 
 const layoutWorker = {
   name: "pvw-layout-worker",
@@ -31,7 +20,9 @@ const layoutWorker = {
       return {
         contents: `export default ${JSON.stringify(result.outputFiles[0].text)};`,
         loader: "js",
-        watchFiles: Object.keys(result.metafile.inputs).map((f) => path.resolve(f)),
+        watchFiles: Object.keys(result.metafile.inputs)
+          .filter((f) => !f.includes(":"))
+          .map((f) => path.resolve(f)),
       };
     });
     // d3-graphviz imports Graphviz for main-thread layouts we never do: give it a stub, which
@@ -53,7 +44,7 @@ const options = {
   sourcemap: watch ? "inline" : false,
   outdir: "paddleviz_widget/static",
   loader: { ".css": "css" },
-  plugins: [layoutWorker],
+  plugins: [layoutWorker, graphvizWasmPlugin],
   logLevel: process.env.ESBUILD_LOG_LEVEL ?? "info",
 };
 

@@ -4,11 +4,21 @@ import { createExplorer, type WidgetModel } from "./explorer";
 import { sharedLayoutClient } from "./layout/shared";
 import "./widget.css";
 
-// Start the Graphviz worker as soon as the bundle loads: its WASM compiles meanwhile.
-sharedLayoutClient().warm();
+/** Longest initialize() waits for the layout worker to run, should it never say so. */
+const START_WAIT_MS = 300;
+
+// Start the Graphviz worker as soon as the bundle loads: it loads Graphviz by itself.
+const workerRunning = sharedLayoutClient().warm();
+
+/** Model-level hook, awaited by anywidget before any view renders. It waits until the worker
+ * runs (~10-20 ms): a worker's script starts from a main-thread task, so rendering a big graph
+ * straight away (a few hundred ms of main-thread work) would hold Graphviz's loading up. */
+function initialize(): Promise<void> {
+  return Promise.race([workerRunning, new Promise<void>((resolve) => setTimeout(resolve, START_WAIT_MS))]);
+}
 
 function render({ model, el }: RenderProps<WidgetModel>): () => void {
   return createExplorer(model, el);
 }
 
-export default { render };
+export default { initialize, render };

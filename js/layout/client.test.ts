@@ -1,25 +1,33 @@
 // The layout client: one layout at a time, failures isolated to their own layout, a fresh
 // worker after any failure; and the real worker bundle (built here as js/build.mjs builds it)
-// laying out, failing on a broken and on a huge DOT, and working again afterwards.
+// loading Graphviz by itself, laying out, failing on a broken and on a huge DOT, and working
+// again afterwards.
 import * as esbuild from "esbuild";
 import { beforeAll, describe, expect, it } from "vitest";
 import { createLayoutClient, inThreadWorker, LayoutError, type WorkerLike } from "./client";
-import type { LayoutReply, LayoutRequest } from "./protocol";
+import { isLoad, type LayoutReply, type LayoutRequest, type WorkerMessage, type WorkerRequest } from "./protocol";
+import { compileWasm } from "./wasm";
+import { graphvizWasmBase64, workerOptions } from "./worker_build.mjs";
 
 /** A worker that answers what `answer` says, after a tick. */
 class FakeWorker implements WorkerLike {
-  onmessage: ((event: MessageEvent<LayoutReply>) => void) | null = null;
+  onmessage: ((event: MessageEvent<WorkerMessage>) => void) | null = null;
   onerror: ((event: ErrorEvent) => void) | null = null;
   received: LayoutRequest[] = [];
+  modules: WebAssembly.Module[] = [];
   terminated = false;
   constructor(private answer: (req: LayoutRequest) => LayoutReply | "hang" | "crash") {}
-  postMessage(req: LayoutRequest): void {
+  postMessage(req: WorkerRequest): void {
+    if (isLoad(req)) {
+      this.modules.push(req.wasm);
+      return;
+    }
     this.received.push(req);
     const reply = this.answer(req);
     setTimeout(() => {
       if (this.terminated || reply === "hang") return;
       if (reply === "crash") this.onerror?.({ message: "boom", preventDefault() {} } as ErrorEvent);
-      else this.onmessage?.({ data: reply } as MessageEvent<LayoutReply>);
+      else this.onmessage?.({ data: reply } as MessageEvent<WorkerMessage>);
     });
   }
   terminate(): void {
@@ -46,16 +54,51 @@ describe("layout client", () => {
     const results = await Promise.all(["a", "b", "c"].map((dot) => client.layout(dot)));
     expect(results.map((r) => r.svg)).toEqual(["<svg>a</svg>", "<svg>b</svg>", "<svg>c</svg>"]);
     expect(workers).toHaveLength(1);
-    // The warm-up request (id 0) comes first; then each layout after the previous one's reply.
-    expect(workers[0].received.map((r) => r.dot)).toEqual(["digraph{}", "a", "b", "c"]);
+    // Each layout after the previous one's reply.
+    expect(workers[0].received.map((r) => r.dot)).toEqual(["a", "b", "c"]);
     expect(client.mode).toBe("worker");
+  });
+
+  it("warm() resolves once the worker says it runs, or once it fails", async () => {
+    const { workers, spawn } = spawner(ok);
+    const client = createLayoutClient("", 1000, spawn);
+    let running = false;
+    const warm = client.warm().then(() => (running = true));
+    await new Promise((r) => setTimeout(r, 5));
+    expect(running).toBe(false);
+    workers[0].onmessage?.({ data: { id: 0, status: "started" } } as MessageEvent<WorkerMessage>);
+    await warm;
+    await client.warm(); // the same worker, already running
+    expect(workers).toHaveLength(1);
+
+    const other = spawner(ok);
+    const failing = createLayoutClient("", 1000, other.spawn);
+    const started = failing.warm();
+    other.workers[0].onerror?.({ message: "script blocked", preventDefault() {} } as ErrorEvent);
+    await started;
+  });
+
+  it("with a module to send, warm() waits until the worker has it", async () => {
+    const { workers, spawn } = spawner(ok);
+    const module = new WebAssembly.Module(new Uint8Array([0, 97, 115, 109, 1, 0, 0, 0]));
+    const client = createLayoutClient("", 1000, spawn, () => Promise.resolve(module));
+    let loading = false;
+    const warm = client.warm().then(() => (loading = true));
+    const status = (s: "started" | "loading") => workers[0].onmessage?.({ data: { id: 0, status: s } } as MessageEvent<WorkerMessage>);
+    status("started");
+    await new Promise((r) => setTimeout(r, 5));
+    expect(loading).toBe(false);
+    expect(workers[0].modules).toEqual([module]);
+    status("loading");
+    await warm;
   });
 
   it("fails only the layout that failed, and continues in a fresh worker", async () => {
     const { workers, spawn } = spawner((req) =>
       req.dot === "bad" ? { id: req.id, ok: false, error: "memory access out of bounds", name: "RuntimeError" } : ok(req),
     );
-    const client = createLayoutClient("", 1000, spawn);
+    const module = new WebAssembly.Module(new Uint8Array([0, 97, 115, 109, 1, 0, 0, 0]));
+    const client = createLayoutClient("", 1000, spawn, () => Promise.resolve(module));
     const [first, bad, after] = await Promise.allSettled(["a", "bad", "c"].map((dot) => client.layout(dot)));
     expect(first.status).toBe("fulfilled");
     expect(bad.status).toBe("rejected");
@@ -65,6 +108,15 @@ describe("layout client", () => {
     expect(after.status).toBe("fulfilled");
     expect(workers).toHaveLength(2);
     expect(workers[0].terminated).toBe(true);
+    // Each worker got the one compiled module.
+    expect(workers.map((w) => w.modules)).toEqual([[module], [module]]);
+  });
+
+  it("fails every layout, saying why, when Graphviz cannot be compiled", async () => {
+    const { spawn } = spawner(() => "hang");
+    const client = createLayoutClient("", 60_000, spawn, () => Promise.reject(new Error("no DecompressionStream")));
+    await expect(client.layout("a")).rejects.toThrow("could not compile Graphviz: Error: no DecompressionStream");
+    await expect(client.layout("b")).rejects.toThrow("could not compile Graphviz");
   });
 
   it("gives up on a hung layout after the timeout, and on a crashed worker", async () => {
@@ -89,18 +141,46 @@ describe("layout client", () => {
 describe("the bundled layout worker", () => {
   let source = "";
   beforeAll(async () => {
-    const result = await esbuild.build({
-      entryPoints: ["js/layout/worker.ts"],
-      bundle: true,
-      format: "iife",
-      target: "es2020",
-      write: false,
-      logLevel: "silent",
-    });
+    const result = await esbuild.build({ ...workerOptions(false), logLevel: "silent" });
     source = result.outputFiles[0].text;
   }, 60_000);
 
-  const client = () => createLayoutClient(source, 60_000, inThreadWorker);
+  let compiled: Promise<WebAssembly.Module> | null = null;
+  const wasm = () => (compiled ??= graphvizWasmBase64().then(compileWasm));
+  const client = () => createLayoutClient(source, 60_000, inThreadWorker, wasm);
+
+  it("is small: the WASM is not inside (the page compiles it once and sends the module)", () => {
+    expect(source.length).toBeLessThan(300_000);
+  });
+
+  /** The worker's own messages, run on this thread, after `steps` posted to it. */
+  async function statuses(steps: WorkerRequest[]): Promise<WorkerMessage[]> {
+    const worker = inThreadWorker(source);
+    const seen: WorkerMessage[] = [];
+    const ready = new Promise<void>((resolve) => {
+      worker.onmessage = (event) => {
+        seen.push(event.data);
+        if ("status" in event.data && event.data.status === "ready") resolve();
+      };
+    });
+    for (const step of steps) worker.postMessage(step);
+    await ready;
+    await new Promise((r) => setTimeout(r, 10)); // a layout reply after "ready"
+    worker.terminate();
+    return seen;
+  }
+
+  it("says it runs, that it has the module, and when Graphviz is ready (warmed up if idle)", async () => {
+    const idle = await statuses([{ id: 0, wasm: await wasm() }]);
+    expect(idle.map((m) => ("status" in m ? m.status : m.id))).toEqual(["started", "loading", "ready"]);
+    const timings = (idle[2] as { timings: { instantiate: number; warmUp: number } }).timings;
+    expect(timings.instantiate).toBeGreaterThan(0);
+    expect(timings.warmUp).toBeGreaterThan(0);
+    // A layout asked for before Graphviz is ready goes first: no warm-up.
+    const busy = await statuses([{ id: 1, dot: "digraph { a }" }, { id: 0, wasm: await wasm() }]);
+    expect(busy.map((m) => ("status" in m ? m.status : m.id))).toEqual(["started", "loading", "ready", 1]);
+    expect((busy[2] as { timings: { warmUp: number } }).timings.warmUp).toBe(0);
+  }, 60_000);
 
   it("lays DOT out into SVG", async () => {
     const result = await client().layout('digraph { a -> b [id="pvw-e1"] }');

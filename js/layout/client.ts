@@ -3,7 +3,7 @@
 // never blocks the page. One layout at a time; any failure (Graphviz error, WASM stack
 // overflow or abort, timeout) rejects that layout only and replaces the worker with a fresh
 // one for the next, as a WASM that failed half-way may have a corrupt heap.
-import type { LayoutReply, LayoutRequest } from "./protocol";
+import { isStatus, type LayoutReply, type WorkerMessage, type WorkerRequest } from "./protocol";
 
 export interface LayoutResult {
   svg: string;
@@ -21,16 +21,21 @@ export class LayoutError extends Error {
 
 /** What the client needs of a worker (a real Worker, or the in-thread stand-in below). */
 export interface WorkerLike {
-  onmessage: ((event: MessageEvent<LayoutReply>) => void) | null;
+  onmessage: ((event: MessageEvent<WorkerMessage>) => void) | null;
   onerror: ((event: ErrorEvent) => void) | null;
-  postMessage(message: LayoutRequest): void;
+  postMessage(message: WorkerRequest): void;
   terminate(): void;
 }
 
 export interface LayoutClient {
   layout(dot: string): Promise<LayoutResult>;
-  /** Start the worker now, so its WASM compiles before the first layout is needed. */
-  warm(): void;
+  /**
+   * Start the worker now, so Graphviz loads before the first layout is needed. Resolves once
+   * the worker has the compiled module (or runs, without one), or has failed: until then a busy
+   * main thread would hold it up, as browsers start a worker's script, and deliver messages
+   * posted to it before that script finished, from main-thread tasks.
+   */
+  warm(): Promise<void>;
   /** "worker", "in-thread" (the page forbids Workers) or "none" (not started). */
   readonly mode: string;
   dispose(): void;
@@ -43,8 +48,8 @@ export const LAYOUT_TIMEOUT_MS = 60_000;
  * blocks the page while Graphviz runs, which the visible-node budget keeps bounded. */
 export function inThreadWorker(source: string): WorkerLike {
   const scope = {
-    onmessage: null as ((event: { data: LayoutRequest }) => void) | null,
-    postMessage: (data: LayoutReply) => setTimeout(() => stub.onmessage?.({ data } as MessageEvent<LayoutReply>)),
+    onmessage: null as ((event: { data: WorkerRequest }) => void) | null,
+    postMessage: (data: WorkerMessage) => setTimeout(() => stub.onmessage?.({ data } as MessageEvent<WorkerMessage>)),
   };
   const stub: WorkerLike = {
     onmessage: null,
@@ -75,13 +80,21 @@ interface Job {
   reject(err: Error): void;
 }
 
+/**
+ * `wasm`: the compiled Graphviz module, sent to every new worker (compiled once per page; a
+ * worker started after a failure gets the functions already compiled). Without it (tests with
+ * fake workers) nothing is sent.
+ */
 export function createLayoutClient(
   source: string,
   timeoutMs: number = LAYOUT_TIMEOUT_MS,
   spawn: (source: string) => WorkerLike = blobWorker,
+  wasm?: () => Promise<WebAssembly.Module>,
 ): LayoutClient {
   let worker: WorkerLike | null = null;
   let mode = "none";
+  let alive: Promise<void> = Promise.resolve();
+  let broken: LayoutError | null = null;
   let nextId = 1;
   const waiting: Job[] = [];
   let current: { job: Job; timer: ReturnType<typeof setTimeout> } | null = null;
@@ -119,22 +132,53 @@ export function createLayoutClient(
       w = inThreadWorker(source);
       mode = "in-thread";
     }
+    let running: () => void = () => undefined;
+    alive = mode === "worker" ? new Promise<void>((resolve) => (running = resolve)) : Promise.resolve();
     w.onmessage = (event) => {
       if (w !== worker) return;
-      if (event.data.id === 0) performance.measure("pvw:worker-start", { start: started });
-      else if (current && event.data.id === current.job.id) finish(event.data);
+      const data = event.data;
+      if (!isStatus(data)) {
+        if (current && data.id === current.job.id) finish(data);
+      } else if (data.status === "started") {
+        if (!wasm) running();
+        performance.measure("pvw:worker-start", { start: started });
+      } else if (data.status === "loading") {
+        running();
+      } else {
+        performance.measure("pvw:worker-ready", { start: started, detail: data.timings ?? { error: data.error } });
+      }
     };
     w.onerror = (event) => {
       event.preventDefault?.();
-      if (w === worker) finish(new LayoutError(`layout worker failed: ${event.message || "unknown error"}`));
+      running();
+      if (w === worker) finish(broken ?? new LayoutError(`layout worker failed: ${event.message || "unknown error"}`));
     };
     worker = w;
-    // id 0: a tiny layout that loads the WASM; its reply is not waited for.
-    w.postMessage({ id: 0, dot: "digraph{}" });
+    wasm?.().then(
+      (module) => {
+        if (w !== worker) return;
+        try {
+          w.postMessage({ id: 0, wasm: module });
+        } catch (err) {
+          unusable(w, `could not hand Graphviz to the layout worker: ${String(err)}`);
+        }
+      },
+      (err: unknown) => unusable(w, `could not compile Graphviz: ${String(err)}`),
+    );
     return w;
   }
 
+  /** Graphviz cannot run in this page: fail the layout under way and every later one. */
+  function unusable(w: WorkerLike, message: string): void {
+    broken = new LayoutError(message);
+    w.onerror?.({ message, preventDefault() {} } as ErrorEvent);
+  }
+
   function pump(): void {
+    if (broken) {
+      for (const job of waiting.splice(0)) job.reject(broken);
+      return;
+    }
     if (current || waiting.length === 0) return;
     const job = waiting.shift() as Job;
     const timer = setTimeout(() => {
@@ -154,6 +198,7 @@ export function createLayoutClient(
     },
     warm() {
       start();
+      return alive;
     },
     layout(dot) {
       return new Promise<LayoutResult>((resolve, reject) => {

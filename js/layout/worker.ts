@@ -1,14 +1,48 @@
-// Entry point of the layout worker. js/build.mjs bundles it (Graphviz WASM included) into a
-// string inside the main bundle; client.ts starts it from a Blob URL, so nothing is fetched.
-import { layout } from "./engine";
-import type { LayoutReply, LayoutRequest } from "./protocol";
+// Entry point of the layout worker. js/build.mjs bundles it into a string inside the main
+// bundle; client.ts starts it from a Blob URL (nothing is fetched) and sends it the compiled
+// Graphviz module. It says when it runs and when it has the module (until then a busy main
+// thread holds it up: see LayoutClient.warm), and warms Graphviz up if no layout is waiting.
+import { layout, provide } from "./engine";
+import { isLoad, type WorkerMessage, type WorkerRequest } from "./protocol";
+import { WARM_UP_DOT } from "./warm_up";
 
 interface WorkerScope {
-  onmessage: ((event: MessageEvent<LayoutRequest>) => void) | null;
-  postMessage(message: LayoutReply): void;
+  onmessage: ((event: MessageEvent<WorkerRequest>) => void) | null;
+  postMessage(message: WorkerMessage): void;
 }
 
 const scope = self as unknown as WorkerScope;
+let asked = false;
+
+function load(module: WebAssembly.Module): void {
+  scope.postMessage({ id: 0, status: "loading" });
+  const start = performance.now();
+  provide(module).then(
+    (gv) => {
+      const instantiate = performance.now() - start;
+      let warmUp = 0;
+      if (!asked) {
+        const begin = performance.now();
+        try {
+          gv.layout(WARM_UP_DOT, "svg", "dot");
+        } catch {
+          // Only a warm-up: a real layout reports its own errors.
+        }
+        warmUp = performance.now() - begin;
+      }
+      scope.postMessage({ id: 0, status: "ready", timings: { instantiate, warmUp } });
+    },
+    (err: unknown) => scope.postMessage({ id: 0, status: "ready", error: String(err) }),
+  );
+}
+
 scope.onmessage = (event) => {
-  void layout(event.data).then((reply) => scope.postMessage(reply));
+  const request = event.data;
+  if (isLoad(request)) {
+    load(request.wasm);
+    return;
+  }
+  asked = true;
+  void layout(request).then((reply) => scope.postMessage(reply));
 };
+scope.postMessage({ id: 0, status: "started" });

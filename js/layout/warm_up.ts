@@ -1,0 +1,27 @@
+// A small DOT shaped like the explorer's (nested clusters, HTML-like and multi-line labels,
+// boxes and ellipses, merged and minlen=0 edges, an edge label). Laid out once when the worker
+// has loaded Graphviz and no layout is waiting: the WASM is compiled lazily, function by
+// function, on first call, and this moves most of that out of the first real layout.
+export const WARM_UP_DOT = `digraph warm {
+  graph [rankdir=TB nodesep=0.25 ranksep=0.3 bgcolor=transparent fontname="Helvetica" fontsize=11 labeljust=l style=rounded];
+  node [fontname="Helvetica" fontsize=12 margin="0.1,0.04" height=0.3];
+  edge [fontname="Helvetica" fontsize=9 arrowsize=0.6];
+  subgraph "cluster_a" {
+    graph [id="w-a" class="pvw-cluster" label="\u25be Model"];
+    "o" [id="w-o" class="pvw-output" label="Add\\nfloat32[1, 10]" shape=box style="rounded,filled,bold"];
+    "p" [id="w-p" class="pvw-param" label="fc.bias\\n[10]" shape=ellipse style=filled];
+    subgraph "cluster_b" {
+      graph [id="w-b" class="pvw-cluster" label="\u25be layer \u00b7 Sequential"];
+      "g1" [id="w-g1" class="pvw-group" label=<<B>layer.0 \u00b7 Block</B><BR/>12 ops \u00b7 9 params> shape=box style=filled peripheries=2 margin="0.14,0.06"];
+      "g2" [id="w-g2" class="pvw-group" label=<<B>layer.1 \u00b7 Block</B><BR/>10 ops> shape=box style=filled peripheries=2 margin="0.14,0.06"];
+      "m" [id="w-m" class="pvw-op" label="Matmul" shape=box style="rounded,filled"];
+    }
+  }
+  "x" [id="w-x" class="pvw-op" label="Relu" shape=box style="rounded,filled"];
+  "o" -> "m" [id="w-e0" class="pvw-single" label="float32[1, 84]"];
+  "o" -> "p" [id="w-e1" class="pvw-single" minlen=0];
+  "m" -> "g2" [id="w-e2" class="pvw-single"];
+  "g2" -> "g1" [id="w-e3" class="pvw-merged" penwidth=1.6];
+  "g1" -> "x" [id="w-e4" class="pvw-merged" penwidth=1.6];
+  "m" -> "x" [id="w-e5" class="pvw-single"];
+}`;
