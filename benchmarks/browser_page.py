@@ -5,11 +5,16 @@ as in JupyterLab minus Lab itself (no kernel round trips, no Lab work on the mai
 The page exposes ``window.pvwBench``:
 
 - ``load(name)``: fetch and parse payload ``name`` (outside anything timed).
-- ``mount(name, state)``: the widget's ``render()`` on a fresh element with the synced state
+- ``mount(name, state)``: what anywidget does for a new widget, on a fresh element: its
+  ``initialize({model})`` (awaited), then ``render({model, el})``, with the synced state
   (``expanded``, ``depth``, ``height``, ``selected``) a GraphWidget would send and payload
-  ``name``; resolves to the first-paint time in ms (see FIRST_PAINT below). ``cold: true``
-  in ``state`` also imports the bundle inside the timed span (a fresh page: the Graphviz
-  worker starts then).
+  ``name``; resolves to the first-paint time in ms (see FIRST_PAINT below). With ``cold: true``
+  in ``state`` the timed span starts before the bundle's ``import()`` (see COLD below). Where
+  the time went is left in ``last``: ``at`` (ms from the start to: bundle imported,
+  initialize() resolved, render() returned, every node in the DOM); ``measures()`` lists the
+  widget's own ``performance.measure`` entries since (``pvw:*``: layout request to SVG,
+  drawing, worker start, WASM compile, worker ready) as ``{name, start, duration, detail}``,
+  ``start`` in ms from the same start.
 - ``model``: the stand-in model (``get``/``set``/``save_changes``), to drive the traits.
 - ``longTasks``: every main-thread task over 50 ms the Long Tasks API reported
   (``{start, duration}`` in ms of ``performance.now()``).
@@ -31,9 +36,17 @@ ROOT = Path(__file__).resolve().parents[1]
 STATIC = ROOT / "paddleviz_widget" / "static"
 
 FIRST_PAINT = (
-    "first paint = from the call of the widget's render() (anywidget's entry point; the "
-    "payload is already in the page) until the default view's SVG, with every visible node, is "
-    "in the DOM and the next animation frame has fired (the browser can paint it)"
+    "first paint = from the call of the widget's initialize() (anywidget calls it, then "
+    "render(); the payload is already in the page, as the model's state is in Lab) until the "
+    "default view's SVG, with every visible node, is in the DOM and the next animation frame "
+    "has fired (the browser can paint it)"
+)
+
+COLD = (
+    "cold = the first widget of a fresh page: the timed span also holds the bundle's import() "
+    "(fetched from a loopback server, parsed, evaluated: that starts the layout worker and the "
+    "Graphviz WASM's decode and compile), the worker's start, the WASM's instantiation and "
+    "lazy compilation in the worker, the first layout and the drawing"
 )
 
 INDEX_HTML = """<!doctype html>
@@ -88,9 +101,15 @@ window.pvwBench = {
     host.appendChild(el);
     const model = new Model(state);
     window.pvwBench.model = model;
+    const at = {};
     const start = performance.now();
     if (cold) await importWidget();
+    at.imported = performance.now() - start;
+    // As anywidget does: the model-level hook, awaited, then the view's render().
+    await widget.initialize?.({ model, signal: new AbortController().signal, experimental: {} });
+    at.initialized = performance.now() - start;
     cleanup = widget.render({ model, el });
+    at.rendered = performance.now() - start;
     const want = () => Number(el.querySelector("[data-testid=pvw-root]")?.dataset.visibleNodes);
     await new Promise((resolve) => {
       const check = () => {
@@ -101,8 +120,19 @@ window.pvwBench = {
       observer.observe(el, { childList: true, subtree: true });
       check();
     });
+    at.inDom = performance.now() - start;
     await new Promise((resolve) => requestAnimationFrame(() => resolve()));
-    return performance.now() - start;
+    const ms = performance.now() - start;
+    window.pvwBench.last = { ms, at, start };
+    return ms;
+  },
+  /** The widget's performance measures since the last mount began (some, such as the worker
+   * being ready, may come after its first paint). */
+  measures() {
+    const start = window.pvwBench.last.start;
+    return performance.getEntriesByType("measure")
+      .filter((m) => m.name.startsWith("pvw:") && m.startTime >= start)
+      .map((m) => ({ name: m.name.slice(4), start: m.startTime - start, duration: m.duration, detail: m.detail }));
   },
 };
 window.pvwBenchReady = true;
