@@ -1,6 +1,7 @@
 // Where to put the view: fit, centre on an element, keep an element in place across a
 // redraw. Geometry only (SVG boxes and the d3-zoom transform); applying it is the caller's.
 import { zoomTransform } from "d3-zoom";
+import type { Box } from "./graphviz_box";
 
 export interface Point {
   x: number;
@@ -49,14 +50,15 @@ export function centreOf(root: SVGSVGElement, id: string): Point | null {
 const MIN_FIT_SCALE = 0.25;
 
 /**
- * The whole drawing, centred, as large as fits (up to its natural size). A drawing too long
- * for that to be readable is fitted across its narrow side and shown from its start (the
- * outputs: top, or left in left-right layouts); pan or zoom out for the rest.
+ * The whole drawing (`known`: its box, if known), centred, as large as fits (up to its natural
+ * size). A drawing too long for that to be readable is fitted across its narrow side and shown
+ * from its start (the outputs: top, or left in left-right layouts); pan or zoom out for the rest.
  */
-export function fitView(root: SVGSVGElement): View | null {
+export function fitView(root: SVGSVGElement, known: Box | null = null): View | null {
   const graph = root.querySelector<SVGGElement>("g");
   if (!graph) return null;
-  const box = graph.getBBox();
+  // Graphviz's own box when known: getBBox() would lay the whole SVG out right here.
+  const box = known ?? graph.getBBox();
   const vb = root.viewBox.baseVal;
   if (box.width <= 0 || box.height <= 0 || vb.width <= 0) return null;
   const kx = (vb.width * 0.96) / box.width;
