@@ -1,14 +1,12 @@
 // anywidget entry point: the explorer for one view of a GraphWidget.
+// First: starts the layout worker and the WASM compile before the rest is evaluated.
+import { workerRunning } from "./layout/start";
 import type { RenderProps } from "@anywidget/types";
 import { createExplorer, type WidgetModel } from "./explorer";
-import { sharedLayoutClient } from "./layout/shared";
 import "./widget.css";
 
 /** Longest initialize() waits for the layout worker to run, should it never say so. */
 const START_WAIT_MS = 300;
-
-// Start the Graphviz worker as soon as the bundle loads: it loads Graphviz by itself.
-const workerRunning = sharedLayoutClient().warm();
 
 /** Model-level hook, awaited by anywidget before any view renders. It waits until the worker
  * runs (~10-20 ms): a worker's script starts from a main-thread task, so rendering a big graph
