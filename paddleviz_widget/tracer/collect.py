@@ -90,7 +90,7 @@ def _add_scopes(ann: Annotations, session: TraceSession, graph: _Graph, trusted:
     ann.groups = mine.groups
     ann.group_of_ptr = dict(mine.group_of_ptr)
     for ptr, gid in mine.group_of_ptr.items():  # ops Paddle gave no stack: where the layer ran
-        site = mine.call_sites.get(gid)
+        site = mine.node_sites.get(ptr) or mine.call_sites.get(gid)
         if site is not None and graph.names.get(ptr) != ACCUMULATION_NODE:
             ann.call_sites.setdefault(ptr, site)
     ann.sources.append("layers")

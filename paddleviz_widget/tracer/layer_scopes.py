@@ -53,6 +53,8 @@ class LayerScopes:
     group_of_ptr: dict[int, str] = field(default_factory=dict)
     # group id -> innermost user-code line of the layer's first call.
     call_sites: dict[str, CallSite] = field(default_factory=dict)
+    # op node ptr -> innermost user-code line of the layer call that created it.
+    node_sites: dict[int, CallSite] = field(default_factory=dict)
     # op node ptr -> GradNode name() when claimed. A node freed after recording can have its
     # address reused by a later node: compare names before trusting group_of_ptr for it.
     node_names: dict[int, str] = field(default_factory=dict)
@@ -66,6 +68,7 @@ class LayerScopes:
             groups=tuple(g for g in self.groups if g.id in used),
             group_of_ptr=group_of_ptr,
             call_sites={g: s for g, s in self.call_sites.items() if g in used},
+            node_sites={p: s for p, s in self.node_sites.items() if p in keep},
             node_names={p: n for p, n in self.node_names.items() if p in keep},
         )
 
@@ -78,6 +81,8 @@ class _Call:
     seq: int
     inputs: list[Any]  # input grad_fns: kept so their addresses stay theirs
     input_ptrs: set[int]
+    site: CallSite | None = None  # the user-code line of this call
+    observed: bool = False  # the observer wants to hear when this call ends
     frontier: list[Any] = field(default_factory=list)  # where this call's walk stopped
 
 
@@ -118,7 +123,8 @@ def _user_call_site() -> CallSite | None:
 class _Recording:
     """Everything one recording touches; dropped whole at stop()."""
 
-    def __init__(self) -> None:
+    def __init__(self, observer: Any = None) -> None:
+        self.observer = observer  # enter(layer) -> bool, leave(): e.g. a LibraryForwardGate
         self.clear()
 
     def clear(self) -> None:
@@ -134,15 +140,16 @@ class _Recording:
 
     def enter(self, layer: Any, args: Any, kwargs: Any) -> None:
         key = id(layer)
+        site = _user_call_site()
         if key not in self.layers:
             self.layers[key] = layer
             self.caller[key] = id(self.active[-1].layer) if self.active else None
-            site = _user_call_site()
             if site is not None:
                 self.sites[key] = site
         nodes = [n for t in _tensors((args, kwargs)) if (n := grad_node_of(t)) is not None]
         ptrs = {int(n.node_ptr()) for n in nodes}
-        self.active.append(_Call(layer, self.next_seq, nodes, ptrs))
+        observed = bool(self.observer and self.observer.enter(layer))
+        self.active.append(_Call(layer, self.next_seq, nodes, ptrs, site, observed))
         self.next_seq += 1
 
     def _pop(self, layer: Any) -> _Call | None:
@@ -150,6 +157,9 @@ class _Recording:
         for i in range(len(self.active) - 1, -1, -1):
             if self.active[i].layer is layer:
                 call = self.active[i]
+                for ended in self.active[i:]:
+                    if ended.observed:
+                        self.observer.leave()
                 del self.active[i:]
                 return call
         return None
@@ -255,7 +265,8 @@ def _scopes(roots: list[Any], rec: _Recording) -> LayerScopes:
         if gid[id(layer)] in used
     )
     sites = {gid[k]: s for k, s in rec.sites.items() if k in gid and gid[k] in used}
-    return LayerScopes(groups, group_of_ptr, sites, dict(rec.names))
+    node_sites = {p: call.site for p, call in rec.owner.items() if call.site is not None}
+    return LayerScopes(groups, group_of_ptr, sites, node_sites, dict(rec.names))
 
 
 def _register_hooks(layer: Any, rec_ref: list[_Recording | None]) -> list[Any]:
@@ -291,7 +302,7 @@ class LayerScopeRecorder:
     Not thread-safe: record one forward at a time.
     """
 
-    def __init__(self, model: Any = None) -> None:
+    def __init__(self, model: Any = None, *, observer: Any = None) -> None:
         import paddle
 
         if model is not None and not isinstance(model, paddle.nn.Layer):
@@ -300,6 +311,7 @@ class LayerScopeRecorder:
                 "model object itself, or no model to follow every layer called in the block"
             )
         self.model = model
+        self.observer = observer  # told of every layer call (enter/leave), see _Recording
         self.scopes: LayerScopes | None = None
         self._rec_ref: list[_Recording | None] = [None]
         self._handles: list[Any] = []
@@ -313,7 +325,7 @@ class LayerScopeRecorder:
         if self.recording:
             raise RuntimeError("LayerScopeRecorder is already recording; stop() it first")
         self.scopes = None
-        self._rec_ref = [_Recording()]
+        self._rec_ref = [_Recording(self.observer)]
         try:
             if self.model is not None:
                 for layer, _, _ in _tree(self.model):

@@ -16,9 +16,9 @@ from typing import Any
 from .backward_capture import DUMP_KWARG, CapturedBackward, run_captured
 from .grad_node import grad_node_of
 from .layer_scopes import LayerScopeRecorder, LayerScopes
+from .stack_gate import CALL_STACK_FLAG, LibraryForwardGate
 from .walk import WalkResult, walk_backward_graph
 
-CALL_STACK_FLAG = "FLAGS_call_stack_level"
 # Slot names come from Paddle's VLOG 6, which costs about 0.5 ms per GradNode here (Paddle's
 # formatting, about +30% backward time, plus capture and parsing: benchmarks/RESULTS.md). By
 # default it is on while that stays around 0.1 s; trace(slots=True) asks for it at any size.
@@ -83,7 +83,8 @@ class TraceSession:
     def __enter__(self) -> TraceSession:
         if self._recorder is not None:
             raise RuntimeError("this trace() is already in use; start a new `with trace(...)`")
-        self._recorder = LayerScopeRecorder(self.model)
+        self._gate = LibraryForwardGate()
+        self._recorder = LayerScopeRecorder(self.model, observer=self._gate)
         self._recorder.start()
         try:
             if self.call_sites:
@@ -118,6 +119,9 @@ class TraceSession:
         if int(old) < 3:
             paddle.set_flags({CALL_STACK_FLAG: 3})
             self._restore.append(lambda: paddle.set_flags({CALL_STACK_FLAG: old}))
+            # Not inside library layers: their ops' user line is the layer call's (stack_gate).
+            self._gate.arm(inside=int(old), elsewhere=3)
+            self._restore.append(self._gate.disarm)
 
     def _swap(self, owner: Any, name: str, make: Callable[[Any], Any]) -> None:
         original = owner.__dict__[name] if name in owner.__dict__ else getattr(owner, name)

@@ -1,0 +1,66 @@
+"""Ask Paddle for per-op Python stacks only where they can say more than layer hooks do.
+
+Paddle formats a Python stack for every op while FLAGS_call_stack_level is 3 (~0.1 ms an op).
+Inside a layer whose ``forward`` is library code (paddle.nn, paddle.vision, ...) the innermost
+user-code frame of every op is the line that called that layer, which the layer hooks record
+per call anyway. So while such a layer runs, the flag goes back to the user's level; ops in
+user-written forward code and outside any layer (a loss in a notebook cell) still get stacks.
+"""
+
+from __future__ import annotations
+
+import weakref
+from typing import Any
+
+from .call_sites import is_library_file
+
+CALL_STACK_FLAG = "FLAGS_call_stack_level"
+
+
+# Weak keys: a class redefined in a notebook cell must not be kept alive by this cache.
+_LIBRARY_FORWARD: weakref.WeakKeyDictionary[type, bool] = weakref.WeakKeyDictionary()
+
+
+def _forward_is_library(layer_type: type) -> bool:
+    known = _LIBRARY_FORWARD.get(layer_type)
+    if known is None:
+        code = getattr(getattr(layer_type, "forward", None), "__code__", None)
+        known = code is not None and is_library_file(code.co_filename)
+        _LIBRARY_FORWARD[layer_type] = known
+    return known
+
+
+class LibraryForwardGate:
+    """Layer-call observer for LayerScopeRecorder; inert until ``arm``."""
+
+    def __init__(self) -> None:
+        self._levels: tuple[int, int] | None = None  # (inside library layers, elsewhere)
+        self._depth = 0
+
+    def arm(self, inside: int, elsewhere: int) -> None:
+        self._levels = (inside, elsewhere)
+
+    def disarm(self) -> None:
+        self._levels = None
+        self._depth = 0
+
+    def _set(self, level: int) -> None:
+        import paddle
+
+        paddle.set_flags({CALL_STACK_FLAG: level})
+
+    def enter(self, layer: Any) -> bool:
+        """A layer call starts; True if ``leave`` must be called when it ends."""
+        if self._levels is None or not _forward_is_library(type(layer)):
+            return False
+        self._depth += 1
+        if self._depth == 1:
+            self._set(self._levels[0])
+        return True
+
+    def leave(self) -> None:
+        if self._levels is None or self._depth == 0:
+            return
+        self._depth -= 1
+        if self._depth == 0:
+            self._set(self._levels[1])
