@@ -8,8 +8,8 @@ interface Base64Decoder {
 }
 
 export function base64Bytes(text: string): Uint8Array {
-  const native = (Uint8Array as unknown as Base64Decoder).fromBase64;
-  if (native) return native(text);
+  const decoder = Uint8Array as unknown as Base64Decoder;
+  if (decoder.fromBase64) return decoder.fromBase64(text);
   const binary = atob(text);
   const bytes = new Uint8Array(binary.length);
   for (let i = 0; i < binary.length; i++) bytes[i] = binary.charCodeAt(i);
