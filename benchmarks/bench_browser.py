@@ -227,7 +227,10 @@ def main() -> None:
             print(f"  {label}")
             row("warm: the page's worker running", statistics.median(warm), goal, warm_worst)
             row("cold: first widget of a fresh page", statistics.median(cold), goal, cold_worst)
-            print(f"    cold runs: min {min(cold):.3f} s, max {max(cold):.3f} s; where it went (medians):")
+            print(
+                f"    cold runs: min {min(cold):.3f} s, max {max(cold):.3f} s; "
+                "where it went (medians):"
+            )
             for key in phases[0]:
                 values = [p[key] for p in phases if p[key] == p[key]]
                 if values:

@@ -143,7 +143,9 @@ window.pvwBench = {
     const start = window.pvwBench.last.start;
     return performance.getEntriesByType("measure")
       .filter((m) => m.name.startsWith("pvw:") && m.startTime >= start)
-      .map((m) => ({ name: m.name.slice(4), start: m.startTime - start, duration: m.duration, detail: m.detail }));
+      .map((m) => ({
+        name: m.name.slice(4), start: m.startTime - start, duration: m.duration, detail: m.detail,
+      }));
   },
 };
 window.pvwBenchReady = true;
