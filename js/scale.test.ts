@@ -86,4 +86,14 @@ describe("opening a group over the budget", () => {
       kind: "warn",
     });
   });
+
+  it("leaves the index as it was (ancestor chains are shared, read-only)", () => {
+    const h = harness(200);
+    const blocks = h.index.childGroups.get("g1") ?? [];
+    for (const b of blocks.slice(0, 17)) h.scale.openGroup(b);
+    const chain = [...h.index.ancestors(blocks[17])];
+    expect(chain.length).toBeGreaterThan(1);
+    h.scale.openGroup(blocks[17]); // over the budget: the path that hands its ancestors on
+    expect(h.index.ancestors(blocks[17])).toEqual(chain);
+  });
 });

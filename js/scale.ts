@@ -70,7 +70,7 @@ export function createScale(deps: ScaleDeps): Scale {
         deps.setExpanded(requested);
         return;
       }
-      const fitted = fitBudget(index, counter, requested, budget, now, [...index.ancestors(id).reverse(), id]);
+      const fitted = fitBudget(index, counter, requested, budget, now, [...[...index.ancestors(id)].reverse(), id]);
       const message = text.openGroupCut(index, id, fitted, requestedCount, budget);
       if (same(fitted.expanded, now)) deps.status.show({ text: message, kind: "warn" });
       else {

@@ -28,9 +28,10 @@ export interface Counter {
 export function createCounter(index: GraphIndex): Counter {
   const direct = new Map<string, number>();
   let loose = 0; // nodes in no group
-  for (const id of index.nodes.keys()) {
-    const g = index.ancestors(id)[0];
-    if (g === undefined) loose += 1;
+  for (const node of index.nodes.values()) {
+    // The node's own group (its innermost ancestor), if that group exists.
+    const g = node.group;
+    if (g == null || !index.groups.has(g)) loose += 1;
     else direct.set(g, (direct.get(g) ?? 0) + 1);
   }
   const calls = (g: string): number => index.calls(g).length;

@@ -22,8 +22,9 @@ export interface GraphIndex {
   /** Edges leaving / entering each node id. */
   readonly outEdges: ReadonlyMap<string, GraphEdge[]>;
   readonly inEdges: ReadonlyMap<string, GraphEdge[]>;
-  /** Groups enclosing a node or group, innermost first (a group is not its own ancestor). */
-  ancestors(id: string): string[];
+  /** Groups enclosing a node or group, innermost first (a group is not its own ancestor).
+   * Shared and frozen: copy it before changing it. */
+  ancestors(id: string): readonly string[];
   /** Every node inside a group, at any depth, in payload order. */
   descendantNodes(groupId: string): string[];
   /** Whether the node or group `id` is inside group `groupId` (at any depth). */
@@ -58,10 +59,33 @@ function push<K, V>(map: Map<K, V[]>, key: K, value: V): void {
   else map.set(key, [value]);
 }
 
+/** Shared by every id outside all groups; frozen, as every chain ancestors() returns is. */
+const NO_GROUPS: readonly string[] = Object.freeze([]);
+
+// Built for the first paint of big graphs (10k nodes: this runs once, mostly before the JIT
+// has warmed up, so every operation per node counts). Nodes are numbered in payload order;
+// an ancestor chain is one frozen array per group, shared by the group's nodes and its child
+// groups; group calls (connected pieces) are found over integer arrays, on first use.
 export function buildIndex(graph: GraphPayload): GraphIndex {
-  const nodes = new Map((graph.nodes ?? []).map((n) => [n.id, n] as const));
-  const edges = new Map((graph.edges ?? []).map((e) => [e.id, e] as const));
-  const groups = new Map((graph.groups ?? []).map((g) => [g.id, g] as const));
+  const nodes = new Map<string, GraphNode>();
+  const ids: string[] = []; // node id per number: payload order, first occurrence of an id
+  const byNum: GraphNode[] = []; // the node per number (the last one given that id)
+  const numOf = new Map<string, number>();
+  for (const n of graph.nodes ?? []) {
+    const size = nodes.size;
+    nodes.set(n.id, n);
+    if (nodes.size !== size) {
+      numOf.set(n.id, ids.length);
+      ids.push(n.id);
+      byNum.push(n);
+    } else {
+      byNum[numOf.get(n.id) as number] = n;
+    }
+  }
+  const edges = new Map<string, GraphEdge>();
+  for (const e of graph.edges ?? []) edges.set(e.id, e);
+  const groups = new Map<string, GraphGroup>();
+  for (const g of graph.groups ?? []) groups.set(g.id, g);
 
   // A parent that does not exist, or a cycle in the parent links, makes a group top-level.
   const parentOf = new Map<string, string | null>();
@@ -80,14 +104,19 @@ export function buildIndex(graph: GraphPayload): GraphIndex {
       cur = parentOf.get(cur) ?? null;
     }
   }
-  const level = new Map<string, number>();
-  for (const id of groups.keys()) {
-    let depth = 0;
-    for (let cur = parentOf.get(id) ?? null; cur !== null; cur = parentOf.get(cur) ?? null) {
-      depth += 1;
+  // chainOf(g): g and the groups around it, innermost first (the ancestors of g's nodes).
+  const chains = new Map<string, readonly string[]>();
+  const chainOf = (g: string): readonly string[] => {
+    let chain = chains.get(g);
+    if (chain === undefined) {
+      const parent = parentOf.get(g) ?? null;
+      chain = Object.freeze(parent === null ? [g] : [g, ...chainOf(parent)]);
+      chains.set(g, chain);
     }
-    level.set(id, depth);
-  }
+    return chain;
+  };
+  const level = new Map<string, number>();
+  for (const id of groups.keys()) level.set(id, chainOf(id).length - 1);
 
   const childGroups = new Map<string | null, string[]>();
   for (const id of groups.keys()) push(childGroups, parentOf.get(id) ?? null, id);
@@ -99,74 +128,160 @@ export function buildIndex(graph: GraphPayload): GraphIndex {
     push(inEdges, e.target, e);
   }
 
-  const groupOfNode = (n: GraphNode): string | null =>
-    n.group != null && groups.has(n.group) ? n.group : null;
-
-  const ancestorCache = new Map<string, string[]>();
-  const ancestors = (id: string): string[] => {
-    const cached = ancestorCache.get(id);
-    if (cached) return cached;
-    const chain: string[] = [];
-    const node = nodes.get(id);
-    let cur: string | null = node ? groupOfNode(node) : (parentOf.get(id) ?? null);
-    while (cur !== null && !chain.includes(cur)) {
-      chain.push(cur);
-      cur = parentOf.get(cur) ?? null;
+  // Per node number: its ancestor chain; members (node numbers) per group, payload order.
+  const count = ids.length;
+  const nodeChain: Array<readonly string[]> = new Array(count);
+  const memberNums = new Map<string, number[]>();
+  let lastGroup: string | null | undefined; // nodes of one layer mostly come in a row:
+  let lastChain: readonly string[] = NO_GROUPS; // look their chain and member lists up once
+  let lastLists: number[][] = [];
+  for (let i = 0; i < count; i++) {
+    const g = byNum[i].group;
+    if (g !== lastGroup) {
+      lastGroup = g;
+      lastChain = g != null && groups.has(g) ? chainOf(g) : NO_GROUPS;
+      lastLists = [];
+      for (const a of lastChain) {
+        let list = memberNums.get(a);
+        if (list === undefined) {
+          list = [];
+          memberNums.set(a, list);
+        }
+        lastLists.push(list);
+      }
     }
-    ancestorCache.set(id, chain);
-    return chain;
-  };
-
-  const members = new Map<string, string[]>();
-  for (const n of nodes.values()) {
-    for (const g of ancestors(n.id)) push(members, g, n.id);
+    nodeChain[i] = lastChain;
+    for (let k = 0; k < lastLists.length; k++) lastLists[k].push(i);
   }
+  const ancestors = (id: string): readonly string[] => {
+    const i = numOf.get(id);
+    if (i !== undefined) return nodeChain[i];
+    const parent = parentOf.get(id) ?? null;
+    return parent === null ? NO_GROUPS : chainOf(parent);
+  };
+  const memberIds = new Map<string, string[]>();
+  const descendantNodes = (groupId: string): string[] => {
+    let list = memberIds.get(groupId);
+    if (list === undefined) {
+      const nums = memberNums.get(groupId);
+      if (nums === undefined) return [];
+      list = new Array<string>(nums.length);
+      for (let k = 0; k < nums.length; k++) list[k] = ids[nums[k]];
+      memberIds.set(groupId, list);
+    }
+    return list;
+  };
 
   const tops = childGroups.get(null) ?? [];
   const wrapper =
-    tops.length === 1 && nodes.size > 0 && (members.get(tops[0])?.length ?? 0) === nodes.size ? tops[0] : null;
+    tops.length === 1 && nodes.size > 0 && (memberNums.get(tops[0])?.length ?? 0) === nodes.size ? tops[0] : null;
   if (wrapper !== null) for (const [id, l] of level) level.set(id, l - 1);
   let maxLevel = -1;
   for (const l of level.values()) maxLevel = Math.max(maxLevel, l);
 
-  const callCache = new Map<string, { pieces: string[][]; of: Map<string, number> }>();
-  const callsOf = (groupId: string): { pieces: string[][]; of: Map<string, number> } => {
+  // Calls: connected pieces of the edges between a group's nodes (union-find). The call of
+  // node i in the k-th group of its chain is callSlots[slotStart[i] + k], set once that group's
+  // calls are known. Scratch arrays are shared by every group (one group at a time).
+  let succStart: Int32Array | null = null; // successors of node i: succ[succStart[i] .. succStart[i+1])
+  let succ: Int32Array = new Int32Array(0);
+  let mark: Int32Array = new Int32Array(0);
+  let local: Int32Array = new Int32Array(0);
+  let root: Int32Array = new Int32Array(0);
+  let pieceOfRoot: Int32Array = new Int32Array(0);
+  let stamp = 0;
+  const slotStart = new Int32Array(count + 1);
+  for (let i = 0; i < count; i++) slotStart[i + 1] = slotStart[i] + nodeChain[i].length;
+  const callSlots = new Int32Array(slotStart[count]);
+  const callCache = new Map<string, string[][]>();
+
+  const prepare = (): Int32Array => {
+    const from = new Int32Array(edges.size);
+    const to = new Int32Array(edges.size);
+    const start = new Int32Array(count + 1);
+    let m = 0;
+    for (const e of edges.values()) {
+      const s = numOf.get(e.source);
+      const t = numOf.get(e.target);
+      if (s === undefined || t === undefined) continue;
+      from[m] = s;
+      to[m] = t;
+      m += 1;
+      start[s + 1] += 1;
+    }
+    for (let i = 0; i < count; i++) start[i + 1] += start[i];
+    succ = new Int32Array(m);
+    const fill = start.slice(0, count);
+    for (let k = 0; k < m; k++) succ[fill[from[k]]++] = to[k];
+    mark = new Int32Array(count);
+    local = new Int32Array(count);
+    root = new Int32Array(count);
+    pieceOfRoot = new Int32Array(count);
+    return start;
+  };
+  const find = (k: number): number => {
+    let r = k;
+    while (root[r] !== r) r = root[r];
+    // Compress the whole path: long chains (a 10k-node model) would make this quadratic.
+    while (root[k] !== r) {
+      const next = root[k];
+      root[k] = r;
+      k = next;
+    }
+    return r;
+  };
+  const callsOf = (groupId: string): string[][] => {
     const cached = callCache.get(groupId);
     if (cached) return cached;
-    const inside = members.get(groupId) ?? [];
-    const root = new Map(inside.map((n) => [n, n] as const));
-    const find = (n: string): string => {
-      let r = n;
-      while (root.get(r) !== r) r = root.get(r) as string;
-      // Compress the whole path: long chains (a 10k-node model) would make this quadratic.
-      for (let c = n; c !== r; ) {
-        const next = root.get(c) as string;
-        root.set(c, r);
-        c = next;
-      }
-      return r;
-    };
-    for (const n of inside) {
-      for (const e of outEdges.get(n) ?? []) {
-        if (root.has(e.target)) root.set(find(e.source), find(e.target));
-      }
-    }
-    const pieceOf = new Map<string, number>();
+    const inside = memberNums.get(groupId);
     const pieces: string[][] = [];
-    const of = new Map<string, number>();
-    for (const n of inside) {
-      const r = find(n);
-      if (!pieceOf.has(r)) {
-        pieceOf.set(r, pieces.length);
-        pieces.push([]);
+    if (inside !== undefined) {
+      succStart ??= prepare();
+      const starts = succStart;
+      stamp += 1;
+      const n = inside.length;
+      for (let k = 0; k < n; k++) {
+        const i = inside[k];
+        mark[i] = stamp;
+        local[i] = k;
+        root[k] = k;
+        pieceOfRoot[k] = -1;
       }
-      const k = pieceOf.get(r) as number;
-      pieces[k].push(n);
-      of.set(n, k);
+      for (let k = 0; k < n; k++) {
+        const i = inside[k];
+        for (let s = starts[i], end = starts[i + 1]; s < end; s++) {
+          const j = succ[s];
+          if (mark[j] === stamp) {
+            const a = find(k);
+            const b = find(local[j]);
+            if (a !== b) root[a] = b;
+          }
+        }
+      }
+      const depth = (chains.get(groupId) as readonly string[]).length;
+      for (let k = 0; k < n; k++) {
+        const r = find(k);
+        let piece = pieceOfRoot[r];
+        if (piece < 0) {
+          piece = pieces.length;
+          pieceOfRoot[r] = piece;
+          pieces.push([]);
+        }
+        const i = inside[k];
+        pieces[piece].push(ids[i]);
+        callSlots[slotStart[i] + nodeChain[i].length - depth] = piece;
+      }
     }
-    const result = { pieces, of };
-    callCache.set(groupId, result);
-    return result;
+    callCache.set(groupId, pieces);
+    return pieces;
+  };
+  const callOf = (groupId: string, nodeId: string): number => {
+    const i = numOf.get(nodeId);
+    const chain = chains.get(groupId);
+    if (i === undefined || chain === undefined) return 0;
+    const k = nodeChain[i].length - chain.length;
+    if (k < 0 || nodeChain[i][k] !== groupId) return 0;
+    if (!callCache.has(groupId)) callsOf(groupId);
+    return callSlots[slotStart[i] + k];
   };
 
   return {
@@ -181,10 +296,10 @@ export function buildIndex(graph: GraphPayload): GraphIndex {
     outEdges,
     inEdges,
     ancestors,
-    descendantNodes: (groupId) => members.get(groupId) ?? [],
+    descendantNodes,
     contains: (groupId, id) => ancestors(id).includes(groupId),
-    calls: (groupId) => callsOf(groupId).pieces,
-    callOf: (groupId, nodeId) => callsOf(groupId).of.get(nodeId) ?? 0,
+    calls: callsOf,
+    callOf,
   };
 }
 

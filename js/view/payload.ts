@@ -80,23 +80,30 @@ export function readGraph(raw: unknown): { payload: GraphPayload; error: string 
   }
 }
 
-/** table[k], or a PayloadError naming the broken reference: "<where()> index <k> is out of
- * range". `where` is only called then (building its text for every reference costs more than
- * all the rest of decoding). */
-function at<T>(table: readonly T[], k: unknown, where: () => string): T {
-  if (typeof k === "number" && Number.isInteger(k) && k >= 0 && k < table.length) return table[k];
+function inRange(table: readonly unknown[], k: unknown): k is number {
+  return typeof k === "number" && Number.isInteger(k) && k >= 0 && k < table.length;
+}
+
+/** The error for a reference `k` that is not in `table`: "<where> index <k> is out of range".
+ * Callers build `where` only then (building its text for every reference costs more than all
+ * the rest of decoding), and look entries up inline: this runs once per node, edge and slot of
+ * the first paint, mostly before the JIT has warmed up. */
+function outOfRange(table: readonly unknown[], k: unknown, where: string): PayloadError {
   const shown = k === undefined ? "undefined" : JSON.stringify(k);
-  throw new PayloadError(`${where()} index ${shown} is out of range (table has ${table.length})`);
+  return new PayloadError(`${where} index ${shown} is out of range (table has ${table.length})`);
 }
 
 function readSites(doc: Json): Site[] {
   const files = doc.files as string[];
   return (doc.sites as unknown[]).map((site, k) => {
     if (!Array.isArray(site) || site.length !== 3) throw new PayloadError(`sites[${k}]: expected [file, line, function]`);
-    const file = at(files, site[0], () => `sites[${k}]: file`);
-    return { file, line: site[1] as number, function: site[2] as string | null };
+    const f: unknown = site[0];
+    if (!inRange(files, f)) throw outOfRange(files, f, `sites[${k}]: file`);
+    return { file: files[f], line: site[1] as number, function: site[2] as string | null };
   });
 }
+
+const NO_SLOTS: readonly SlotName[] = [];
 
 function decodeV2(doc: Json): GraphPayload {
   // One frozen description per table entry, shared by every reference to it (the view only
@@ -106,65 +113,100 @@ function decodeV2(doc: Json): GraphPayload {
     const [dtype, shape, place] = t as Tensor;
     return Object.freeze({ dtype, shape: shape === null ? null : Object.freeze([...shape]) as number[], place });
   });
-  const grad = (k: unknown, where: () => string): GradInfo | null =>
-    k === null || k === undefined ? null : at(tensors, k, () => `${where()}: tensor`);
+  /** The tensor `k` refers to (null for none); `owner` names the referrer in an error. */
+  const grad = (k: unknown, owner: string, id: unknown): GradInfo | null => {
+    if (k === null || k === undefined) return null;
+    if (inRange(tensors, k)) return tensors[k];
+    throw outOfRange(tensors, k, `${owner} ${String(id)}: tensor`);
+  };
   const sites = readSites(doc);
   const ops = (doc.ops ?? {}) as Signatures;
 
   const slots = (n: Json, side: "inputs" | "outputs"): SlotInfo[] => {
+    const entries = n[side] as unknown[] | null | undefined;
+    if (entries === undefined || entries === null) return [];
+    if (!Array.isArray(entries)) throw new PayloadError(`node ${String(n.id)}: "${side}" is not an array`);
     const op = n.name as string;
-    const signature = (Object.prototype.hasOwnProperty.call(ops, op) ? ops[op][side] : undefined) ?? [];
-    return ((n[side] ?? []) as unknown[]).map((entry, j) => {
-      const where = (): string => `node ${String(n.id)} ${side}[${j}]`;
+    const signature = (Object.prototype.hasOwnProperty.call(ops, op) ? ops[op][side] : undefined) ?? NO_SLOTS;
+    const out: SlotInfo[] = [];
+    for (let j = 0; j < entries.length; j++) {
+      const entry = entries[j];
       const spelled = entry !== null && typeof entry === "object";
-      const named = spelled
-        ? (entry as SlotName)
-        : at(signature, j, () => `${where()}: ops[${JSON.stringify(op)}].${side} slot`);
-      const g = grad(spelled ? (entry as { grad?: number }).grad : entry, where) ?? UNKNOWN;
-      return { name: named.name, tensor: named.tensor ?? null, dtype: g.dtype, shape: g.shape, place: g.place };
-    });
+      let named: SlotName;
+      if (spelled) named = entry as SlotName;
+      else if (inRange(signature, j)) named = signature[j];
+      else throw outOfRange(signature, j, `node ${String(n.id)} ${side}[${j}]: ops[${JSON.stringify(op)}].${side} slot`);
+      const k = spelled ? (entry as { grad?: number }).grad : entry;
+      let g = UNKNOWN;
+      if (k !== null && k !== undefined) {
+        if (!inRange(tensors, k)) throw outOfRange(tensors, k, `node ${String(n.id)} ${side}[${j}]: tensor`);
+        g = tensors[k];
+      }
+      out.push({ name: named.name, tensor: named.tensor ?? null, dtype: g.dtype, shape: g.shape, place: g.place });
+    }
+    return out;
   };
 
-  const nodes: GraphNode[] = (doc.nodes as Json[]).map((n) => {
-    const where = (): string => `node ${String(n.id)}`;
+  const nodesIn = doc.nodes as Json[];
+  const nodes: GraphNode[] = [];
+  for (let k = 0; k < nodesIn.length; k++) {
+    const n = nodesIn[k];
     const p = n.param as { name: string; shape?: number[]; dtype?: string } | undefined;
-    return {
+    const s: unknown = n.call_site;
+    let site: Site | null = null;
+    if (s !== undefined) {
+      if (!inRange(sites, s)) throw outOfRange(sites, s, `node ${String(n.id)}: site`);
+      const known = sites[s];
+      site = { file: known.file, line: known.line, function: known.function };
+    }
+    nodes.push({
       id: n.id as string,
       name: n.name as string,
       ptr: n.ptr as string,
       kind: (n.kind as NodeKind | undefined) ?? "op",
       group: (n.group as string | undefined) ?? null,
       param: p === undefined ? null : { name: p.name, shape: p.shape ? [...p.shape] : null, dtype: p.dtype ?? null },
-      call_site: n.call_site === undefined ? null : { ...at(sites, n.call_site, () => `${where()}: site`) },
+      call_site: site,
       inputs: slots(n, "inputs"),
       outputs: slots(n, "outputs"),
-      tensor: grad(n.tensor, where),
-    };
-  });
+      tensor: grad(n.tensor, "node", n.id),
+    });
+  }
 
-  const outputs = new Map(nodes.map((n) => [n.id, n.outputs ?? []] as const));
-  const edges: GraphEdge[] = (doc.edges as Json[]).map((e) => {
-    const where = (): string => `edge ${String(e.id)}`;
+  // Output slots per node id, for edges that name theirs by position (built on first use).
+  let outputs: Map<string, SlotInfo[]> | null = null;
+  const edgesIn = doc.edges as Json[];
+  const edges: GraphEdge[] = [];
+  for (let k = 0; k < edgesIn.length; k++) {
+    const e = edgesIn[k];
     const source = e.source as string;
     let slot = (e.slot as string | number | undefined) ?? null;
     if (typeof slot === "number") {
-      slot = at(outputs.get(source) ?? [], slot, () => `${where()}: slot (outputs of ${source})`).name;
+      outputs ??= new Map(nodes.map((n) => [n.id, n.outputs ?? []] as const));
+      const named = outputs.get(source) ?? [];
+      if (!inRange(named, slot)) throw outOfRange(named, slot, `edge ${String(e.id)}: slot (outputs of ${source})`);
+      slot = named[slot].name;
     }
-    return {
+    edges.push({
       id: e.id as string,
       source,
       target: e.target as string,
       index: (e.index as number | undefined) ?? 0,
-      grad: grad(e.grad, where),
+      grad: grad(e.grad, "edge", e.id),
       slot,
-    };
-  });
+    });
+  }
 
-  const groups: GraphGroup[] = (doc.groups as Json[]).map((g) => ({
-    id: g.id as string,
-    name: g.name as string,
-    type: g.type as string,
-    parent: (g.parent as string | undefined) ?? null,
-  }));
+  const groupsIn = doc.groups as Json[];
+  const groups: GraphGroup[] = [];
+  for (let k = 0; k < groupsIn.length; k++) {
+    const g = groupsIn[k];
+    groups.push({
+      id: g.id as string,
+      name: g.name as string,
+      type: g.type as string,
+      parent: (g.parent as string | undefined) ?? null,
+    });
+  }
   return { schema_version: "2.0", nodes, edges, groups, meta: (doc.meta ?? {}) as Json };
 }
