@@ -7,6 +7,7 @@ import {
   groupsToDepth,
   normalizeExpanded,
   representative,
+  representer,
   reveal,
   visibleNodeCount,
 } from "./expansion";
@@ -33,6 +34,36 @@ describe.each(FIXTURE_NAMES)("expansion of %s", (name) => {
       const chain = chainFromJson(graph, n.id);
       expect(representative(index, new Set(allGroups), n.id)).toBe(n.id);
       expect(representative(index, new Set(), n.id)).toBe(chain.length ? chain[chain.length - 1] : n.id);
+    }
+  });
+
+  it("stands ids in for the same elements one by one or many against one expanded set", () => {
+    const parent = new Map(graph.groups.map((g) => [g.id, g.parent] as const));
+    const chainOf = (id: string): string[] => {
+      if (index.nodes.has(id)) return chainFromJson(graph, id);
+      const chain: string[] = [];
+      for (let g = parent.get(id) ?? null; g; g = parent.get(g) ?? null) chain.push(g);
+      return chain;
+    };
+    // Straight from the JSON: the outermost closed group, and the call of it holding `id`.
+    const expected = (open: Set<string>, id: string): string => {
+      const closed = [...chainOf(id)].reverse().find((g) => !open.has(g));
+      if (closed === undefined) return id;
+      const probe = index.nodes.has(id) ? id : graph.nodes.find((n) => chainFromJson(graph, n.id).includes(id))?.id;
+      if (probe === undefined) return closed;
+      const call = index.calls(closed).findIndex((piece) => piece.includes(probe));
+      return call === 0 ? closed : `${closed}~${call}`;
+    };
+    // Nodes and groups interleaved, in another order too.
+    const ids = [...graph.nodes.map((n) => n.id), ...allGroups];
+    const mixed = ids.map((id, k) => ids[(k * 7) % ids.length]);
+    for (let d = 0; d <= index.maxLevel + 1; d++) {
+      const open = new Set(groupsToDepth(index, d));
+      const rep = representer(index, open);
+      for (const id of [...ids, ...mixed]) {
+        expect(rep(id)).toBe(expected(open, id));
+        expect(representative(index, open, id)).toBe(expected(open, id));
+      }
     }
   });
 

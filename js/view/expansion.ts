@@ -17,21 +17,44 @@ export function groupsToDepth(index: GraphIndex, depth: number): string[] {
  * every enclosing group is expanded.
  */
 export function representative(index: GraphIndex, expanded: ReadonlySet<string>, id: string): string {
-  const chain = index.ancestors(id);
-  const probe = index.nodes.has(id) ? id : index.descendantNodes(id)[0];
-  for (let i = chain.length - 1; i >= 0; i--) {
-    if (!expanded.has(chain[i])) {
-      // One node per call of the closed group: the call this node (or group) is part of.
-      return probe === undefined ? chain[i] : instanceId(chain[i], index.callOf(chain[i], probe));
+  return representer(index, expanded)(id);
+}
+
+/**
+ * representative() for many ids against one expanded set (which must not change meanwhile).
+ * Ids with the same ancestors look for their outermost collapsed group once.
+ */
+export function representer(index: GraphIndex, expanded: ReadonlySet<string>): (id: string) => string {
+  // Position of the outermost collapsed group in each chain (known by its innermost group),
+  // -1 for none.
+  const closedIn = new Map<string, number>();
+  return (id) => {
+    const chain = index.ancestors(id);
+    if (chain.length === 0) return id;
+    let closed = closedIn.get(chain[0]);
+    if (closed === undefined) {
+      closed = -1;
+      for (let i = chain.length - 1; i >= 0; i--) {
+        if (!expanded.has(chain[i])) {
+          closed = i;
+          break;
+        }
+      }
+      closedIn.set(chain[0], closed);
     }
-  }
-  return id;
+    if (closed < 0) return id;
+    const group = chain[closed];
+    // One node per call of the closed group: the call this node (or group) is part of.
+    const probe = index.nodes.has(id) ? id : index.firstNode(id);
+    return probe === undefined ? group : instanceId(group, index.callOf(group, probe));
+  };
 }
 
 /** Number of visible nodes (real nodes plus collapsed groups) for an expanded set. */
 export function visibleNodeCount(index: GraphIndex, expanded: ReadonlySet<string>): number {
   const seen = new Set<string>();
-  for (const id of index.nodes.keys()) seen.add(representative(index, expanded, id));
+  const rep = representer(index, expanded);
+  for (const id of index.nodes.keys()) seen.add(rep(id));
   return seen.size;
 }
 

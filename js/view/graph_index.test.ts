@@ -28,6 +28,7 @@ describe.each(FIXTURE_NAMES)("index of %s", (name) => {
     for (const g of graph.groups) {
       const expected = graph.nodes.filter((n) => chainFromJson(graph, n.id).includes(g.id));
       expect(index.descendantNodes(g.id)).toEqual(expected.map((n) => n.id));
+      expect(index.firstNode(g.id)).toBe(expected[0]?.id);
       const stats = groupStats(index, g.id);
       expect(stats.params).toBe(expected.filter((n) => n.kind === "param").length);
       expect(stats.ops + stats.params).toBe(expected.length);
@@ -133,5 +134,7 @@ describe("malformed layer trees", () => {
   it("ignores a node group that does not exist", () => {
     const index = buildIndex(base);
     expect(index.ancestors("n0")).toEqual([]);
+    expect(index.firstNode("a")).toBeUndefined();
+    expect(index.descendantNodes("a")).toEqual([]);
   });
 });

@@ -27,6 +27,8 @@ export interface GraphIndex {
   ancestors(id: string): readonly string[];
   /** Every node inside a group, at any depth, in payload order. */
   descendantNodes(groupId: string): string[];
+  /** The first of those (descendantNodes(groupId)[0]), without listing the others. */
+  firstNode(groupId: string): string | undefined;
   /** Whether the node or group `id` is inside group `groupId` (at any depth). */
   contains(groupId: string, id: string): boolean;
   /**
@@ -62,28 +64,14 @@ function push<K, V>(map: Map<K, V[]>, key: K, value: V): void {
 /** Shared by every id outside all groups; frozen, as every chain ancestors() returns is. */
 const NO_GROUPS: readonly string[] = Object.freeze([]);
 
-// Built for the first paint of big graphs (10k nodes: this runs once, mostly before the JIT
-// has warmed up, so every operation per node counts). Nodes are numbered in payload order;
-// an ancestor chain is one frozen array per group, shared by the group's nodes and its child
-// groups; group calls (connected pieces) are found over integer arrays, on first use.
+// Built for the first paint of big graphs: on a 10k-node graph this runs once, mostly before
+// the JIT has warmed up, and every object it allocates is copied by the next minor GC along
+// with the decoded graph; so the per-node work is a few integer-array writes. Nodes and groups
+// are numbered in payload order; an ancestor chain is one frozen array per group, shared by
+// the group's nodes and its child groups; group members sit in one flat integer array; group
+// calls (connected pieces) are found over integer arrays on first use; the edge lists per
+// node are built on first use.
 export function buildIndex(graph: GraphPayload): GraphIndex {
-  const nodes = new Map<string, GraphNode>();
-  const ids: string[] = []; // node id per number: payload order, first occurrence of an id
-  const byNum: GraphNode[] = []; // the node per number (the last one given that id)
-  const numOf = new Map<string, number>();
-  for (const n of graph.nodes ?? []) {
-    const size = nodes.size;
-    nodes.set(n.id, n);
-    if (nodes.size !== size) {
-      numOf.set(n.id, ids.length);
-      ids.push(n.id);
-      byNum.push(n);
-    } else {
-      byNum[numOf.get(n.id) as number] = n;
-    }
-  }
-  const edges = new Map<string, GraphEdge>();
-  for (const e of graph.edges ?? []) edges.set(e.id, e);
   const groups = new Map<string, GraphGroup>();
   for (const g of graph.groups ?? []) groups.set(g.id, g);
 
@@ -104,94 +92,121 @@ export function buildIndex(graph: GraphPayload): GraphIndex {
       cur = parentOf.get(cur) ?? null;
     }
   }
-  // chainOf(g): g and the groups around it, innermost first (the ancestors of g's nodes).
-  const chains = new Map<string, readonly string[]>();
-  const chainOf = (g: string): readonly string[] => {
-    let chain = chains.get(g);
+  // Group numbers; per number: the parent's (-1 for none) and the chain of the group and the
+  // groups around it, innermost first (what ancestors() gives for the group's nodes).
+  const groupIds = [...groups.keys()];
+  const groupNum = new Map<string, number>();
+  for (let a = 0; a < groupIds.length; a++) groupNum.set(groupIds[a], a);
+  const parentNum = new Int32Array(groupIds.length);
+  for (let a = 0; a < groupIds.length; a++) {
+    const parent = parentOf.get(groupIds[a]) ?? null;
+    parentNum[a] = parent === null ? -1 : (groupNum.get(parent) as number);
+  }
+  const chains: Array<readonly string[] | undefined> = new Array(groupIds.length);
+  const chainOf = (a: number): readonly string[] => {
+    let chain = chains[a];
     if (chain === undefined) {
-      const parent = parentOf.get(g) ?? null;
-      chain = Object.freeze(parent === null ? [g] : [g, ...chainOf(parent)]);
-      chains.set(g, chain);
+      const p = parentNum[a];
+      chain = Object.freeze(p < 0 ? [groupIds[a]] : [groupIds[a], ...chainOf(p)]);
+      chains[a] = chain;
     }
     return chain;
   };
   const level = new Map<string, number>();
-  for (const id of groups.keys()) level.set(id, chainOf(id).length - 1);
+  for (let a = 0; a < groupIds.length; a++) level.set(groupIds[a], chainOf(a).length - 1);
 
   const childGroups = new Map<string | null, string[]>();
-  for (const id of groups.keys()) push(childGroups, parentOf.get(id) ?? null, id);
+  for (const id of groupIds) push(childGroups, parentOf.get(id) ?? null, id);
 
-  const outEdges = new Map<string, GraphEdge[]>();
-  const inEdges = new Map<string, GraphEdge[]>();
-  for (const e of edges.values()) {
-    push(outEdges, e.source, e);
-    push(inEdges, e.target, e);
-  }
-
-  // Per node number: its ancestor chain; members (node numbers) per group, payload order.
-  const count = ids.length;
-  const nodeChain: Array<readonly string[]> = new Array(count);
-  const memberNums = new Map<string, number[]>();
-  let lastGroup: string | null | undefined; // nodes of one layer mostly come in a row:
-  let lastChain: readonly string[] = NO_GROUPS; // look their chain and member lists up once
-  let lastLists: number[][] = [];
-  for (let i = 0; i < count; i++) {
-    const g = byNum[i].group;
-    if (g !== lastGroup) {
-      lastGroup = g;
-      lastChain = g != null && groups.has(g) ? chainOf(g) : NO_GROUPS;
-      lastLists = [];
-      for (const a of lastChain) {
-        let list = memberNums.get(a);
-        if (list === undefined) {
-          list = [];
-          memberNums.set(a, list);
-        }
-        lastLists.push(list);
-      }
+  // Node numbers (payload order, first occurrence of an id) and each one's own group number
+  // (-1 for none; a group that does not exist is none; the last node given an id counts).
+  const nodeList = graph.nodes ?? [];
+  const nodes = new Map<string, GraphNode>();
+  const ids: string[] = [];
+  const numOf = new Map<string, number>();
+  const groupOf = new Int32Array(nodeList.length);
+  for (const n of nodeList) {
+    const g = n.group;
+    const a = g == null ? -1 : (groupNum.get(g) ?? -1);
+    const size = nodes.size;
+    nodes.set(n.id, n);
+    if (nodes.size !== size) {
+      groupOf[ids.length] = a;
+      numOf.set(n.id, ids.length);
+      ids.push(n.id);
+    } else {
+      groupOf[numOf.get(n.id) as number] = a;
     }
-    nodeChain[i] = lastChain;
-    for (let k = 0; k < lastLists.length; k++) lastLists[k].push(i);
   }
+  const count = ids.length;
+  const edges = new Map<string, GraphEdge>();
+  for (const e of graph.edges ?? []) edges.set(e.id, e);
+
+  // Members of group a, payload order: memberAt[memberStart[a] .. memberStart[a + 1]).
+  const memberStart = new Int32Array(groupIds.length + 1);
+  for (let i = 0; i < count; i++) {
+    for (let a = groupOf[i]; a >= 0; a = parentNum[a]) memberStart[a + 1] += 1;
+  }
+  for (let a = 0; a < groupIds.length; a++) memberStart[a + 1] += memberStart[a];
+  const memberAt = new Int32Array(memberStart[groupIds.length]);
+  const fill = memberStart.slice(0, groupIds.length);
+  for (let i = 0; i < count; i++) {
+    for (let a = groupOf[i]; a >= 0; a = parentNum[a]) memberAt[fill[a]++] = i;
+  }
+  const size = (a: number): number => memberStart[a + 1] - memberStart[a];
+
   const ancestors = (id: string): readonly string[] => {
     const i = numOf.get(id);
-    if (i !== undefined) return nodeChain[i];
-    const parent = parentOf.get(id) ?? null;
-    return parent === null ? NO_GROUPS : chainOf(parent);
+    if (i !== undefined) return groupOf[i] < 0 ? NO_GROUPS : chainOf(groupOf[i]);
+    const a = groupNum.get(id);
+    return a === undefined || parentNum[a] < 0 ? NO_GROUPS : chainOf(parentNum[a]);
   };
   const memberIds = new Map<string, string[]>();
   const descendantNodes = (groupId: string): string[] => {
     let list = memberIds.get(groupId);
     if (list === undefined) {
-      const nums = memberNums.get(groupId);
-      if (nums === undefined) return [];
-      list = new Array<string>(nums.length);
-      for (let k = 0; k < nums.length; k++) list[k] = ids[nums[k]];
+      const a = groupNum.get(groupId);
+      if (a === undefined || size(a) === 0) return [];
+      list = [];
+      for (let k = memberStart[a]; k < memberStart[a + 1]; k++) list.push(ids[memberAt[k]]);
       memberIds.set(groupId, list);
     }
     return list;
   };
 
   const tops = childGroups.get(null) ?? [];
-  const wrapper =
-    tops.length === 1 && nodes.size > 0 && (memberNums.get(tops[0])?.length ?? 0) === nodes.size ? tops[0] : null;
+  const wrapper = tops.length === 1 && count > 0 && size(groupNum.get(tops[0]) as number) === count ? tops[0] : null;
   if (wrapper !== null) for (const [id, l] of level) level.set(id, l - 1);
   let maxLevel = -1;
   for (const l of level.values()) maxLevel = Math.max(maxLevel, l);
 
-  // Calls: connected pieces of the edges between a group's nodes (union-find). The call of
-  // node i in the k-th group of its chain is callSlots[slotStart[i] + k], set once that group's
-  // calls are known. Scratch arrays are shared by every group (one group at a time).
+  let adjacency: { out: Map<string, GraphEdge[]>; in: Map<string, GraphEdge[]> } | null = null;
+  const edgeLists = (): { out: Map<string, GraphEdge[]>; in: Map<string, GraphEdge[]> } => {
+    if (adjacency === null) {
+      adjacency = { out: new Map(), in: new Map() };
+      for (const e of edges.values()) {
+        push(adjacency.out, e.source, e);
+        push(adjacency.in, e.target, e);
+      }
+    }
+    return adjacency;
+  };
+
+  // Calls: connected pieces of the edges between a group's members (union-find over member
+  // positions). The call of node i in the k-th group of its chain is callAt[callStart[i] + k],
+  // once that group's calls are known. Scratch arrays are shared by every group (one at a time).
   let succStart: Int32Array | null = null; // successors of node i: succ[succStart[i] .. succStart[i+1])
-  let succ: Int32Array = new Int32Array(0);
-  let mark: Int32Array = new Int32Array(0);
-  let local: Int32Array = new Int32Array(0);
-  let root: Int32Array = new Int32Array(0);
-  let pieceOfRoot: Int32Array = new Int32Array(0);
+  let succ = new Int32Array(0);
+  let mark = new Int32Array(0);
+  let local = new Int32Array(0);
+  let root = new Int32Array(0);
+  let pieceOfRoot = new Int32Array(0);
   let stamp = 0;
-  const slotStart = new Int32Array(count + 1);
-  for (let i = 0; i < count; i++) slotStart[i + 1] = slotStart[i] + nodeChain[i].length;
-  const callSlots = new Int32Array(slotStart[count]);
+  const depth = new Int32Array(groupIds.length); // chain length per group
+  for (let a = 0; a < groupIds.length; a++) depth[a] = chainOf(a).length;
+  const callStart = new Int32Array(count + 1);
+  for (let i = 0; i < count; i++) callStart[i + 1] = callStart[i] + (groupOf[i] < 0 ? 0 : depth[groupOf[i]]);
+  const callAt = new Int32Array(memberAt.length);
   const callCache = new Map<string, string[][]>();
 
   const prepare = (): Int32Array => {
@@ -210,8 +225,8 @@ export function buildIndex(graph: GraphPayload): GraphIndex {
     }
     for (let i = 0; i < count; i++) start[i + 1] += start[i];
     succ = new Int32Array(m);
-    const fill = start.slice(0, count);
-    for (let k = 0; k < m; k++) succ[fill[from[k]]++] = to[k];
+    const next = start.slice(0, count);
+    for (let k = 0; k < m; k++) succ[next[from[k]]++] = to[k];
     mark = new Int32Array(count);
     local = new Int32Array(count);
     root = new Int32Array(count);
@@ -232,32 +247,32 @@ export function buildIndex(graph: GraphPayload): GraphIndex {
   const callsOf = (groupId: string): string[][] => {
     const cached = callCache.get(groupId);
     if (cached) return cached;
-    const inside = memberNums.get(groupId);
+    const a = groupNum.get(groupId);
     const pieces: string[][] = [];
-    if (inside !== undefined) {
+    if (a !== undefined && size(a) > 0) {
       succStart ??= prepare();
       const starts = succStart;
+      const first = memberStart[a];
+      const n = size(a);
       stamp += 1;
-      const n = inside.length;
       for (let k = 0; k < n; k++) {
-        const i = inside[k];
+        const i = memberAt[first + k];
         mark[i] = stamp;
         local[i] = k;
         root[k] = k;
         pieceOfRoot[k] = -1;
       }
       for (let k = 0; k < n; k++) {
-        const i = inside[k];
+        const i = memberAt[first + k];
         for (let s = starts[i], end = starts[i + 1]; s < end; s++) {
           const j = succ[s];
           if (mark[j] === stamp) {
-            const a = find(k);
-            const b = find(local[j]);
-            if (a !== b) root[a] = b;
+            const x = find(k);
+            const y = find(local[j]);
+            if (x !== y) root[x] = y;
           }
         }
       }
-      const depth = (chains.get(groupId) as readonly string[]).length;
       for (let k = 0; k < n; k++) {
         const r = find(k);
         let piece = pieceOfRoot[r];
@@ -266,9 +281,9 @@ export function buildIndex(graph: GraphPayload): GraphIndex {
           pieceOfRoot[r] = piece;
           pieces.push([]);
         }
-        const i = inside[k];
+        const i = memberAt[first + k];
         pieces[piece].push(ids[i]);
-        callSlots[slotStart[i] + nodeChain[i].length - depth] = piece;
+        callAt[callStart[i] + depth[groupOf[i]] - depth[a]] = piece;
       }
     }
     callCache.set(groupId, pieces);
@@ -276,12 +291,12 @@ export function buildIndex(graph: GraphPayload): GraphIndex {
   };
   const callOf = (groupId: string, nodeId: string): number => {
     const i = numOf.get(nodeId);
-    const chain = chains.get(groupId);
-    if (i === undefined || chain === undefined) return 0;
-    const k = nodeChain[i].length - chain.length;
-    if (k < 0 || nodeChain[i][k] !== groupId) return 0;
+    const a = groupNum.get(groupId);
+    if (i === undefined || a === undefined || groupOf[i] < 0) return 0;
+    const k = depth[groupOf[i]] - depth[a]; // group a's place in node i's chain, if it is on it
+    if (k < 0 || chainOf(groupOf[i])[k] !== groupId) return 0;
     if (!callCache.has(groupId)) callsOf(groupId);
-    return callSlots[slotStart[i] + k];
+    return callAt[callStart[i] + k];
   };
 
   return {
@@ -293,10 +308,18 @@ export function buildIndex(graph: GraphPayload): GraphIndex {
     level,
     wrapper,
     maxLevel,
-    outEdges,
-    inEdges,
+    get outEdges() {
+      return edgeLists().out;
+    },
+    get inEdges() {
+      return edgeLists().in;
+    },
     ancestors,
     descendantNodes,
+    firstNode: (groupId) => {
+      const a = groupNum.get(groupId);
+      return a === undefined || size(a) === 0 ? undefined : ids[memberAt[memberStart[a]]];
+    },
     contains: (groupId, id) => ancestors(id).includes(groupId),
     calls: callsOf,
     callOf,

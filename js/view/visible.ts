@@ -1,6 +1,6 @@
 // The graph as drawn for one expanded set: real nodes, collapsed groups standing in for what
 // they hold, expanded groups as clusters, and edges merged per (visible source, target) pair.
-import { representative } from "./expansion";
+import { representer } from "./expansion";
 import { instanceId, parseInstanceId, type GraphIndex } from "./graph_index";
 import type { GraphEdge, GraphGroup, GraphNode } from "./types";
 
@@ -66,17 +66,18 @@ export function probeOf(index: GraphIndex, id: string): string | undefined {
 }
 
 export function buildVisibleGraph(index: GraphIndex, expanded: ReadonlySet<string>): VisibleGraph {
-  const repOf = new Map<string, string>();
-  for (const id of index.nodes.keys()) repOf.set(id, representative(index, expanded, id));
-  for (const id of index.groups.keys()) repOf.set(id, representative(index, expanded, id));
+  const repOf = new Map<string, string>(); // nodes, then groups
+  const representative = representer(index, expanded);
   /** The instance of (expanded) group g that holds node n. */
   const around = (g: string, n: string): string => instanceId(g, index.callOf(g, n));
 
   const nodes: VisibleNode[] = [];
   const nodeById = new Map<string, VisibleNode>();
   const shown = new Set<string>(); // expanded group instances with something on screen
+  const shownGroups = new Set<string>(); // and the groups they are calls of
   for (const id of index.nodes.keys()) {
-    const rep = repOf.get(id) as string;
+    const rep = representative(id);
+    repOf.set(id, rep);
     if (nodeById.has(rep)) continue;
     const node = index.nodes.get(rep) ?? null;
     const inst = node ? null : parseInstanceId(index, rep);
@@ -93,12 +94,17 @@ export function buildVisibleGraph(index: GraphIndex, expanded: ReadonlySet<strin
     };
     nodes.push(vn);
     nodeById.set(rep, vn);
-    for (const g of outer) shown.add(around(g, id));
+    for (const g of outer) {
+      shown.add(around(g, id));
+      shownGroups.add(g);
+    }
   }
+  for (const id of index.groups.keys()) repOf.set(id, representative(id));
 
   const clusters: VisibleCluster[] = [];
   const clusterById = new Map<string, VisibleCluster>();
   for (const [gid, group] of index.groups) {
+    if (!shownGroups.has(gid)) continue; // (and its calls need not be known)
     const pieces = index.calls(gid);
     pieces.forEach((piece, call) => {
       const id = instanceId(gid, call);
