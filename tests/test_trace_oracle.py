@@ -189,6 +189,6 @@ def test_replay_of_a_large_graph_aligns_paddles_dump_of_copied_nodes(tmp_path, m
     model, _ = lenet_and_input()
     y = model(paddle.randn([1, 3, 32, 32]))
     graph = nested_graph(y)
-    assert graph["meta"]["annotations"] == ["dump"]
+    assert "dump" in graph["meta"]["annotations"] and "vlog" not in graph["meta"]["annotations"]
     y.sum().backward(dump_backward_graph_path=str(tmp_path))
     assert_matches_dump(graph, restrict_dump(read_dump(tmp_path), [ptr_of(y)]))

@@ -7,10 +7,13 @@ from typing import Any
 
 from ..graph.model import GradInfo
 from .annotate import Annotations, EdgeNote
-from .backward_capture import CapturedBackward
-from .log_annotations import align_copied_runs, copied_dump_edges, from_dump, from_log
+from .copy_alignment import align_copied_dump, rekey_copied_runs
+from .log_annotations import from_dump, from_log
+from .log_parser import ParsedLog
+from .param_groups import add_param_groups
 from .params import param_infos_by_ptr
-from .replay import discover_model, find_leaves, graph_was_freed, replay_backward
+from .replay import discover_model, find_leaves
+from .replay_annotations import UNNAMED_LEAVES_NOTICE, bare_leaf_edges, replay_into
 from .session import RECENT_SESSIONS, SLOT_LOG_MAX_NODES, BackwardRecord, TraceSession
 from .walk import ACCUMULATION_NODE, WalkResult, next_ptrs
 
@@ -41,20 +44,14 @@ def _record_contains(record: BackwardRecord, graph: _Graph) -> bool:
     return all(root.ptr in record.node_ptrs() for root in graph.roots)
 
 
-def _add_captured(ann: Annotations, captured: CapturedBackward, graph: _Graph, copies: bool,
-                  record_walk: WalkResult) -> None:  # fmt: skip
-    """``record_walk``: the graph the backward ran on (what copied nodes are aligned to)."""
+def _add_captured(ann: Annotations, record: BackwardRecord, graph: _Graph) -> None:
+    """What one traced backward said about this graph. A ``paddle.grad`` ran on copies of the
+    nodes: those are paired with ours by structure (copy_alignment), never by name alone."""
+    captured = record.captured
     log, dump = captured.log, captured.dump
     dump_edges: dict[tuple[int, int], EdgeNote] = {}
-    if copies and (log is not None or dump is not None):
-        # paddle.grad ran on copies of the nodes: re-key what it logged to our pointers.
-        same = record_walk is graph.walk
-        roots = [(n.ptr, n.name) for n in (record_walk.nodes[i] for i in record_walk.root_indices)]
-        nexts = graph.nexts if same else next_ptrs(record_walk)
-        names = graph.names if same else {n.ptr: n.name for n in record_walk.nodes}
-        log = align_copied_runs(log, roots, nexts, names) if log is not None else None
-        if dump is not None:
-            dump_edges = copied_dump_edges(dump, roots, nexts, names)
+    if record.copies:
+        log, dump_edges = _copied(record, graph, ann)
     elif dump is not None:
         dump_edges = from_dump(dump, graph.nexts)
     if captured.problems and ann.notice is None:  # e.g. this Paddle cannot switch VLOG on
@@ -68,9 +65,35 @@ def _add_captured(ann: Annotations, captured: CapturedBackward, graph: _Graph, c
     if dump_edges:
         ann.add_edges(dump_edges)
         ann.sources.append("dump")
-    if not copies:
+    if not record.copies:
         for ptr, site in captured.call_sites.items():
             ann.call_sites.setdefault(ptr, site)
+
+
+def _copied(
+    record: BackwardRecord, graph: _Graph, ann: Annotations
+) -> tuple[ParsedLog | None, dict[tuple[int, int], EdgeNote]]:
+    dump = record.captured.dump
+    if dump is None or record.targets is None:
+        return None, {}
+    walk = record.walk()
+    nexts = next_ptrs(walk)
+    names = {n.ptr: n.name for n in walk.nodes}
+    targeted = {e.target for e in walk.edges}
+    roots = [walk.nodes[i].ptr for i in walk.root_indices if i not in targeted]
+    shapes = {ptr: info.shape for ptr, info in ann.params.items()}
+    aligned = align_copied_dump(dump, roots, nexts, names, record.targets, shapes)
+    log = record.captured.log
+    return (rekey_copied_runs(log, aligned.nodes) if log is not None else None), aligned.edges
+
+
+def _scopes_match(session: TraceSession, graph: _Graph, trusted: bool) -> bool:
+    scopes = session.scopes
+    if scopes is None:
+        return False
+    seen = [p for p in graph.ops if p in scopes.node_names]
+    agree = sum(1 for p in seen if scopes.node_names[p] == graph.names[p])
+    return bool(agree) and (trusted or agree >= SCOPE_MATCH_FRACTION * len(seen))
 
 
 def _add_scopes(ann: Annotations, session: TraceSession, graph: _Graph, trusted: bool) -> bool:
@@ -78,11 +101,7 @@ def _add_scopes(ann: Annotations, session: TraceSession, graph: _Graph, trusted:
     session contains this graph, so its nodes were alive throughout and cannot be reused
     addresses; otherwise most op nodes the session knows must agree on their names."""
     scopes = session.scopes
-    if scopes is None:
-        return False
-    seen = [p for p in graph.ops if p in scopes.node_names]
-    agree = sum(1 for p in seen if scopes.node_names[p] == graph.names[p])
-    if not agree or (not trusted and agree < SCOPE_MATCH_FRACTION * len(seen)):
+    if scopes is None or not _scopes_match(session, graph, trusted):
         return False
     mine = scopes.restricted_to(
         p for p in graph.names if scopes.node_names.get(p, graph.names[p]) == graph.names[p]
@@ -97,46 +116,53 @@ def _add_scopes(ann: Annotations, session: TraceSession, graph: _Graph, trusted:
     return True
 
 
+def _traced(graph: _Graph) -> tuple[TraceSession | None, list[BackwardRecord]]:
+    """The newest trace() session that saw this graph, and its backward runs over it."""
+    for session in RECENT_SESSIONS.newest_first():
+        records = [r for r in session.records if _record_contains(r, graph)]
+        if records or _scopes_match(session, graph, trusted=False):
+            return session, records
+    return None, []
+
+
 def collect_annotations(
     walk: WalkResult, roots: list[Any], *, model: Any = None, params: Any = None,
     replay: bool = True,
 ) -> Annotations:  # fmt: skip
     graph = _Graph(walk)
     ann = Annotations()
-    session_model = None
-    for session in RECENT_SESSIONS.newest_first():
-        records = [r for r in session.records if _record_contains(r, graph)]
-        for record in reversed(records):  # newest backward first
-            record_walk = record.walk() if record.copies else graph.walk  # only copies need it
-            _add_captured(ann, record.captured, graph, record.copies, record_walk)
-        scoped = _add_scopes(ann, session, graph, trusted=bool(records))
-        if records or scoped:
-            session_model = session.model
-            break
+    session, records = _traced(graph)
+    if session is not None and model is None:
+        model = session.model
     accumulation = {n.ptr for n in walk.nodes if n.name == ACCUMULATION_NODE}
-    model = model if model is not None else session_model
     if model is None and params is None:
         model = discover_model(accumulation)
     ann.params = param_infos_by_ptr(model=model, params=params) if (model or params) else {}
+    for record in reversed(records):  # newest backward first; Paddle's stacks before layers'
+        _add_captured(ann, record, graph)
+    if session is not None:
+        _add_scopes(ann, session, graph, trusted=bool(records))
+    if not ann.groups and ann.params:  # no trace() saw the forward: groups from ownership
+        add_param_groups(ann, walk, model)
 
-    bare = graph.edge_count() - sum(1 for n in ann.edges.values() if n.grad is not None)
-    if replay and bare > 0:
+    notice = None
+    if replay and _bare(ann, graph) > 0:
         leaves = find_leaves(accumulation, model=model, params=params)
-        try:
-            log = len(walk.nodes) <= SLOT_LOG_MAX_NODES  # as trace(slots=None) decides
-            captured = replay_backward(roots, leaves, log=log) if leaves else None
-        except Exception as exc:  # noqa: BLE001 - annotations are optional; the graph is not
-            captured = None
-            if not graph_was_freed(exc):
-                ann.notice = f"Could not replay the backward for annotations: {exc}"
-        if captured is not None:
-            # The replay ran from our roots: its graph is the one we walked.
-            _add_captured(ann, captured, graph, True, walk)
+        for ptr, info in leaves.named.items():  # the user's own variable names, e.g. "x"
+            ann.params.setdefault(ptr, info)
+        log = len(walk.nodes) <= SLOT_LOG_MAX_NODES  # as trace(slots=None) decides
+        notice = replay_into(ann, walk, graph.nexts, roots, leaves, log=log).notice
     _add_param_shaped_edges(ann, graph)
-    bare = graph.edge_count() - sum(1 for n in ann.edges.values() if n.grad is not None)
-    if bare > 0 and ann.notice is None:
-        ann.notice = NO_TRACE_NOTICE
+    if _bare(ann, graph) > 0 and ann.notice is None:
+        unnamed = bare_leaf_edges(ann, walk, accumulation)
+        if notice is None and unnamed:
+            notice = UNNAMED_LEAVES_NOTICE.format(n=unnamed)
+        ann.notice = notice or NO_TRACE_NOTICE
     return ann
+
+
+def _bare(ann: Annotations, graph: _Graph) -> int:
+    return graph.edge_count() - sum(1 for n in ann.edges.values() if n.grad is not None)
 
 
 def _add_param_shaped_edges(ann: Annotations, graph: _Graph) -> None:

@@ -4,7 +4,8 @@
 without touching any ``.grad`` and keeps the graph, so the user's state is unchanged. It needs
 the graph to be alive (backward not run yet, or run with retain_graph=True) and the leaf
 tensors, which come from ``model``/``params`` or, failing those, from the parameters Python's
-garbage collector knows about.
+garbage collector knows about, plus leaf tensors in the calling code's variables. Graphs it
+must not replay (their backward runs user code) are refused by ``replay_safety``.
 """
 
 from __future__ import annotations
@@ -12,23 +13,14 @@ from __future__ import annotations
 import gc
 import sys
 from collections.abc import Iterable
+from dataclasses import dataclass
 from types import FrameType
 from typing import Any
 
+from ..graph.model import ParamInfo
 from .backward_capture import CapturedBackward, run_captured
 from .params import accumulation_ptr
-
-
-def _candidate_leaves(model: Any, params: Any) -> list[Any]:
-    import paddle
-
-    if model is not None:
-        return list(model.parameters())
-    if params is not None:
-        values = params.values() if hasattr(params, "values") else (p for _, p in params)
-        return [p for p in values if isinstance(p, paddle.Tensor)]
-    # Parameters (EagerParamBase) are Python objects the collector tracks; plain tensors aren't.
-    return [o for o in gc.get_objects() if isinstance(o, paddle.base.framework.EagerParamBase)]
+from .tensor_info import dtype_name
 
 
 def discover_model(accumulation_ptrs: set[int]) -> Any:
@@ -61,31 +53,69 @@ def _best_layer(layers: Iterable[Any], accumulation_ptrs: set[int]) -> tuple[Any
     return best, best_key[0]
 
 
+_OWN_PACKAGES = ("paddleviz_widget", "paddle")
+
+
 def _layers_in_calling_frames(layer_type: type) -> list[Any]:
-    found: dict[int, Any] = {}
+    return list({id(v): v for _, v in _in_calling_frames(layer_type)}.values())
+
+
+def _in_calling_frames(kind: type) -> list[tuple[str, Any]]:
+    """(variable name, value) for every value of type ``kind`` in the calling frames' locals
+    and globals, innermost frame first (a notebook's ``model`` or ``x``). Frames of this
+    package and of Paddle are skipped: their variables are not the user's names."""
+    found: list[tuple[str, Any]] = []
     scanned: set[int] = set()  # a module's globals serve many frames
     frame: FrameType | None = sys._getframe(1)
     while frame is not None:
+        module = str(frame.f_globals.get("__name__", ""))
+        if module.split(".")[0] in _OWN_PACKAGES:
+            frame = frame.f_back
+            continue
         for namespace in (frame.f_locals, frame.f_globals):
             if id(namespace) in scanned:
                 continue
             scanned.add(id(namespace))
-            for value in list(namespace.values()):
-                if isinstance(value, layer_type):
-                    found.setdefault(id(value), value)
+            found += [(k, v) for k, v in list(namespace.items()) if isinstance(v, kind)]
         frame = frame.f_back
-    return list(found.values())
+    return found
 
 
-def find_leaves(accumulation_ptrs: set[int], model: Any = None, params: Any = None) -> list[Any]:
-    leaves, seen = [], set()
-    for tensor in _candidate_leaves(model, params):
-        if tensor.stop_gradient:
-            continue
+@dataclass(frozen=True)
+class Leaves:
+    """The tensors a replay differentiates for, and what is known of the others."""
+
+    tensors: list[Any]
+    ptrs: dict[int, tuple[int, ...]]  # accumulation ptr -> the shape its gradient must have
+    named: dict[int, ParamInfo]  # leaves that are not parameters, named by the user's variable
+
+
+def find_leaves(accumulation_ptrs: set[int], model: Any = None, params: Any = None) -> Leaves:
+    """Leaf tensors of the graph the replay can name: the model's parameters, the tensors in
+    ``params``, parameters the collector knows (if neither is given), and leaf tensors in the
+    calling code's variables (an input image with stop_gradient=False, for saliency)."""
+    import paddle
+
+    candidates: list[tuple[str | None, Any]] = []
+    if model is not None:
+        candidates += [(None, p) for p in model.parameters()]
+    if params is not None:
+        pairs = params.items() if hasattr(params, "items") else params
+        candidates += [(None, t) for _, t in pairs if isinstance(t, paddle.Tensor)]
+    if model is None and params is None:  # parameters are objects the collector tracks
+        param_type = paddle.base.framework.EagerParamBase
+        candidates += [(None, o) for o in gc.get_objects() if isinstance(o, param_type)]
+    candidates += [(k, t) for k, t in _in_calling_frames(paddle.Tensor) if not k.startswith("_")]
+    leaves = Leaves([], {}, {})
+    for name, tensor in candidates:
         ptr = accumulation_ptr(tensor)
-        if ptr in accumulation_ptrs and ptr not in seen:
-            seen.add(ptr)
-            leaves.append(tensor)
+        if ptr is None or ptr not in accumulation_ptrs or ptr in leaves.ptrs:
+            continue
+        shape = tuple(int(d) for d in tensor.shape)
+        leaves.tensors.append(tensor)
+        leaves.ptrs[ptr] = shape
+        if name is not None and not isinstance(tensor, paddle.base.framework.EagerParamBase):
+            leaves.named[ptr] = ParamInfo(name=name, shape=shape, dtype=dtype_name(tensor.dtype))
     return leaves
 
 

@@ -33,6 +33,9 @@ class BackwardRecord:
     roots: tuple[Any, ...]
     captured: CapturedBackward
     copies: bool  # paddle.grad runs on copies of the nodes: log pointers differ from ours
+    # paddle.grad only: the nodes of the tensors it differentiated for (None: not known, or
+    # no_grad_vars pruned more than we can tell), what its copied dump is paired by.
+    targets: frozenset[int] | None = None
     _ptrs: frozenset[int] | None = None
 
     def walk(self) -> WalkResult:
@@ -53,6 +56,16 @@ def _layer_count(model: Any) -> int:
 
 def _as_list(value: Any) -> list[Any]:
     return list(value) if isinstance(value, (list, tuple)) else [value]
+
+
+def _grad_targets(args: tuple[Any, ...], kwargs: dict[str, Any]) -> frozenset[int] | None:
+    """The GradNodes of paddle.grad's ``inputs`` (a leaf's accumulation node, else grad_fn)."""
+    inputs = args[1] if len(args) > 1 else kwargs.get("inputs")
+    no_grad_vars = args[7] if len(args) > 7 else kwargs.get("no_grad_vars")
+    if inputs is None or no_grad_vars is not None:
+        return None
+    nodes = (grad_node_of(t) for t in _as_list(inputs) if hasattr(t, "grad_fn"))
+    return frozenset(int(n.node_ptr()) for n in nodes if n is not None)
 
 
 class TraceSession:
@@ -163,6 +176,8 @@ class TraceSession:
             return original(*args, **kwargs)
         nodes = tuple(n for n in (grad_node_of(t) for t in roots if hasattr(t, "grad_fn")) if n)
         record = BackwardRecord(nodes, CapturedBackward(), copies)
+        if copies:
+            record.targets = _grad_targets(args, kwargs)
         slot_log = self.slots
         if slot_log is None:  # decide by size; the walk is kept for matching graphs later
             slot_log = len(record.node_ptrs()) <= SLOT_LOG_MAX_NODES

@@ -1,0 +1,39 @@
+"""Which graphs must not be replayed, and why, in the one line the widget shows.
+
+A replay (``paddle.grad(..., retain_graph=True)``) is side-effect free only while every node's
+backward is Paddle's own kernel. A PyLayer's backward is the user's Python: recompute's
+reentrant backward calls ``paddle.autograd.backward`` itself and writes ``.grad`` on every
+parameter it hides, other PyLayers may count calls, draw random numbers or log. And once a
+plain ``backward()`` has freed such a graph, Paddle's copy of the PyLayer node dereferences
+its released context and kills the process (3.3.1) instead of raising. Nothing in Python says
+whether a graph was freed, so the node type alone decides: no replay through a PyLayer.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable
+
+PYLAYER_PREFIX = "GradNodePyLayer"
+
+
+def is_pylayer(name: str) -> bool:
+    return name.startswith(PYLAYER_PREFIX)
+
+
+def pylayer_label(name: str) -> str:
+    """Turn "GradNodePyLayer_RecomputeFunction" into "RecomputeFunction"."""
+    return name[len(PYLAYER_PREFIX) :].lstrip("_") or "PyLayer"
+
+
+def replay_refusal(node_names: Iterable[str]) -> str | None:
+    """The notice for a graph the replay must not touch, or None if it may."""
+    kinds = Counter(pylayer_label(n) for n in node_names if is_pylayer(n))
+    if not kinds:
+        return None
+    listed = ", ".join(f"{k} ×{c}" if c > 1 else k for k, c in sorted(kinds.items()))
+    return (
+        f"Gradient shapes not replayed: this graph holds PyLayer nodes ({listed}) whose "
+        "backward runs Python code; wrap forward and backward in "
+        "`with paddleviz_widget.trace(model):` to see them."
+    )
