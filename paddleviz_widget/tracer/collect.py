@@ -151,7 +151,8 @@ def collect_annotations(
         for ptr, info in leaves.named.items():  # the user's own variable names, e.g. "x"
             ann.params.setdefault(ptr, info)
         log = len(walk.nodes) <= SLOT_LOG_MAX_NODES  # as trace(slots=None) decides
-        notice = replay_into(ann, walk, graph.nexts, roots, leaves, log=log).notice
+        traced = session is not None
+        notice = replay_into(ann, walk, graph.nexts, roots, leaves, log=log, traced=traced).notice
     _add_param_shaped_edges(ann, graph)
     if _bare(ann, graph) > 0 and ann.notice is None:
         unnamed = bare_leaf_edges(ann, walk, accumulation)

@@ -70,9 +70,11 @@ def replay_into(
     leaves: Leaves,
     *,
     log: bool,
+    traced: bool = False,
 ) -> ReplayOutcome:
-    """Replay the backward of ``roots`` for ``leaves`` and add what it says to ``ann``."""
-    refusal = replay_refusal(n.name for n in walk.nodes)
+    """Replay the backward of ``roots`` for ``leaves`` and add what it says to ``ann``.
+    ``traced``: a trace() saw the forward (the notices' advice differs)."""
+    refusal = replay_refusal((n.name for n in walk.nodes), traced=traced)
     if refusal is not None:
         return ReplayOutcome(notice=refusal)
     if not leaves.tensors:

@@ -26,14 +26,19 @@ def pylayer_label(name: str) -> str:
     return name[len(PYLAYER_PREFIX) :].lstrip("_") or "PyLayer"
 
 
-def replay_refusal(node_names: Iterable[str]) -> str | None:
-    """The notice for a graph the replay must not touch, or None if it may."""
+def replay_refusal(node_names: Iterable[str], *, traced: bool = False) -> str | None:
+    """The notice for a graph the replay must not touch, or None if it may. ``traced``: a
+    trace() saw the forward, so the advice is to run the backward inside it."""
     kinds = Counter(pylayer_label(n) for n in node_names if is_pylayer(n))
     if not kinds:
         return None
     listed = ", ".join(f"{k} ×{c}" if c > 1 else k for k, c in sorted(kinds.items()))
+    advice = (
+        "run backward() inside your `with trace(...)` block, then build the graph"
+        if traced
+        else "wrap forward and backward in `with paddleviz_widget.trace(model):`"
+    )
     return (
         f"Gradient shapes not replayed: this graph holds PyLayer nodes ({listed}) whose "
-        "backward runs Python code; wrap forward and backward in "
-        "`with paddleviz_widget.trace(model):` to see them."
+        f"backward runs Python code; {advice} to see them."
     )
