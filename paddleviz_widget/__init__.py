@@ -2,6 +2,7 @@
 
 from .compat import make_graph
 from .graph import SCHEMA_VERSION
+from .sources import build_graph_from_dump, build_graph_from_jittor
 from .tracer import TraceSession, build_graph, trace
 
 __version__ = "0.1.0"
@@ -12,6 +13,8 @@ __all__ = [
     "TraceSession",
     "__version__",
     "build_graph",
+    "build_graph_from_dump",
+    "build_graph_from_jittor",
     "make_graph",
     "trace",
 ]

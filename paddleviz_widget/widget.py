@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import os
 import pathlib
 from collections.abc import Iterable, Mapping
 from typing import Any
@@ -168,7 +169,11 @@ class GraphWidget(anywidget.AnyWidget):
         depth: int | None = None,
         **kwargs: Any,
     ) -> None:
-        payload = build_graph(y, model=model, params=params)
+        self._start(build_graph(y, model=model, params=params), height, depth, kwargs)
+
+    def _start(
+        self, payload: dict[str, Any], height: str | int, depth: int | None, kwargs: Any
+    ) -> None:
         if isinstance(height, int):
             height = f"{height}px"
         if depth is not None and depth < 0:
@@ -177,6 +182,43 @@ class GraphWidget(anywidget.AnyWidget):
         super().__init__(
             graph=payload, height=height, depth=-1 if depth is None else depth, **kwargs
         )
+
+    @classmethod
+    def _of_payload(
+        cls, payload: dict[str, Any], height: str | int, depth: int | None, kwargs: Any
+    ) -> GraphWidget:
+        widget = cls.__new__(cls)  # skips __init__, which would trace a tensor
+        widget._start(payload, height, depth, kwargs)
+        return widget
+
+    @classmethod
+    def from_dump(
+        cls,
+        path: str | os.PathLike[str],
+        *,
+        which: str | None = None,
+        height: str | int = "600px",
+        depth: int | None = None,
+        **kwargs: Any,
+    ) -> GraphWidget:
+        """The graph in the files ``loss.backward(dump_backward_graph_path=DIR)`` wrote
+        (Paddle >= 3.3), e.g. on another machine: ``path`` is DIR (its newest dump; the status
+        line says so when there are several) or one dump's .dot; ``which`` picks a dump in DIR
+        by its timestamp prefix. Layer groups and parameter names are not in a dump."""
+        from .sources.paddle_dump_dir import build_graph_from_dump
+
+        return cls._of_payload(build_graph_from_dump(path, which=which), height, depth, kwargs)
+
+    @classmethod
+    def from_jittor(
+        cls, data: Any, *, height: str | int = "600px", depth: int | None = None, **kwargs: Any
+    ) -> GraphWidget:
+        """The graph of Jittor trace data: the dict ``jt.dump_trace_data()`` returns (the data
+        JittorVis serves), or the path of a .pkl holding it. Unpickling runs whatever code the
+        file names: only pass .pkl files you made or trust."""
+        from .sources.jittor import build_graph_from_jittor
+
+        return cls._of_payload(build_graph_from_jittor(data), height, depth, kwargs)
 
     # -- view state ------------------------------------------------------------------------
 

@@ -11,6 +11,7 @@ import {
 } from "./format";
 import { callText } from "./dot";
 import { groupStats, parseInstanceId, type GraphIndex } from "./graph_index";
+import { jittorSections, jittorTooltip } from "./jittor";
 import type { GraphEdge, GraphNode, SlotInfo } from "./types";
 import type { VisibleEdge, VisibleGraph } from "./visible";
 
@@ -102,6 +103,8 @@ export function inspectNode(index: GraphIndex, id: string): Inspection | null {
       ]
     : [];
   const site = callSiteText(node);
+  // A Jittor graph holds forward and backward ops alike: their slots are plain inputs/outputs.
+  const io = index.graph.meta?.source === "jittor" ? ["Inputs", "Outputs"] : ["Backward inputs", "Backward outputs"];
   const ins = index.inEdges.get(id) ?? [];
   const outs = index.outEdges.get(id) ?? [];
   const neighbours = [
@@ -118,9 +121,10 @@ export function inspectNode(index: GraphIndex, id: string): Inspection | null {
       ...section("Parameter", param),
       ...section("Output tensor", node.tensor ? [{ label: "tensor", value: formatGradFull(node.tensor) }] : []),
       ...section("Forward call", site ? [{ label: "at", value: site, hint: callSiteText(node, true) ?? "" }] : []),
-      ...section("Backward inputs", slotItems(node.inputs)),
-      ...section("Backward outputs", slotItems(node.outputs)),
+      ...section(io[0], slotItems(node.inputs)),
+      ...section(io[1], slotItems(node.outputs)),
       ...section("Backward slots", slotsHint(index, node)),
+      ...jittorSections(index.graph, id, (ref) => refTitle(index, ref)),
       ...section("Neighbours", limited(neighbours, neighbours.length)),
     ],
   };
@@ -132,7 +136,9 @@ export const SLOTS_HINT = "not recorded for this graph; trace(model, slots=True)
 function slotsHint(index: GraphIndex, node: GraphNode): InfoItem[] {
   const sources = index.graph.meta?.annotations;
   const logged = Array.isArray(sources) && sources.includes("vlog");
-  if (logged || node.kind === "param" || node.inputs?.length || node.outputs?.length) return [];
+  // A graph read from elsewhere (a dump, Jittor) cannot be traced again: no hint to.
+  const elsewhere = typeof index.graph.meta?.source === "string";
+  if (logged || elsewhere || node.kind === "param" || node.inputs?.length || node.outputs?.length) return [];
   return [{ label: "slots", value: SLOTS_HINT }];
 }
 
@@ -298,6 +304,7 @@ export function nodeTooltip(index: GraphIndex, vg: VisibleGraph, id: string): st
     if (node.param) lines.push(`parameter ${formatGrad({ ...node.param, place: null })}`);
     if (node.tensor) lines.push(`output ${formatGradFull(node.tensor)}`);
     if (layer) lines.push(`layer ${layer}`);
+    lines.push(...jittorTooltip(index.graph, id, (ref) => refTitle(index, ref)));
     const site = callSiteText(node);
     if (site) lines.push(site);
     return lines;
