@@ -14,6 +14,10 @@ def tiny_llama(
     ``paddle.distributed.fleet.utils.recompute`` (paddleformers' own "full" granularity)."""
     from paddleformers.transformers import LlamaConfig, LlamaForCausalLM
 
+    # paddleformers recomputes whenever these three say so, whatever `recompute` says.
+    schedule = dict(
+        recompute_granularity="full", recompute_method="uniform", recompute_num_layers=1
+    )
     config = LlamaConfig(
         vocab_size=64,
         hidden_size=32,
@@ -24,10 +28,8 @@ def tiny_llama(
         max_position_embeddings=64,
         fuse_rms_norm=False,  # the fused kernel is GPU-only
         recompute=recompute,
-        recompute_granularity="full",
-        recompute_method="uniform",
-        recompute_num_layers=1,
         recompute_use_reentrant=reentrant,
+        **(schedule if recompute else {}),
     )
     model = LlamaForCausalLM(config)
     model.train()

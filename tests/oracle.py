@@ -7,13 +7,12 @@ from pathlib import Path
 from typing import Any
 
 import paddle
-
-from paddleviz_widget.tracer.paddle_dump import BackwardDump, find_dump_files, parse_backward_dot
+from dump_reader import BackwardDump, read_dump_dir
 
 
 def backward_with_dump(loss: paddle.Tensor, directory: Path, **kwargs: Any) -> BackwardDump:
     loss.backward(dump_backward_graph_path=str(directory), **kwargs)
-    return parse_backward_dot(find_dump_files(directory)["backward"].read_text())
+    return read_dump_dir(directory)
 
 
 def edge_multiset(graph: dict[str, Any]) -> collections.Counter[tuple[str, str]]:

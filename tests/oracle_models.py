@@ -17,15 +17,10 @@ from typing import Any
 import paddle
 import paddle.nn as nn
 import paddle.nn.functional as F
+from dump_reader import BackwardDump, DumpEdge, read_dump_dir
 from models import LeNet
 
 from paddleviz_widget.tracer.grad_node import grad_node_of
-from paddleviz_widget.tracer.paddle_dump import (
-    BackwardDump,
-    DumpEdge,
-    find_dump_files,
-    parse_backward_dot,
-)
 
 
 @dataclass
@@ -310,9 +305,7 @@ CASES: dict[str, Callable[[], Case]] = {
 
 def read_dump(directory: Path) -> BackwardDump:
     """The backward .dot Paddle wrote into ``directory`` (fails if there is none)."""
-    files = find_dump_files(directory)
-    assert "backward" in files, f"no backward dump in {directory}: {sorted(directory.iterdir())}"
-    return parse_backward_dot(files["backward"].read_text())
+    return read_dump_dir(directory)
 
 
 def ptr_of(tensor: paddle.Tensor) -> str:
