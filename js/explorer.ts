@@ -15,6 +15,7 @@ import { edgeTooltip, inspect, nodeTooltip } from "./view/describe";
 import * as budgetText from "./view/budget_text";
 import { DEFAULT_DOT_OPTIONS, type DotOptions, visibleGraphToDot } from "./view/dot";
 import { plural } from "./view/format";
+import { noticeLines } from "./view/pylayers";
 import {
   autoDepth,
   collapseGroup,
@@ -225,9 +226,9 @@ export function createExplorer(model: AnyModel<WidgetModel>, el: HTMLElement): (
     );
     root.dataset.visibleNodes = String(vg.nodes.length);
     root.dataset.budget = String(scale.budget);
-    const hint = index.graph.meta?.notice;
-    notice.textContent = typeof hint === "string" ? hint : "";
-    notice.hidden = !notice.textContent;
+    // One line per notice (why annotations are missing, what recompute hides, ...).
+    notice.replaceChildren(...noticeLines(index.graph).map((line) => h("div", { text: line })));
+    notice.hidden = notice.childElementCount === 0;
   }
 
   /** The depth the open groups amount to (the synced one if it fits), or null. */

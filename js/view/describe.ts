@@ -12,6 +12,7 @@ import {
 import { callText } from "./dot";
 import { groupStats, parseInstanceId, type GraphIndex } from "./graph_index";
 import { jittorSections, jittorTooltip } from "./jittor";
+import { pyLayerFacts, pyLayerSections } from "./pylayers";
 import type { GraphEdge, GraphNode, SlotInfo } from "./types";
 import type { VisibleEdge, VisibleGraph } from "./visible";
 
@@ -125,6 +126,7 @@ export function inspectNode(index: GraphIndex, id: string): Inspection | null {
       ...section(io[1], slotItems(node.outputs)),
       ...section("Backward slots", slotsHint(index, node)),
       ...jittorSections(index.graph, id, (ref) => refTitle(index, ref)),
+      ...pyLayerSections(index.graph, id),
       ...section("Neighbours", limited(neighbours, neighbours.length)),
     ],
   };
@@ -305,6 +307,8 @@ export function nodeTooltip(index: GraphIndex, vg: VisibleGraph, id: string): st
     if (node.tensor) lines.push(`output ${formatGradFull(node.tensor)}`);
     if (layer) lines.push(`layer ${layer}`);
     lines.push(...jittorTooltip(index.graph, id, (ref) => refTitle(index, ref)));
+    const py = pyLayerFacts(index.graph, id);
+    if (py?.layer) lines.push(`recomputes ${py.layer}, hiding ${plural(py.hidden.length, "parameter")}`);
     const site = callSiteText(node);
     if (site) lines.push(site);
     return lines;

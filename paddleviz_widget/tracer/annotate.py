@@ -40,9 +40,13 @@ class Annotations:
     group_of_ptr: dict[int, str] = field(default_factory=dict)
     params: dict[int, ParamInfo] = field(default_factory=dict)
     call_sites: dict[int, CallSite] = field(default_factory=dict)
-    # Where the annotations came from ("vlog", "dump", ...) and what the user should know.
+    # Where the annotations came from ("vlog", "dump", ...) and what the user should know:
+    # ``notice`` first (why annotations are missing), then further one-line ``notes``.
     sources: list[str] = field(default_factory=list)
     notice: str | None = None
+    notes: list[str] = field(default_factory=list)
+    # PyLayer nodes: what each stands for (meta "pylayers", keyed by node id).
+    pylayers: list[dict[str, Any]] = field(default_factory=list)
 
     def add_edges(self, notes: dict[tuple[int, int], EdgeNote]) -> None:
         """Fill in what is still unknown; sources added earlier win."""
@@ -101,8 +105,18 @@ def annotated_graph(
         grad, slot = (note.grad, note.slot) if note is not None else (None, None)
         edges.append(Edge(f"e{k}", f"n{e.source}", f"n{e.target}", e.slot, grad, slot))
     meta: dict[str, Any] = {"annotations": sorted(set(ann.sources))}
-    if ann.notice:
-        meta["notice"] = ann.notice
+    notices = [n for n in (ann.notice, *ann.notes) if n]
+    if notices:
+        meta["notice"] = notices[0]
+    if len(notices) > 1:
+        meta["notices"] = notices
+    if ann.pylayers:
+        index_of = {w.ptr: w.index for w in walk.nodes}
+        meta["pylayers"] = [
+            {"node": f"n{index_of[p['ptr']]}", **{k: v for k, v in p.items() if k != "ptr"}}
+            for p in ann.pylayers
+            if p["ptr"] in index_of
+        ]
     return Graph(
         nodes=tuple(nodes), edges=tuple(edges), groups=_used_groups(ann.groups, nodes), meta=meta
     )

@@ -11,7 +11,8 @@ from .copy_alignment import align_copied_dump, rekey_copied_runs
 from .log_annotations import from_dump, from_log
 from .log_parser import ParsedLog
 from .param_groups import add_param_groups
-from .params import param_infos_by_ptr
+from .params import accumulation_ptr, param_infos_by_ptr
+from .pylayer_info import PyLayerInfo, describe_pylayers, ensure_layer_group, recompute_notice
 from .replay import discover_model, find_leaves
 from .replay_annotations import UNNAMED_LEAVES_NOTICE, bare_leaf_edges, replay_into
 from .session import RECENT_SESSIONS, SLOT_LOG_MAX_NODES, BackwardRecord, TraceSession
@@ -144,6 +145,7 @@ def collect_annotations(
         _add_scopes(ann, session, graph, trusted=bool(records))
     if not ann.groups and ann.params:  # no trace() saw the forward: groups from ownership
         add_param_groups(ann, walk, model)
+    _add_pylayers(ann, _pylayers(walk, model, records), model, accumulation)
 
     notice = None
     if replay and _bare(ann, graph) > 0:
@@ -160,6 +162,41 @@ def collect_annotations(
             notice = UNNAMED_LEAVES_NOTICE.format(n=unnamed)
         ann.notice = notice or NO_TRACE_NOTICE
     return ann
+
+
+def _pylayers(walk: WalkResult, model: Any, records: list[BackwardRecord]) -> list[PyLayerInfo]:
+    """Described now, or, once a traced backward has released the contexts, as its record
+    described them before it ran."""
+    live = describe_pylayers(walk, model)
+    recorded = {i.ptr: i for r in records for i in r.pylayers if i.layer is not None}
+    return [recorded.get(i.ptr, i) if i.layer is None else i for i in live]
+
+
+def _add_pylayers(
+    ann: Annotations, infos: list[PyLayerInfo], model: Any, accumulation: set[int]
+) -> None:
+    """A recompute node goes into the group of the layer it recomputes, lists the parameters
+    it hides, and the widget says in a line what recompute hides."""
+    for info in infos:
+        entry: dict[str, Any] = {"ptr": info.ptr, "class": info.cls}
+        if info.layer is not None:
+            entry.update(layer=info.layer, layer_type=info.layer_type)
+            gid = ensure_layer_group(ann, model, info.layer)
+            if gid is not None:
+                ann.group_of_ptr[info.ptr] = gid
+        if info.hidden:
+            entry["hidden_params"] = [
+                {"name": p.name, "shape": list(p.shape or ()), "dtype": p.dtype}
+                for p in info.hidden
+            ]
+        ann.pylayers.append(entry)
+    unseen = None
+    if model is not None and infos and not any(i.hidden for i in infos):
+        trainable = (p for p in model.parameters() if not p.stop_gradient)
+        unseen = sum(1 for p in trainable if accumulation_ptr(p) not in accumulation)
+    note = recompute_notice(infos, unseen)
+    if note is not None:
+        ann.notes.append(note)
 
 
 def _bare(ann: Annotations, graph: _Graph) -> int:

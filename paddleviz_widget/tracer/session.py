@@ -16,6 +16,8 @@ from typing import Any
 from .backward_capture import DUMP_KWARG, CapturedBackward, run_captured
 from .grad_node import grad_node_of
 from .layer_scopes import LayerScopeRecorder, LayerScopes
+from .pylayer_info import PyLayerInfo, describe_pylayers
+from .replay_safety import is_pylayer
 from .stack_gate import CALL_STACK_FLAG, LibraryForwardGate
 from .walk import WalkResult, walk_backward_graph
 
@@ -36,6 +38,8 @@ class BackwardRecord:
     # paddle.grad only: the nodes of the tensors it differentiated for (None: not known, or
     # no_grad_vars pruned more than we can tell), what its copied dump is paired by.
     targets: frozenset[int] | None = None
+    # What its PyLayer nodes stand for, read before the backward releases their contexts.
+    pylayers: tuple[PyLayerInfo, ...] = ()
     _ptrs: frozenset[int] | None = None
 
     def walk(self) -> WalkResult:
@@ -46,8 +50,16 @@ class BackwardRecord:
     def node_ptrs(self) -> frozenset[int]:
         """Every GradNode of this backward's graph (walked once)."""
         if self._ptrs is None:
-            self._ptrs = frozenset(n.ptr for n in self.walk().nodes)
+            self.scan(None)
+        assert self._ptrs is not None
         return self._ptrs
+
+    def scan(self, model: Any) -> None:
+        """Walk the graph once, before it runs: its nodes, and its PyLayers' contexts."""
+        walk = self.walk()
+        self._ptrs = frozenset(n.ptr for n in walk.nodes)
+        if any(is_pylayer(n.name) for n in walk.nodes):
+            self.pylayers = tuple(describe_pylayers(walk, model))
 
 
 def _layer_count(model: Any) -> int:
@@ -178,8 +190,9 @@ class TraceSession:
         record = BackwardRecord(nodes, CapturedBackward(), copies)
         if copies:
             record.targets = _grad_targets(args, kwargs)
+        record.scan(self.model)  # kept for matching graphs later
         slot_log = self.slots
-        if slot_log is None:  # decide by size; the walk is kept for matching graphs later
+        if slot_log is None:  # decide by size
             slot_log = len(record.node_ptrs()) <= SLOT_LOG_MAX_NODES
         self._in_backward = True
         try:

@@ -1,5 +1,5 @@
-"""notebooks/quickstart.ipynb, run in a real JupyterLab: the graph is drawn, complete and
-interactive (wheel zoom, drag pan, Fit)."""
+"""notebooks/quickstart.ipynb, run in a real JupyterLab: the traced graph is drawn, complete
+and interactive (wheel zoom, drag pan, Fit); the seed's flow below it still has layer groups."""
 
 from __future__ import annotations
 
@@ -26,30 +26,45 @@ DOCS_SCREENSHOTS = REPO / "docs" / "screenshots"
 
 
 @pytest.fixture(scope="module")
-def expected_graph() -> dict:
-    """The graph the notebook's widget holds, computed here from the notebook's own code."""
+def notebook_graphs() -> list[dict]:
+    """The graphs the notebook's widgets hold, computed here from the notebook's own code:
+    build_graph's JSON, exactly what the front end receives."""
     from paddleviz_widget import GraphWidget
 
     widgets = [
         v for v in displayed_values(REPO / "notebooks" / NOTEBOOK) if isinstance(v, GraphWidget)
     ]
-    assert len(widgets) == 1, f"{NOTEBOOK} should display exactly one GraphWidget"
-    graph = widgets[0].graph  # build_graph's JSON, exactly what the front end receives
+    assert len(widgets) == 2, f"{NOTEBOOK} should display two GraphWidgets (traced, seed flow)"
+    return [w.graph for w in widgets]
+
+
+@pytest.fixture(scope="module")
+def expected_graph(notebook_graphs: list[dict]) -> dict:
+    """The first widget's graph: the traced one."""
+    graph = notebook_graphs[0]
     assert len(graph["nodes"]) > 20, "the quickstart model should give a graph worth exploring"
+    assert "layers" in graph["meta"]["annotations"] and "notice" not in graph["meta"]
     return graph
+
+
+def test_the_seed_flow_section_still_has_layer_groups(notebook_graphs) -> None:
+    traced, seed = notebook_graphs
+    assert "layers-inferred" in seed["meta"]["annotations"] and seed["meta"].get("notice")
+    assert len(seed["nodes"]) == len(traced["nodes"])
+    assert all("group" in n for n in seed["nodes"])
 
 
 def test_quickstart_draws_every_node(page, lab_server, expected_graph) -> None:
     roots = open_and_run_notebook(page, lab_server, NOTEBOOK)
-    assert roots.count() == 1
-    assert page.locator(GRAPH).count() == 1
+    assert roots.count() == 2
+    assert page.locator(GRAPH).count() == 2
 
-    svg_ids = page.locator(SVG_NODES).evaluate_all("(nodes) => nodes.map((n) => n.id)")
+    root = roots.first  # the traced graph
+    svg_ids = root.locator(SVG_NODES).evaluate_all("(nodes) => nodes.map((n) => n.id)")
     expected_ids = [f"pvw-{node['id']}" for node in expected_graph["nodes"]]
     assert len(svg_ids) == len(expected_graph["nodes"])
     assert set(svg_ids) == set(expected_ids)
 
-    root = roots.first
     status = root.locator("[data-testid=pvw-status]").inner_text()
     assert f"{len(expected_ids)} nodes" in status
 
@@ -62,8 +77,8 @@ def test_quickstart_draws_every_node(page, lab_server, expected_graph) -> None:
 def test_quickstart_zoom_pan_fit(page, lab_server) -> None:
     root = open_and_run_notebook(page, lab_server, NOTEBOOK).first
     root.evaluate("(el) => el.scrollIntoView({ block: 'center' })")
-    graph = page.locator(GRAPH)
-    node = page.locator(SVG_NODES).first
+    graph = root.locator(GRAPH)
+    node = root.locator(SVG_NODES).first
     initial = zoom_transform(page)
 
     # Zoom: a wheel over the graph scales it, about the pointer.

@@ -1,0 +1,163 @@
+"""What a PyLayer node stands for: the layer a recompute node recomputes and the parameters
+its backward graph hides.
+
+Paddle's Python view of a GradNode gives only its name and edges. The PyLayer's context object
+(``ctx``) is a live Python object, though, of class ``<PyLayer>_backward``; recompute keeps the
+function it recomputes in ``ctx.run_function`` and saves the block's input tensors, whose
+GradNodes are exactly the PyLayer node's ``next_functions``. A node is described only when one
+context alone matches it that way; otherwise it stays a plain PyLayer node.
+"""
+
+from __future__ import annotations
+
+import functools
+import gc
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from ..graph.model import Group, ParamInfo
+from .annotate import Annotations
+from .grad_node import grad_node_of
+from .replay_safety import is_pylayer, pylayer_label
+from .tensor_info import dtype_name
+from .walk import WalkResult, next_ptrs
+
+
+@dataclass(frozen=True)
+class PyLayerInfo:
+    ptr: int
+    cls: str  # the PyLayer class, e.g. "RecomputeFunction"
+    layer: str | None = None  # path of the layer it recomputes in the model, e.g. "model.layers.0"
+    layer_type: str | None = None
+    hidden: tuple[ParamInfo, ...] = ()  # trainable parameters whose GradNodes it hides
+
+
+def _contexts() -> list[Any]:
+    try:
+        from paddle.autograd.py_layer import PyLayerBackward
+    except ImportError:  # pragma: no cover - every Paddle this package supports has it
+        return []
+    return [o for o in gc.get_objects() if isinstance(o, PyLayerBackward)]
+
+
+def _saved_ptrs(ctx: Any) -> frozenset[int]:
+    try:
+        saved = ctx.saved_tensor() or ()
+    except (AttributeError, RuntimeError, ValueError):  # released, or saved nothing
+        return frozenset()
+    nodes = (grad_node_of(t) for t in saved if t is not None and hasattr(t, "grad_fn"))
+    return frozenset(int(n.node_ptr()) for n in nodes if n is not None)
+
+
+def _layer_of(function: Any) -> Any:
+    import paddle
+
+    while isinstance(function, functools.partial):
+        function = function.func
+    owner = getattr(function, "__self__", None)  # a bound forward
+    for candidate in (function, owner):
+        if isinstance(candidate, paddle.nn.Layer):
+            return candidate
+    return None
+
+
+def _hidden_params(layer: Any, path: str | None) -> tuple[ParamInfo, ...]:
+    prefix = f"{path}." if path else ""
+    return tuple(
+        ParamInfo(f"{prefix}{name}", tuple(int(d) for d in p.shape), dtype_name(p.dtype))
+        for name, p in layer.named_parameters()
+        if not p.stop_gradient
+    )
+
+
+def describe_pylayers(walk: WalkResult, model: Any = None) -> list[PyLayerInfo]:
+    """One entry per PyLayer node of ``walk`` (none if it has none: no scan of live objects)."""
+    pylayers = [n for n in walk.nodes if is_pylayer(n.name)]
+    if not pylayers:
+        return []
+    nexts = next_ptrs(walk)
+    paths: Mapping[int, str] = (
+        {id(layer): name for name, layer in model.named_sublayers(include_self=True)}
+        if model is not None
+        else {}
+    )
+    by_inputs: dict[tuple[str, frozenset[int]], list[Any]] = {}
+    for ctx in _contexts():
+        cls = type(ctx).__name__.removesuffix("_backward")
+        by_inputs.setdefault((cls, _saved_ptrs(ctx)), []).append(ctx)
+    found = []
+    for node in pylayers:
+        cls = pylayer_label(node.name)
+        inputs = frozenset(p for p in nexts.get(node.ptr, ()) if p is not None)
+        matches = by_inputs.get((cls, inputs), [])
+        layer = _layer_of(getattr(matches[0], "run_function", None)) if len(matches) == 1 else None
+        if layer is None:
+            found.append(PyLayerInfo(node.ptr, cls))
+            continue
+        path = paths.get(id(layer))
+        found.append(
+            PyLayerInfo(node.ptr, cls, path, type(layer).__name__, _hidden_params(layer, path))
+        )
+    return found
+
+
+def ensure_layer_group(ann: Annotations, model: Any, path: str) -> str | None:
+    """The id of the group for layer ``path``, added (with its ancestors) when no node put it
+    in the graph yet, numbered as trace() numbers layers; None if that cannot be done safely."""
+    by_name = {g.name: g.id for g in ann.groups}
+    if path in by_name:
+        return by_name[path]
+    if model is None:
+        return None
+    from .param_groups import layer_tree  # trace()'s numbering of the model's layers
+
+    tree = layer_tree(model)
+    if path not in tree:
+        return None
+    order = {p: k for k, p in enumerate(tree)}
+    names = {g.id: g.name for g in ann.groups}
+    added: list[Group] = []
+    current: str | None = path
+    while current is not None:
+        name = current or tree[""]  # trace() names the model's own group by its class
+        gid = by_name.get(name, f"g{order[current]}")
+        if names.get(gid, name) != name:
+            return None  # that id means another layer here
+        if added:  # the group made last hangs below this one
+            added[-1] = Group(added[-1].id, added[-1].name, added[-1].type, gid)
+        if gid in names:
+            break
+        added.append(Group(gid, name, tree[current]))
+        current = current.rpartition(".")[0] if current else None
+    ann.groups = tuple(sorted((*ann.groups, *added), key=lambda g: _number(g.id)))
+    return added[0].id if added else by_name.get(path)
+
+
+def _number(gid: str) -> int:
+    return int(gid[1:]) if gid[1:].isdigit() else -1
+
+
+def recompute_notice(infos: list[PyLayerInfo], unseen_params: int | None = None) -> str | None:
+    """One line: what recompute hides, and how to see it. ``unseen_params``: the model's
+    trainable parameters with no node in the graph, for when the contexts are gone."""
+    recomputes = [i for i in infos if i.cls == "RecomputeFunction"]
+    hiding = [i for i in infos if i.hidden]
+    how = (
+        "to see them, run the forward once without recompute (e.g. recompute off in the "
+        "model's config) and build the graph from that."
+    )
+    if hiding:
+        count = sum(len(i.hidden) for i in hiding)
+        return (
+            f"Recompute hides the GradNodes of {len(hiding)} layer(s) and {count} parameter(s) "
+            f"inside one node each (click one to list them); {how}"
+        )
+    if not recomputes:
+        return None
+    unseen = f" ({unseen_params} trainable parameter(s) have no node here)" if unseen_params else ""
+    return (
+        f"Recompute hides the GradNodes inside {len(recomputes)} RecomputeFunction node(s)"
+        f"{unseen}; backward() has released which layer each one ran, so build the graph "
+        f"before backward() or inside trace() to name them; {how}"
+    )
