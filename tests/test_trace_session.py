@@ -95,8 +95,18 @@ def test_user_stderr_inside_backward_is_passed_through(tmp_path, monkeypatch):
     assert "user forward says hello" in text and "user backward says hello" in text
     # Paddle's VLOG is ours, including the PyLayer node's tab-indented records.
     assert "begin run" not in text and "gradnode_ptr" not in text and "PyLayer" not in text
+    # Before Paddle 3.3 nothing annotates a traced PyLayer graph, and the replay must not run
+    # through it (on 2.6/3.0 that crashed this process): the graph says why instead.
     graph = nested_graph(y)
-    assert all(e["grad"] is not None for e in graph["edges"])
+    if _paddle_at_least(3, 3):
+        assert all(e["grad"] is not None for e in graph["edges"])
+    else:
+        assert graph["meta"]["notice"]
+
+
+def _paddle_at_least(major: int, minor: int) -> bool:
+    found = tuple(int(p) for p in paddle.__version__.split(".")[:2] if p.isdigit())
+    return found == (0, 0) or found >= (major, minor)  # 0.0: a develop build
 
 
 def test_users_own_dump_directory_still_gets_their_dump(tmp_path):

@@ -23,7 +23,9 @@ def is_pylayer(name: str) -> bool:
 
 def pylayer_label(name: str) -> str:
     """Turn "GradNodePyLayer_RecomputeFunction" into "RecomputeFunction"."""
-    return name[len(PYLAYER_PREFIX) :].lstrip("_") or "PyLayer"
+    # Paddle < 3.3 names the node after the backward class: "..._Cube_backward".
+    label = name[len(PYLAYER_PREFIX) :].lstrip("_")
+    return label.removesuffix("_backward") or "PyLayer"
 
 
 def replay_refusal(node_names: Iterable[str], *, traced: bool = False) -> str | None:
