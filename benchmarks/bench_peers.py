@@ -34,7 +34,7 @@ from models import MODELS
 from torchviz import make_dot
 
 from paddleviz_widget import build_graph, make_graph
-from paddleviz_widget.tracer.paddle_dump import parse_backward_dot
+from paddleviz_widget.tracer.parse.paddle_dump import parse_backward_dot
 
 PEER_MODELS = ["lenet", "resnet50", "llama-2.5k", "llama-6k", "llama-10k"]
 QUICK_MODELS = ["lenet", "resnet50", "llama-2.5k"]

@@ -20,7 +20,7 @@ import paddle.nn.functional as F
 from dump_reader import BackwardDump, DumpEdge, read_dump_dir
 from models import LeNet
 
-from paddleviz_widget.tracer.grad_node import grad_node_of
+from paddleviz_widget.tracer.read.grad_node import grad_node_of
 
 
 @dataclass

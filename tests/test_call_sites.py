@@ -15,16 +15,16 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import paddleviz_widget.tracer.layer_scopes as layer_scopes_mod
+import paddleviz_widget.tracer.capture.layer_scopes as layer_scopes_mod
 from paddleviz_widget.graph.model import CallSite
-from paddleviz_widget.tracer.call_sites import (
+from paddleviz_widget.tracer.capture.layer_scopes import LayerScopeRecorder
+from paddleviz_widget.tracer.parse.call_sites import (
     is_library_file,
     parse_call_stack_entries,
     parse_call_stack_log,
 )
-from paddleviz_widget.tracer.grad_node import grad_node_of
-from paddleviz_widget.tracer.layer_scopes import LayerScopeRecorder
-from paddleviz_widget.tracer.walk import walk_backward_graph
+from paddleviz_widget.tracer.read.grad_node import grad_node_of
+from paddleviz_widget.tracer.read.walk import walk_backward_graph
 
 FIXTURES = Path(__file__).parent / "fixtures" / "call_stacks"
 LOG = (FIXTURES / "lenet_call_stack.log").read_text()

@@ -9,9 +9,9 @@ import paddle.nn as nn
 import pytest
 
 from paddleviz_widget import build_graph
-from paddleviz_widget.tracer import replay
-from paddleviz_widget.tracer.grad_node import grad_node_of
-from paddleviz_widget.tracer.walk import walk_backward_graph
+from paddleviz_widget.tracer.capture import replay
+from paddleviz_widget.tracer.read.grad_node import grad_node_of
+from paddleviz_widget.tracer.read.walk import walk_backward_graph
 
 
 def _net() -> nn.Layer:

@@ -14,10 +14,10 @@ import paddle.nn as nn
 import pytest
 
 from paddleviz_widget.graph.model import CallSite, Group
-from paddleviz_widget.tracer.grad_node import grad_node_of
-from paddleviz_widget.tracer.layer_scopes import LayerScopeRecorder, LayerScopes
-from paddleviz_widget.tracer.params import accumulation_ptr
-from paddleviz_widget.tracer.walk import walk_backward_graph
+from paddleviz_widget.tracer.capture.layer_scopes import LayerScopeRecorder, LayerScopes
+from paddleviz_widget.tracer.read.grad_node import grad_node_of
+from paddleviz_widget.tracer.read.params import accumulation_ptr
+from paddleviz_widget.tracer.read.walk import walk_backward_graph
 
 
 class LeNet(nn.Layer):  # the seed quickstart model

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from paddleviz_widget.tracer.log_parser import (
+from paddleviz_widget.tracer.parse.log_parser import (
     GradNodeRun,
     ParsedLog,
     edge_grads,

@@ -7,8 +7,8 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from paddleviz_widget.tracer.log_parser import GradNodeRun, LoggedSlot, parse_backward_log
-from paddleviz_widget.tracer.log_records import GLOG_PREFIX, join_records, separate_log
+from paddleviz_widget.tracer.parse.log_parser import GradNodeRun, LoggedSlot, parse_backward_log
+from paddleviz_widget.tracer.parse.log_records import GLOG_PREFIX, join_records, separate_log
 
 LOGS = Path(__file__).parent / "fixtures" / "logs"
 TEXTS = {p.stem: p.read_text() for p in sorted(LOGS.glob("*.log"))}

@@ -19,8 +19,8 @@ from oracle_models import TiedEmbedding, lenet_and_input, nested_and_input, tran
 
 from paddleviz_widget import build_graph, trace
 from paddleviz_widget.graph.model import ParamInfo
-from paddleviz_widget.tracer.param_groups import infer_param_groups
-from paddleviz_widget.tracer.walk import WalkedEdge, WalkedNode, WalkResult
+from paddleviz_widget.tracer.merge.param_groups import infer_param_groups
+from paddleviz_widget.tracer.read.walk import WalkedEdge, WalkedNode, WalkResult
 
 ACC = "GradNodeAccumulation"
 Model = Callable[[], tuple[nn.Layer, paddle.Tensor]]

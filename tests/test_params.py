@@ -10,10 +10,10 @@ import paddle.nn as nn
 import pytest
 
 from paddleviz_widget.graph.model import ParamInfo
-from paddleviz_widget.tracer import grad_node as grad_node_mod
-from paddleviz_widget.tracer.grad_node import grad_node_of
-from paddleviz_widget.tracer.params import accumulation_ptr, param_infos_by_ptr
-from paddleviz_widget.tracer.walk import walk_backward_graph
+from paddleviz_widget.tracer.read import grad_node as grad_node_mod
+from paddleviz_widget.tracer.read.grad_node import grad_node_of
+from paddleviz_widget.tracer.read.params import accumulation_ptr, param_infos_by_ptr
+from paddleviz_widget.tracer.read.walk import walk_backward_graph
 
 
 class Net(nn.Layer):

@@ -8,7 +8,7 @@ import pytest
 
 from paddleviz_widget import trace
 from paddleviz_widget.tracer.build import trace_graph
-from paddleviz_widget.tracer.session import SLOT_LOG_MAX_NODES
+from paddleviz_widget.tracer.capture.session import SLOT_LOG_MAX_NODES
 
 
 def _deep_mlp(blocks: int) -> tuple[nn.Layer, paddle.Tensor]:

@@ -17,10 +17,10 @@ import paddle
 import paddle.nn as nn
 import pytest
 
-from paddleviz_widget.tracer.log_parser import parse_backward_log, parse_glog_records
-from paddleviz_widget.tracer.log_records import GLOG_PREFIX
-from paddleviz_widget.tracer.stderr_capture import capture_stderr
-from paddleviz_widget.tracer.vlog import vlog_level
+from paddleviz_widget.tracer.capture.stderr_capture import capture_stderr
+from paddleviz_widget.tracer.capture.vlog import vlog_level
+from paddleviz_widget.tracer.parse.log_parser import parse_backward_log, parse_glog_records
+from paddleviz_widget.tracer.parse.log_records import GLOG_PREFIX
 
 LIBC = ctypes.CDLL(None)
 
@@ -182,9 +182,9 @@ def test_nested_captures_each_restore_their_own_target():
 
 KERNEL_CODE = r"""
 import os, sys, paddle
-from paddleviz_widget.tracer.stderr_capture import capture_stderr
-from paddleviz_widget.tracer.vlog import vlog_level
-from paddleviz_widget.tracer.log_parser import parse_glog_records
+from paddleviz_widget.tracer.capture.stderr_capture import capture_stderr
+from paddleviz_widget.tracer.capture.vlog import vlog_level
+from paddleviz_widget.tracer.parse.log_parser import parse_glog_records
 x = paddle.randn([2, 3]); x.stop_gradient = False
 loss = (x * x).sum()
 before = os.fstat(2)

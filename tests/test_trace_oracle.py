@@ -183,7 +183,7 @@ def test_large_graph_mode_takes_edges_from_the_dump_alone(tmp_path):
 def test_replay_of_a_large_graph_aligns_paddles_dump_of_copied_nodes(tmp_path, monkeypatch):
     """Without trace(), a graph above the slot-log threshold is replayed with the dump only;
     paddle.grad dumps copies of the nodes, which must be aligned back to ours."""
-    import paddleviz_widget.tracer.collect as collect
+    import paddleviz_widget.tracer.merge.collect as collect
 
     monkeypatch.setattr(collect, "SLOT_LOG_MAX_NODES", 5)
     model, _ = lenet_and_input()

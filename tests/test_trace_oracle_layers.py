@@ -32,7 +32,7 @@ from oracle_models import (
 
 from paddleviz_widget import build_graph, trace
 from paddleviz_widget.graph import validate_graph_dict
-from paddleviz_widget.tracer.grad_node import grad_node_of
+from paddleviz_widget.tracer.read.grad_node import grad_node_of
 
 ACCUMULATION = "GradNodeAccumulation"
 

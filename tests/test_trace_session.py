@@ -16,8 +16,8 @@ from graph_dicts import nested_graph
 from models import lenet_output
 
 from paddleviz_widget import GraphWidget, build_graph, trace
-from paddleviz_widget.tracer.paddle_dump import find_dump_files
-from paddleviz_widget.tracer.vlog import get_vlog_level, set_vlog_level
+from paddleviz_widget.tracer.capture.vlog import get_vlog_level, set_vlog_level
+from paddleviz_widget.tracer.parse.paddle_dump import find_dump_files
 
 
 def _entry_points():
@@ -185,8 +185,8 @@ def test_graph_and_widget_hold_no_reference_to_the_tensor():
 def test_paddle_without_runtime_vlog_still_traces_and_says_why(monkeypatch):
     """As on Paddle 3.0/2.6: no set_vlog_level, no dump kwarg. Structure, groups and parameter
     shapes still come through, and the notice names the fix."""
-    import paddleviz_widget.tracer.backward_capture as capture_mod
-    import paddleviz_widget.tracer.vlog as vlog_mod
+    import paddleviz_widget.tracer.capture.backward_capture as capture_mod
+    import paddleviz_widget.tracer.capture.vlog as vlog_mod
 
     monkeypatch.setattr(vlog_mod, "runtime_switch_available", lambda: False)
     monkeypatch.setattr(vlog_mod, "get_vlog_level", lambda: 0)
@@ -208,7 +208,7 @@ def test_paddle_without_runtime_vlog_still_traces_and_says_why(monkeypatch):
 
 
 def test_big_model_skips_per_op_stacks_but_keeps_layer_call_sites(monkeypatch):
-    import paddleviz_widget.tracer.session as session_mod
+    import paddleviz_widget.tracer.capture.session as session_mod
 
     monkeypatch.setattr(session_mod, "CALL_SITE_MAX_LAYERS", 3)  # LeNet has 14 layers
     flag = paddle.get_flags(["FLAGS_call_stack_level"])
@@ -230,7 +230,7 @@ def test_big_model_skips_per_op_stacks_but_keeps_layer_call_sites(monkeypatch):
 
 
 def test_replay_of_a_freed_big_graph_prints_nothing(monkeypatch, capfd):
-    import paddleviz_widget.tracer.collect as collect
+    import paddleviz_widget.tracer.merge.collect as collect
 
     monkeypatch.setattr(collect, "SLOT_LOG_MAX_NODES", 5)  # as if the graph were huge
     model, y = lenet_output()

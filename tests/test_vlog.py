@@ -7,10 +7,10 @@ from collections.abc import Iterator
 import paddle
 import pytest
 
-from paddleviz_widget.tracer import vlog
-from paddleviz_widget.tracer.log_parser import parse_backward_log
-from paddleviz_widget.tracer.stderr_capture import capture_stderr
-from paddleviz_widget.tracer.vlog import VlogUnavailableError, get_vlog_level, vlog_level
+from paddleviz_widget.tracer.capture import vlog
+from paddleviz_widget.tracer.capture.stderr_capture import capture_stderr
+from paddleviz_widget.tracer.capture.vlog import VlogUnavailableError, get_vlog_level, vlog_level
+from paddleviz_widget.tracer.parse.log_parser import parse_backward_log
 
 CORE = paddle.base.core
 SET_LEVEL = CORE.set_vlog_level  # kept: some tests remove it from core

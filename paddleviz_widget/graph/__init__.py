@@ -1,7 +1,6 @@
 """Graph model and schema: pure data shared by the tracer, the widget and paddleviz compat."""
 
-from .codec import SCHEMA_VERSION, decode, encode
-from .codec_v1 import nested_dict
+from .codec import SCHEMA_VERSION
 from .model import (
     NODE_KINDS,
     CallSite,
@@ -12,7 +11,10 @@ from .model import (
     Node,
     ParamInfo,
     Slot,
+    decode,
+    encode,
 )
+from .nested import nested_dict
 from .schema import load_schema, validate_graph_dict
 
 __all__ = [

@@ -23,7 +23,8 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any, Optional, TypeVar
 
-from .model import CallSite, Edge, GradInfo, Graph, Group, Node, ParamInfo, Slot
+from .codec_v1 import decode_v1
+from .parts import CallSite, Edge, GradInfo, GraphParts, Group, Node, ParamInfo, Slot
 
 SCHEMA_VERSION = "2.0"
 
@@ -66,7 +67,7 @@ def _slot_spec(name: str, tensor: str | None) -> dict[str, Any]:
     return {"name": name} if tensor is None else {"name": name, "tensor": tensor}
 
 
-def encode(graph: Graph) -> dict[str, Any]:
+def encode_parts(graph: GraphParts) -> dict[str, Any]:
     """The schema 2.0 document of ``graph`` (plain JSON types, deterministic)."""
     tensors, files, sites = _Table(), _Table(), _Table()
     ops = _signatures(graph.nodes)
@@ -149,8 +150,8 @@ def _param(p: ParamInfo) -> dict[str, Any]:
     return d
 
 
-def decode(doc: Mapping[str, Any]) -> Graph:
-    """A Graph from a schema 2.0 or 1.0 document. ValueError says what is wrong with it."""
+def decode_parts(doc: Mapping[str, Any]) -> GraphParts:
+    """The parts of a schema 2.0 or 1.0 document. ValueError says what is wrong with it."""
     if not isinstance(doc, Mapping):
         raise ValueError(f"a graph document is a JSON object, not {type(doc).__name__}")
     version = doc.get("schema_version")
@@ -158,8 +159,6 @@ def decode(doc: Mapping[str, Any]) -> Graph:
         if version == SCHEMA_VERSION:
             return _decode_v2(doc)
         if version == "1.0":
-            from .codec_v1 import decode_v1
-
             return decode_v1(doc)
     except (KeyError, TypeError, AttributeError) as exc:
         raise ValueError(
@@ -188,7 +187,7 @@ def _shape(value: Any) -> tuple[int, ...] | None:
     return None if value is None else tuple(value)
 
 
-def _decode_v2(doc: Mapping[str, Any]) -> Graph:
+def _decode_v2(doc: Mapping[str, Any]) -> GraphParts:
     tensors = []
     for k, t in enumerate(doc["tensors"]):
         dtype, shape, place = _entry(t, 3, f"tensors[{k}]")
@@ -259,4 +258,4 @@ def _decode_v2(doc: Mapping[str, Any]) -> Graph:
         for e in doc["edges"]
     )
     groups = tuple(Group(g["id"], g["name"], g["type"], g.get("parent")) for g in doc["groups"])
-    return Graph(tuple(nodes), edges, groups, dict(doc.get("meta") or {}))
+    return GraphParts(tuple(nodes), edges, groups, dict(doc.get("meta") or {}))

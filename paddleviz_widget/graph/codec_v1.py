@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from .model import CallSite, Edge, GradInfo, Graph, Group, Node, ParamInfo, Slot
+from .parts import CallSite, Edge, GradInfo, GraphParts, Group, Node, ParamInfo, Slot
 
 V1 = "1.0"
 
@@ -50,12 +50,8 @@ def _list(shape: tuple[int, ...] | None) -> list[int] | None:
     return None if shape is None else list(shape)
 
 
-def nested_dict(graph: Graph | Mapping[str, Any]) -> dict[str, Any]:
-    """The 1.0 nested layout of a Graph or of any graph document (2.0 or 1.0)."""
-    if not isinstance(graph, Graph):
-        from .codec import decode
-
-        graph = decode(graph)
+def write_v1(graph: GraphParts) -> dict[str, Any]:
+    """The 1.0 nested layout of a graph's parts."""
     return {
         "schema_version": V1,
         "nodes": [_node(n) for n in graph.nodes],
@@ -93,7 +89,7 @@ def _slot_in(d: Mapping[str, Any]) -> Slot:
     return Slot(d["name"], d.get("tensor"), _grad_in(d) if known else None)
 
 
-def decode_v1(doc: Mapping[str, Any]) -> Graph:
+def decode_v1(doc: Mapping[str, Any]) -> GraphParts:
     nodes = []
     for n in doc["nodes"]:
         p, c = n.get("param"), n.get("call_site")
@@ -125,4 +121,4 @@ def decode_v1(doc: Mapping[str, Any]) -> Graph:
         for e in doc["edges"]
     )
     groups = tuple(Group(g["id"], g["name"], g["type"], g.get("parent")) for g in doc["groups"])
-    return Graph(tuple(nodes), edges, groups, dict(doc.get("meta") or {}))
+    return GraphParts(tuple(nodes), edges, groups, dict(doc.get("meta") or {}))

@@ -1,8 +1,6 @@
-"""Render-independent graph data: what the tracer produces and the widget consumes.
-
-Pure data (no Paddle, no Graphviz). Frozen dataclasses so a built graph can be shared
-between the widget, the paddleviz-compatible Digraph and JSON without defensive copies.
-"""
+"""The graph the tracer produces and the widget consumes: its parts (parts.py) and ``Graph``,
+which reads and writes the JSON document through the codec (codec.py; the codec knows only
+the parts, so nothing imports back here)."""
 
 from __future__ import annotations
 
@@ -10,80 +8,33 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-NODE_KINDS = ("op", "param", "output")
+from .codec import decode_parts, encode_parts
+from .parts import (
+    NODE_KINDS,
+    CallSite,
+    Edge,
+    GradInfo,
+    GraphParts,
+    Group,
+    Node,
+    ParamInfo,
+    Slot,
+)
 
-
-@dataclass(frozen=True)
-class GradInfo:
-    """The gradient that flows along one edge (or sits in one slot)."""
-
-    dtype: str | None = None
-    shape: tuple[int, ...] | None = None
-    place: str | None = None
-
-
-@dataclass(frozen=True)
-class ParamInfo:
-    """The parameter (or leaf tensor) an accumulation node writes its gradient into."""
-
-    name: str
-    shape: tuple[int, ...] | None = None
-    dtype: str | None = None
-
-
-@dataclass(frozen=True)
-class CallSite:
-    """Where in user code the forward op that created a GradNode was called."""
-
-    file: str
-    line: int
-    function: str | None = None
-
-
-@dataclass(frozen=True)
-class Slot:
-    """One named input or output of a GradNode's backward kernel (e.g. grad_out, x, grad_x)."""
-
-    name: str
-    tensor: str | None = None
-    grad: GradInfo | None = None
-
-
-@dataclass(frozen=True)
-class Node:
-    id: str
-    name: str
-    ptr: str
-    kind: str
-    group: str | None = None
-    param: ParamInfo | None = None
-    call_site: CallSite | None = None
-    inputs: tuple[Slot, ...] = ()
-    outputs: tuple[Slot, ...] = ()
-    # Shape/dtype of the user's tensor when this node is the grad_fn of one passed in.
-    tensor: GradInfo | None = None
-
-
-@dataclass(frozen=True)
-class Edge:
-    """A backward edge: `source` hands a gradient to `target`, its next_functions[index]."""
-
-    id: str
-    source: str
-    target: str
-    index: int
-    grad: GradInfo | None = None
-    slot: str | None = None  # the backward output slot that sends it, e.g. "grad_x"
-
-
-@dataclass(frozen=True)
-class Group:
-    """An nn.Layer instance; `parent` links groups into the layer tree."""
-
-    id: str
-    name: str
-    type: str
-    parent: str | None = None
+__all__ = [
+    "NODE_KINDS",
+    "CallSite",
+    "Edge",
+    "GradInfo",
+    "Graph",
+    "GraphParts",
+    "Group",
+    "Node",
+    "ParamInfo",
+    "Slot",
+    "decode",
+    "encode",
+]
 
 
 @dataclass(frozen=True)
@@ -96,13 +47,19 @@ class Graph:
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON document (schema 2.0, graph/codec.py): normalized, sparse."""
-        from .codec import encode
-
-        return encode(self)
+        return encode_parts(GraphParts(self.nodes, self.edges, self.groups, self.meta))
 
     @classmethod
     def from_dict(cls, doc: Mapping[str, Any]) -> Graph:
         """The Graph of a JSON document, schema 2.0 or 1.0; ValueError if it is broken."""
-        from .codec import decode
+        return cls(*decode_parts(doc))
 
-        return decode(doc)
+
+def encode(graph: Graph) -> dict[str, Any]:
+    """The schema 2.0 document of ``graph``."""
+    return graph.to_dict()
+
+
+def decode(doc: Mapping[str, Any]) -> Graph:
+    """The Graph of a schema 2.0 or 1.0 document; ValueError says what is wrong with it."""
+    return Graph.from_dict(doc)

@@ -11,8 +11,8 @@ from functools import lru_cache
 from importlib import resources
 from typing import Any
 
-from .codec import decode
-from .model import Graph
+from .codec import decode_parts
+from .parts import GraphParts
 
 
 @lru_cache(maxsize=1)
@@ -35,10 +35,10 @@ def validate_graph_dict(payload: dict[str, Any]) -> None:
             "validate_graph_dict needs the 'jsonschema' package: pip install jsonschema"
         ) from exc
     jsonschema.validate(payload, load_schema())
-    _check_references(decode(payload))
+    _check_references(decode_parts(payload))
 
 
-def _check_references(graph: Graph) -> None:
+def _check_references(graph: GraphParts) -> None:
     node_ids = [n.id for n in graph.nodes]
     group_ids = [g.id for g in graph.groups]
     edge_ids = [e.id for e in graph.edges]

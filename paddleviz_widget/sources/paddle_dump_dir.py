@@ -29,8 +29,8 @@ from pathlib import Path
 from typing import Any
 
 from ..graph.model import CallSite, Edge, Graph, Node
-from ..tracer.call_sites import Frame, is_library_file, parse_call_stack_entries
-from ..tracer.paddle_dump import BackwardDump, DumpEdge, parse_backward_dot
+from ..tracer.parse.call_sites import Frame, is_library_file, parse_call_stack_entries
+from ..tracer.parse.paddle_dump import BackwardDump, DumpEdge, parse_backward_dot
 
 HOW_TO = "run loss.backward(dump_backward_graph_path=DIR) with Paddle >= 3.3"
 ACCUMULATION = "GradNodeAccumulation"

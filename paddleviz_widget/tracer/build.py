@@ -5,12 +5,12 @@ from __future__ import annotations
 from typing import Any
 
 from ..graph.model import Graph
-from .annotate import annotated_graph
-from .collect import collect_annotations
-from .gc_pause import gc_paused
-from .inputs import normalize_roots
-from .tensor_info import tensor_grad_info
-from .walk import walk_backward_graph
+from .capture.gc_pause import gc_paused
+from .merge.annotate import annotated_graph
+from .merge.collect import collect_annotations
+from .read.inputs import normalize_roots
+from .read.tensor_info import tensor_grad_info
+from .read.walk import walk_backward_graph
 
 
 def trace_graph(y: Any, *, model: Any = None, params: Any = None, replay: bool = True) -> Graph:

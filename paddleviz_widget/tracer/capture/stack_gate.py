@@ -12,7 +12,7 @@ from __future__ import annotations
 import weakref
 from typing import Any
 
-from .call_sites import is_library_file
+from ..parse.call_sites import is_library_file
 
 CALL_STACK_FLAG = "FLAGS_call_stack_level"
 

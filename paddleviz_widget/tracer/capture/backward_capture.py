@@ -18,11 +18,11 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from ..graph.model import CallSite
-from .call_sites import parse_call_stack_log
+from ...graph.model import CallSite
+from ..parse.call_sites import parse_call_stack_log
+from ..parse.log_parser import REQUIRED_VLOG_LEVEL, ParsedLog, parse_glog_records
+from ..parse.paddle_dump import BackwardDump, find_dump_files, parse_backward_dot
 from .gc_pause import gc_paused
-from .log_parser import REQUIRED_VLOG_LEVEL, ParsedLog, parse_glog_records
-from .paddle_dump import BackwardDump, find_dump_files, parse_backward_dot
 from .stderr_capture import capture_stderr
 from .vlog import VlogUnavailableError, vlog_level
 

@@ -17,10 +17,10 @@ from dataclasses import dataclass
 from types import FrameType
 from typing import Any
 
-from ..graph.model import ParamInfo
+from ...graph.model import ParamInfo
+from ..read.params import accumulation_ptr
+from ..read.tensor_info import dtype_name
 from .backward_capture import CapturedBackward, run_captured
-from .params import accumulation_ptr
-from .tensor_info import dtype_name
 
 
 def discover_model(accumulation_ptrs: set[int]) -> Any:

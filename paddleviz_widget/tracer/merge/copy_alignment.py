@@ -17,9 +17,9 @@ from collections import deque
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
+from ..parse.log_parser import ParsedLog, PendingEdge
+from ..parse.paddle_dump import BackwardDump, DumpEdge
 from .annotate import EdgeNote
-from .log_parser import ParsedLog, PendingEdge
-from .paddle_dump import BackwardDump, DumpEdge
 
 # A logged edge whose target has no match: never equal to any pointer of ours.
 UNMATCHED_PTR = "unmatched"

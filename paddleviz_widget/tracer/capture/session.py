@@ -13,13 +13,13 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from ..read.grad_node import grad_node_of
+from ..read.pylayer_info import PyLayerInfo, describe_pylayers
+from ..read.replay_safety import is_pylayer
+from ..read.walk import WalkResult, walk_backward_graph
 from .backward_capture import DUMP_KWARG, CapturedBackward, run_captured
-from .grad_node import grad_node_of
 from .layer_scopes import LayerScopeRecorder, LayerScopes
-from .pylayer_info import PyLayerInfo, describe_pylayers
-from .replay_safety import is_pylayer
 from .stack_gate import CALL_STACK_FLAG, LibraryForwardGate
-from .walk import WalkResult, walk_backward_graph
 
 # Slot names come from Paddle's VLOG 6, which costs about 0.5 ms per GradNode here (Paddle's
 # formatting, about +30% backward time, plus capture and parsing: benchmarks/RESULTS.md). By

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from ..graph.model import ParamInfo
+from ...graph.model import ParamInfo
 from .grad_node import grad_node_of
 from .tensor_info import dtype_name
 from .walk import ACCUMULATION_NODE

@@ -10,13 +10,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ..capture.backward_capture import CapturedBackward
+from ..capture.replay import Leaves, graph_was_freed, replay_backward
+from ..read.replay_safety import replay_refusal
+from ..read.walk import WalkResult
 from .annotate import Annotations
-from .backward_capture import CapturedBackward
 from .copy_alignment import align_copied_dump, rekey_copied_runs
 from .log_annotations import from_log
-from .replay import Leaves, graph_was_freed, replay_backward
-from .replay_safety import replay_refusal
-from .walk import WalkResult
 
 FREED_NOTICE = (
     "backward() has already freed this graph, so only parameter gradients have shapes: wrap "

@@ -9,11 +9,11 @@ from __future__ import annotations
 from collections import deque
 from dataclasses import replace
 
-from ..graph.model import GradInfo, Slot
+from ...graph.model import GradInfo, Slot
+from ..parse.log_parser import GradNodeRun, ParsedLog, PendingEdge, edge_grads
+from ..parse.log_slots import LoggedSlot
+from ..parse.paddle_dump import BackwardDump, DumpEdge
 from .annotate import EdgeNote, NodeSlots
-from .log_parser import GradNodeRun, ParsedLog, PendingEdge, edge_grads
-from .log_slots import LoggedSlot
-from .paddle_dump import BackwardDump, DumpEdge
 
 
 def _ptr_int(text: str | None) -> int | None:

@@ -33,12 +33,12 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..graph.groups import with_ancestors
-from ..graph.model import CallSite, Group
-from .call_sites import is_library_file
-from .grad_node import grad_node_of
-from .params import accumulation_ptr
-from .walk import ACCUMULATION_NODE
+from ...graph.groups import with_ancestors
+from ...graph.model import CallSite, Group
+from ..parse.call_sites import is_library_file
+from ..read.grad_node import grad_node_of
+from ..read.params import accumulation_ptr
+from ..read.walk import ACCUMULATION_NODE
 
 _MAX_OUTPUT_ITEMS = 100_000  # bound on nested outputs searched for tensors
 

@@ -39,10 +39,10 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..graph.groups import with_ancestors
-from ..graph.model import Group, ParamInfo
+from ...graph.groups import with_ancestors
+from ...graph.model import Group, ParamInfo
+from ..read.walk import WalkResult
 from .annotate import Annotations
-from .walk import WalkResult
 
 Path = tuple[str, ...]  # a layer path by components; () is the model itself
 PARAMS_ONLY_TYPE = "Layer"  # the type of a group derived from parameter names alone
@@ -56,7 +56,7 @@ class InferredGroups:
 
 def layer_tree(model: Any) -> dict[str, str]:
     """Layer path -> type name, in the order trace() numbers groups ("" is the model)."""
-    from .layer_scopes import _tree  # same traversal, so the ids match trace()'s
+    from ..capture.layer_scopes import _tree  # same traversal, so the ids match trace()'s
 
     return {path: type(layer).__name__ for layer, path, _ in _tree(model)}
 
@@ -192,3 +192,37 @@ def add_param_groups(ann: Annotations, walk: WalkResult, model: Any = None) -> N
         ann.groups = inferred.groups
         ann.group_of_ptr = dict(inferred.group_of_ptr)
         ann.sources.append("layers-inferred")
+
+
+def ensure_layer_group(ann: Annotations, model: Any, path: str) -> str | None:
+    """The id of the group for layer ``path``, added (with its ancestors) when no node put it
+    in the graph yet, numbered as trace() numbers layers; None if that cannot be done safely."""
+    by_name = {g.name: g.id for g in ann.groups}
+    if path in by_name:
+        return by_name[path]
+    if model is None:
+        return None
+    tree = layer_tree(model)
+    if path not in tree:
+        return None
+    order = {p: k for k, p in enumerate(tree)}
+    names = {g.id: g.name for g in ann.groups}
+    added: list[Group] = []
+    current: str | None = path
+    while current is not None:
+        name = current or tree[""]  # trace() names the model's own group by its class
+        gid = by_name.get(name, f"g{order[current]}")
+        if names.get(gid, name) != name:
+            return None  # that id means another layer here
+        if added:  # the group made last hangs below this one
+            added[-1] = Group(added[-1].id, added[-1].name, added[-1].type, gid)
+        if gid in names:
+            break
+        added.append(Group(gid, name, tree[current]))
+        current = current.rpartition(".")[0] if current else None
+    ann.groups = tuple(sorted((*ann.groups, *added), key=lambda g: _number(g.id)))
+    return added[0].id if added else by_name.get(path)
+
+
+def _number(gid: str) -> int:
+    return int(gid[1:]) if gid[1:].isdigit() else -1

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..graph.model import GradInfo
+from ...graph.model import GradInfo
 
 
 def dtype_name(dtype: Any) -> str:

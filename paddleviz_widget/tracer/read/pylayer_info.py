@@ -16,8 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ..graph.model import Group, ParamInfo
-from .annotate import Annotations
+from ...graph.model import ParamInfo
 from .grad_node import grad_node_of
 from .replay_safety import is_pylayer, pylayer_label
 from .tensor_info import dtype_name
@@ -100,42 +99,6 @@ def describe_pylayers(walk: WalkResult, model: Any = None) -> list[PyLayerInfo]:
             PyLayerInfo(node.ptr, cls, path, type(layer).__name__, _hidden_params(layer, path))
         )
     return found
-
-
-def ensure_layer_group(ann: Annotations, model: Any, path: str) -> str | None:
-    """The id of the group for layer ``path``, added (with its ancestors) when no node put it
-    in the graph yet, numbered as trace() numbers layers; None if that cannot be done safely."""
-    by_name = {g.name: g.id for g in ann.groups}
-    if path in by_name:
-        return by_name[path]
-    if model is None:
-        return None
-    from .param_groups import layer_tree  # trace()'s numbering of the model's layers
-
-    tree = layer_tree(model)
-    if path not in tree:
-        return None
-    order = {p: k for k, p in enumerate(tree)}
-    names = {g.id: g.name for g in ann.groups}
-    added: list[Group] = []
-    current: str | None = path
-    while current is not None:
-        name = current or tree[""]  # trace() names the model's own group by its class
-        gid = by_name.get(name, f"g{order[current]}")
-        if names.get(gid, name) != name:
-            return None  # that id means another layer here
-        if added:  # the group made last hangs below this one
-            added[-1] = Group(added[-1].id, added[-1].name, added[-1].type, gid)
-        if gid in names:
-            break
-        added.append(Group(gid, name, tree[current]))
-        current = current.rpartition(".")[0] if current else None
-    ann.groups = tuple(sorted((*ann.groups, *added), key=lambda g: _number(g.id)))
-    return added[0].id if added else by_name.get(path)
-
-
-def _number(gid: str) -> int:
-    return int(gid[1:]) if gid[1:].isdigit() else -1
 
 
 def recompute_notice(infos: list[PyLayerInfo], unseen_params: int | None = None) -> str | None:

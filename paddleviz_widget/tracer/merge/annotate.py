@@ -10,9 +10,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..graph.groups import with_ancestors
-from ..graph.model import CallSite, Edge, GradInfo, Graph, Group, Node, ParamInfo, Slot
-from .walk import WalkedNode, WalkResult
+from ...graph.groups import with_ancestors
+from ...graph.model import CallSite, Edge, GradInfo, Graph, Group, Node, ParamInfo, Slot
+from ..read.walk import WalkedNode, WalkResult
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,7 @@ import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from .log_records import GlogRecord, join_records, separate_log
+from ..parse.log_records import GlogRecord, join_records, separate_log
 
 STDERR_FD = 2
 

@@ -10,7 +10,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..graph.model import GradInfo
+from ...graph.model import GradInfo
 
 _NODE = re.compile(r'^\s*(node_\d+)\s*\[label="([^"\\]+)\\nPtr:\s*(0x[0-9a-fA-F]+)"')
 _EDGE = re.compile(r'^\s*(node_\d+)\s*->\s*(node_\d+)\s*(?:\[label="([^"]*)"\])?')

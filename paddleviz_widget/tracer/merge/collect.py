@@ -5,18 +5,18 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..graph.model import GradInfo
+from ...graph.model import GradInfo
+from ..capture.replay import discover_model, find_leaves
+from ..capture.session import RECENT_SESSIONS, SLOT_LOG_MAX_NODES, BackwardRecord, TraceSession
+from ..parse.log_parser import ParsedLog
+from ..read.params import accumulation_ptr, param_infos_by_ptr
+from ..read.pylayer_info import PyLayerInfo, describe_pylayers, recompute_notice
+from ..read.walk import ACCUMULATION_NODE, WalkResult, next_ptrs
 from .annotate import Annotations, EdgeNote
 from .copy_alignment import align_copied_dump, rekey_copied_runs
 from .log_annotations import from_dump, from_log
-from .log_parser import ParsedLog
-from .param_groups import add_param_groups
-from .params import accumulation_ptr, param_infos_by_ptr
-from .pylayer_info import PyLayerInfo, describe_pylayers, ensure_layer_group, recompute_notice
-from .replay import discover_model, find_leaves
+from .param_groups import add_param_groups, ensure_layer_group
 from .replay_annotations import UNNAMED_LEAVES_NOTICE, bare_leaf_edges, replay_into
-from .session import RECENT_SESSIONS, SLOT_LOG_MAX_NODES, BackwardRecord, TraceSession
-from .walk import ACCUMULATION_NODE, WalkResult, next_ptrs
 
 NO_TRACE_NOTICE = (
     "Gradient shapes need Paddle's backward log: wrap forward and backward in "

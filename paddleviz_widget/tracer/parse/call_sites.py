@@ -25,7 +25,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from ..graph.model import CallSite
+from ...graph.model import CallSite
 
 _HEADER = re.compile(
     r"^\s*(?:GradNodeBase\s+)?(?P<name>\S+)\s+ptr\s*:\s*(?P<ptr>0[xX][0-9a-fA-F]+|\d+)"

@@ -1,0 +1,93 @@
+"""The parts of a graph (nodes, edges, groups and what annotates them): pure data, no Paddle,
+no Graphviz, no encoding. Frozen dataclasses so a built graph can be shared between the
+widget, the paddleviz-compatible Digraph and JSON without defensive copies.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, NamedTuple
+
+NODE_KINDS = ("op", "param", "output")
+
+
+@dataclass(frozen=True)
+class GradInfo:
+    """The gradient that flows along one edge (or sits in one slot)."""
+
+    dtype: str | None = None
+    shape: tuple[int, ...] | None = None
+    place: str | None = None
+
+
+@dataclass(frozen=True)
+class ParamInfo:
+    """The parameter (or leaf tensor) an accumulation node writes its gradient into."""
+
+    name: str
+    shape: tuple[int, ...] | None = None
+    dtype: str | None = None
+
+
+@dataclass(frozen=True)
+class CallSite:
+    """Where in user code the forward op that created a GradNode was called."""
+
+    file: str
+    line: int
+    function: str | None = None
+
+
+@dataclass(frozen=True)
+class Slot:
+    """One named input or output of a GradNode's backward kernel (e.g. grad_out, x, grad_x)."""
+
+    name: str
+    tensor: str | None = None
+    grad: GradInfo | None = None
+
+
+@dataclass(frozen=True)
+class Node:
+    id: str
+    name: str
+    ptr: str
+    kind: str
+    group: str | None = None
+    param: ParamInfo | None = None
+    call_site: CallSite | None = None
+    inputs: tuple[Slot, ...] = ()
+    outputs: tuple[Slot, ...] = ()
+    # Shape/dtype of the user's tensor when this node is the grad_fn of one passed in.
+    tensor: GradInfo | None = None
+
+
+@dataclass(frozen=True)
+class Edge:
+    """A backward edge: `source` hands a gradient to `target`, its next_functions[index]."""
+
+    id: str
+    source: str
+    target: str
+    index: int
+    grad: GradInfo | None = None
+    slot: str | None = None  # the backward output slot that sends it, e.g. "grad_x"
+
+
+@dataclass(frozen=True)
+class Group:
+    """An nn.Layer instance; `parent` links groups into the layer tree."""
+
+    id: str
+    name: str
+    type: str
+    parent: str | None = None
+
+
+class GraphParts(NamedTuple):
+    """A graph's contents as the codecs read and write them (``Graph`` has the same fields)."""
+
+    nodes: tuple[Node, ...]
+    edges: tuple[Edge, ...]
+    groups: tuple[Group, ...]
+    meta: dict[str, Any]

@@ -1,0 +1,1 @@
+"""Running Paddle under observation: trace() sessions, log and dump capture, replays."""

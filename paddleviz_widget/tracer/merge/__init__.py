@@ -1,0 +1,1 @@
+"""Pure merging of what was read, captured and parsed into annotations on the walked graph."""

@@ -1,0 +1,1 @@
+"""Pure text parsers for what Paddle writes: its VLOG, its backward dump, call stacks."""

@@ -1,0 +1,1 @@
+"""Reading live Paddle objects: the GradNode walk, tensors, parameters, PyLayer contexts."""
