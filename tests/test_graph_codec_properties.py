@@ -17,6 +17,7 @@ from paddleviz_widget.graph import (
     CallSite,
     Edge,
     GradInfo,
+    GradStats,
     Graph,
     Group,
     Node,
@@ -58,6 +59,16 @@ params = st.builds(
     dtype=maybe(st.just("float32")),
 )
 texts = st.text(max_size=6)
+sizes = st.floats(0, 1e30, allow_nan=False, allow_infinity=False)
+grad_stats = st.builds(
+    GradStats,
+    norm=sizes,
+    max_abs=sizes,
+    mean_abs=sizes,
+    zero_fraction=st.floats(0, 1),
+    nan=st.integers(0, 2**40),
+    inf=st.integers(0, 2**40),
+)
 
 
 @st.composite
@@ -82,6 +93,7 @@ def graphs(draw: st.DrawFn) -> Graph:
             inputs=tuple(draw(st.lists(slots, max_size=4))),
             outputs=tuple(draw(st.lists(slots, max_size=3))),
             tensor=draw(maybe(grads)),
+            grad_status=draw(maybe(st.sampled_from(["zero", "none"]))),
         )
         for k in range(count)
     )
@@ -96,6 +108,7 @@ def graphs(draw: st.DrawFn) -> Graph:
                 index=draw(st.integers(0, 3)),
                 grad=draw(maybe(grads)),
                 slot=draw(maybe(slot_names)),
+                stats=draw(maybe(grad_stats)),
             )
             for k in range(draw(st.integers(0, 10)))
         )

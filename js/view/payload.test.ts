@@ -46,6 +46,18 @@ function small(): Record<string, any> {
 }
 
 describe("decodePayload", () => {
+  it("reads schema 2.1's gradient statistics and parameter status", () => {
+    const doc = small();
+    doc.schema_version = "2.1";
+    doc.edges[0].stats = [2.5, 1, 0.25, 0.5, 0, 3];
+    doc.nodes[2].grad_status = "zero";
+    const g = decodePayload(doc);
+    expect(g.edges[0].stats).toEqual({ norm: 2.5, max_abs: 1, mean_abs: 0.25, zero_fraction: 0.5, nan: 0, inf: 3 });
+    expect(g.edges[1]).not.toHaveProperty("stats");
+    expect(g.nodes[2].grad_status).toBe("zero");
+    expect(g.nodes[3]).not.toHaveProperty("grad_status");
+  });
+
   it("reads the 2.0 LeNet as the same graph as its saved 1.0 document", () => {
     const fromV1 = decodePayload(copy(v1Json));
     const fromV2 = decodePayload(copy(v1As2Json));
@@ -121,13 +133,14 @@ describe("decodePayload", () => {
   });
 
   const broken: Array<[string, (d: Record<string, any>) => void, RegExp]> = [
-    ["an unknown version", (d) => { d.schema_version = "3.0"; }, /unknown graph schema_version "3.0": this widget reads '2.0' and '1.0'/],
+    ["an unknown version", (d) => { d.schema_version = "3.0"; }, /unknown graph schema_version "3.0": this widget reads '2.1', '2.0' and '1.0'/],
     ["no version", (d) => { delete d.schema_version; }, /unknown graph schema_version undefined/],
     ["no nodes", (d) => { delete d.nodes; }, /malformed schema 2.0 graph document: "nodes" is not an array/],
     ["no tensors table", (d) => { d.tensors = {}; }, /"tensors" is not an array/],
     ["an edge grad out of range", (d) => { d.edges[1].grad = 9; }, /edge e1: tensor index 9 is out of range \(table has 3\)/],
     ["a node tensor out of range", (d) => { d.nodes[0].tensor = -1; }, /node n0: tensor index -1 is out of range/],
     ["a slot tensor out of range", (d) => { d.nodes[0].inputs[1] = 3; }, /node n0 inputs\[1\]: tensor index 3 is out of range/],
+    ["stats that are not six numbers", (d) => { d.edges[0].stats = [1, 2]; }, /edge e0: stats is not \[norm, max_abs/],
     ["a slot beyond the signature", (d) => { d.nodes[0].outputs.push(0); }, /node n0 outputs\[2\]: ops\["MatmulGradNode"\]\.outputs slot index 2 is out of range \(table has 2\)/],
     ["an op without a signature", (d) => { d.ops = {}; }, /node n0 inputs\[0\]: ops\["MatmulGradNode"\]\.inputs slot index 0 is out of range \(table has 0\)/],
     ["a call site out of range", (d) => { d.nodes[1].call_site = 2; }, /node n1: site index 2 is out of range/],

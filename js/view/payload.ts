@@ -8,6 +8,7 @@
 // 1.0 documents pass through. Pure; one pass over nodes and edges.
 import type {
   GradInfo,
+  GradStats,
   GraphEdge,
   GraphGroup,
   GraphNode,
@@ -48,11 +49,11 @@ export function decodePayload(raw: unknown): GraphPayload {
   }
   const doc = raw as Json;
   const version = doc.schema_version;
-  if (version !== "2.0" && version !== "1.0") {
+  if (version !== "2.1" && version !== "2.0" && version !== "1.0") {
     const shown = version === undefined ? "undefined" : JSON.stringify(version);
-    throw new PayloadError(`unknown graph schema_version ${shown}: this widget reads '2.0' and '1.0'`);
+    throw new PayloadError(`unknown graph schema_version ${shown}: this widget reads '2.1', '2.0' and '1.0'`);
   }
-  for (const key of version === "2.0" ? TABLES_2 : TABLES_1) {
+  for (const key of version === "1.0" ? TABLES_1 : TABLES_2) {
     if (!Array.isArray(doc[key])) {
       throw new PayloadError(`malformed schema ${version} graph document: "${key}" is not an array`);
     }
@@ -91,6 +92,15 @@ function inRange(table: readonly unknown[], k: unknown): k is number {
 function outOfRange(table: readonly unknown[], k: unknown, where: string): PayloadError {
   const shown = k === undefined ? "undefined" : JSON.stringify(k);
   return new PayloadError(`${where} index ${shown} is out of range (table has ${table.length})`);
+}
+
+/** [norm, max_abs, mean_abs, zero_fraction, nan, inf] (schema 2.1) as named fields. */
+function readStats(raw: unknown, id: unknown): GradStats {
+  if (!Array.isArray(raw) || raw.length !== 6 || !raw.every((v) => typeof v === "number")) {
+    throw new PayloadError(`edge ${String(id)}: stats is not [norm, max_abs, mean_abs, zero_fraction, nan, inf]`);
+  }
+  const [norm, max_abs, mean_abs, zero_fraction, nan, inf] = raw as number[];
+  return { norm, max_abs, mean_abs, zero_fraction, nan, inf };
 }
 
 function readSites(doc: Json): Site[] {
@@ -170,6 +180,8 @@ function decodeV2(doc: Json): GraphPayload {
       inputs: slots(n, "inputs"),
       outputs: slots(n, "outputs"),
       tensor: grad(n.tensor, "node", n.id),
+      // 2.1's fields only where present: a 2.x graph without them decodes like its 1.0 twin.
+      ...(n.grad_status === undefined ? {} : { grad_status: n.grad_status as "zero" | "none" }),
     });
   }
 
@@ -194,6 +206,7 @@ function decodeV2(doc: Json): GraphPayload {
       index: (e.index as number | undefined) ?? 0,
       grad: grad(e.grad, "edge", e.id),
       slot,
+      ...(e.stats === undefined ? {} : { stats: readStats(e.stats, e.id) }),
     });
   }
 

@@ -15,6 +15,17 @@ export interface SlotInfo extends GradInfo {
 
 export type NodeKind = "op" | "param" | "output";
 
+/** trace(stats=True): the gradient one edge carried. norm (L2), max_abs and mean_abs are over
+ * the finite elements; nan and inf count the others; zero_fraction is over all. */
+export interface GradStats {
+  norm: number;
+  max_abs: number;
+  mean_abs: number;
+  zero_fraction: number;
+  nan: number;
+  inf: number;
+}
+
 export interface GraphNode {
   id: string;
   name: string;
@@ -26,6 +37,8 @@ export interface GraphNode {
   inputs?: SlotInfo[];
   outputs?: SlotInfo[];
   tensor?: GradInfo | null;
+  /** A parameter whose gradient came out all zeros ("zero") or never came ("none"). */
+  grad_status?: "zero" | "none" | null;
 }
 
 export interface GraphEdge {
@@ -36,6 +49,7 @@ export interface GraphEdge {
   grad: GradInfo | null;
   /** Name of the backward output slot the gradient leaves its source by (e.g. "grad_x"). */
   slot?: string | null;
+  stats?: GradStats | null;
 }
 
 export interface GraphGroup {

@@ -2,10 +2,12 @@
 
 from .codec import SCHEMA_VERSION
 from .model import (
+    GRAD_STATUSES,
     NODE_KINDS,
     CallSite,
     Edge,
     GradInfo,
+    GradStats,
     Graph,
     Group,
     Node,
@@ -22,7 +24,9 @@ __all__ = [
     "SCHEMA_VERSION",
     "CallSite",
     "Edge",
+    "GRAD_STATUSES",
     "GradInfo",
+    "GradStats",
     "Graph",
     "Group",
     "Node",

@@ -12,6 +12,11 @@ Values that repeat across a graph are written once, in tables, and referred to b
   description) and takes name and tensor name from its op's signature at the same position;
   a slot that differs from the signature is spelled out as ``{"name", "tensor", "grad"}``.
 
+Schema 2.1 adds gradient statistics (``trace(stats=True)``): an edge's ``stats`` is
+``[norm, max_abs, mean_abs, zero_fraction, nan, inf]`` (GradStats.FIELDS order) and a
+parameter node's ``grad_status`` is "zero" or "none" when its gradient is not a normal one.
+2.0 documents have neither and still read.
+
 Everything else is sparse: a field that is null, empty, ``kind`` "op" or edge ``index`` 0 is
 left off. Ids (``n<k>``, ``e<k>``, ``g<k>``), ``ptr`` and ``meta`` are written as they are.
 ``decode`` also reads the 1.0 nested layout (graph/codec_v1.py), so saved documents still load.
@@ -24,9 +29,10 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Optional, TypeVar
 
 from .codec_v1 import decode_v1
-from .parts import CallSite, Edge, GradInfo, GraphParts, Group, Node, ParamInfo, Slot
+from .parts import CallSite, Edge, GradInfo, GradStats, GraphParts, Group, Node, ParamInfo, Slot
 
-SCHEMA_VERSION = "2.0"
+SCHEMA_VERSION = "2.1"
+READS = ("2.1", "2.0")  # and 1.0, through codec_v1
 
 T = TypeVar("T")
 SlotSig = tuple[tuple[str, Optional[str]], ...]  # (name, tensor name) per slot; runs on 3.9
@@ -106,6 +112,8 @@ def encode_parts(graph: GraphParts) -> dict[str, Any]:
             d["outputs"] = slots(n, "outputs", n.outputs)
         if n.tensor is not None:
             d["tensor"] = grad(n.tensor)
+        if n.grad_status is not None:
+            d["grad_status"] = n.grad_status
         nodes.append(d)
     outputs = {n.id: [s.name for s in n.outputs] for n in graph.nodes}
     edges = []
@@ -118,6 +126,8 @@ def encode_parts(graph: GraphParts) -> dict[str, Any]:
         if e.slot is not None:
             names = outputs.get(e.source, [])
             d["slot"] = names.index(e.slot) if e.slot in names else e.slot
+        if e.stats is not None:
+            d["stats"] = [getattr(e.stats, f) for f in GradStats.FIELDS]
         edges.append(d)
     groups = []
     for g in graph.groups:
@@ -156,7 +166,7 @@ def decode_parts(doc: Mapping[str, Any]) -> GraphParts:
         raise ValueError(f"a graph document is a JSON object, not {type(doc).__name__}")
     version = doc.get("schema_version")
     try:
-        if version == SCHEMA_VERSION:
+        if version in READS:
             return _decode_v2(doc)
         if version == "1.0":
             return decode_v1(doc)
@@ -166,7 +176,7 @@ def decode_parts(doc: Mapping[str, Any]) -> GraphParts:
         ) from exc
     raise ValueError(
         f"unknown graph schema_version {version!r}: this paddleviz_widget reads "
-        f"'{SCHEMA_VERSION}' and '1.0'"
+        f"{', '.join(repr(v) for v in READS)} and '1.0'"
     )
 
 
@@ -181,6 +191,15 @@ def _entry(value: Any, size: int, where: str) -> list[Any]:
     if not isinstance(value, list) or len(value) != size:
         raise ValueError(f"{where}: expected a list of {size} items, got {value!r}")
     return value
+
+
+def _stats(value: Any, where: str) -> GradStats | None:
+    if value is None:
+        return None
+    norm, max_abs, mean_abs, zeros, nan, inf = _entry(
+        value, len(GradStats.FIELDS), f"{where} stats"
+    )
+    return GradStats(float(norm), float(max_abs), float(mean_abs), float(zeros), int(nan), int(inf))
 
 
 def _shape(value: Any) -> tuple[int, ...] | None:
@@ -235,6 +254,7 @@ def _decode_v2(doc: Mapping[str, Any]) -> GraphParts:
                 inputs=slots(n, "inputs"),
                 outputs=slots(n, "outputs"),
                 tensor=grad(n.get("tensor"), where),
+                grad_status=n.get("grad_status"),
             )
         )
     outputs = {n.id: n.outputs for n in nodes}
@@ -254,6 +274,7 @@ def _decode_v2(doc: Mapping[str, Any]) -> GraphParts:
             index=e.get("index", 0),
             grad=grad(e.get("grad"), f"edge {e['id']}"),
             slot=slot(e),
+            stats=_stats(e.get("stats"), f"edge {e['id']}"),
         )
         for e in doc["edges"]
     )

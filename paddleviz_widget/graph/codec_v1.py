@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from .parts import CallSite, Edge, GradInfo, GraphParts, Group, Node, ParamInfo, Slot
+from .parts import CallSite, Edge, GradInfo, GradStats, GraphParts, Group, Node, ParamInfo, Slot
 
 V1 = "1.0"
 
@@ -43,7 +43,13 @@ def _node(n: Node) -> dict[str, Any]:
         "inputs": [_slot(s) for s in n.inputs],
         "outputs": [_slot(s) for s in n.outputs],
         "tensor": _grad(n.tensor),
+        # 2.1's fields only where a graph has them, so a 1.0 graph's layout stays exactly 1.0.
+        **({} if n.grad_status is None else {"grad_status": n.grad_status}),
     }
+
+
+def _stats(s: GradStats) -> dict[str, Any]:
+    return {f: getattr(s, f) for f in GradStats.FIELDS}
 
 
 def _list(shape: tuple[int, ...] | None) -> list[int] | None:
@@ -63,6 +69,7 @@ def write_v1(graph: GraphParts) -> dict[str, Any]:
                 "index": e.index,
                 "grad": _grad(e.grad),
                 "slot": e.slot,
+                **({} if e.stats is None else {"stats": _stats(e.stats)}),
             }
             for e in graph.edges
         ],
@@ -107,6 +114,7 @@ def decode_v1(doc: Mapping[str, Any]) -> GraphParts:
                 inputs=tuple(_slot_in(s) for s in n.get("inputs") or ()),
                 outputs=tuple(_slot_in(s) for s in n.get("outputs") or ()),
                 tensor=_grad_in(n.get("tensor")),
+                grad_status=n.get("grad_status"),
             )
         )
     edges = tuple(
@@ -117,6 +125,7 @@ def decode_v1(doc: Mapping[str, Any]) -> GraphParts:
             e.get("index", 0),
             _grad_in(e.get("grad")),
             e.get("slot"),
+            None if e.get("stats") is None else GradStats(**e["stats"]),
         )
         for e in doc["edges"]
     )

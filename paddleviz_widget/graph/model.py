@@ -10,10 +10,12 @@ from typing import Any
 
 from .codec import decode_parts, encode_parts
 from .parts import (
+    GRAD_STATUSES,
     NODE_KINDS,
     CallSite,
     Edge,
     GradInfo,
+    GradStats,
     GraphParts,
     Group,
     Node,
@@ -25,7 +27,9 @@ __all__ = [
     "NODE_KINDS",
     "CallSite",
     "Edge",
+    "GRAD_STATUSES",
     "GradInfo",
+    "GradStats",
     "Graph",
     "GraphParts",
     "Group",

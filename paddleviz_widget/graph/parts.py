@@ -48,6 +48,30 @@ class Slot:
 
 
 @dataclass(frozen=True)
+class GradStats:
+    """Statistics of the gradient one edge carried in one backward. ``norm`` (L2), ``max_abs``
+    and ``mean_abs`` are taken over the finite elements, so that one NaN does not hide the
+    size of the rest; ``nan`` and ``inf`` count the others; ``zero_fraction`` is over all."""
+
+    norm: float
+    max_abs: float
+    mean_abs: float
+    zero_fraction: float
+    nan: int
+    inf: int
+
+    FIELDS = ("norm", "max_abs", "mean_abs", "zero_fraction", "nan", "inf")
+
+    @property
+    def finite(self) -> bool:
+        return self.nan == 0 and self.inf == 0
+
+
+# A parameter's gradient after the backward, when it is not a normal one.
+GRAD_STATUSES = ("zero", "none")
+
+
+@dataclass(frozen=True)
 class Node:
     id: str
     name: str
@@ -60,6 +84,8 @@ class Node:
     outputs: tuple[Slot, ...] = ()
     # Shape/dtype of the user's tensor when this node is the grad_fn of one passed in.
     tensor: GradInfo | None = None
+    # A parameter whose gradient came out all zeros ("zero") or never came ("none").
+    grad_status: str | None = None
 
 
 @dataclass(frozen=True)
@@ -72,6 +98,7 @@ class Edge:
     index: int
     grad: GradInfo | None = None
     slot: str | None = None  # the backward output slot that sends it, e.g. "grad_x"
+    stats: GradStats | None = None  # trace(stats=True): what the gradient looked like
 
 
 @dataclass(frozen=True)
