@@ -1,0 +1,161 @@
+"""Gradient statistics of a real backward, edge by edge (capture/grad_stats.py + merge/stats.py),
+against an independent account: the gradients Paddle hands to tensor hooks and to ``.grad``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import paddle
+import pytest
+
+from paddleviz_widget.tracer.capture.grad_stats import StatsCapture
+from paddleviz_widget.tracer.merge.stats import backward_stats, param_statuses
+from paddleviz_widget.tracer.read.walk import walk_backward_graph
+
+# Node post hooks arrived in Paddle 3.0; 2.6 gets no statistics (the README says so).
+_probe = paddle.ones([1])
+_probe.stop_gradient = False
+pytestmark = pytest.mark.skipif(
+    not hasattr((_probe * 2.0).grad_fn, "_register_post_hook"),
+    reason="needs GradNode post hooks (Paddle >= 3.0)",
+)
+
+
+def _nodes(root: paddle.Tensor) -> dict[int, Any]:
+    found: dict[int, Any] = {}
+    pending = [root.grad_fn]
+    while pending:
+        node = pending.pop()
+        if node is None or int(node.node_ptr()) in found:
+            continue
+        found[int(node.node_ptr())] = node
+        pending.extend(node.next_functions)
+    return found
+
+
+def _backward_with_stats(loss: paddle.Tensor) -> tuple[Any, Any, dict[int, Any]]:
+    nodes = _nodes(loss)
+    walk = walk_backward_graph([loss.grad_fn])
+    capture = StatsCapture()
+    capture.arm(nodes.values())
+    try:
+        loss.backward()
+        stats = backward_stats(capture.runs, capture.collect(), capture.skipped)
+    finally:
+        capture.disarm()
+    return stats, walk, nodes
+
+
+def _expected(g: np.ndarray) -> dict[str, float]:
+    finite = np.isfinite(g)
+    a = np.abs(np.where(finite, g, 0.0)).astype(np.float64)
+    return {
+        "norm": float(np.sqrt((a * a).sum())),
+        "max_abs": float(a.max()),
+        "mean_abs": float(a.sum() / max(finite.sum(), 1)),
+        "zero_fraction": float((g == 0).mean()),
+        "nan": int(np.isnan(g).sum()),
+        "inf": int(np.isinf(g).sum()),
+    }
+
+
+def _edge(stats: Any, nodes: dict[int, Any], source: str, target: str) -> Any:
+    found = [
+        s
+        for (ptr, index), s in stats.edges.items()
+        if nodes[ptr].name() == source and nodes[ptr].next_functions[index].name() == target
+    ]
+    assert len(found) == 1, (source, target, found)
+    return found[0]
+
+
+def _close(stats: Any, want: dict[str, float]) -> None:
+    for field, value in want.items():
+        assert getattr(stats, field) == pytest.approx(value, rel=1e-5, abs=1e-7), field
+
+
+def test_every_edge_equals_the_gradient_paddle_hands_to_hooks_and_grad():
+    paddle.seed(0)
+    w1 = paddle.create_parameter([4, 8], "float32")
+    b1 = paddle.create_parameter([8], "float32")
+    w2 = paddle.create_parameter([8, 3], "float32")
+    x = paddle.randn([5, 4])
+    h1 = paddle.matmul(x, w1)
+    h2 = h1 + b1
+    h3 = paddle.nn.functional.relu(h2)
+    loss = paddle.matmul(h3, w2).square().mean()
+    seen: dict[str, np.ndarray] = {}
+    for name, t in (("h1", h1), ("h2", h2), ("h3", h3)):
+        t.register_hook(lambda g, name=name: seen.__setitem__(name, g.numpy().copy()))
+    stats, _, nodes = _backward_with_stats(loss)
+    _close(_edge(stats, nodes, "ReluGradNode", "AddGradNode"), _expected(seen["h2"]))
+    _close(_edge(stats, nodes, "AddGradNode", "MatmulGradNode"), _expected(seen["h1"]))
+    _close(_edge(stats, nodes, "AddGradNode", "GradNodeAccumulation"), _expected(b1.grad.numpy()))
+    relu_zeros = _edge(stats, nodes, "ReluGradNode", "AddGradNode").zero_fraction
+    assert 0 < relu_zeros < 1  # ReLU's gradient really has zeros where it was off
+    assert stats.first_nonfinite is None
+
+
+def test_the_first_nonfinite_gradient_is_traced_to_the_node_that_made_it():
+    """sqrt'(0) is inf: the SqrtGradNode turns a finite gradient into Inf, and everything
+    downstream of it in the backward carries it on."""
+    w = paddle.create_parameter([3], "float32")
+    x = paddle.to_tensor([0.0, 1.0, 4.0])
+    loss = (paddle.sqrt(x * w.abs()) * 2.0).sum()
+    stats, _, nodes = _backward_with_stats(loss)
+    assert nodes[stats.first_nonfinite].name() == "SqrtGradNode"
+    bad = _edge(stats, nodes, "SqrtGradNode", "MultiplyGradNode")
+    assert bad.inf + bad.nan >= 1 and np.isfinite(bad.norm)
+    assert not np.isfinite(w.grad.numpy()).all()
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_half_precision_gradients_are_reduced_without_overflow(dtype):
+    w = paddle.create_parameter([64], "float32")
+    # Each element's gradient is 300 (a float16 gradient); 300**2 * 64 overflows float16 if
+    # the norm were summed in float16.
+    loss = (w.astype(dtype) * 300.0).astype("float32").sum()
+    stats, _, nodes = _backward_with_stats(loss)
+    into_cast = _edge(stats, nodes, "ScaleGradNode", "CastGradNode")
+    assert into_cast.norm == pytest.approx(300.0 * 8.0, rel=1e-3)
+    assert into_cast.nan == into_cast.inf == 0
+
+
+def test_a_parameter_whose_gradient_is_all_zeros_is_flagged():
+    used = paddle.create_parameter([3], "float32")
+    dead = paddle.create_parameter([3], "float32")
+    loss = (used * 2.0).sum() + (dead * 0.0).sum()
+    stats, walk, nodes = _backward_with_stats(loss)
+    statuses = param_statuses(walk, stats)
+    acc = {int(t.grad_fn.node_ptr()): name for name, t in (("used", used), ("dead", dead))}
+    assert {acc[p]: s for p, s in statuses.items()} == {"dead": "zero"}
+
+
+def test_list_slot_nodes_are_not_hooked_and_the_backward_is_untouched():
+    """A post hook on concat's node would abort the backward (Paddle 3.3): it is skipped, its
+    edges have no statistics, and the gradients equal a backward without any capture."""
+    paddle.seed(1)
+    a = paddle.create_parameter([2, 3], "float32")
+    b = paddle.create_parameter([2, 3], "float32")
+    loss = paddle.concat([a * 2.0, b], axis=0).square().sum()
+    stats, _, nodes = _backward_with_stats(loss)
+    concat = [p for p, n in nodes.items() if n.name() == "ConcatGradNode"]
+    assert set(concat) <= stats.skipped
+    assert not [k for k in stats.edges if k[0] in concat]
+    expected_a = (2.0 * 2.0 * 2.0 * a.numpy()).astype("float32")  # d/da (2a)^2 = 8a
+    np.testing.assert_allclose(a.grad.numpy(), expected_a, rtol=1e-6)
+
+
+def test_hooks_are_removed_after_the_backward():
+    w = paddle.create_parameter([3], "float32")
+    loss = (w * w).sum()
+    nodes = _nodes(loss)
+    capture = StatsCapture()
+    capture.arm(nodes.values())
+    loss.backward(retain_graph=True)
+    capture.disarm()
+    runs = len(capture.runs)
+    loss.backward()  # the retained graph runs again: no hook of ours may fire
+    assert len(capture.runs) == runs > 0
