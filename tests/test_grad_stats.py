@@ -11,7 +11,8 @@ import paddle
 import pytest
 
 from paddleviz_widget.tracer.capture.grad_stats import StatsCapture
-from paddleviz_widget.tracer.merge.stats import backward_stats, param_statuses
+from paddleviz_widget.tracer.capture.stats_rows import backward_stats
+from paddleviz_widget.tracer.merge.stats import param_statuses
 from paddleviz_widget.tracer.read.walk import walk_backward_graph
 
 # Node post hooks arrived in Paddle 3.0; 2.6 gets no statistics (the README says so).

@@ -1,0 +1,69 @@
+"""From the raw rows a stats capture brought back (grad_stats.py) to gradient statistics per
+edge and the GradNode where the first NaN/Inf was born. Pure: numbers and pointers in."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from ...graph.parts import GradStats
+
+NORM, MAX_ABS, ABS_SUM, ZEROS, NAN, INF, NUMEL = range(7)
+
+
+class Run(Protocol):
+    """One hooked node's run, as the capture recorded it (grad_stats.py NodeRun)."""
+
+    @property
+    def ptr(self) -> int: ...
+
+    @property
+    def rows(self) -> Mapping[int, int]:  # next_functions index -> row of its statistics
+        ...
+
+    @property
+    def received_row(self) -> int | None:  # row of what it received (nan, inf summed)
+        ...
+
+
+@dataclass
+class BackwardStats:
+    """What one backward's gradients looked like, keyed by GradNode pointer."""
+
+    edges: dict[tuple[int, int], GradStats] = field(default_factory=dict)
+    first_nonfinite: int | None = None  # ptr of the node that turned finite into NaN/Inf
+    ran: frozenset[int] = frozenset()  # ptrs of the hooked nodes that ran
+    skipped: frozenset[int] = frozenset()  # op nodes that could not be hooked
+
+
+def _stats(row: Sequence[float]) -> GradStats:
+    numel = row[NUMEL]
+    finite = numel - row[NAN] - row[INF]
+    return GradStats(
+        norm=float(row[NORM]),
+        max_abs=float(row[MAX_ABS]),
+        mean_abs=float(row[ABS_SUM] / finite) if finite > 0 else 0.0,
+        zero_fraction=float(row[ZEROS] / numel) if numel > 0 else 0.0,
+        nan=int(row[NAN]),
+        inf=int(row[INF]),
+    )
+
+
+def backward_stats(runs: Iterable[Run], raw: Any, skipped: Iterable[int] = ()) -> BackwardStats:
+    """``runs`` in the order the nodes ran; ``raw``: the rows (None when nothing was reduced)."""
+    out = BackwardStats(skipped=frozenset(skipped))
+    ran = []
+    for run in runs:
+        ran.append(run.ptr)
+        bad_out = False
+        for index, row in run.rows.items():
+            stats = _stats(raw[row])
+            out.edges[(run.ptr, index)] = stats
+            bad_out = bad_out or not stats.finite
+        received = raw[run.received_row] if run.received_row is not None else None
+        bad_in = received is not None and received[NAN] + received[INF] > 0
+        if out.first_nonfinite is None and bad_out and not bad_in:
+            out.first_nonfinite = run.ptr
+    out.ran = frozenset(ran)
+    return out

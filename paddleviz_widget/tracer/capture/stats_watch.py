@@ -1,0 +1,88 @@
+"""``trace(stats=True, steps=K)``: the gradient statistics of each backward, and of the last K
+ones as a history a later graph of the same model can be matched to.
+
+A step's statistics are kept by *position* (the edge's source in breadth-first order from
+the roots, and its ``next_functions`` index), not by pointer: every training step builds new
+GradNodes, but the same model builds them in the same order. A history step is shown on a
+graph only if its node names, in that order, are the graph's (its ``signature``).
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ...graph.parts import GradStats
+from ..read.walk import WalkResult
+from .grad_stats import StatsCapture
+from .stats_rows import BackwardStats, backward_stats
+
+
+def node_objects(roots: Sequence[Any]) -> list[Any]:
+    """Every GradNode reachable from ``roots``, once each (Python wrappers, to hook)."""
+    found: dict[int, Any] = {}
+    pending = list(roots)
+    while pending:
+        node = pending.pop()
+        if node is None:
+            continue
+        ptr = int(node.node_ptr())
+        if ptr not in found:
+            found[ptr] = node
+            pending.extend(node.next_functions)
+    return list(found.values())
+
+
+def run_with_stats(run: Callable[[], Any], roots: Sequence[Any]) -> tuple[Any, BackwardStats]:
+    """Run a backward over the graph of ``roots`` with every hookable node hooked."""
+    capture = StatsCapture()
+    try:
+        capture.arm(node_objects(roots))
+        result = run()
+        return result, backward_stats(capture.runs, capture.collect(), capture.skipped)
+    finally:
+        capture.disarm()
+
+
+@dataclass(frozen=True)
+class StepStats:
+    """One backward's statistics by position: (source index, next index) -> GradStats."""
+
+    step: int
+    signature: tuple[str, ...]  # node names in breadth-first order
+    edges: dict[tuple[int, int], GradStats]
+    first_nonfinite: int | None  # node index
+
+
+def by_position(step: int, walk: WalkResult, stats: BackwardStats) -> StepStats:
+    index = {n.ptr: n.index for n in walk.nodes}
+    edges = {(index[ptr], slot): s for (ptr, slot), s in stats.edges.items() if ptr in index}
+    first = index.get(stats.first_nonfinite) if stats.first_nonfinite is not None else None
+    return StepStats(step, tuple(n.name for n in walk.nodes), edges, first)
+
+
+class StatsHistory:
+    """The last ``size`` steps; memory is bounded by ``size`` times one step's edges."""
+
+    def __init__(self, size: int) -> None:
+        if size < 1:
+            raise ValueError(f"steps must be >= 1 (how many backward passes to keep), got {size}")
+        self._steps: deque[StepStats] = deque(maxlen=size)
+        self.count = 0  # backward passes seen, kept or not
+
+    def add(self, walk: WalkResult, stats: BackwardStats) -> None:
+        self._steps.append(by_position(self.count, walk, stats))
+        self.count += 1
+
+    def matching(self, walk: WalkResult) -> list[StepStats]:
+        """The kept steps whose graph has ``walk``'s shape, oldest first."""
+        signature = tuple(n.name for n in walk.nodes)
+        return [s for s in self._steps if s.signature == signature]
+
+    def __iter__(self) -> Iterator[StepStats]:
+        return iter(self._steps)
+
+    def __len__(self) -> int:
+        return len(self._steps)
