@@ -1,0 +1,72 @@
+import { describe, expect, it } from "vitest";
+import {
+  aggregate,
+  aggregateText,
+  extremeEdges,
+  firstNonFinite,
+  formatNorm,
+  NONFINITE_COLOUR,
+  normScale,
+  statsLine,
+  ZERO_COLOUR,
+} from "./grad_stats";
+import type { GradStats, GraphEdge, GraphPayload } from "./types";
+
+const s = (norm: number, extra: Partial<GradStats> = {}): GradStats => ({
+  norm, max_abs: norm / 2, mean_abs: norm / 10, zero_fraction: 0, nan: 0, inf: 0, ...extra,
+});
+const edge = (id: string, source: string, stats?: GradStats): GraphEdge => ({
+  id, source, target: "t", grad: null, ...(stats ? { stats } : {}),
+});
+const graph = (edges: GraphEdge[], meta: Record<string, unknown> = {}): GraphPayload => ({
+  schema_version: "2.0", nodes: [], edges, groups: [], meta,
+});
+
+describe("gradient statistics on the view", () => {
+  const g = graph([
+    edge("e0", "a", s(1e-4)),
+    edge("e1", "a", s(1e2)),
+    edge("e2", "b", s(1, { nan: 3 })),
+    edge("e3", "b", s(0, { zero_fraction: 1 })),
+    edge("e4", "c"),
+  ]);
+
+  it("colours by log10 norm from the smallest to the largest, NaN/Inf red, zeros grey", () => {
+    const scale = normScale(g)!;
+    expect([scale.lo, scale.hi]).toEqual([-4, 2]);
+    expect(scale.colour(g.edges[0].stats)).toBe("#440154");
+    expect(scale.colour(g.edges[1].stats)).toBe("#fde725");
+    expect(scale.colour(g.edges[2].stats)).toBe(NONFINITE_COLOUR);
+    expect(scale.colour(g.edges[3].stats)).toBe(ZERO_COLOUR);
+    expect(scale.colour(g.edges[4].stats)).toBeNull();
+    expect(scale.stops[0].norm).toBeCloseTo(1e-4);
+    expect(scale.stops.at(-1)!.norm).toBeCloseTo(1e2);
+  });
+
+  it("has no scale without statistics", () => {
+    expect(normScale(graph([edge("e0", "a")]))).toBeNull();
+  });
+
+  it("ranks the finite edges", () => {
+    expect(extremeEdges(g, 2, "largest").map((e) => e.id)).toEqual(["e1", "e0"]);
+    expect(extremeEdges(g, 2, "smallest").map((e) => e.id)).toEqual(["e3", "e0"]);
+  });
+
+  it("adds up what a group's nodes send", () => {
+    const out = new Map<string, GraphEdge[]>();
+    for (const e of g.edges) out.set(e.source, [...(out.get(e.source) ?? []), e]);
+    const a = aggregate(g, ["a", "b"], out);
+    expect(a).toEqual({ edges: 4, maxNorm: 100, nan: 3, inf: 0 });
+    expect(aggregateText(a)).toBe("max \u2016g\u2016 1.0e+2 \u00b7 3 NaN");
+    expect(aggregateText(aggregate(g, ["c"], out))).toBe("");
+  });
+
+  it("says it in words", () => {
+    expect(statsLine(s(2e-3, { zero_fraction: 0.25, inf: 1 }))).toBe(
+      "\u2016g\u2016 2.0e-3 \u00b7 max 1.0e-3 \u00b7 mean 2.0e-4 \u00b7 25% zeros \u00b7 1 Inf",
+    );
+    expect(formatNorm(0)).toBe("0");
+    expect(firstNonFinite(graph([], { first_nonfinite: "n4" }))).toBe("n4");
+    expect(firstNonFinite(graph([]))).toBeNull();
+  });
+});

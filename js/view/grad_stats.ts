@@ -1,0 +1,128 @@
+// Gradient statistics on the view (schema 2.1, trace(stats=True)): a colour per edge by log10
+// of its gradient's norm, the legend for that scale, the largest/smallest edges, what a
+// collapsed group holds, and the words for tooltip and inspector. Pure: data in, data out.
+import type { GradStats, GraphEdge, GraphPayload } from "./types";
+
+/** Colour of an edge whose gradient holds NaN or Inf, and of one that is all zeros. */
+export const NONFINITE_COLOUR = "#d62728";
+export const ZERO_COLOUR = "#9e9e9e";
+// A perceptually ordered ramp (viridis stops): small norms dark blue, large ones yellow.
+const RAMP = ["#440154", "#414487", "#2a788e", "#22a884", "#7ad151", "#fde725"];
+
+export interface NormScale {
+  /** log10 of the smallest and largest finite, non-zero norms in the graph. */
+  lo: number;
+  hi: number;
+  colour(stats: GradStats | null | undefined): string | null;
+  /** Legend: the ramp's stops with the norm each stands for. */
+  stops: { colour: string; norm: number }[];
+}
+
+function hasStats(e: GraphEdge): e is GraphEdge & { stats: GradStats } {
+  return e.stats !== undefined && e.stats !== null;
+}
+
+export function isNonFinite(s: GradStats): boolean {
+  return s.nan > 0 || s.inf > 0;
+}
+
+/** The scale for a graph's edges, or null when no edge has statistics. */
+export function normScale(graph: GraphPayload): NormScale | null {
+  let lo = Infinity;
+  let hi = -Infinity;
+  let any = false;
+  for (const e of graph.edges) {
+    if (!hasStats(e)) continue;
+    any = true;
+    if (e.stats.norm > 0 && Number.isFinite(e.stats.norm)) {
+      const v = Math.log10(e.stats.norm);
+      lo = Math.min(lo, v);
+      hi = Math.max(hi, v);
+    }
+  }
+  if (!any) return null;
+  if (lo > hi) lo = hi = 0; // every gradient was zero (or non-finite)
+  const span = hi - lo;
+  const colour = (s: GradStats | null | undefined): string | null => {
+    if (!s) return null;
+    if (isNonFinite(s)) return NONFINITE_COLOUR;
+    if (!(s.norm > 0)) return ZERO_COLOUR;
+    const t = span > 0 ? (Math.log10(s.norm) - lo) / span : 1;
+    const k = Math.round(Math.min(1, Math.max(0, t)) * (RAMP.length - 1));
+    return RAMP[k];
+  };
+  const stops = RAMP.map((c, k) => ({ colour: c, norm: 10 ** (lo + (span * k) / (RAMP.length - 1)) }));
+  return { lo, hi, colour, stops };
+}
+
+/** "1.2e-3", "0", "3.1e+5": short, and the same for every magnitude. */
+export function formatNorm(value: number): string {
+  if (value === 0) return "0";
+  if (!Number.isFinite(value)) return String(value);
+  return value.toExponential(1);
+}
+
+/** One line for a tooltip: "‖g‖ 1.2e-3 · max 4.0e-4 · mean 1.0e-5 · 12% zeros · 2 NaN". */
+export function statsLine(s: GradStats): string {
+  const parts = [`\u2016g\u2016 ${formatNorm(s.norm)}`, `max ${formatNorm(s.max_abs)}`, `mean ${formatNorm(s.mean_abs)}`];
+  if (s.zero_fraction > 0) parts.push(`${Math.round(s.zero_fraction * 100)}% zeros`);
+  if (s.nan > 0) parts.push(`${s.nan} NaN`);
+  if (s.inf > 0) parts.push(`${s.inf} Inf`);
+  return parts.join(" \u00b7 ");
+}
+
+/** Inspector rows for one edge's statistics. */
+export function statsItems(s: GradStats): { label: string; value: string }[] {
+  return [
+    { label: "L2 norm", value: formatNorm(s.norm) },
+    { label: "max |g|", value: formatNorm(s.max_abs) },
+    { label: "mean |g|", value: formatNorm(s.mean_abs) },
+    { label: "zeros", value: `${(s.zero_fraction * 100).toFixed(1)}%` },
+    { label: "NaN", value: String(s.nan) },
+    { label: "Inf", value: String(s.inf) },
+  ];
+}
+
+/** The k edges with the largest (or smallest) finite norm, largest first (smallest first). */
+export function extremeEdges(graph: GraphPayload, k: number, which: "largest" | "smallest"): GraphEdge[] {
+  const ranked = graph.edges.filter(hasStats).filter((e) => !isNonFinite(e.stats));
+  ranked.sort((a, b) => (which === "largest" ? b.stats.norm - a.stats.norm : a.stats.norm - b.stats.norm));
+  return ranked.slice(0, k);
+}
+
+export interface Aggregate {
+  edges: number; // edges with statistics
+  maxNorm: number;
+  nan: number;
+  inf: number;
+}
+
+/** What the gradients sent by ``nodeIds`` add up to (a collapsed group's badge). */
+export function aggregate(graph: GraphPayload, nodeIds: Iterable<string>, outEdges: ReadonlyMap<string, GraphEdge[]>): Aggregate {
+  const out: Aggregate = { edges: 0, maxNorm: 0, nan: 0, inf: 0 };
+  for (const id of nodeIds) {
+    for (const e of outEdges.get(id) ?? []) {
+      if (!hasStats(e)) continue;
+      out.edges += 1;
+      out.maxNorm = Math.max(out.maxNorm, e.stats.norm);
+      out.nan += e.stats.nan;
+      out.inf += e.stats.inf;
+    }
+  }
+  return out;
+}
+
+/** "max ‖g‖ 3.2e+1 · 4 NaN" for a group's label or tooltip; "" when it holds no statistics. */
+export function aggregateText(a: Aggregate): string {
+  if (a.edges === 0) return "";
+  const parts = [`max \u2016g\u2016 ${formatNorm(a.maxNorm)}`];
+  if (a.nan > 0) parts.push(`${a.nan} NaN`);
+  if (a.inf > 0) parts.push(`${a.inf} Inf`);
+  return parts.join(" \u00b7 ");
+}
+
+/** The node where the first NaN/Inf was born (meta.first_nonfinite), if the graph says. */
+export function firstNonFinite(graph: GraphPayload): string | null {
+  const id = graph.meta?.first_nonfinite;
+  return typeof id === "string" ? id : null;
+}
