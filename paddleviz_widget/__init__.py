@@ -4,6 +4,7 @@ from .compat import make_graph
 from .graph import SCHEMA_VERSION
 from .sources import build_graph_from_dump, build_graph_from_jittor
 from .tracer import TraceSession, build_graph, trace
+from .tracer.layer_summary import summary
 
 __version__ = "0.1.0"
 
@@ -16,6 +17,7 @@ __all__ = [
     "build_graph_from_dump",
     "build_graph_from_jittor",
     "make_graph",
+    "summary",
     "trace",
 ]
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -103,3 +104,31 @@ def param_infos_by_ptr(model: Any = None, params: Any = None) -> dict[int, Param
             dtype=dtype_name(tensor.dtype),
         )
     return infos
+
+
+def unreached_params(model: Any, accumulation_ptrs: set[int]) -> list[tuple[str, str]]:
+    """(name, reason) for each of ``model``'s parameters no gradient of this graph reaches."""
+    out = []
+    for name, p in model.named_parameters():
+        if p.stop_gradient:
+            out.append((name, "stop_gradient=True: it is frozen, no gradient is computed"))
+        elif accumulation_ptr(p) not in accumulation_ptrs:
+            out.append(
+                (
+                    name,
+                    "not in this backward graph: its layer was not used, or its output was "
+                    "detached before the loss",
+                )  # fmt: skip
+            )
+    return out
+
+
+def layer_param_counts(model: Any) -> dict[str, tuple[int, int]]:
+    """Layer group name -> (parameter elements, trainable elements), the layer's sublayers
+    included; named as trace() names groups (the model itself by its class)."""
+    counts = {}
+    for path, layer in model.named_sublayers(include_self=True):
+        sizes = [(int(math.prod(p.shape)), not p.stop_gradient) for p in layer.parameters()]
+        name = path or type(model).__name__
+        counts[name] = (sum(s for s, _ in sizes), sum(s for s, t in sizes if t))
+    return counts
