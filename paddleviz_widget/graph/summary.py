@@ -127,7 +127,8 @@ def summarize(
                 grads_out.setdefault(gid, set()).add(label)
     summary = Summary()
     for g in graph.groups:
-        params, trainable = (layer_params or {}).get(g.name) or counted.get(g.id, (0, 0))
+        known = (layer_params or {}).get(g.name)
+        params, trainable = known if known is not None else tuple(counted.get(g.id, (0, 0)))
         summary.rows.append(
             LayerRow(g.id, g.name, g.type, depth[g.id], params, trainable, ops.get(g.id, 0),
                      tuple(sorted(grads_in.get(g.id, ()))), tuple(sorted(grads_out.get(g.id, ()))))

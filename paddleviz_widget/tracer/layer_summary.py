@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..graph.parts import GraphParts
 from ..graph.summary import Summary, summarize
 from .build import trace_graph
 from .capture.replay import discover_model
@@ -17,7 +18,7 @@ def summary(y: Any, *, model: Any = None, params: Any = None) -> Summary:
         accumulation = {int(n.ptr, 16) for n in graph.nodes if n.kind == "param"}
         model = discover_model(accumulation)
     counts = layer_param_counts(model) if model is not None else None
-    return summarize(graph, counts)
+    return summarize(GraphParts(graph.nodes, graph.edges, graph.groups, graph.meta), counts)
 
 
 __all__ = ["summary"]

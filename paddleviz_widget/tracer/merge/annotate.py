@@ -11,7 +11,17 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ...graph.groups import with_ancestors
-from ...graph.model import CallSite, Edge, GradInfo, Graph, Group, Node, ParamInfo, Slot
+from ...graph.model import (
+    CallSite,
+    Edge,
+    GradInfo,
+    GradStats,
+    Graph,
+    Group,
+    Node,
+    ParamInfo,
+    Slot,
+)
 from ..read.walk import WalkedNode, WalkResult
 
 
@@ -47,6 +57,14 @@ class Annotations:
     notes: list[str] = field(default_factory=list)
     # PyLayer nodes: what each stands for (meta "pylayers", keyed by node id).
     pylayers: list[dict[str, Any]] = field(default_factory=list)
+    # trace(stats=True): each edge's gradient statistics, the node where the first NaN/Inf
+    # was born (and whether the forward had already made one), parameters' unusual status,
+    # and earlier steps' norms by edge position (meta "steps").
+    stats: dict[tuple[int, int], GradStats] = field(default_factory=dict)
+    first_nonfinite: int | None = None
+    nonfinite_in_forward: bool = False
+    grad_status: dict[int, str] = field(default_factory=dict)
+    steps: list[Any] = field(default_factory=list)  # StepStats, oldest first
 
     def add_edges(self, notes: dict[tuple[int, int], EdgeNote]) -> None:
         """Fill in what is still unknown; sources added earlier win."""
@@ -56,6 +74,29 @@ class Annotations:
                 self.edges[key] = note
             elif old.grad is None or old.slot is None:
                 self.edges[key] = EdgeNote(old.grad or note.grad, old.slot or note.slot)
+
+
+def stats_meta(ann: Annotations, walk: WalkResult) -> dict[str, Any]:
+    """meta entries of trace(stats=True): first_nonfinite (node id), nonfinite_in_forward,
+    and steps: the kept steps' norm and NaN+Inf count per edge id, oldest first."""
+    meta: dict[str, Any] = {}
+    if ann.first_nonfinite is not None:
+        index = next((w.index for w in walk.nodes if w.ptr == ann.first_nonfinite), None)
+        if index is not None:
+            meta["first_nonfinite"] = f"n{index}"
+            meta["nonfinite_in_forward"] = ann.nonfinite_in_forward
+    if len(ann.steps) > 1:
+        norms: dict[str, list[float | None]] = {}
+        bad: dict[str, list[int]] = {}
+        for k, e in enumerate(walk.edges):
+            row = [s.edges.get((e.source, e.slot)) for s in ann.steps]
+            if any(r is not None for r in row):
+                norms[f"e{k}"] = [None if r is None else r.norm for r in row]
+                counts = [0 if r is None else r.nan + r.inf for r in row]
+                if any(counts):
+                    bad[f"e{k}"] = counts
+        meta["steps"] = {"index": [s.step for s in ann.steps], "norm": norms, "nonfinite": bad}
+    return meta
 
 
 def _used_groups(groups: tuple[Group, ...], nodes: Iterable[Node]) -> tuple[Group, ...]:
@@ -96,6 +137,7 @@ def annotated_graph(
                 inputs=slots.inputs,
                 outputs=slots.outputs,
                 tensor=root_tensors.get(w.index),
+                grad_status=ann.grad_status.get(ptr),
             )
         )
     walked = walk.nodes
@@ -103,13 +145,15 @@ def annotated_graph(
     for k, e in enumerate(walk.edges):
         note = ann.edges.get((walked[e.source].ptr, e.slot))
         grad, slot = (note.grad, note.slot) if note is not None else (None, None)
-        edges.append(Edge(f"e{k}", f"n{e.source}", f"n{e.target}", e.slot, grad, slot))
+        stats = ann.stats.get((walked[e.source].ptr, e.slot))
+        edges.append(Edge(f"e{k}", f"n{e.source}", f"n{e.target}", e.slot, grad, slot, stats))
     meta: dict[str, Any] = {"annotations": sorted(set(ann.sources))}
     notices = [n for n in (ann.notice, *ann.notes) if n]
     if notices:
         meta["notice"] = notices[0]
     if len(notices) > 1:
         meta["notices"] = notices
+    meta.update(stats_meta(ann, walk))
     if ann.pylayers:
         index_of = {w.ptr: w.index for w in walk.nodes}
         meta["pylayers"] = [
