@@ -34,7 +34,6 @@ from models import MODELS
 from playwright.sync_api import Page, sync_playwright
 
 from paddleviz_widget import GraphWidget, trace
-from paddleviz_widget.widget import _LayerTree
 
 CHROMIUM = "/usr/bin/chromium"
 ARGS = [
@@ -97,8 +96,8 @@ def widget_state(name: str) -> dict[str, Any]:
     with trace(model):
         y = model(x)
         y.sum().backward()
-    w = GraphWidget(y)
-    return {"graph": w.graph, "expanded": list(w.expanded), "depth": w.depth}
+    w = GraphWidget(y)  # its depth request: the browser resolves it (js/view/expansion.ts)
+    return {"graph": w.graph, "expanded": w.expanded, "depth": w.depth, "_request": w._request}
 
 
 # Phases of a cold first paint, from browser_page's `last` record (ms from the start).
@@ -173,11 +172,11 @@ def open_page(browser: Any, url: str, names: list[str], warm: bool) -> Bench:
     return Bench(page)
 
 
-def collapsed_groups(state: dict[str, Any], count: int) -> list[str]:
-    """Up to `count` groups closed in the default view whose parent is open, spread out."""
-    tree = _LayerTree(state["graph"])
-    opened = set(state["expanded"])
-    ids = [g for g in tree.ids if g not in opened and (tree.parent[g] in opened)]
+def collapsed_groups(bench: Bench, state: dict[str, Any], count: int) -> list[str]:
+    """Up to `count` groups closed in the view on the page whose parent is open, spread out."""
+    opened = set(bench.page.evaluate("window.pvwBench.model.get('expanded')"))
+    groups = state["graph"]["groups"]
+    ids = [g["id"] for g in groups if g["id"] not in opened and g.get("parent") in opened]
     step = max(1, len(ids) // count)
     return ids[::step][:count]
 
@@ -206,9 +205,6 @@ def main() -> None:
 
         print("First paint of the default view")
         for name, state in states.items():
-            tree = _LayerTree(state["graph"])
-            shown = tree.visible_count(state["expanded"])
-            label = f"{name} ({len(state['graph']['nodes'])} nodes, {shown} shown)"
             cold, cold_worst, phases = [], 0.0, []
             for _ in range(args.reps):
                 bench = open_page(browser, url, names, warm=False)
@@ -224,7 +220,10 @@ def main() -> None:
                 warm.append(ms)
                 warm_worst = max(warm_worst, worst)
             goal = GOALS[f"first paint {name}"]
-            print(f"  {label}")
+            shown = bench.page.evaluate(
+                "document.querySelector('[data-testid=pvw-root]').dataset.visibleNodes"
+            )
+            print(f"  {name} ({len(state['graph']['nodes'])} nodes, {shown} shown)")
             row("warm: the page's worker running", statistics.median(warm), goal, warm_worst)
             row("cold: first widget of a fresh page", statistics.median(cold), goal, cold_worst)
             print(
@@ -243,7 +242,7 @@ def main() -> None:
             print(f"Expand / collapse one group of {name} (click -> new drawing in the DOM)")
             bench.mount(name, state)
             shown_times, settled, worst_toggle = [], [], 0.0
-            for gid in collapsed_groups(state, args.reps + 1):
+            for gid in collapsed_groups(bench, state, args.reps + 1):
                 for click, on_label, want in (
                     (f"pvw-{gid}", False, f"pvw-{gid}-cluster"),
                     (f"pvw-{gid}-cluster", True, f"pvw-{gid}"),
@@ -268,12 +267,11 @@ def main() -> None:
         print("\nFully expanded ResNet-50 (every layer group open)")
         r50 = states["resnet50"]
         everything = [g["id"] for g in r50["graph"]["groups"]]
+        opened_all = {**r50, "_request": {**r50["_request"], "edits": [["all"]]}}  # expand_all()
         bench = open_page(browser, url, names, warm=True)
         first, redraw, worst_full = [], [], 0.0
         for _ in range(args.reps):
-            ms, worst = bench.timed(
-                lambda: bench.mount("resnet50", {**r50, "expanded": everything})
-            )
+            ms, worst = bench.timed(lambda: bench.mount("resnet50", opened_all))
             first.append(ms)
             worst_full = max(worst_full, worst)
             bench.mount("resnet50", r50)

@@ -29,6 +29,8 @@ VOCAB = 64
 MLP_HIDDEN = 64
 BERT_LAYERS = 12
 LLAMA_BLOCKS = {"llama-2.5k": 32, "llama-6k": 80, "llama-10k": 130}
+CHAIN_WIDTH = 4
+CHAIN_STAGES = {"chain-100k": (20, 385)}  # stages x blocks -> about 100k GradNodes
 
 
 def _seed_models() -> ModuleType:
@@ -167,6 +169,35 @@ class LlamaLike(nn.Layer):
         return self.lm_head(self.norm(h))
 
 
+class ChainBlock(nn.Layer):
+    """x + fc2(gelu(fc1(norm(x)))): 14 GradNodes (params included) in 4 nested layers."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.norm = nn.LayerNorm(CHAIN_WIDTH)
+        self.fc1 = nn.Linear(CHAIN_WIDTH, CHAIN_WIDTH)
+        self.fc2 = nn.Linear(CHAIN_WIDTH, CHAIN_WIDTH)
+
+    def forward(self, x: paddle.Tensor) -> paddle.Tensor:
+        return x + self.fc2(F.gelu(self.fc1(self.norm(x))))
+
+
+class Chain(nn.Layer):
+    """A synthetic chain of ``stages`` x ``blocks`` ChainBlocks (stages.k.l), for graphs far
+    past what one layout can show: the default view is the stages, collapsed."""
+
+    def __init__(self, stages: int, blocks: int) -> None:
+        super().__init__()
+        self.stages = nn.LayerList(
+            [nn.Sequential(*[ChainBlock() for _ in range(blocks)]) for _ in range(stages)]
+        )
+
+    def forward(self, x: paddle.Tensor) -> paddle.Tensor:
+        for stage in self.stages:
+            x = stage(x)
+        return x.sum()
+
+
 def _ids() -> paddle.Tensor:
     return paddle.randint(0, VOCAB, [1, SEQ])
 
@@ -194,11 +225,23 @@ def llama(blocks: int) -> Callable[[], tuple[nn.Layer, paddle.Tensor]]:
     return build
 
 
+def chain(stages: int, blocks: int) -> Callable[[], tuple[nn.Layer, paddle.Tensor]]:
+    def build() -> tuple[nn.Layer, paddle.Tensor]:
+        paddle.seed(0)
+        return Chain(stages, blocks), paddle.randn([1, CHAIN_WIDTH])
+
+    return build
+
+
 MODELS: dict[str, Callable[[], tuple[nn.Layer, paddle.Tensor]]] = {
     "lenet": lenet,
     "resnet50": resnet50,
     "bert12": bert12,
     **{name: llama(blocks) for name, blocks in LLAMA_BLOCKS.items()},
+}
+# Not in MODELS (the other benchmarks loop over it): ~100k GradNodes, for bench_widget.py.
+HUGE: dict[str, Callable[[], tuple[nn.Layer, paddle.Tensor]]] = {
+    name: chain(*shape) for name, shape in CHAIN_STAGES.items()
 }
 
 

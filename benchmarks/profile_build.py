@@ -28,7 +28,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from common import median_time
-from models import MODELS
+from models import HUGE, MODELS
 
 import paddleviz_widget
 from paddleviz_widget import build_graph
@@ -140,10 +140,10 @@ def report(title: str, run: Callable[[], Any], use_cprofile: bool) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--model", default="llama-10k", choices=list(MODELS))
+    parser.add_argument("--model", default="llama-10k", choices=[*MODELS, *HUGE])
     parser.add_argument("--cprofile", action="store_true", help="also print cProfile listings")
     args = parser.parse_args()
-    model, x = MODELS[args.model]()
+    model, x = {**MODELS, **HUGE}[args.model]()
     model(x).sum().backward()  # warm-up
     model.clear_gradients()
     y = model(x)

@@ -2,13 +2,12 @@
 // logic (js/view), the renderer (js/render) and the UI pieces (js/ui) together.
 import type { AnyModel } from "@anywidget/types";
 import {
-  type Anchor,
-  type Anchors,
   createGraphvizView,
   type GraphvizView,
   type Hit,
   type RenderOptions,
 } from "./render/graphviz_view";
+import { anchorsFor } from "./anchors";
 import { sharedLayoutClient } from "./layout/shared";
 import { createScale } from "./scale";
 import { edgeTooltip, inspect, nodeTooltip } from "./view/describe";
@@ -16,15 +15,10 @@ import * as budgetText from "./view/budget_text";
 import { DEFAULT_DOT_OPTIONS, type DotOptions, visibleGraphToDot } from "./view/dot";
 import { plural } from "./view/format";
 import { noticeLines } from "./view/pylayers";
-import {
-  autoDepth,
-  collapseGroup,
-  groupsToDepth,
-  normalizeExpanded,
-  reveal,
-} from "./view/expansion";
+import { collapseGroup, depthShown, groupsToDepth, normalizeExpanded, reveal } from "./view/expansion";
 import { buildIndex, parseInstanceId, type GraphIndex } from "./view/graph_index";
-import { EMPTY_PAYLOAD, readGraph } from "./view/payload";
+import { EMPTY_PAYLOAD } from "./view/payload";
+import { answerKernel, graphBytes, loadGraph, type ReadGraph } from "./kernel_sync";
 import { searchGraph, visibleElementId, visibleMatches } from "./view/search";
 import { ROLE_CLASS, selectionClasses } from "./view/selection";
 import { buildVisibleGraph, truncateVisible, type VisibleGraph } from "./view/visible";
@@ -43,6 +37,10 @@ export interface WidgetModel {
   expanded: string[];
   selected: string;
   depth: number;
+  /** The kernel's view request (written by the kernel only; see GraphWidget). */
+  _request?: unknown;
+  /** [request id, edits applied]: how far the browser got (written by the browser only). */
+  _resolved?: unknown;
 }
 
 /** From this many visible nodes on, redraws are not animated and the SVG is inserted as is,
@@ -125,7 +123,7 @@ export function createExplorer(model: AnyModel<WidgetModel>, el: HTMLElement): (
       expandAll: () => void scale.expandAll(),
       collapseAll: () => {
         scale.cancel();
-        commit({ depth: 0, expanded: [] });
+        commit({ depth: 0, expanded: groupsToDepth(index, 0) }); // a wrapper group stays open
       },
       setDepth: (depth) => {
         scale.cancel();
@@ -212,7 +210,7 @@ export function createExplorer(model: AnyModel<WidgetModel>, el: HTMLElement): (
     searchBox.showCount(search.current, search.matches.length);
     inspector.show(selected ? inspect(index, vg, selected) : null);
     toolbar.update({
-      depth: shownDepth(),
+      depth: depthShown(index, expanded(), model.get("depth") ?? -1),
       maxDepth: index.maxLevel + 1,
       direction: options.rankdir,
       edgeLabels: options.edgeLabels,
@@ -231,19 +229,16 @@ export function createExplorer(model: AnyModel<WidgetModel>, el: HTMLElement): (
     notice.hidden = notice.childElementCount === 0;
   }
 
-  /** The depth the open groups amount to (the synced one if it fits), or null. */
-  function shownDepth(): number | null {
-    const open = expanded().join(",");
-    const synced = Math.min(model.get("depth") ?? -1, index.maxLevel + 1);
-    const candidates = [synced, ...Array.from({ length: index.maxLevel + 2 }, (_, d) => d)];
-    return candidates.find((d) => d >= 0 && groupsToDepth(index, d).join(",") === open) ?? null;
-  }
 
   let pending: Promise<void> = Promise.resolve();
   let scheduled = false;
+  let resolveWanted = false; // the kernel asked for something: apply it before drawing
+  let loading = false; // a big graph is being read (onGraph): nothing to draw until it is
+  let loads = 0;
+  let resolving = false;
   /** Coalesce model changes arriving together (e.g. depth + expanded) into one redraw. */
   function schedule(): void {
-    if (scheduled) return;
+    if (scheduled || resolving || loading) return;
     scheduled = true;
     queueMicrotask(() => {
       scheduled = false;
@@ -251,29 +246,28 @@ export function createExplorer(model: AnyModel<WidgetModel>, el: HTMLElement): (
     });
   }
 
-  /** What to keep in place through a redraw: a group that was opened or closed (its node
-   * becomes its cluster or back) or the selection; else whatever is in the middle. */
-  function anchorsFor(before: VisibleGraph, beforeOpen: Set<string>, after: VisibleGraph): Anchors {
-    const pair = (id: string): Anchor | null => {
-      const from = visibleElementId(before, before.repOf.get(id) ?? id);
-      const to = visibleElementId(after, after.repOf.get(id) ?? id);
-      return from && to ? { before: from, after: to } : null;
-    };
-    const afterOpen = new Set(expanded());
-    const changed = [...index.groups.keys()].filter((g) => beforeOpen.has(g) !== afterOpen.has(g));
-    const selected = model.get("selected") ?? "";
-    const primary = (selected ? [...changed, selected] : changed).map(pair);
-    const fallback = before.nodes.filter((n) => after.nodeById.has(n.id)).map((n) => pair(n.id));
-    const known = (list: Array<Anchor | null>): Anchor[] => list.filter((a): a is Anchor => a !== null);
-    return { primary: known(primary), fallback: known(fallback) };
-  }
-
   let drawnOpen = new Set<string>();
   let drawnDot = "";
   let note: Message | null = null; // shown once the redraw under way is drawn
   let stale = false; // a new drawing is on its way
 
+  function resolveKernelRequest(): void {
+    resolveWanted = false;
+    resolving = true; // the changes it commits are drawn by the redraw under way
+    try {
+      const shown = () => ({ depth: model.get("depth") ?? 0, expanded: expanded() });
+      if (answerKernel(model, index, shown)) scale.cancel();
+    } finally {
+      resolving = false;
+    }
+  }
+  const wantResolve = (): void => {
+    resolveWanted = true;
+    schedule();
+  };
+
   function redraw(): void {
+    if (resolveWanted) resolveKernelRequest();
     root.style.height = model.get("height") ?? "600px";
     const previous = vg;
     let open = expanded();
@@ -296,7 +290,8 @@ export function createExplorer(model: AnyModel<WidgetModel>, el: HTMLElement): (
       return;
     }
     const plain = vg.nodes.length >= ANIMATE_BELOW;
-    const anchors = lastDot !== "" ? anchorsFor(previous, drawnOpen, vg) : null;
+    const selected = model.get("selected") ?? "";
+    const anchors = lastDot !== "" ? anchorsFor(index, previous, drawnOpen, vg, new Set(open), selected) : null;
     tooltip.hide();
     decorate();
     draw(dot, { plain, animate: lastDot !== "" && !plain, anchors }, vg.nodes.length, open);
@@ -358,26 +353,31 @@ export function createExplorer(model: AnyModel<WidgetModel>, el: HTMLElement): (
     },
   });
 
-  const onGraph = (): void => {
+  const install = (read: ReadGraph, next: GraphIndex): void => {
     // A document the view cannot read draws nothing and says why, once that is drawn.
-    const read = readGraph(model.get("graph"));
     if (read.error) note = { text: read.error, kind: "error" };
-    index = buildIndex(read.payload);
+    index = next;
     scale.reset();
     lastDot = "";
-    if ((model.get("depth") ?? -1) < 0) {
-      const depth = autoDepth(index);
-      commit({ depth, expanded: groupsToDepth(index, depth) });
-    }
-    schedule();
+    loading = false;
+    wantResolve(); // a new graph comes with a new request
+  };
+  const onGraph = (): void => {
+    const raw = model.get("graph");
+    const mine = ++loads;
+    loading = false; // nothing is drawn from the old graph while a big new one is read
+    loading = loadGraph(raw, () => mine === loads, install);
+    if (loading) status.show({ text: budgetText.reading(graphBytes(raw)), kind: "busy" });
   };
   const onSelected = (): void => decorate();
   const onDepth = (): void => decorate();
+  const onRequest = (): void => wantResolve();
   model.on("change:graph", onGraph);
   model.on("change:expanded", schedule);
   model.on("change:height", schedule);
   model.on("change:selected", onSelected);
   model.on("change:depth", onDepth);
+  model.on("change:_request", onRequest);
   const resizer = new ResizeObserver(() => view.resize());
   resizer.observe(graphEl);
   onGraph();
@@ -389,6 +389,7 @@ export function createExplorer(model: AnyModel<WidgetModel>, el: HTMLElement): (
     model.off("change:height", schedule);
     model.off("change:selected", onSelected);
     model.off("change:depth", onDepth);
+    model.off("change:_request", onRequest);
     scale.cancel();
     view.destroy();
   };

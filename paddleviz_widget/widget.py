@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import json
 import os
 import pathlib
 from collections.abc import Iterable, Mapping
@@ -14,11 +15,6 @@ import traitlets
 from .tracer import build_graph
 
 _STATIC = pathlib.Path(__file__).parent / "static"
-
-# The default view opens layer groups level by level while at most this many nodes show.
-# js/view/expansion.ts implements the same rule (the browser uses it for payloads it is
-# handed without a resolved depth); both are tested against tests/fixtures/graphs.
-DEFAULT_NODE_BUDGET = 150
 
 
 def _bundle(name: str) -> pathlib.Path:
@@ -32,108 +28,49 @@ def _bundle(name: str) -> pathlib.Path:
     return path
 
 
-class _LayerTree:
-    """Group levels and node ancestry of one payload (same rules as js/view/graph_index.ts)."""
+def _graph_to_json(graph: Mapping[str, Any], widget: Any) -> memoryview:
+    # One binary buffer of JSON text: ipywidgets would otherwise walk every node, edge and
+    # list of the payload looking for buffers, and Jupyter would encode it as nested JSON
+    # (~85 ms + ~50 ms per 10k GradNodes, in the kernel, before the browser gets anything).
+    return memoryview(json.dumps(graph, separators=(",", ":")).encode())
+
+
+def _graph_from_json(value: Any, widget: Any) -> Any:
+    return json.loads(bytes(value)) if isinstance(value, (bytes, memoryview)) else value
+
+
+class _Groups:
+    """Layer-group ids (payload order), names and parent links of one payload, read once in
+    linear time: what expand/collapse need to name groups and open the ones around them."""
 
     def __init__(self, graph: Mapping[str, Any]) -> None:
-        groups = list(graph.get("groups") or [])
-        self.ids = [g["id"] for g in groups]
-        self.names = {g["id"]: g.get("name") or "" for g in groups}
-        known = set(self.ids)
-        self.parent: dict[str, str | None] = {
-            g["id"]: g.get("parent") if g.get("parent") in known else None for g in groups
-        }
-        for start in self.ids:  # a cycle in the parent links is cut where it closes
-            path: list[str] = []
-            cur: str | None = start
-            while cur is not None:
-                if cur in path:
-                    self.parent[cur] = None
-                    break
-                path.append(cur)
-                cur = self.parent[cur]
-        self.node_groups = [
-            n.get("group") if n.get("group") in known else None for n in graph.get("nodes") or []
-        ]
-        # A single top-level group holding every node (the model itself, as trace(model)
-        # records it) is a wrapper at level -1: depth presets start with the model's layers.
-        tops = [gid for gid in self.ids if self.parent[gid] is None]
-        self.wrapper = (
-            tops[0]
-            if len(tops) == 1
-            and self.node_groups
-            and all(g is not None and tops[0] in (g, *self.ancestors(g)) for g in self.node_groups)
-            else None
-        )
-        shift = 1 if self.wrapper is not None else 0
-        self.level = {gid: len(self.ancestors(gid)) - shift for gid in self.ids}
-        self.max_level = max(self.level.values(), default=-1)
-        self.part = self._parts(graph)
+        groups = [g for g in graph.get("groups") or [] if isinstance(g, Mapping)]
+        self.names: dict[str, str] = {}
+        for g in groups:
+            self.names.setdefault(g["id"], g.get("name") or "")
+        self.ids = list(self.names)
+        self.by_name: dict[str, list[str]] = {}
+        for gid, name in self.names.items():
+            self.by_name.setdefault(name, []).append(gid)
+        self.parent = {g["id"]: g.get("parent") for g in groups}
 
     def ancestors(self, gid: str) -> list[str]:
-        """Groups enclosing group ``gid``, innermost first."""
+        """Groups enclosing group ``gid``, innermost first (a cycle in the links ends it)."""
         chain: list[str] = []
         cur = self.parent.get(gid)
-        while cur is not None:
+        while cur in self.names and cur != gid and cur not in chain:
             chain.append(cur)
-            cur = self.parent[cur]
+            cur = self.parent.get(cur)
         return chain
 
-    def to_depth(self, depth: int) -> list[str]:
-        return [gid for gid in self.ids if self.level[gid] < depth]
 
-    def _parts(self, graph: Mapping[str, Any]) -> dict[tuple[str, int], int]:
-        """(group, node index) -> which connected part of the group the node is in. A closed
-        group is drawn as one node per part (a layer used twice gives two)."""
-        index = {n.get("id"): i for i, n in enumerate(graph.get("nodes") or [])}
-        edges = [
-            (index[e["source"]], index[e["target"]])
-            for e in graph.get("edges") or []
-            if e.get("source") in index and e.get("target") in index
-        ]
-        members: dict[str, list[int]] = {}
-        for i, gid in enumerate(self.node_groups):
-            for g in [gid, *self.ancestors(gid)] if gid is not None else []:
-                members.setdefault(g, []).append(i)
-        part: dict[tuple[str, int], int] = {}
-        for g, inside in members.items():
-            root = {i: i for i in inside}
-
-            def find(i: int, root: dict[int, int] = root) -> int:
-                while root[i] != i:
-                    root[i] = root[root[i]]
-                    i = root[i]
-                return i
-
-            for a, b in edges:
-                if a in root and b in root:
-                    root[find(a)] = find(b)
-            for i in inside:
-                part[(g, i)] = find(i)
-        return part
-
-    def visible_count(self, expanded: Iterable[str]) -> int:
-        """Visible nodes: real nodes whose groups are all open, plus one node per part of
-        each outermost closed group."""
-        opened = set(expanded)
-        shown: set[Any] = set()
-        for i, gid in enumerate(self.node_groups):
-            rep: Any = ("node", i)
-            chain = [gid, *self.ancestors(gid)] if gid is not None else []
-            for g in reversed(chain):
-                if g not in opened:
-                    rep = (g, self.part[(g, i)])
-                    break
-            shown.add(rep)
-        return len(shown)
-
-    def auto_depth(self, budget: int = DEFAULT_NODE_BUDGET) -> int:
-        best = 0
-        for depth in range(1, self.max_level + 2):
-            if self.visible_count(self.to_depth(depth)) > budget:
-                break
-            best = depth
-        return best
+def _has_id(graph: Mapping[str, Any], wanted: str) -> bool:
+    return any(
+        x.get("id") == wanted
+        for key in ("nodes", "edges", "groups")
+        for x in graph.get(key) or []
+        if isinstance(x, Mapping)
+    )
 
 
 class GraphWidget(anywidget.AnyWidget):
@@ -144,13 +81,14 @@ class GraphWidget(anywidget.AnyWidget):
 
     ``depth`` opens the layer groups down to that level (0: all collapsed); by default the
     deepest level that keeps the picture readable (about 150 visible nodes). The traits
-    ``selected``, ``expanded`` and ``depth`` follow the browser and can be set from Python.
+    ``selected``, ``expanded`` and ``depth`` follow the browser and can be set from Python;
+    the browser works out which groups a depth opens and fills ``expanded`` in.
     """
 
     _esm = _bundle("widget.js")
     _css = _bundle("widget.css")
 
-    graph = traitlets.Dict().tag(sync=True)
+    graph = traitlets.Dict().tag(sync=True, to_json=_graph_to_json, from_json=_graph_from_json)
     height = traitlets.Unicode("600px").tag(sync=True)
     #: Id of the selected node, edge or layer group ("" for none).
     selected = traitlets.Unicode("").tag(sync=True)
@@ -158,6 +96,10 @@ class GraphWidget(anywidget.AnyWidget):
     expanded = traitlets.List(traitlets.Unicode()).tag(sync=True)
     #: Depth the layer groups were last opened to (-1: pick automatically).
     depth = traitlets.Int(-1).tag(sync=True)
+    #: The kernel's view request, written by the kernel only: {"id", "depth", "edits"}.
+    _request = traitlets.Dict().tag(sync=True)
+    #: [request id, edits applied]: how far the browser got, written by the browser only.
+    _resolved: traitlets.List[Any] = traitlets.List().tag(sync=True)
 
     def __init__(
         self,
@@ -221,82 +163,117 @@ class GraphWidget(anywidget.AnyWidget):
         return cls._of_payload(build_graph_from_jittor(data), height, depth, kwargs)
 
     # -- view state ------------------------------------------------------------------------
+    # The browser owns the view rules (group levels, a layer's separate calls, visible-node
+    # counts, the automatic depth: js/view). The kernel asks, in `_request`: open the groups
+    # to a depth (-1: automatic), then apply these edits in order (["open", id],
+    # ["close", id], ["all"], ["set", ids]); each new depth starts a new request. The browser
+    # applies what it has not yet, syncs `depth` and `expanded` back, and says how far it got
+    # in `_resolved`. Each side writes only its own trait, so a late message from the other
+    # never undoes it; `expanded` is set here too, as a guess to read until the answer.
 
-    def _tree(self) -> _LayerTree:
-        return _LayerTree(self.graph)
+    def _from_browser(self, name: str) -> bool:
+        return name in self._property_lock
+
+    def notify_change(self, change: Any) -> None:
+        # One message for a change and what its observer adds (a new graph and its depth
+        # request), so the browser never draws the change alone first.
+        if change["name"] in ("graph", "depth", "expanded"):
+            with self.hold_sync():
+                super().notify_change(change)
+        else:
+            super().notify_change(change)
+
+    def _answered(self) -> bool:
+        """Whether the browser has applied the whole request (False until a view shows)."""
+        request = self._request
+        return self._resolved == [request.get("id"), len(request.get("edits", []))]
 
     @traitlets.observe("graph")
     def _on_graph(self, change: Mapping[str, Any]) -> None:
-        tree = self._tree()
-        ids = {n.get("id") for n in self.graph.get("nodes") or []}
-        ids |= {e.get("id") for e in self.graph.get("edges") or []} | set(tree.ids)
-        if self.selected and self.selected not in ids and "-" not in self.selected:
+        self._groups = _Groups(self.graph)
+        if self.selected and "-" not in self.selected and not _has_id(self.graph, self.selected):
             self.selected = ""
-        self._open_to(tree.auto_depth() if getattr(self, "_auto", True) else self.depth, tree)
+        if not self._from_browser("graph"):
+            self._ask(-1 if getattr(self, "_auto", True) else self.depth)
 
     @traitlets.observe("depth")
     def _on_depth(self, change: Mapping[str, Any]) -> None:
-        if getattr(self, "_resolving", False):
+        if getattr(self, "_quiet", False) or self._from_browser("depth"):
             return
-        tree = self._tree()
         self._auto = change["new"] < 0
-        self._open_to(tree.auto_depth() if self._auto else change["new"], tree)
+        self._ask(change["new"])
 
-    def _open_to(self, depth: int, tree: _LayerTree) -> None:
-        # Deeper than the deepest level just opens everything; the depth itself is kept, so
-        # GraphWidget(y, depth=2) means the same when the payload is swapped for another.
-        depth = max(0, depth)
-        self._resolving = True
+    @traitlets.observe("expanded")
+    def _on_expanded(self, change: Mapping[str, Any]) -> None:
+        # Set by hand in Python: that is the state to show, after whatever came before.
+        if not getattr(self, "_quiet", False) and not self._from_browser("expanded"):
+            self._edit([["set", list(change["new"])]], change["new"])
+
+    def _ask(self, depth: int, *, expanded: list[str] | None = None) -> None:
+        """A new request: open the groups to ``depth`` (-1: the browser's automatic depth)."""
+        self._quiet = True
         try:
-            self.depth = depth
+            with self.hold_sync():
+                self.depth = depth
+                if expanded is not None:
+                    self.expanded = expanded
+                number = int(self._request.get("id", 0)) + 1
+                self._request = {"id": number, "depth": depth, "edits": []}
         finally:
-            self._resolving = False
-        self.expanded = tree.to_depth(depth)
+            self._quiet = False
+
+    def _edit(self, edits: list[list[Any]], expanded: Iterable[str]) -> None:
+        """``edits`` for the browser, and what ``expanded`` becomes meanwhile."""
+        wanted = set(expanded)
+        self._quiet = True
+        try:
+            with self.hold_sync():
+                self.expanded = [gid for gid in self._groups.ids if gid in wanted]
+                request = self._request
+                self._request = {**request, "edits": [*request.get("edits", []), *edits]}
+        finally:
+            self._quiet = False
 
     def _resolve(self, name: str) -> list[str]:
         """Group ids for a group id or a layer path such as "conv.0"."""
-        tree = self._tree()
-        if name in tree.names:
+        groups = self._groups
+        if name in groups.names:
             return [name]
-        matches = [gid for gid in tree.ids if tree.names[gid] == name]
-        if matches:
-            return matches
-        if not tree.ids:
+        if name in groups.by_name:
+            return groups.by_name[name]
+        if not groups.ids:
             raise ValueError(f"no layer group {name!r}: this graph has no layer groups")
-        candidates = sorted(set(tree.names.values()) | set(tree.ids))
+        candidates = sorted(set(groups.by_name) | set(groups.ids))
         close = difflib.get_close_matches(name, candidates, n=5, cutoff=0.4)
         hint = f"; close matches: {', '.join(map(repr, close))}" if close else ""
+        shown = ", ".join(repr(groups.names[g] or g) for g in groups.ids[:8])
         raise ValueError(
-            f"no layer group {name!r} in this graph{hint} (layer groups: "
-            f"{', '.join(repr(tree.names[g] or g) for g in tree.ids[:8])}"
-            f"{', ...' if len(tree.ids) > 8 else ''})"
+            f"no layer group {name!r} in this graph{hint} (layer groups: {shown}"
+            f"{', ...' if len(groups.ids) > 8 else ''})"
         )
-
-    def _set_expanded(self, ids: Iterable[str]) -> None:
-        wanted = set(ids)
-        self.expanded = [gid for gid in self._tree().ids if gid in wanted]
 
     def expand(self, name: str) -> None:
         """Open layer group ``name`` (a group id or a layer path like "conv.0") and those
         around it. Raises ValueError, listing close matches, if there is no such group."""
-        tree = self._tree()
         ids = self._resolve(name)
-        self._set_expanded([*self.expanded, *ids, *(a for g in ids for a in tree.ancestors(g))])
+        around = [a for g in ids for a in self._groups.ancestors(g)]
+        self._edit([["open", g] for g in ids], [*self.expanded, *ids, *around])
 
     def collapse(self, name: str) -> None:
         """Close layer group ``name`` (a group id or a layer path like "conv.0")."""
         ids = set(self._resolve(name))
-        self._set_expanded(g for g in self.expanded if g not in ids)
+        self._edit([["close", g] for g in ids], (g for g in self.expanded if g not in ids))
 
     def expand_all(self) -> None:
-        """Open every layer group (``depth`` becomes the deepest level). On a graph too big
-        to lay out at once, the browser opens only what fits its visible-node budget (2,000),
-        says so in its status line, and syncs that back into ``expanded``."""
-        tree = self._tree()
+        """Open every layer group (``depth`` becomes the deepest level, once the browser
+        has it). On a graph too big to lay out at once, the browser opens only what fits its
+        visible-node budget (2,000), says so in its status line, and syncs that back into
+        ``expanded``."""
         self._auto = False
-        self._open_to(tree.max_level + 1, tree)
+        self._edit([["all"]], self._groups.ids)
 
     def collapse_all(self) -> None:
-        """Close every layer group (``depth`` becomes 0)."""
+        """Close every layer group (``depth`` becomes 0; the browser keeps a group around
+        the whole model open)."""
         self._auto = False
-        self._open_to(0, self._tree())
+        self._ask(0, expanded=[])

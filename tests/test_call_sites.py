@@ -14,6 +14,7 @@ import paddle.nn as nn
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from paddle_versions import requires_dump
 
 import paddleviz_widget.tracer.capture.layer_scopes as layer_scopes_mod
 from paddleviz_widget.graph.model import CallSite
@@ -173,6 +174,7 @@ def stacks_recorded():
     paddle.set_flags(old)
 
 
+@requires_dump
 @pytest.mark.parametrize("under_recorder", [False, True])
 def test_live_sites_are_the_lines_that_made_each_node(stacks_recorded, tmp_path, under_recorder):
     MARKS.clear()

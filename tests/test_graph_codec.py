@@ -12,6 +12,7 @@ from typing import Any
 import paddle
 import pytest
 from models import lenet_output
+from paddle_versions import requires_paddle_33
 
 from paddleviz_widget import trace
 from paddleviz_widget.graph import (
@@ -43,6 +44,7 @@ def traced_lenet() -> Graph:
     return trace_graph(y)
 
 
+@requires_paddle_33
 def test_traced_lenet_round_trips_exactly() -> None:
     graph = traced_lenet()
     # What the round trip has to carry: slots with tensor names, call sites, parameters,

@@ -10,11 +10,13 @@ import pytest
 from graph_dicts import nested, nested_graph
 from models import lenet_output, resnet18_output
 from oracle import backward_with_dump, dump_edge_multiset, edge_multiset
+from paddle_versions import requires_dump
 
 from paddleviz_widget import build_graph
 from paddleviz_widget.graph import validate_graph_dict
 
 
+@requires_dump
 @pytest.mark.parametrize("make", [lenet_output, resnet18_output], ids=["lenet", "resnet18"])
 def test_nodes_and_edges_equal_paddle_dump(make, tmp_path):
     _, y = make()
@@ -28,6 +30,7 @@ def test_nodes_and_edges_equal_paddle_dump(make, tmp_path):
     assert len(dump.edges) > 20
 
 
+@requires_dump
 def test_graph_of_y_is_the_dump_minus_the_sum_node(tmp_path):
     _, y = lenet_output()
     graph = nested_graph(y)
@@ -65,6 +68,7 @@ def test_ids_are_stable_and_not_pointers():
     assert all(not n["id"].startswith("0x") and n["id"] != n["ptr"] for n in first["nodes"])
 
 
+@requires_dump
 def test_duplicate_edges_are_kept(tmp_path):
     w = paddle.create_parameter([3], "float32")
     y = w * w

@@ -12,6 +12,7 @@ from typing import Any
 import paddle
 import paddle.nn as nn
 import pytest
+from paddle_versions import requires_hook_kwargs
 
 from paddleviz_widget.graph.model import CallSite, Group
 from paddleviz_widget.tracer.capture.layer_scopes import LayerScopeRecorder, LayerScopes
@@ -157,6 +158,7 @@ def standalone_op_names(layer, args, kwargs) -> Counter:
     return Counter(n.name for n in nodes if not n.is_accumulation)
 
 
+@requires_hook_kwargs
 @pytest.mark.parametrize("key", sorted(MODELS))
 def test_every_layer_owns_exactly_the_ops_its_call_makes(key):
     cls, shape = MODELS[key]

@@ -11,7 +11,10 @@ from paddleviz_widget.tracer.parse.log_parser import GradNodeRun, LoggedSlot, pa
 from paddleviz_widget.tracer.parse.log_records import GLOG_PREFIX, join_records, separate_log
 
 LOGS = Path(__file__).parent / "fixtures" / "logs"
-TEXTS = {p.stem: p.read_text() for p in sorted(LOGS.glob("*.log"))}
+# 3.3.1 fixtures and the 2.6.2 / 3.0.0 ones (paddle-*/), named "paddle-3.0.0/mlp".
+TEXTS = {
+    str(p.relative_to(LOGS).with_suffix("")): p.read_text() for p in sorted(LOGS.rglob("*.log"))
+}
 FULL = {name: parse_backward_log(text) for name, text in TEXTS.items()}
 NAMES = st.sampled_from(sorted(TEXTS))
 SETTINGS = settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])

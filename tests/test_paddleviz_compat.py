@@ -12,6 +12,7 @@ import graphviz
 import paddle
 from graph_dicts import nested_graph
 from models import lenet_output
+from paddle_versions import requires_paddle_33
 
 from paddleviz_widget import make_graph, trace
 
@@ -56,6 +57,7 @@ def test_make_graph_renders_a_png(tmp_path):
     assert len(data) > 5_000
 
 
+@requires_paddle_33
 def test_traced_edges_are_labelled_dtype_place_shape():
     model, _ = lenet_output()
     with trace(model):
@@ -83,6 +85,7 @@ dot.render("viz-result.gv", format="png", view=False)
 """
 
 
+@requires_paddle_33
 def test_run_module_traces_a_seed_style_script(tmp_path, monkeypatch):
     """The seed's `python paddleviz/run.py example.py`, as `-m paddleviz_widget.run`."""
     script = tmp_path / "example.py"

@@ -16,6 +16,7 @@ import paddle.nn as nn
 import pytest
 from llama_tiny import tiny_llama
 from oracle_models import TiedEmbedding, lenet_and_input, nested_and_input, transformer_and_input
+from paddle_versions import requires_paddleformers
 
 from paddleviz_widget import build_graph, trace
 from paddleviz_widget.graph.model import ParamInfo
@@ -110,7 +111,11 @@ def compare(inferred: dict[str, str | None], truth: dict[str, str | None]) -> di
 # norm, whose only upstream is that lookup). Nothing wrong.
 @pytest.mark.parametrize(
     ("make", "min_exact", "max_absent"),
-    [(lenet_and_input, 0.7, 0), (resnet18_and_input, 0.77, 0), (llama_and_input, 0.75, 7)],
+    [
+        (lenet_and_input, 0.7, 0),
+        (resnet18_and_input, 0.77, 0),
+        pytest.param(llama_and_input, 0.75, 7, marks=requires_paddleformers),
+    ],
     ids=["lenet", "resnet18", "llama"],
 )
 @pytest.mark.parametrize("discovered", [False, True], ids=["model=", "discovered"])

@@ -22,6 +22,7 @@ from dump_reader import BackwardDump
 from graph_dicts import nested
 from llama_tiny import tiny_llama
 from oracle_models import assert_matches_dump, edge_grads, read_dump
+from paddle_versions import requires_dump, requires_paddleformers
 
 from paddleviz_widget import build_graph, trace
 
@@ -67,6 +68,10 @@ CASES = {
     "resnet18_saliency": _saliency,
     "moe_index_add_buffer": _moe,
 }
+CASE_PARAMS = [
+    pytest.param(c, marks=requires_paddleformers) if c.startswith("llama") else c
+    for c in sorted(CASES)
+]
 
 
 def _right_or_absent(graph: dict[str, Any], dump: BackwardDump) -> int:
@@ -94,7 +99,8 @@ def _right_or_absent(graph: dict[str, Any], dump: BackwardDump) -> int:
     return bare
 
 
-@pytest.mark.parametrize("case", sorted(CASES))
+@requires_dump
+@pytest.mark.parametrize("case", CASE_PARAMS)
 def test_traced_graph_equals_the_dump(case, tmp_path):
     paddle.seed(0)
     model, loss_of, _ = CASES[case]()
@@ -105,7 +111,8 @@ def test_traced_graph_equals_the_dump(case, tmp_path):
     assert_matches_dump(graph, read_dump(tmp_path))
 
 
-@pytest.mark.parametrize("case", sorted(CASES))
+@requires_dump
+@pytest.mark.parametrize("case", CASE_PARAMS)
 def test_replayed_graph_is_right_or_absent(case, tmp_path):
     paddle.seed(0)
     model, loss_of, image = CASES[case]()  # `image`: the user's variable, as in a notebook
@@ -135,6 +142,7 @@ def test_the_saliency_input_is_named_and_its_edge_has_the_image_shape(tmp_path):
     assert [e["grad"]["shape"] for e in into] == [[2, 3, 64, 64]]
 
 
+@requires_dump
 def test_an_input_leaf_nobody_can_name_is_left_bare_with_a_notice():
     paddle.seed(0)
     conv = nn.Conv2D(3, 4, 3)

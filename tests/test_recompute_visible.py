@@ -9,9 +9,12 @@ import contextlib
 import paddle
 import pytest
 from llama_tiny import tiny_llama
+from paddle_versions import requires_paddleformers
 
 from paddleviz_widget import build_graph, trace
 from paddleviz_widget.graph import validate_graph_dict
+
+pytestmark = requires_paddleformers
 
 
 def _graph(traced: bool, after_backward: bool) -> tuple[object, dict]:

@@ -5,10 +5,13 @@ from __future__ import annotations
 import paddle
 import paddle.nn as nn
 import pytest
+from paddle_versions import requires_paddle_33
 
 from paddleviz_widget import trace
 from paddleviz_widget.tracer.build import trace_graph
 from paddleviz_widget.tracer.capture.session import SLOT_LOG_MAX_NODES
+
+pytestmark = requires_paddle_33
 
 
 def _deep_mlp(blocks: int) -> tuple[nn.Layer, paddle.Tensor]:

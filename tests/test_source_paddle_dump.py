@@ -21,6 +21,7 @@ import paddle
 import pytest
 from models import LeNet
 from oracle_models import ptr_of, tied_and_input
+from paddle_versions import requires_dump
 
 from paddleviz_widget import GraphWidget, build_graph, trace
 from paddleviz_widget.graph import nested_dict, validate_graph_dict
@@ -89,6 +90,7 @@ def lenet_and_input() -> tuple[paddle.nn.Layer, paddle.Tensor]:
     return LeNet(), paddle.randn([1, 3, 32, 32])
 
 
+@requires_dump
 @pytest.mark.parametrize("make", [lenet_and_input, resnet18_and_input, tied_and_input])
 def test_dump_graph_equals_the_live_graph(make, tmp_path):
     model, x = make()
@@ -107,6 +109,7 @@ def test_dump_graph_equals_the_live_graph(make, tmp_path):
     assert graph["nodes"][0]["kind"] == "output" and graph["nodes"][0]["id"] == "n0"
 
 
+@requires_dump
 def test_a_weight_used_twice_gets_two_gradients(tmp_path):
     model, ids = tied_and_input()
     loss = model(ids).sum()
@@ -124,6 +127,7 @@ def test_a_weight_used_twice_gets_two_gradients(tmp_path):
     assert count == len(sources) == 2  # the lookup and the output projection
 
 
+@requires_dump
 def test_call_sites_come_from_the_call_stack_log(tmp_path):
     old = paddle.get_flags(["FLAGS_call_stack_level"])
     paddle.set_flags({"FLAGS_call_stack_level": 3})
@@ -151,6 +155,7 @@ def test_call_sites_come_from_the_call_stack_log(tmp_path):
     assert "notice" not in graph["meta"]
 
 
+@requires_dump
 def test_a_dump_without_stacks_says_how_to_get_them(tmp_path):
     model, x = lenet_and_input()
     model(x).sum().backward(dump_backward_graph_path=str(tmp_path))
@@ -175,6 +180,7 @@ def minimal_parse_newest(directory: Path) -> dict[str, str]:
     return {m[3]: m[2] for m in _NODE.finditer(newest.read_text())}
 
 
+@requires_dump
 def test_several_dumps_take_the_newest_and_say_so(tmp_path):
     old, new = two_dumps(tmp_path)
     dumps = list_dumps(tmp_path)
@@ -193,6 +199,7 @@ def test_several_dumps_take_the_newest_and_say_so(tmp_path):
         build_graph_from_dump(tmp_path, which="2001-01-01_00:00:00.000000")
 
 
+@requires_dump
 def test_newest_is_by_paddles_timestamp_even_when_a_copy_reset_the_mtimes(tmp_path):
     _, new = two_dumps(tmp_path / "run")
     copy = tmp_path / "copy"
@@ -202,6 +209,7 @@ def test_newest_is_by_paddles_timestamp_even_when_a_copy_reset_the_mtimes(tmp_pa
     assert nodes_of(read(copy)) == new
 
 
+@requires_dump
 def test_the_widget_reads_a_dump(tmp_path):
     model, x = lenet_and_input()
     model(x).sum().backward(dump_backward_graph_path=str(tmp_path))
@@ -236,6 +244,7 @@ def broken_copy(tmp_path: Path, edit: Any) -> Path:
     return bad
 
 
+@requires_dump
 @pytest.mark.parametrize(
     ("edit", "message"),
     [

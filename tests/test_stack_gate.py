@@ -7,6 +7,7 @@ import inspect
 import paddle
 import paddle.nn as nn
 import paddle.nn.functional as F
+from paddle_versions import requires_dump
 
 from paddleviz_widget import trace
 from paddleviz_widget.tracer.build import trace_graph
@@ -37,6 +38,7 @@ def _ops_by_line(graph, name: str) -> set[int]:
     return {n.call_site.line for n in graph.nodes if n.name == name and n.call_site}
 
 
+@requires_dump
 def test_library_layers_run_without_stacks_and_the_flag_comes_back():
     seen: list[int] = []
     inner = nn.Linear(2, 2)
@@ -68,6 +70,7 @@ def _flag() -> int:
     return int(paddle.get_flags([FLAG])[FLAG])
 
 
+@requires_dump
 def test_a_library_layer_called_twice_gets_each_calls_line():
     model = Shared()
     with trace(model):
@@ -78,6 +81,7 @@ def test_a_library_layer_called_twice_gets_each_calls_line():
     assert _ops_by_line(graph, "ScaleGradNode") == {_line_of("user-op")}  # Paddle's own stack
 
 
+@requires_dump
 def test_without_trace_of_the_flag_a_functional_model_still_gets_lines():
     def forward(x: paddle.Tensor) -> paddle.Tensor:
         return F.relu(x * 3.0)

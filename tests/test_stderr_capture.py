@@ -16,6 +16,7 @@ from typing import IO
 import paddle
 import paddle.nn as nn
 import pytest
+from paddle_versions import requires_vlog_switch
 
 from paddleviz_widget.tracer.capture.stderr_capture import capture_stderr
 from paddleviz_widget.tracer.capture.vlog import vlog_level
@@ -70,6 +71,7 @@ def libc_write(text: bytes) -> None:
     LIBC.write(2, text, len(text))
 
 
+@requires_vlog_switch
 def test_backward_under_capture_gives_runs_and_keeps_the_log_off_stderr():
     loss = small_loss()
     with original_stderr() as target:
@@ -113,6 +115,7 @@ def test_non_inheritable_fd2_stays_non_inheritable():
         assert fd2_identity() == before
 
 
+@requires_vlog_switch
 def test_user_output_reaches_the_original_stderr_in_order():
     loss = small_loss()
     with original_stderr() as target:
@@ -144,6 +147,7 @@ def test_glog_warnings_still_reach_the_user_and_stay_in_the_log():
     assert "just info" in captured.text and "user text" not in captured.text
 
 
+@requires_vlog_switch
 def test_passthrough_goes_to_sys_stderr_when_that_is_not_fd2():
     notebook = io.StringIO()  # like ipykernel's OutStream: no usable fd 2 behind it
     with original_stderr() as target:
@@ -166,6 +170,7 @@ def test_more_output_than_a_pipe_holds_does_not_block():
     assert captured.text == ""
 
 
+@requires_vlog_switch
 def test_nested_captures_each_restore_their_own_target():
     with original_stderr() as target:
         outer_fd2 = fd2_identity()

@@ -8,6 +8,7 @@ import math
 import paddle
 import pytest
 from models import lenet_output
+from paddle_versions import requires_vlog_switch
 
 from paddleviz_widget import summary, trace
 
@@ -37,6 +38,7 @@ def test_parameter_counts_equal_the_models_own(traced):
     assert table.trainable_params == table.total_params - 10
 
 
+@requires_vlog_switch
 def test_gradient_shapes_in_and_out_of_a_layer():
     paddle.seed(0)
     model, _ = lenet_output()

@@ -27,9 +27,12 @@ from oracle_models import (
     read_dump,
     restrict_dump,
 )
+from paddle_versions import requires_dump
 
 from paddleviz_widget import build_graph, trace
 from paddleviz_widget.graph import validate_graph_dict
+
+pytestmark = requires_dump
 
 
 def traced(case: Case, tmp_path: Any) -> tuple[Any, dict[str, Any], Any]:

@@ -29,6 +29,7 @@ from oracle_models import (
     tied_and_input,
     transformer_and_input,
 )
+from paddle_versions import requires_dump
 
 from paddleviz_widget import build_graph, trace
 from paddleviz_widget.graph import validate_graph_dict
@@ -201,6 +202,7 @@ def _grads(model: nn.Layer) -> dict[str, Any]:
     }
 
 
+@requires_dump
 @pytest.mark.parametrize("earlier_backward", [False, True], ids=["fresh", "grads_set"])
 @pytest.mark.parametrize("make", REPLAY_MODELS, ids=["lenet", "transformer"])
 def test_replay_before_backward_matches_the_later_dump(make, earlier_backward, tmp_path):
@@ -228,6 +230,7 @@ def test_replay_before_backward_matches_the_later_dump(make, earlier_backward, t
     assert_matches_dump(graph, restrict_dump(read_dump(tmp_path), [ptr_of(y)]))
 
 
+@requires_dump
 @pytest.mark.parametrize("make", REPLAY_MODELS, ids=["lenet", "transformer"])
 def test_after_an_uncaptured_backward_the_structure_is_whole(make, tmp_path):
     model, x = make()

@@ -14,6 +14,7 @@ import paddle
 import pytest
 from graph_dicts import nested_graph
 from models import lenet_output
+from paddle_versions import requires_dump, requires_vlog_switch
 
 from paddleviz_widget import GraphWidget, build_graph, trace
 from paddleviz_widget.tracer.capture.vlog import get_vlog_level, set_vlog_level
@@ -51,6 +52,7 @@ def test_everything_is_restored_when_the_body_raises():
     assert (dict(model._forward_pre_hooks), dict(model._forward_post_hooks)) == hooks
 
 
+@requires_vlog_switch
 def test_a_users_own_vlog_level_survives():
     set_vlog_level(2)
     try:
@@ -109,6 +111,7 @@ def _paddle_at_least(major: int, minor: int) -> bool:
     return found == (0, 0) or found >= (major, minor)  # 0.0: a develop build
 
 
+@requires_dump
 def test_users_own_dump_directory_still_gets_their_dump(tmp_path):
     model, _ = lenet_output()
     with trace(model):
@@ -145,6 +148,7 @@ def test_trace_refuses_what_is_not_a_model():
         trace("model")
 
 
+@requires_dump
 def test_replay_without_trace_changes_no_gradient_and_annotates():
     model, y = lenet_output()
     graph = nested_graph(y)  # backward not run yet: replayed once, side-effect free

@@ -1,5 +1,9 @@
-"""GraphWidget's view state in Python: default depth, expand/collapse by layer path or id, and
-the depth <-> expanded link. Runs on the JSON fixtures shared with the JS tests."""
+"""GraphWidget's view state in the kernel. The browser owns the view rules (js/view: levels,
+calls, visible counts, the automatic depth; tested by vitest and tests/browser): the kernel
+writes a request (`_request`: a depth, -1 for automatic, then edits in order), and the
+browser applies it and answers with `depth`, `expanded` and how far it got (`_resolved`).
+Here: that protocol, expand/collapse by layer path or id, and the oracle the browser tests
+check the page with. Runs on the JSON fixtures shared with the JS tests."""
 
 from __future__ import annotations
 
@@ -9,9 +13,10 @@ from typing import Any
 
 import paddle
 import pytest
-from fixtures.graphs.payload import chain, level, visible_nodes, wrapper
+from fixtures.graphs.layer_tree import DEFAULT_NODE_BUDGET, LayerTree
+from fixtures.graphs.payload import chain, level, to_depth, visible_nodes, wrapper
 
-from paddleviz_widget.widget import DEFAULT_NODE_BUDGET, GraphWidget, _LayerTree
+from paddleviz_widget.widget import GraphWidget
 
 FIXTURES = Path(__file__).parent / "fixtures" / "graphs"
 NAMES = sorted(p.stem for p in FIXTURES.glob("*.json"))
@@ -33,48 +38,67 @@ def widget(graph: dict[str, Any], **kwargs: Any) -> GraphWidget:
     return w
 
 
+def answer(w: GraphWidget, depth: int, expanded: list[str]) -> None:
+    """What the browser sends back once it has applied the whole request."""
+    done = [w._request["id"], len(w._request["edits"])]
+    w.set_state({"depth": depth, "expanded": expanded, "_resolved": done})
+    assert w._answered()
+
+
+def request(w: GraphWidget) -> tuple[int, list[Any]]:
+    return w._request["depth"], w._request["edits"]
+
+
 @pytest.mark.parametrize("name", NAMES)
-def test_default_depth_keeps_the_picture_readable(name: str) -> None:
+def test_the_oracle_reads_the_payload_as_the_plain_readings_do(name: str) -> None:
     graph = load(name)
-    w = widget(graph)
-    deepest = max(level(graph, g["id"]) for g in graph["groups"]) + 1
-    assert w.expanded == [g["id"] for g in graph["groups"] if level(graph, g["id"]) < w.depth]
-    if w.depth > 0:
-        assert shown(graph, set(w.expanded)) <= DEFAULT_NODE_BUDGET
-    if w.depth < deepest:
-        more = {g["id"] for g in graph["groups"] if level(graph, g["id"]) <= w.depth}
-        assert shown(graph, more) > DEFAULT_NODE_BUDGET
+    tree = LayerTree(graph)
+    assert tree.wrapper == wrapper(graph)
+    assert tree.level == {g["id"]: level(graph, g["id"]) for g in graph["groups"]}
+    for depth in range(tree.max_level + 2):
+        assert tree.to_depth(depth) == to_depth(graph, depth)
+        opened = set(tree.to_depth(depth))
+        assert tree.visible_count(opened) == shown(graph, opened)
+    for budget in (5, 20, 60, DEFAULT_NODE_BUDGET):
+        depth = tree.auto_depth(budget)
+        at = lambda d: shown(graph, set(to_depth(graph, d)))  # noqa: E731
+        assert depth == 0 or at(depth) <= budget
+        assert depth == tree.max_level + 1 or at(depth + 1) > budget
 
 
-@pytest.mark.parametrize("budget", [5, 20, 60])
-def test_auto_depth_follows_the_budget(budget: int) -> None:
-    graph = load("resnet18")
-    tree = _LayerTree(graph)
-    depth = tree.auto_depth(budget)
-    at = lambda d: shown(graph, set(tree.to_depth(d)))  # noqa: E731
-    assert depth == 0 or at(depth) <= budget
-    assert depth == tree.max_level + 1 or at(depth + 1) > budget
-
-
-def test_depth_option_and_trait_open_groups_by_level() -> None:
+def test_a_new_widget_asks_the_browser_to_open_its_groups() -> None:
     graph = load("nested")
+    w = widget(graph)
+    assert (w.depth, w.expanded, request(w)) == (-1, [], (-1, []))  # automatic: browser picks
+    assert not w._answered()
     w = widget(graph, depth=1)
-    top = [g["id"] for g in graph["groups"] if g.get("parent") is None]
-    assert wrapper(graph) is None  # one node lies outside the model's group
-    assert (w.depth, w.expanded) == (1, top)
-    w.depth = 2
-    assert w.expanded == [g["id"] for g in graph["groups"] if level(graph, g["id"]) < 2]
-    w.depth = 99  # deeper than the deepest level: everything open
-    assert w.expanded == [g["id"] for g in graph["groups"]]
-    w.depth = -1  # back to automatic
-    assert w.depth >= 0
+    assert (w.depth, request(w)) == (1, (1, []))
     with pytest.raises(ValueError, match="depth"):
         widget(graph, depth=-2)
+
+
+def test_depth_from_python_is_a_request_and_the_browser_answer_is_not() -> None:
+    graph = load("nested")
+    w = widget(graph)
+    answer(w, 2, to_depth(graph, 2))
+    first = w._request["id"]
+    assert (w.depth, w.expanded) == (2, to_depth(graph, 2))
+    assert w._request["id"] == first  # the answer asked for nothing new
+    w.depth = 1  # from Python: a new request; `expanded` is the browser's to fill in
+    assert (w.depth, request(w), w._request["id"]) == (1, (1, []), first + 1)
+    assert not w._answered()
+    answer(w, 1, to_depth(graph, 1))
+    w.depth = -1  # back to automatic
+    assert request(w) == (-1, [])
+    answer(w, 0, [])
+    w.graph = load("lenet")  # a new payload: a new request, automatic as last asked
+    assert (w.depth, request(w)) == (-1, (-1, []))
 
 
 def test_expand_and_collapse_by_layer_path_or_id() -> None:
     graph = load("nested")
     w = widget(graph, depth=0)
+    answer(w, 0, [])
     inner = max(graph["groups"], key=lambda g: level(graph, g["id"]))
     w.expand(inner["name"])
     assert set(w.expanded) == set(chain(graph, inner["id"]))  # with every enclosing group
@@ -84,31 +108,26 @@ def test_expand_and_collapse_by_layer_path_or_id() -> None:
     w.collapse(outer)  # by id
     assert outer not in w.expanded and inner["id"] in w.expanded
     w.expand_all()
-    assert w.expanded == order and w.depth == max(level(graph, g) for g in order) + 1
+    assert w.expanded == order  # the browser sets the depth, and cuts it to what it can draw
+    # The browser applies these on top of what it shows (js/view/expansion.ts applyEdits).
+    assert request(w) == (0, [["open", inner["id"]], ["close", outer], ["all"]])
+    answer(w, max(level(graph, g) for g in order) + 1, order)
     w.collapse_all()
-    assert (w.expanded, w.depth) == ([], 0)
+    assert (w.expanded, w.depth, request(w)) == ([], 0, (0, []))
 
 
-def test_a_layer_used_twice_counts_once_per_use() -> None:
-    graph = load("resnet18")
-    tree = _LayerTree(graph)
-    for depth in range(tree.max_level + 2):
-        assert tree.visible_count(tree.to_depth(depth)) == shown(graph, set(tree.to_depth(depth)))
-
-
-def test_a_group_around_everything_stays_open_at_depth_zero() -> None:
-    graph = load("lenet")
-    root = wrapper(graph)
-    assert root is not None, "trace(model) records the model itself as the outermost group"
-    w = widget(graph, depth=0)
-    assert w.expanded == [root]
-    children = [g["id"] for g in graph["groups"] if g.get("parent") == root]
-    w.depth = 1
-    assert w.expanded == [root, *children]
-    w.collapse_all()
-    assert w.expanded == [root]
-    w.collapse(root)  # still possible on request
-    assert w.expanded == []
+def test_edits_go_to_the_browser_in_order() -> None:
+    graph = load("nested")
+    w = widget(graph, depth=1)
+    inner = max(graph["groups"], key=lambda g: level(graph, g["id"]))
+    outer = chain(graph, inner["id"])[-1]
+    w.expand(inner["id"])
+    w.collapse(outer)
+    w.expanded = [outer]  # set by hand: that is the state, after what came before
+    assert w.expanded == [outer]
+    assert request(w) == (1, [["open", inner["id"]], ["close", outer], ["set", [outer]]])
+    w.set_state({"expanded": to_depth(graph, 1)})  # a click in the browser asks for nothing
+    assert len(w._request["edits"]) == 3
 
 
 def test_unknown_group_names_list_close_matches() -> None:

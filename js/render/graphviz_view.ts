@@ -8,6 +8,7 @@ import type { LayoutClient, LayoutResult } from "../layout/client";
 import { CLUSTER_SUFFIX, ID_PREFIX } from "../view/dot";
 import { type Carry, d3Drawing, type Drawing, plainDrawing } from "./drawing";
 import { type Box, graphvizBox } from "./graphviz_box";
+import { assertPlainSvg } from "./svg_guard";
 import { type Anchors, centreView, fitView, keepView, outOfView, pickAnchor, type View } from "./viewport";
 
 export type { Anchor, Anchors } from "./viewport";
@@ -196,6 +197,7 @@ export function createGraphvizView(
         const result = await layout.layout(dot);
         performance.measure("pvw:layout", { start, detail: { graphvizMs: result.ms } });
         if (ticket !== wanted) return { drawn: false, layout: result };
+        assertPlainSvg(result.svg); // nothing from a name may become markup (./svg_guard.ts)
         // The view's first drawing goes in as plain SVG: with the page's code still cold, that
         // is ~3x quicker on screen than d3-graphviz's join (measured: 25 vs 65 ms, ResNet-50).
         // d3-graphviz then takes the same SVG over, after that frame, so redraws can animate.

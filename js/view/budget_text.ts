@@ -57,3 +57,8 @@ export function layoutFailed(count: number | null, reason: string, fallback: str
   const what = count === null ? "this graph" : nodes(count);
   return `Graphviz could not lay out ${what} (${reason}). ${fallback}`;
 }
+
+/** While a big graph is read, over several tasks (explorer.ts). */
+export function reading(bytes: number): string {
+  return `Reading the graph (${(bytes / 1e6).toFixed(0)} MB)\u2026`;
+}

@@ -32,38 +32,70 @@ export function dotString(text: string): string {
   return `"${text.replace(/\\/g, "\\\\").replace(/"/g, '\\"').replace(/\n/g, "\\n")}"`;
 }
 
+// Label text comes from user code (layer, class and parameter names). XML 1.0 has no place for
+// most C0 controls or unpaired surrogates: Graphviz would copy them into the SVG raw, which an
+// XML parser (d3-graphviz's) rejects, so they are shown as U+FFFD.
+const NOT_XML = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\ufffe\uffff]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
+
+function printable(text: string): string {
+  return text.replace(/\r\n?/g, "\n").replace(NOT_XML, "\ufffd");
+}
+
+/**
+ * A quoted DOT label that Graphviz shows exactly as `text`: backslashes are doubled (so \N, \G,
+ * \l, ... stay text), and `&`, which Graphviz would read as the start of an entity (`&lt;`
+ * shows as "<"), is written as `&amp;`. Newlines stay line breaks.
+ */
+export function dotText(text: string): string {
+  return dotString(printable(text).replace(/&/g, "&amp;"));
+}
+
 /** " · part 2/3" for a group drawn in several pieces (a layer used more than once, or a
  * container whose members are not directly connected), else "". */
 export function callText(call: number, calls: number): string {
   return calls > 1 ? ` \u00b7 part ${call + 1}/${calls}` : "";
 }
 
-export function nodeLabel(index: GraphIndex, vn: VisibleNode): string {
+/** A node's label as lines: title (a name may hold newlines of its own), then details. */
+export function nodeLines(index: GraphIndex, vn: VisibleNode): string[] {
   if (vn.group) {
     const stats = groupStats(index, vn.group.id, vn.call);
-    return `${groupTitle(vn.group)}\n${countsText(stats.ops, stats.params)}${callText(vn.call, vn.calls)}`;
+    return [groupTitle(vn.group), `${countsText(stats.ops, stats.params)}${callText(vn.call, vn.calls)}`];
   }
   const node = vn.node;
-  if (!node) return vn.id;
+  if (!node) return [vn.id];
   if (node.kind === "param") {
     const shape = node.param?.shape ?? index.inEdges.get(node.id)?.[0]?.grad?.shape;
     const title = node.param?.name ?? "leaf";
-    return shape ? `${title}\n${formatShape(shape)}` : title;
+    return shape ? [title, formatShape(shape)] : [title];
   }
   const title = shortOpName(node.name);
-  return node.tensor ? `${title}\n${formatGrad(node.tensor)}` : title;
+  return node.tensor ? [title, formatGrad(node.tensor)] : [title];
 }
 
-/** Escape text for a Graphviz HTML-like label. */
+export function nodeLabel(index: GraphIndex, vn: VisibleNode): string {
+  return nodeLines(index, vn).join("\n");
+}
+
+/**
+ * Text for a Graphviz HTML-like label, shown as is: markup characters as entities, backslashes
+ * doubled (Graphviz expands \N, \G, ... in HTML-like labels too, after decoding entities, so
+ * `&#92;` would not do), newlines as <BR/>.
+ */
 export function htmlText(text: string): string {
-  return text.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;");
+  return printable(text)
+    .replace(/&/g, "&amp;")
+    .replace(/</g, "&lt;")
+    .replace(/>/g, "&gt;")
+    .replace(/"/g, "&quot;")
+    .replace(/\\/g, "\\\\")
+    .replace(/\n/g, "<BR/>");
 }
 
 /** DOT label attribute value: HTML-like for collapsed groups (bold title), quoted otherwise. */
 export function dotLabel(index: GraphIndex, vn: VisibleNode): string {
-  const text = nodeLabel(index, vn);
-  if (!vn.group) return dotString(text);
-  const [title, ...rest] = text.split("\n");
+  const [title, ...rest] = nodeLines(index, vn);
+  if (!vn.group) return dotText([title, ...rest].join("\n"));
   return `<<B>${htmlText(title)}</B>${rest.map((line) => `<BR/>${htmlText(line)}`).join("")}>`;
 }
 
@@ -106,7 +138,7 @@ function edgeLine(vg: VisibleGraph, ve: VisibleEdge, options: DotOptions): strin
   // that share ranks go side by side (ResNets came out as a wide staircase).
   if (vg.nodeById.get(ve.target)?.kind === "param") list.push(["minlen", "0"]);
   const label = options.edgeLabels ? edgeLabel(ve) : "";
-  if (label) list.push(["label", dotString(label)]);
+  if (label) list.push(["label", dotText(label)]);
   return `  ${dotString(ve.source)} -> ${dotString(ve.target)} [${attrs(list)}];`;
 }
 
@@ -126,7 +158,7 @@ function emitClusters(
     const a = attrs([
       ["id", dotString(clusterElementId(cluster.id))],
       ["class", dotString("pvw-cluster")],
-      ["label", dotString(clusterLabel(groupTitle(cluster.group) + callText(cluster.call, cluster.calls)))],
+      ["label", dotText(clusterLabel(groupTitle(cluster.group) + callText(cluster.call, cluster.calls)))],
     ]);
     out.push(`${indent}  graph [${a}];`);
     emitClusters(index, vg, cluster.id, `${indent}  `, out);

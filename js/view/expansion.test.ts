@@ -8,6 +8,9 @@ import {
   normalizeExpanded,
   representative,
   representer,
+  applyEdits,
+  readRequest,
+  resolveRequest,
   reveal,
   visibleNodeCount,
 } from "./expansion";
@@ -100,6 +103,36 @@ describe.each(FIXTURE_NAMES)("expansion of %s", (name) => {
       expect(new Set(opened)).toEqual(new Set(chainFromJson(graph, n.id)));
       expect(representative(index, new Set(opened), n.id)).toBe(n.id);
     }
+  });
+
+  it("resolves the kernel's depth request, then its edits in order", () => {
+    const auto = autoDepth(index);
+    expect(resolveRequest(index, -1, [])).toEqual({ depth: auto, expanded: groupsToDepth(index, auto) });
+    for (let d = 0; d <= index.maxLevel + 2; d++) {
+      expect(resolveRequest(index, d, [])).toEqual({ depth: d, expanded: groupsToDepth(index, d) });
+    }
+    const deepest = [...graph.groups].sort((a, b) => index.ancestors(b.id).length - index.ancestors(a.id).length)[0];
+    const opened = resolveRequest(index, 0, [["open", deepest.id]]);
+    expect(opened.expanded).toEqual(expandGroup(index, groupsToDepth(index, 0), deepest.id));
+    // Last edit of a group wins; "all" opens everything and makes the depth the deepest.
+    const edits = [["open", deepest.id], ["close", deepest.id], ["all"], ["close", allGroups[0]]];
+    expect(resolveRequest(index, 1, edits)).toEqual({
+      depth: index.maxLevel + 1,
+      expanded: allGroups.slice(1),
+    });
+    // What the kernel cannot know is checked here: unknown groups, malformed edits.
+    const junk = [["open", "nope"], ["bogus"], [], ["close"], ["set", "g1"], "open"];
+    expect(resolveRequest(index, 0, junk).expanded).toEqual(groupsToDepth(index, 0));
+    // Later edits go on top of what is shown (clicks included), not from scratch.
+    const shown = { depth: 0, expanded: [deepest.id] };
+    expect(applyEdits(index, shown, [["set", [...allGroups].reverse()]])).toEqual({ depth: 0, expanded: allGroups });
+    expect(applyEdits(index, shown, [["close", deepest.id]])).toEqual({ depth: 0, expanded: [] });
+  });
+
+  it("reads a request only when it is one", () => {
+    expect(readRequest({ id: 3, depth: -1, edits: [["all"]] })).toEqual({ id: 3, depth: -1, edits: [["all"]] });
+    expect(readRequest({ id: 3, depth: 1 })).toEqual({ id: 3, depth: 1, edits: [] });
+    for (const bad of [null, undefined, {}, { id: "1", depth: 0 }, { id: 1 }, 5]) expect(readRequest(bad)).toBeNull();
   });
 
   it("normalizes expanded lists to known ids in payload order", () => {

@@ -1,6 +1,6 @@
-// Which layer groups are open: depth presets, the default depth, and which visible element
-// stands for each node. Pure; the same rules are implemented in paddleviz_widget/widget.py
-// (the kernel computes the initial state) and both are tested against the shared fixtures.
+// Which layer groups are open: depth presets, the default depth, the kernel's requests, and
+// which visible element stands for each node. Pure. The only implementation of these rules:
+// the kernel (paddleviz_widget/widget.py) asks for a depth and the browser resolves it.
 import { instanceId, type GraphIndex } from "./graph_index";
 
 /** Visible-node budget of the default view: deeper levels open only while it holds. */
@@ -60,12 +60,37 @@ export function visibleNodeCount(index: GraphIndex, expanded: ReadonlySet<string
 
 /** Deepest depth whose picture has at most `budget` visible nodes (0 if even that is more). */
 export function autoDepth(index: GraphIndex, budget: number = DEFAULT_NODE_BUDGET): number {
+  // At depth d every group above level d is open, so what shows is each node whose own
+  // group is above level d (or that has none) plus one node per call of each group at level
+  // d: one pass over the nodes, then only the calls of the levels it looks at.
+  const own = new Map<number, number>(); // nodes per level of their own group
+  const byLevel = new Map<number, string[]>();
+  for (const [id, l] of index.level) {
+    const list = byLevel.get(l);
+    if (list) list.push(id);
+    else byLevel.set(l, [id]);
+  }
+  for (const node of index.nodes.values()) {
+    const l = node.group == null ? -2 : (index.level.get(node.group) ?? -2);
+    own.set(l, (own.get(l) ?? 0) + 1);
+  }
+  let above = (own.get(-2) ?? 0) + (own.get(-1) ?? 0);
   let best = 0;
   for (let depth = 1; depth <= index.maxLevel + 1; depth++) {
-    if (visibleNodeCount(index, new Set(groupsToDepth(index, depth))) > budget) break;
+    above += own.get(depth - 1) ?? 0;
+    let shown = above;
+    for (const g of byLevel.get(depth) ?? []) shown += index.calls(g).length;
+    if (shown > budget) break;
     best = depth;
   }
   return best;
+}
+
+/** The depth the open groups amount to (`synced` if it fits), or null. */
+export function depthShown(index: GraphIndex, open: readonly string[], synced: number): number | null {
+  const key = open.join(",");
+  const candidates = [Math.min(synced, index.maxLevel + 1), ...Array.from({ length: index.maxLevel + 2 }, (_, d) => d)];
+  return candidates.find((d) => d >= 0 && groupsToDepth(index, d).join(",") === key) ?? null;
 }
 
 /** Keep known group ids only, once each, in payload order. */
@@ -90,4 +115,59 @@ export function collapseGroup(index: GraphIndex, expanded: Iterable<string>, id:
 /** Open just enough groups to show node or group `id` (itself stays as it is). */
 export function reveal(index: GraphIndex, expanded: Iterable<string>, id: string): string[] {
   return normalizeExpanded(index, [...expanded, ...index.ancestors(id)]);
+}
+
+/** An edit the kernel made after its depth request (GraphWidget._request.edits). */
+export type PendingEdit = unknown;
+
+/** The kernel's view request (GraphWidget._request). */
+export interface ViewRequest {
+  id: number;
+  depth: number;
+  edits: readonly PendingEdit[];
+}
+
+export interface ViewState {
+  depth: number;
+  expanded: string[];
+}
+
+/** The request in a synced value, or null if it is not one. */
+export function readRequest(value: unknown): ViewRequest | null {
+  const r = value as Partial<ViewRequest> | null;
+  if (!r || typeof r.id !== "number" || typeof r.depth !== "number") return null;
+  return { id: r.id, depth: r.depth, edits: Array.isArray(r.edits) ? r.edits : [] };
+}
+
+/** The groups open to `depth` (-1: autoDepth). */
+export function openToDepth(index: GraphIndex, depth: number): ViewState {
+  const resolved = depth < 0 ? autoDepth(index) : depth;
+  return { depth: resolved, expanded: groupsToDepth(index, resolved) };
+}
+
+/**
+ * The kernel's edits, in order, on top of `state`: ["open", id] (with the groups around it),
+ * ["close", id], ["set", ids], ["all"] (every group; the depth becomes the deepest).
+ * Unknown groups and malformed edits are skipped.
+ */
+export function applyEdits(index: GraphIndex, state: ViewState, edits: readonly PendingEdit[]): ViewState {
+  let { depth, expanded } = state;
+  for (const edit of edits) {
+    const [op, arg] = Array.isArray(edit) ? edit : [];
+    if (op === "all") {
+      depth = index.maxLevel + 1;
+      expanded = [...index.groups.keys()];
+    } else if (op === "set" && Array.isArray(arg)) {
+      expanded = normalizeExpanded(index, arg.filter((id): id is string => typeof id === "string"));
+    } else if (typeof arg === "string" && index.groups.has(arg)) {
+      if (op === "open") expanded = expandGroup(index, expanded, arg);
+      else if (op === "close") expanded = collapseGroup(index, expanded, arg);
+    }
+  }
+  return { depth, expanded };
+}
+
+/** A whole request, from scratch. */
+export function resolveRequest(index: GraphIndex, depth: number, edits: readonly PendingEdit[]): ViewState {
+  return applyEdits(index, openToDepth(index, depth), edits);
 }

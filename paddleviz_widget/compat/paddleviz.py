@@ -6,6 +6,7 @@ edge labels come from whatever annotations the tracer found.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from ..graph.model import Edge, GradInfo, Graph, Node
@@ -16,18 +17,36 @@ _OUTPUT_STYLE = {"shape": "box", "style": "rounded,filled,bold", "fillcolor": "#
 _PARAM_STYLE = {"shape": "ellipse", "style": "filled", "fillcolor": "#b7e4c7"}
 
 
-def _node_label(node: Node) -> str:
+# XML 1.0 has no place for most C0 controls (Graphviz would copy them into an SVG raw).
+_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
+
+
+def _label(*lines: str) -> Any:
+    """A label Graphviz shows as exactly these lines. Names come from user code: backslashes are
+    doubled (else \\N, \\G, \\l, ... are Graphviz escapes), `&` is written `&amp;` (else `&lt;`
+    shows as "<"), newlines become DOT's escaped newline, and the whole is marked as no HTML
+    (else a name like `<b>x</b>` is an HTML-like label). The graphviz package escapes quotes."""
+    import graphviz
+
+    def text(line: str) -> str:
+        line = _NOT_XML.sub("\ufffd", line.replace("\r\n", "\n").replace("\r", "\n"))
+        return line.replace("\\", "\\\\").replace("&", "&amp;").replace("\n", "\\n")
+
+    return graphviz.nohtml("\\n".join(text(line) for line in lines))
+
+
+def _node_label(node: Node) -> Any:
     if node.kind == "param" and node.param is not None:
-        shape = "" if node.param.shape is None else f"\\n{list(node.param.shape)}"
-        return f"{node.param.name}{shape}"
-    return node.name
+        shape = () if node.param.shape is None else (str(list(node.param.shape)),)
+        return _label(node.param.name, *shape)
+    return _label(node.name)
 
 
-def _edge_label(grad: GradInfo | None) -> str:
+def _edge_label(grad: GradInfo | None) -> Any:
     if grad is None:
         return ""
     shape = "?" if grad.shape is None else str(list(grad.shape))
-    return "\\n".join([grad.dtype or "?", grad.place or "?", shape])  # DOT's escaped newline
+    return _label(grad.dtype or "?", grad.place or "?", shape)
 
 
 def graph_to_digraph(graph: Graph, dpi: str = "600") -> Any:

@@ -7,10 +7,20 @@ from typing import Any
 from ..graph.model import Graph
 from .capture.gc_pause import gc_paused
 from .merge.annotate import annotated_graph
-from .merge.collect import collect_annotations
+from .merge.collect import NO_TRACE_NOTICE, collect_annotations
 from .read.inputs import normalize_roots
 from .read.tensor_info import tensor_grad_info
 from .read.walk import walk_backward_graph
+
+# Above this many GradNodes the graph is not replayed for edge gradients: Paddle's own
+# paddle.grad + dump grows faster than the graph (a 100k-node chain: 7-11 s, against
+# 1.4 s for its plain backward; benchmarks/RESULTS.md), and trace() gets them for free.
+REPLAY_MAX_NODES = 20_000
+TOO_BIG_NOTICE = (
+    "Gradient shapes need Paddle's backward log, and replaying the backward of {n:,} GradNodes "
+    "(over {limit:,}) takes Paddle too long: wrap forward and backward in "
+    "`with paddleviz_widget.trace(model):`."
+)
 
 
 def trace_graph(y: Any, *, model: Any = None, params: Any = None, replay: bool = True) -> Graph:
@@ -28,9 +38,12 @@ def _trace_graph(y: Any, *, model: Any, params: Any, replay: bool) -> Graph:
     roots = normalize_roots(y)
     walk = walk_backward_graph([r.grad_fn for r in roots])
     root_tensors = {idx: tensor_grad_info(r.tensor) for idx, r in zip(walk.root_indices, roots)}
+    big = len(walk.nodes) > REPLAY_MAX_NODES
     ann = collect_annotations(
-        walk, [r.tensor for r in roots], model=model, params=params, replay=replay
+        walk, [r.tensor for r in roots], model=model, params=params, replay=replay and not big
     )
+    if replay and big and ann.notice == NO_TRACE_NOTICE:
+        ann.notice = TOO_BIG_NOTICE.format(n=len(walk.nodes), limit=REPLAY_MAX_NODES)
     graph = annotated_graph(walk, ann, root_tensors)
     meta = {
         **graph.meta,

@@ -106,12 +106,22 @@ class Explorer:
         self.wait_ready(after=before)
 
     def set_expanded(self, python: str) -> None:
-        """Run `python` (which changes w.expanded) and wait for the redraw, if any."""
+        """Run `python` (which changes w.expanded, or asks the browser to: a depth) and wait
+        for the browser's answer and the redraw, if any."""
         before = self.renders()
         old = self.value("w.expanded")
         self.run(python)
+        self.answered()
         if self.value("w.expanded") != old:
             self.wait_ready(after=before)
+
+    def answered(self, widget: str = "w") -> None:
+        """Wait until the browser has applied the kernel's whole view request."""
+        for _ in range(200):
+            if self.value(f"{widget}._answered()"):
+                return
+            self.page.wait_for_timeout(50)
+        raise AssertionError(f"the browser never resolved {widget}'s depth request")
 
     def reset(self) -> None:
         """Every group open, nothing selected, no search, whole graph in view."""

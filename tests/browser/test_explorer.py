@@ -72,7 +72,7 @@ def fresh(explorer: Explorer) -> Explorer:
 
 
 def test_default_view_matches_payload(explorer: Explorer, graph: dict[str, Any]) -> None:
-    # The kernel picked the default depth; the browser draws exactly that picture.
+    # The browser picked the default depth, drew exactly that picture and synced it back.
     expanded = set(explorer.value("w.expanded"))
     if len(graph["nodes"]) <= 150:
         assert expanded == {g["id"] for g in graph["groups"]}

@@ -4,8 +4,8 @@ in a Web Worker, keeps the page responsive while a big layout runs, never hands 
 than its visible-node budget (and says so), and survives a Graphviz failure. The same notebook
 shows ResNet-18, whose default view is the README screenshot.
 
-Expected counts come from the kernel's own layer tree (paddleviz_widget.widget._LayerTree, a
-Python implementation independent of the JS that draws).
+Expected counts come from tests/fixtures/graphs/layer_tree.py, a reading of the payload in
+Python independent of the JS that owns these rules and draws.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from typing import Any
 
 import pytest
 from explorer_page import Explorer, explorer_page
+from fixtures.graphs.layer_tree import LayerTree
 from graph_view import transform_attr, wait_for_new_transform
 from lab_page import save_screenshot
 from scale_page import (
@@ -38,8 +39,6 @@ from scale_page import (
     wait_for_message,
     wait_for_state,
 )
-
-from paddleviz_widget.widget import _LayerTree
 
 HERE = Path(__file__).resolve().parent
 DOCS_SCREENSHOTS = HERE.parents[1] / "docs" / "screenshots"
@@ -68,8 +67,8 @@ def graph(explorer: Explorer, tmp_path_factory: pytest.TempPathFactory) -> dict[
 
 
 @pytest.fixture(scope="module")
-def tree(graph: dict[str, Any]) -> _LayerTree:
-    return _LayerTree(graph)
+def tree(graph: dict[str, Any]) -> LayerTree:
+    return LayerTree(graph)
 
 
 @pytest.fixture
@@ -149,6 +148,7 @@ def test_requests_over_budget_open_what_fits(fresh: Explorer, graph: dict[str, A
     fresh.run("w.expand_all()")
     text = wait_for_message(fresh, "stay closed", timeout_ms=120_000)
     wait_for_state(fresh, "ready", timeout_ms=120_000)
+    fresh.answered()
     opened = fresh.value("w.expanded")
     count = tree.visible_count(opened)
     assert count <= limit < tree.visible_count(tree.ids)
@@ -212,8 +212,9 @@ def test_resnet18_screenshot(explorer: Explorer, tmp_path: Path) -> None:
     page.wait_for_function(
         "(el) => el.dataset.state === 'ready'", arg=root.element_handle(), timeout=60_000
     )
+    explorer.answered("w18")
     expanded = explorer.value("w18.expanded")
-    tree18 = _LayerTree(payload_of(explorer, "w18", tmp_path))
+    tree18 = LayerTree(payload_of(explorer, "w18", tmp_path))
     assert expanded == tree18.to_depth(tree18.auto_depth())
     assert root.locator("svg g.node").count() == tree18.visible_count(expanded)
     root.evaluate("(el) => el.scrollIntoView({ block: 'center' })")

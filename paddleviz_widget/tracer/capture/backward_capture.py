@@ -20,7 +20,12 @@ from typing import Any
 
 from ...graph.model import CallSite
 from ..parse.call_sites import parse_call_stack_log
-from ..parse.log_parser import REQUIRED_VLOG_LEVEL, ParsedLog, parse_glog_records
+from ..parse.log_parser import (
+    KNOWN_LOG_VERSIONS,
+    REQUIRED_VLOG_LEVEL,
+    ParsedLog,
+    parse_glog_records,
+)
 from ..parse.paddle_dump import BackwardDump, find_dump_files, parse_backward_dot
 from .gc_pause import gc_paused
 from .stderr_capture import capture_stderr
@@ -34,7 +39,33 @@ class CapturedBackward:
     log: ParsedLog | None = None
     dump: BackwardDump | None = None
     call_sites: dict[int, CallSite] = field(default_factory=dict)
-    problems: list[str] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)  # why a source is missing altogether
+
+    @property
+    def notes(self) -> list[str]:
+        """One line per source that was only partly understood (the parsers' warnings)."""
+        lines = [
+            *(self.log.warnings if self.log else ()),
+            *(self.dump.warnings if self.dump else ()),
+        ]
+        version = paddle_version_text()
+        if lines and not log_format_known(version):
+            lines = [f"paddle {version} is not a version whose log format is known "
+                     f"({', '.join(KNOWN_LOG_VERSIONS)}): {line}" for line in lines]  # fmt: skip
+        return lines
+
+
+def paddle_version_text() -> str:
+    import paddle
+
+    return str(paddle.__version__)
+
+
+def log_format_known(version: str) -> bool:
+    # "0.0.0" is a develop build: newest format, like the latest release.
+    return version.startswith("0.0") or version.startswith(
+        tuple(v + "." for v in KNOWN_LOG_VERSIONS)
+    )
 
 
 @cache
@@ -55,6 +86,13 @@ def _newest_dump(
     stack = files.get("call_stack") if call_sites else None
     stack_text = stack.read_text(errors="replace") if stack is not None else None
     return parse_backward_dot(backward.read_text(errors="replace")), stack_text
+
+
+def replay_dump_available() -> bool:
+    """Whether ``paddle.grad`` writes the dump that pairs a replay's copied nodes with ours."""
+    import paddle.base.dygraph.base as dygraph_base
+
+    return accepts_dump_kwarg(dygraph_base.grad)
 
 
 def run_captured(
@@ -84,18 +122,25 @@ def run_captured(
     elif function is not None and accepts_dump_kwarg(function):
         tmp_dir = tempfile.mkdtemp(prefix="paddleviz-dump-")
         extra[DUMP_KWARG] = tmp_dir
+    if DUMP_KWARG not in extra:
+        # Paddle < 3.3 has no dump: the log is the only account of the edges, and asking for it
+        # is what puts the way to get it (GLOG_v before import) into ``problems``.
+        log = True
     started = time.time() - 1.0  # mtime granularity
     try:
         if log:
+            logged = True
             with gc_paused(), capture_stderr(pass_warnings=not quiet) as cap:
                 try:
                     with vlog_level(REQUIRED_VLOG_LEVEL):
                         result = run(extra)
                 except VlogUnavailableError as exc:
                     captured.problems.append(str(exc))
+                    logged = False  # no log was written: nothing to parse or warn about
                     result = run(extra)
-            with gc_paused():
-                captured.log = parse_glog_records(cap.records)
+            if logged:
+                with gc_paused():
+                    captured.log = parse_glog_records(cap.records)
         elif quiet:  # no log wanted, but Paddle's warnings about our replay stay ours
             with capture_stderr(pass_warnings=False):
                 result = run(extra)

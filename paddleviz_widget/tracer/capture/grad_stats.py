@@ -93,6 +93,7 @@ class StatsCapture:
         self._rows: list[Any] = []  # small float64 tensors, one per reduced gradient
         self.runs: list[NodeRun] = []  # in the order the nodes ran
         self.skipped: set[int] = set()  # ptrs of op nodes that could not be hooked
+        self.output_rows: list[int] = []  # rows of the tensors backward starts from
 
     def arm(self, nodes: Iterable[Any]) -> None:
         for node in nodes:
@@ -103,6 +104,17 @@ class StatsCapture:
                     self.skipped.add(ptr)
                 continue
             self._handles.append(node._register_post_hook(self._hook_for(ptr)))
+
+    def observe_outputs(self, tensors: Iterable[Any]) -> None:
+        """Reduce the tensors backward starts from (the loss): NaN/Inf there means the
+        forward made it, before any gradient did."""
+        import paddle
+
+        with paddle.no_grad():
+            for t in tensors:
+                if _usable(paddle, t):
+                    self.output_rows.append(len(self._rows))
+                    self._rows.append(_reduce(paddle, t))
 
     def _hook_for(self, ptr: int) -> Any:
         def hook(grad_outputs: Any, grad_inputs: Any) -> Any:

@@ -22,25 +22,23 @@ layer that called it as parent.
 
 Limitation: a tensor a layer uses without receiving it as an argument (an attribute or closure
 computed earlier by an enclosing layer's own ops) lets the walk run into those earlier,
-still-unclaimed ops, and they are attributed to the inner layer.
+still-unclaimed ops, and they are attributed to the inner layer. The same goes for nodes of a
+forward already retired (scope_recording.py: a long recording keeps about the last two
+forwards) that a later layer reaches without receiving them as an argument.
 """
 
 from __future__ import annotations
 
 import functools
-import sys
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Collection, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 from ...graph.groups import with_ancestors
 from ...graph.model import CallSite, Group
-from ..parse.call_sites import is_library_file
-from ..read.grad_node import grad_node_of
 from ..read.params import accumulation_ptr
-from ..read.walk import ACCUMULATION_NODE
-
-_MAX_OUTPUT_ITEMS = 100_000  # bound on nested outputs searched for tensors
+from .anchors import Anchor
+from .scope_recording import Recording
 
 
 @dataclass(frozen=True)
@@ -73,133 +71,6 @@ class LayerScopes:
         )
 
 
-@dataclass
-class _Call:
-    """One running (then finished) layer call. Holds GradNodes only until stop()."""
-
-    layer: Any
-    seq: int
-    inputs: list[Any]  # input grad_fns: kept so their addresses stay theirs
-    input_ptrs: set[int]
-    site: CallSite | None = None  # the user-code line of this call
-    observed: bool = False  # the observer wants to hear when this call ends
-    frontier: list[Any] = field(default_factory=list)  # where this call's walk stopped
-
-
-def _tensors(obj: Any) -> list[Any]:
-    """Tensors in a (nested) tuple/list/dict output, iteratively and bounded."""
-    from paddle import Tensor
-
-    if isinstance(obj, Tensor):  # the common case, kept cheap: this runs on every layer call
-        return [obj]
-    found, stack, budget, seen = [], [obj], _MAX_OUTPUT_ITEMS, set()
-    while stack and budget > 0:
-        budget -= 1
-        item = stack.pop()
-        if isinstance(item, Tensor):
-            found.append(item)
-        elif isinstance(item, (list, tuple, Mapping)) and id(item) not in seen:
-            seen.add(id(item))
-            values = list(item.values() if isinstance(item, Mapping) else item)
-            stack.extend(reversed(values))
-    return found
-
-
-@functools.lru_cache(maxsize=4096)
-def _is_library(filename: str) -> bool:
-    return is_library_file(filename)
-
-
-def _user_call_site() -> CallSite | None:
-    frame: Any = sys._getframe(1)
-    while frame is not None:
-        code = frame.f_code
-        if not _is_library(code.co_filename):
-            return CallSite(code.co_filename, frame.f_lineno, code.co_name)
-        frame = frame.f_back
-    return None
-
-
-class _Recording:
-    """Everything one recording touches; dropped whole at stop()."""
-
-    def __init__(self, observer: Any = None) -> None:
-        self.observer = observer  # enter(layer) -> bool, leave(): e.g. a LibraryForwardGate
-        self.clear()
-
-    def clear(self) -> None:
-        self.active: list[_Call] = []
-        self.next_seq = 0
-        self.owner: dict[int, _Call] = {}  # claimed ptr -> the (finished) call that claimed it
-        self.names: dict[int, str] = {}
-        # Claimed GradNodes stay alive while recording so no later node can take their address.
-        self.alive: list[Any] = []
-        self.layers: dict[int, Any] = {}  # id(layer) -> layer, in first-call order
-        self.caller: dict[int, int | None] = {}  # id(layer) -> id of enclosing layer, 1st call
-        self.sites: dict[int, CallSite] = {}
-
-    def enter(self, layer: Any, args: Any, kwargs: Any) -> None:
-        key = id(layer)
-        site = _user_call_site()
-        if key not in self.layers:
-            self.layers[key] = layer
-            self.caller[key] = id(self.active[-1].layer) if self.active else None
-            if site is not None:
-                self.sites[key] = site
-        nodes = [n for t in _tensors((args, kwargs)) if (n := grad_node_of(t)) is not None]
-        ptrs = {int(n.node_ptr()) for n in nodes}
-        observed = bool(self.observer and self.observer.enter(layer))
-        self.active.append(_Call(layer, self.next_seq, nodes, ptrs, site, observed))
-        self.next_seq += 1
-
-    def _pop(self, layer: Any) -> _Call | None:
-        # Innermost matching call; calls above it were abandoned by an exception.
-        for i in range(len(self.active) - 1, -1, -1):
-            if self.active[i].layer is layer:
-                call = self.active[i]
-                for ended in self.active[i:]:
-                    if ended.observed:
-                        self.observer.leave()
-                del self.active[i:]
-                return call
-        return None
-
-    def abort(self, layer: Any) -> None:
-        self._pop(layer)
-
-    def exit(self, layer: Any, outputs: Any) -> None:
-        call = self._pop(layer)
-        if call is None:
-            return
-        stack = [n for t in _tensors(outputs) if (n := grad_node_of(t)) is not None]
-        seen: set[int] = set()
-        jumped: set[int] = set()
-        while stack:
-            node = stack.pop()
-            ptr = int(node.node_ptr())
-            if ptr in seen:
-                continue
-            seen.add(ptr)
-            owner = self.owner.get(ptr)
-            if ptr in call.input_ptrs or (owner is not None and owner.seq < call.seq):
-                call.frontier.append(node)  # made before this call: outside it
-            elif owner is not None:
-                # Claimed by a call that started after this one and has finished: an inner
-                # call. Its inside is settled; continue from where its walk stopped.
-                if owner.seq not in jumped:
-                    jumped.add(owner.seq)
-                    stack.extend(owner.frontier)
-            else:
-                name = str(node.name())
-                if name == ACCUMULATION_NODE:
-                    # A leaf: nothing beyond it, and parameters are placed by ownership.
-                    continue
-                self.owner[ptr] = call
-                self.names[ptr] = name
-                self.alive.append(node)
-                stack.extend(n for n in node.next_functions if n is not None)
-
-
 def _tree(root: Any) -> Iterator[tuple[Any, str, Any]]:
     """(layer, path, parent layer) in named_sublayers(include_self=True) order, first path."""
     stack: list[tuple[Any, str, Any]] = [(root, "", None)]
@@ -215,7 +86,7 @@ def _tree(root: Any) -> Iterator[tuple[Any, str, Any]]:
             stack.append((child, f"{path}.{name}" if path else name, layer))
 
 
-def _entries(roots: list[Any], rec: _Recording) -> list[tuple[Any, str, int | None]]:
+def _entries(roots: list[Any], rec: Recording) -> list[tuple[Any, str, int | None]]:
     """(layer, group name, parent layer id) for every known layer, in model order."""
     entries: list[tuple[Any, str, int | None]] = []
     placed: set[int] = set()
@@ -243,10 +114,12 @@ def _entries(roots: list[Any], rec: _Recording) -> list[tuple[Any, str, int | No
     return entries
 
 
-def _scopes(roots: list[Any], rec: _Recording) -> LayerScopes:
+def _scopes(roots: list[Any], rec: Recording, only: Collection[int] | None) -> LayerScopes:
+    """The recording as plain data; ``only``: just these GradNodes (and their groups)."""
     entries = _entries(roots, rec)
     gid = {id(layer): f"g{k}" for k, (layer, _, _) in enumerate(entries)}
-    group_of_ptr = {ptr: gid[id(call.layer)] for ptr, call in rec.owner.items()}
+    claims = rec.owner if only is None else {p: rec.owner[p] for p in only if p in rec.owner}
+    group_of_ptr = {ptr: gid[id(call.layer)] for ptr, call in claims.items()}
     owned_params: set[int] = set()
     for layer, _, _ in entries:
         # named_parameters() order: a tied parameter belongs to its first owner.
@@ -255,9 +128,11 @@ def _scopes(roots: list[Any], rec: _Recording) -> LayerScopes:
                 continue
             owned_params.add(id(param))
             ptr = accumulation_ptr(param)
-            if ptr is not None:
+            if ptr is not None and (only is None or ptr in only):
                 group_of_ptr[ptr] = gid[id(layer)]
-    parent_of = {gid[id(layer)]: gid[parent] for layer, _, parent in entries if parent is not None}
+    parent_of = {
+        gid[id(layer)]: gid[parent] for layer, _, parent in entries if parent in gid
+    }  # fmt: skip
     used = with_ancestors(group_of_ptr.values(), parent_of)
     groups = tuple(
         Group(gid[id(layer)], name, type(layer).__name__, parent_of.get(gid[id(layer)]))
@@ -265,11 +140,11 @@ def _scopes(roots: list[Any], rec: _Recording) -> LayerScopes:
         if gid[id(layer)] in used
     )
     sites = {gid[k]: s for k, s in rec.sites.items() if k in gid and gid[k] in used}
-    node_sites = {p: call.site for p, call in rec.owner.items() if call.site is not None}
-    return LayerScopes(groups, group_of_ptr, sites, node_sites, dict(rec.names))
+    node_sites = {p: call.site for p, call in claims.items() if call.site is not None}
+    return LayerScopes(groups, group_of_ptr, sites, node_sites, {p: rec.names[p] for p in claims})
 
 
-def _register_hooks(layer: Any, rec_ref: list[_Recording | None]) -> list[Any]:
+def _register_hooks(layer: Any, rec_ref: list[Recording | None]) -> list[Any]:
     def pre(layer: Any, args: Any, kwargs: Any = None) -> None:
         if rec_ref[0] is not None:
             rec_ref[0].enter(layer, args, kwargs)
@@ -311,9 +186,10 @@ class LayerScopeRecorder:
                 "model object itself, or no model to follow every layer called in the block"
             )
         self.model = model
-        self.observer = observer  # told of every layer call (enter/leave), see _Recording
+        self.observer = observer  # told of every layer call (enter/leave), see Recording
         self.scopes: LayerScopes | None = None
-        self._rec_ref: list[_Recording | None] = [None]
+        self.leftover_outputs: list[Anchor] = []  # after stop(): outputs no backward took
+        self._rec_ref: list[Recording | None] = [None]
         self._handles: list[Any] = []
         self._patched: tuple[Any, Any] | None = None  # (original __call__, our wrapper)
 
@@ -325,7 +201,7 @@ class LayerScopeRecorder:
         if self.recording:
             raise RuntimeError("LayerScopeRecorder is already recording; stop() it first")
         self.scopes = None
-        self._rec_ref = [_Recording(self.observer)]
+        self._rec_ref = [Recording(self.observer)]
         try:
             if self.model is not None:
                 for layer, _, _ in _tree(self.model):
@@ -361,7 +237,7 @@ class LayerScopeRecorder:
         layer_cls.__call__ = __call__  # type: ignore[method-assign, assignment]
         self._patched = (original, __call__)
 
-    def _detach(self) -> _Recording | None:
+    def _detach(self) -> Recording | None:
         """Remove hooks / restore Layer.__call__ and forget every Paddle object."""
         import paddle
 
@@ -377,17 +253,38 @@ class LayerScopeRecorder:
         self._rec_ref[0] = None  # a wrapper left in someone's chain now holds nothing
         return rec
 
+    def _roots(self, rec: Recording) -> list[Any]:
+        if self.model is not None:
+            return [self.model]
+        return [layer for key, layer in rec.layers.items() if rec.caller[key] is None]
+
+    def snapshot(self, only: Collection[int] | None = None) -> LayerScopes | None:
+        """What is recorded so far (every kept claim's node is alive, so each pointer still
+        means the node claimed); ``only``: just these GradNodes. After stop(): ``scopes``."""
+        rec = self._rec_ref[0]
+        if rec is None:
+            return self.scopes
+        return _scopes(self._roots(rec), rec, only)
+
+    def end_epoch(self) -> None:
+        """A backward pass has run: let go of forwards no later graph needs (scope_recording)."""
+        rec = self._rec_ref[0]
+        if rec is not None:
+            rec.end_epoch()
+
+    def take_outputs(self, ptrs: frozenset[int]) -> list[Anchor]:
+        """Weak anchors on the outputs of finished top-level calls whose grad_fn is in ``ptrs``."""
+        rec = self._rec_ref[0]
+        return rec.take_outputs(ptrs) if rec is not None else []
+
     def stop(self) -> LayerScopes:
         """Stop recording and return (and keep in ``scopes``) what was recorded."""
         rec = self._detach()
         if rec is None:
             raise RuntimeError("LayerScopeRecorder is not recording; call start() first")
         try:
-            if self.model is not None:
-                roots = [self.model]
-            else:
-                roots = [layer for key, layer in rec.layers.items() if rec.caller[key] is None]
-            self.scopes = _scopes(roots, rec)
+            self.scopes = _scopes(self._roots(rec), rec, None)
+            self.leftover_outputs = [a for a in rec.outputs if a.tensor() is not None]
         finally:
             rec.clear()  # drop every GradNode wrapper and layer now, even if _scopes failed
         return self.scopes

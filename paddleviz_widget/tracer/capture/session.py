@@ -3,13 +3,20 @@ backward, so that ``build_graph(y)`` / ``GraphWidget(y)`` can annotate the graph
 
 Everything patched or switched on entry (Tensor.backward, paddle.autograd.backward, paddle.grad,
 FLAGS_call_stack_level, layer hooks) is put back exactly on exit, exceptions included.
+
+What a session keeps is bounded (issue 11: a 300-step training loop inside one trace()). While
+tracing, only the newest backward record holds its GradNodes; every other record holds weak
+anchors (anchors.py) and is dropped once no tensor of its graph is alive, or when more than
+MAX_RECORDS are left. On exit no record holds a GradNode. The layer recorder forgets forwards
+two backward passes old (scope_recording.py); each record keeps the layer groups of its own
+graph as plain data.
 """
 
 from __future__ import annotations
 
 import functools
 from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -17,21 +24,30 @@ from ..read.grad_node import grad_node_of
 from ..read.pylayer_info import PyLayerInfo, describe_pylayers
 from ..read.replay_safety import is_pylayer
 from ..read.walk import WalkResult, walk_backward_graph
+from .anchors import Anchor, anchor_of, any_alive, is_tensor, live_node, proven, user_tensors
 from .backward_capture import DUMP_KWARG, CapturedBackward, run_captured
 from .layer_scopes import LayerScopeRecorder, LayerScopes
-from .stack_gate import CALL_STACK_FLAG, LibraryForwardGate
+from .stack_gate import CALL_STACK_FLAG, LibraryForwardGate, call_stacks_off
+from .stats_rows import BackwardStats
+from .stats_watch import StatsHistory, run_with_stats, stats_available
 
 # Slot names come from Paddle's VLOG 6, which costs about 0.5 ms per GradNode here (Paddle's
 # formatting, about +30% backward time, plus capture and parsing: benchmarks/RESULTS.md). By
 # default it is on while that stays around 0.1 s; trace(slots=True) asks for it at any size.
 SLOT_LOG_MAX_NODES = 200
 CALL_SITE_MAX_LAYERS = 500
+# Records that hold their GradNodes while tracing (the newest backward: build_graph inside
+# the loop annotates the current step whatever tensor of it is asked for), and records kept
+# at most; the others prove their nodes through weak anchors.
+STRONG_RECORDS = 1
+MAX_RECORDS = 16
 
 
 @dataclass
 class BackwardRecord:
     # The GradNodes backward started from, held so that no node of this graph can be freed and
-    # its address reused while the record may still be matched against a graph.
+    # its address reused while the record may be matched by pointer alone. Emptied by
+    # release(); from then on only ``anchors`` prove that a pointer is still this graph's.
     roots: tuple[Any, ...]
     captured: CapturedBackward
     copies: bool  # paddle.grad runs on copies of the nodes: log pointers differ from ours
@@ -40,15 +56,31 @@ class BackwardRecord:
     targets: frozenset[int] | None = None
     # What its PyLayer nodes stand for, read before the backward releases their contexts.
     pylayers: tuple[PyLayerInfo, ...] = ()
+    # Weak anchors: the tensors backward started from, then outputs of the model calls whose
+    # nodes are in this graph (a model's output outlives the loss built on it).
+    anchors: tuple[Anchor, ...] = ()
+    root_count: int = 0  # the first root_count anchors are the tensors backward started from
+    # Layer groups of this graph's nodes, read from the recorder while they were all alive.
+    scopes: LayerScopes | None = None
+    stats: BackwardStats | None = None  # trace(stats=True): what its gradients looked like
+    # trace(stats=True): each node's position in this graph (what the step history is kept
+    # by) and the kept steps of the same shape, read while the nodes were held.
+    positions: dict[int, int] | None = None
+    signature: tuple[str, ...] = ()
     _ptrs: frozenset[int] | None = None
 
-    def walk(self) -> WalkResult:
-        """This backward's graph (fixed while the roots live). Not kept: 20k small objects on
-        a big graph would weigh on every later garbage collection of the user's process."""
-        return walk_backward_graph(self.roots)
+    def walk(self) -> WalkResult | None:
+        """This backward's graph (fixed while the roots live; None once they may not). Not
+        kept: 20k small objects on a big graph would weigh on every later collection."""
+        if self.roots:
+            return walk_backward_graph(self.roots)
+        roots = [live_node(a) for a in self.anchors[: self.root_count]]
+        if not roots or any(r is None for r in roots):
+            return None
+        return walk_backward_graph(roots)
 
     def node_ptrs(self) -> frozenset[int]:
-        """Every GradNode of this backward's graph (walked once)."""
+        """Every GradNode of this backward's graph (walked once, while the roots were held)."""
         if self._ptrs is None:
             self.scan(None)
         assert self._ptrs is not None
@@ -57,9 +89,31 @@ class BackwardRecord:
     def scan(self, model: Any) -> None:
         """Walk the graph once, before it runs: its nodes, and its PyLayers' contexts."""
         walk = self.walk()
+        assert walk is not None, "scan() needs the roots"
         self._ptrs = frozenset(n.ptr for n in walk.nodes)
         if any(is_pylayer(n.name) for n in walk.nodes):
             self.pylayers = tuple(describe_pylayers(walk, model))
+
+    def release(self, user_tensors: list[Any]) -> None:
+        """Let go of the GradNodes; the record now vouches only through live anchors, to
+        which the user's variables holding a node of this graph are added (the nodes are
+        still held here, so a pointer match proves it is this graph's node)."""
+        ptrs = self.node_ptrs()
+        found = (anchor_of(t) for t in user_tensors)
+        self.anchors += tuple(a for a in found if a is not None and a.ptr in ptrs)
+        self.roots = ()
+
+    def alive(self) -> bool:
+        """Can any graph still be matched to this record?"""
+        return bool(self.roots) or any_alive(self.anchors)
+
+    def vouches_for(self, root_ptrs: Collection[int]) -> bool:
+        """True if the nodes at ``root_ptrs`` are provably nodes of this backward's graph:
+        held by the record, or reachable from a tensor of it that is still alive."""
+        wanted = set(root_ptrs)
+        if not wanted or not wanted <= self.node_ptrs():
+            return False
+        return bool(self.roots) or proven(self.anchors, wanted) == wanted
 
 
 def _layer_count(model: Any) -> int:
@@ -76,7 +130,7 @@ def _grad_targets(args: tuple[Any, ...], kwargs: dict[str, Any]) -> frozenset[in
     no_grad_vars = args[7] if len(args) > 7 else kwargs.get("no_grad_vars")
     if inputs is None or no_grad_vars is not None:
         return None
-    nodes = (grad_node_of(t) for t in _as_list(inputs) if hasattr(t, "grad_fn"))
+    nodes = (grad_node_of(t) for t in _as_list(inputs) if is_tensor(t))
     return frozenset(int(n.node_ptr()) for n in nodes if n is not None)
 
 
@@ -84,8 +138,9 @@ class TraceSession:
     """Use as ``with trace(model):`` around the forward and the backward."""
 
     def __init__(
-        self, model: Any = None, *, call_sites: bool | None = None, slots: bool | None = None
-    ) -> None:
+        self, model: Any = None, *, call_sites: bool | None = None, slots: bool | None = None,
+        stats: bool = False, steps: int | None = None,
+    ) -> None:  # fmt: skip
         import paddle
 
         if model is not None and not isinstance(model, paddle.nn.Layer):
@@ -98,8 +153,14 @@ class TraceSession:
             call_sites = model is None or _layer_count(model) <= CALL_SITE_MAX_LAYERS
         self.call_sites = call_sites
         self.slots = slots
+        if steps is not None and not stats:
+            raise ValueError("steps= keeps gradient statistics: use trace(model, stats=True, "
+                             f"steps={steps})")  # fmt: skip
+        self.stats = stats
+        self.history = StatsHistory(steps or 1) if stats else None
         self.records: list[BackwardRecord] = []
-        self.scopes: LayerScopes | None = None
+        self.scopes: LayerScopes | None = None  # on exit: the forwards still kept, as data
+        self._leftovers: tuple[Anchor, ...] = ()  # on exit: their outputs, to prove pointers
         self._recorder: LayerScopeRecorder | None = None
         self._restore: list[Callable[[], None]] = []
         self._in_backward = False
@@ -130,8 +191,40 @@ class TraceSession:
             while self._restore:
                 self._restore.pop()()
         finally:
+            # Taken while every claimed and recorded node is still held: an address reached
+            # from these tensors is then provably the node the trace saw (anchors.py).
+            users = user_tensors()
             if self._recorder is not None and self._recorder.recording:
+                mine = [a for t in users if (a := anchor_of(t)) is not None]
                 self.scopes = self._recorder.stop()
+                self._leftovers = (*self._recorder.leftover_outputs, *mine)
+                self._recorder.leftover_outputs = []
+            self._settle(strong=0, users=users)  # a finished session holds no GradNode
+
+    def _settle(self, strong: int, users: list[Any] | None = None) -> None:
+        """Only the newest ``strong`` records keep their GradNodes; a record no graph can be
+        matched to any more (every anchored tensor gone) is dropped; MAX_RECORDS at most."""
+        for record in self.records[: max(len(self.records) - strong, 0)]:
+            if record.roots:
+                users = user_tensors() if users is None else users
+                record.release(users)
+        self.records = [r for r in self.records if r.alive()][-MAX_RECORDS:]
+
+    def sighting(
+        self, root_ptrs: Collection[int], node_ptrs: Collection[int]
+    ) -> tuple[list[BackwardRecord], LayerScopes | None]:
+        """The backward records that provably saw the graph with these roots (oldest first),
+        and the layer groups this session can vouch for among ``node_ptrs``."""
+        self.records = [r for r in self.records if r.alive()]  # forget what nothing can match
+        records = [r for r in self.records if r.vouches_for(root_ptrs)]
+        if records:
+            return records, records[-1].scopes
+        if self._recorder is not None and self._recorder.recording:
+            return [], self._recorder.snapshot()  # every claimed node is held: ptrs are proof
+        if self.scopes is None:
+            return [], None
+        sure = proven(self._leftovers, node_ptrs)  # a forward no backward took, after exit
+        return [], self.scopes.restricted_to(sure) if sure else None
 
     # -- what is switched on while tracing ---------------------------------------------------
     def _set_call_stack_flag(self) -> None:
@@ -186,18 +279,21 @@ class TraceSession:
     ) -> Any:  # fmt: skip
         if self._in_backward:  # e.g. paddle.grad inside a PyLayer's backward: already captured
             return original(*args, **kwargs)
-        nodes = tuple(n for n in (grad_node_of(t) for t in roots if hasattr(t, "grad_fn")) if n)
+        nodes = tuple(n for n in (grad_node_of(t) for t in roots if is_tensor(t)) if n)
         record = BackwardRecord(nodes, CapturedBackward(), copies)
         if copies:
             record.targets = _grad_targets(args, kwargs)
         record.scan(self.model)  # kept for matching graphs later
+        self._anchor(record, roots)
         slot_log = self.slots
         if slot_log is None:  # decide by size
             slot_log = len(record.node_ptrs()) <= SLOT_LOG_MAX_NODES
         self._in_backward = True
         try:
             result, captured = run_captured(
-                lambda extra: original(*args, **{**kwargs, **extra}),
+                lambda extra: self._run(
+                    record, roots, lambda: original(*args, **{**kwargs, **extra})
+                ),
                 function=original,
                 user_dump_dir=kwargs.get(DUMP_KWARG),
                 log=slot_log,
@@ -207,7 +303,38 @@ class TraceSession:
             self._in_backward = False
         record.captured = captured
         self.records.append(record)
+        if self._recorder is not None:
+            self._recorder.end_epoch()
+        self._settle(STRONG_RECORDS)
         return result
+
+    def _run(self, record: BackwardRecord, tensors: list[Any], run: Callable[[], Any]) -> Any:
+        """The backward itself, with gradient statistics captured if asked for."""
+        if self.history is None or not stats_available(record.roots):
+            return run()
+        with call_stacks_off():  # our reductions are ops too: no Python stack for each
+            result, stats = run_with_stats(
+                run, record.roots, [t for t in tensors if is_tensor(t)]
+            )
+        record.stats = stats
+        walk = record.walk()
+        if walk is not None:
+            self.history.add(walk, stats)
+            record.positions = {n.ptr: n.index for n in walk.nodes}
+            record.signature = tuple(n.name for n in walk.nodes)
+        return result
+
+    def _anchor(self, record: BackwardRecord, roots: list[Any]) -> None:
+        """What lets the record vouch for its graph once it lets go of the nodes, and the
+        layer groups of its nodes, read while every one of them is alive."""
+        own = [a for t in roots if (a := anchor_of(t)) is not None]
+        record.root_count = len(own) if len(own) == len(record.roots) else 0
+        if self._recorder is not None:
+            ptrs = record.node_ptrs()
+            record.anchors = (*own, *self._recorder.take_outputs(ptrs))
+            record.scopes = self._recorder.snapshot(ptrs)
+        else:
+            record.anchors = tuple(own)
 
 
 class _RecentSessions:
@@ -232,8 +359,9 @@ RECENT_SESSIONS = _RecentSessions()
 
 
 def trace(
-    model: Any = None, *, call_sites: bool | None = None, slots: bool | None = None
-) -> TraceSession:
+    model: Any = None, *, call_sites: bool | None = None, slots: bool | None = None,
+    stats: bool = False, steps: int | None = None,
+) -> TraceSession:  # fmt: skip
     """Record what ``build_graph``/``GraphWidget`` need while your forward and backward run::
 
         with trace(model):
@@ -249,5 +377,9 @@ def trace(
     its backward saved (True/False; None: only for graphs up to SLOT_LOG_MAX_NODES nodes, as
     the log roughly doubles the backward's cost). Edge gradients come from Paddle's
     structured dump either way where Paddle writes one (>= 3.3).
+    ``stats``: record statistics of the real gradient on every edge (norm, max/mean |g|,
+    zeros, NaN/Inf), where a NaN/Inf was born, and parameters whose gradient is all zeros
+    (Paddle >= 3.0). ``steps``: keep the statistics of the last K backward passes, for the
+    widget's step slider (memory: K times one step's edges).
     """
-    return TraceSession(model, call_sites=call_sites, slots=slots)
+    return TraceSession(model, call_sites=call_sites, slots=slots, stats=stats, steps=steps)

@@ -10,6 +10,8 @@ user-written forward code and outside any layer (a loss in a notebook cell) stil
 from __future__ import annotations
 
 import weakref
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from ..parse.call_sites import is_library_file
@@ -64,3 +66,24 @@ class LibraryForwardGate:
         self._depth -= 1
         if self._depth == 0:
             self._set(self._levels[1])
+
+
+@contextmanager
+def call_stacks_off() -> Iterator[None]:
+    """No per-op Python stacks for a while (the ops a backward hook runs are not the user's:
+    under FLAGS_call_stack_level=3 each would format a Python traceback)."""
+    import paddle
+
+    try:
+        old = paddle.get_flags([CALL_STACK_FLAG])[CALL_STACK_FLAG]
+    except (ValueError, KeyError):  # this Paddle has no such flag
+        yield
+        return
+    if int(old) == 0:
+        yield
+        return
+    paddle.set_flags({CALL_STACK_FLAG: 0})
+    try:
+        yield
+    finally:
+        paddle.set_flags({CALL_STACK_FLAG: old})

@@ -33,6 +33,7 @@ class BackwardStats:
 
     edges: dict[tuple[int, int], GradStats] = field(default_factory=dict)
     first_nonfinite: int | None = None  # ptr of the node that turned finite into NaN/Inf
+    nonfinite_in_forward: bool = False  # the tensors backward started from were NaN/Inf
     ran: frozenset[int] = frozenset()  # ptrs of the hooked nodes that ran
     skipped: frozenset[int] = frozenset()  # op nodes that could not be hooked
 
@@ -50,9 +51,13 @@ def _stats(row: Sequence[float]) -> GradStats:
     )
 
 
-def backward_stats(runs: Iterable[Run], raw: Any, skipped: Iterable[int] = ()) -> BackwardStats:
-    """``runs`` in the order the nodes ran; ``raw``: the rows (None when nothing was reduced)."""
+def backward_stats(
+    runs: Iterable[Run], raw: Any, skipped: Iterable[int] = (), output_rows: Iterable[int] = ()
+) -> BackwardStats:
+    """``runs`` in the order the nodes ran; ``raw``: the rows (None when nothing was reduced);
+    ``output_rows``: rows of the tensors backward started from."""
     out = BackwardStats(skipped=frozenset(skipped))
+    out.nonfinite_in_forward = any(raw[k][NAN] + raw[k][INF] > 0 for k in output_rows)
     ran = []
     for run in runs:
         ran.append(run.ptr)

@@ -35,13 +35,24 @@ def node_objects(roots: Sequence[Any]) -> list[Any]:
     return list(found.values())
 
 
-def run_with_stats(run: Callable[[], Any], roots: Sequence[Any]) -> tuple[Any, BackwardStats]:
-    """Run a backward over the graph of ``roots`` with every hookable node hooked."""
+def stats_available(roots: Sequence[Any]) -> bool:
+    """Node post hooks exist (Paddle >= 3.0)."""
+    return all(hasattr(r, "_register_post_hook") for r in roots)
+
+
+def run_with_stats(
+    run: Callable[[], Any], roots: Sequence[Any], outputs: Sequence[Any] = ()
+) -> tuple[Any, BackwardStats]:
+    """Run a backward over the graph of ``roots`` (GradNodes) with every hookable node
+    hooked; ``outputs``: the tensors it starts from, checked for NaN/Inf of the forward."""
     capture = StatsCapture()
     try:
         capture.arm(node_objects(roots))
+        capture.observe_outputs(outputs)
         result = run()
-        return result, backward_stats(capture.runs, capture.collect(), capture.skipped)
+        raw = capture.collect()
+        stats = backward_stats(capture.runs, raw, capture.skipped, capture.output_rows)
+        return result, stats
     finally:
         capture.disarm()
 
@@ -76,9 +87,8 @@ class StatsHistory:
         self._steps.append(by_position(self.count, walk, stats))
         self.count += 1
 
-    def matching(self, walk: WalkResult) -> list[StepStats]:
-        """The kept steps whose graph has ``walk``'s shape, oldest first."""
-        signature = tuple(n.name for n in walk.nodes)
+    def matching(self, signature: tuple[str, ...]) -> list[StepStats]:
+        """The kept steps whose graph has this shape (node names in BFS order), oldest first."""
         return [s for s in self._steps if s.signature == signature]
 
     def __iter__(self) -> Iterator[StepStats]:

@@ -49,7 +49,8 @@ def _flush_c_stdio() -> None:
 
 
 def _flush_python_stderr() -> None:
-    with contextlib.suppress(Exception):  # a closed or exotic sys.stderr must not break capture
+    # None (pythonw), closed (ValueError) or broken (OSError): nothing to flush into fd 2.
+    with contextlib.suppress(AttributeError, ValueError, OSError):
         sys.stderr.flush()
 
 
@@ -70,7 +71,7 @@ def _write_through(data: bytes) -> None:
             while view:
                 view = view[os.write(STDERR_FD, view) :]
         return
-    with contextlib.suppress(Exception):  # nowhere left to report to
+    with contextlib.suppress(AttributeError, ValueError, OSError):  # nowhere left to report to
         sys.stderr.write(data.decode("utf-8", errors="replace"))
         sys.stderr.flush()
 

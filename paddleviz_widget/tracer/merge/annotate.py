@@ -65,6 +65,7 @@ class Annotations:
     nonfinite_in_forward: bool = False
     grad_status: dict[int, str] = field(default_factory=dict)
     steps: list[Any] = field(default_factory=list)  # StepStats, oldest first
+    step_positions: dict[int, int] = field(default_factory=dict)  # ptr -> position in steps
 
     def add_edges(self, notes: dict[tuple[int, int], EdgeNote]) -> None:
         """Fill in what is still unknown; sources added earlier win."""
@@ -89,7 +90,10 @@ def stats_meta(ann: Annotations, walk: WalkResult) -> dict[str, Any]:
         norms: dict[str, list[float | None]] = {}
         bad: dict[str, list[int]] = {}
         for k, e in enumerate(walk.edges):
-            row = [s.edges.get((e.source, e.slot)) for s in ann.steps]
+            position = ann.step_positions.get(walk.nodes[e.source].ptr)
+            if position is None:
+                continue
+            row = [s.edges.get((position, e.slot)) for s in ann.steps]
             if any(r is not None for r in row):
                 norms[f"e{k}"] = [None if r is None else r.norm for r in row]
                 counts = [0 if r is None else r.nan + r.inf for r in row]

@@ -6,7 +6,9 @@ from __future__ import annotations
 from typing import Any
 
 from ...graph.model import GradInfo
-from ..capture.replay import discover_model, find_leaves
+from ..capture.backward_capture import replay_dump_available
+from ..capture.layer_scopes import LayerScopes
+from ..capture.replay import Leaves, discover_model, find_leaves
 from ..capture.session import RECENT_SESSIONS, SLOT_LOG_MAX_NODES, BackwardRecord, TraceSession
 from ..parse.log_parser import ParsedLog
 from ..read.params import accumulation_ptr, param_infos_by_ptr
@@ -14,13 +16,28 @@ from ..read.pylayer_info import PyLayerInfo, describe_pylayers, recompute_notice
 from ..read.walk import ACCUMULATION_NODE, WalkResult, next_ptrs
 from .annotate import Annotations, EdgeNote
 from .copy_alignment import align_copied_dump, rekey_copied_runs
-from .log_annotations import from_dump, from_log
+from .log_annotations import add_note, from_dump, from_log, note_mismatches
 from .param_groups import add_param_groups, ensure_layer_group
-from .replay_annotations import UNNAMED_LEAVES_NOTICE, bare_leaf_edges, replay_into
+from .replay_annotations import (
+    UNMATCHED_NOTICE,
+    UNNAMED_LEAVES_NOTICE,
+    bare_leaf_edges,
+    replay_into,
+)
+from .stats import add_stats
 
 NO_TRACE_NOTICE = (
     "Gradient shapes need Paddle's backward log: wrap forward and backward in "
     "`with paddleviz_widget.trace(model):`, or build the graph before calling backward()."
+)
+# Inside a trace() the advice is where to call backward, never to use trace().
+TRACED_BARE_NOTICE = (
+    "{n} edge(s) have no gradient shape: no backward() of this graph ran inside its trace()'s "
+    "`with` block, or it ran after the graph was freed; build the graph before backward()."
+)
+COPIES_WITHOUT_DUMP_NOTICE = (
+    "paddle.grad ran on copies of the GradNodes, which only Paddle >= 3.3's backward dump pairs "
+    "with this graph: call backward() inside trace() for gradient shapes, or upgrade Paddle."
 )
 # A layer-scope match on pointers alone could be a freed node's reused address; unless a backward
 # record vouches for the graph, require the op nodes the session knows to keep their names.
@@ -39,10 +56,6 @@ class _Graph:
 
     def edge_count(self) -> int:
         return len(self.walk.edges)
-
-
-def _record_contains(record: BackwardRecord, graph: _Graph) -> bool:
-    return all(root.ptr in record.node_ptrs() for root in graph.roots)
 
 
 def _add_captured(ann: Annotations, record: BackwardRecord, graph: _Graph) -> None:
@@ -66,6 +79,9 @@ def _add_captured(ann: Annotations, record: BackwardRecord, graph: _Graph) -> No
     if dump_edges:
         ann.add_edges(dump_edges)
         ann.sources.append("dump")
+    for line in captured.notes:  # the log or dump was only partly understood
+        add_note(ann, line)
+    note_mismatches(ann, log, None if record.copies else dump, graph.nexts)
     if not record.copies:
         for ptr, site in captured.call_sites.items():
             ann.call_sites.setdefault(ptr, site)
@@ -75,21 +91,26 @@ def _copied(
     record: BackwardRecord, graph: _Graph, ann: Annotations
 ) -> tuple[ParsedLog | None, dict[tuple[int, int], EdgeNote]]:
     dump = record.captured.dump
+    if dump is None and record.targets is not None:
+        add_note(ann, COPIES_WITHOUT_DUMP_NOTICE)
     if dump is None or record.targets is None:
         return None, {}
     walk = record.walk()
+    if walk is None:  # its roots are gone: nothing left to pair the copies with
+        return None, {}
     nexts = next_ptrs(walk)
     names = {n.ptr: n.name for n in walk.nodes}
     targeted = {e.target for e in walk.edges}
     roots = [walk.nodes[i].ptr for i in walk.root_indices if i not in targeted]
     shapes = {ptr: info.shape for ptr, info in ann.params.items()}
     aligned = align_copied_dump(dump, roots, nexts, names, record.targets, shapes)
+    if aligned.disagreed:
+        add_note(ann, UNMATCHED_NOTICE.format(n=aligned.disagreed))
     log = record.captured.log
     return (rekey_copied_runs(log, aligned.nodes) if log is not None else None), aligned.edges
 
 
-def _scopes_match(session: TraceSession, graph: _Graph, trusted: bool) -> bool:
-    scopes = session.scopes
+def _scopes_match(scopes: LayerScopes | None, graph: _Graph, trusted: bool) -> bool:
     if scopes is None:
         return False
     seen = [p for p in graph.ops if p in scopes.node_names]
@@ -97,12 +118,11 @@ def _scopes_match(session: TraceSession, graph: _Graph, trusted: bool) -> bool:
     return bool(agree) and (trusted or agree >= SCOPE_MATCH_FRACTION * len(seen))
 
 
-def _add_scopes(ann: Annotations, session: TraceSession, graph: _Graph, trusted: bool) -> bool:
-    """Layer groups from the session's forward. ``trusted``: a backward record of the same
-    session contains this graph, so its nodes were alive throughout and cannot be reused
-    addresses; otherwise most op nodes the session knows must agree on their names."""
-    scopes = session.scopes
-    if scopes is None or not _scopes_match(session, graph, trusted):
+def _add_scopes(ann: Annotations, scopes: LayerScopes | None, graph: _Graph, trusted: bool) -> bool:
+    """Layer groups from the session's forward, only for nodes the session proved its own
+    (TraceSession.sighting). ``trusted``: a backward record vouches for this graph; otherwise
+    most op nodes the session knows must also agree on their names."""
+    if scopes is None or not _scopes_match(scopes, graph, trusted):
         return False
     mine = scopes.restricted_to(
         p for p in graph.names if scopes.node_names.get(p, graph.names[p]) == graph.names[p]
@@ -117,13 +137,17 @@ def _add_scopes(ann: Annotations, session: TraceSession, graph: _Graph, trusted:
     return True
 
 
-def _traced(graph: _Graph) -> tuple[TraceSession | None, list[BackwardRecord]]:
-    """The newest trace() session that saw this graph, and its backward runs over it."""
+def _traced(
+    graph: _Graph,
+) -> tuple[TraceSession | None, list[BackwardRecord], LayerScopes | None]:
+    """The newest trace() session that saw this graph, its backward runs over it, and the
+    layer groups it can vouch for."""
+    roots = {root.ptr for root in graph.roots}
     for session in RECENT_SESSIONS.newest_first():
-        records = [r for r in session.records if _record_contains(r, graph)]
-        if records or _scopes_match(session, graph, trusted=False):
-            return session, records
-    return None, []
+        records, scopes = session.sighting(roots, graph.names)
+        if records or _scopes_match(scopes, graph, trusted=False):
+            return session, records, scopes
+    return None, [], None
 
 
 def collect_annotations(
@@ -132,7 +156,7 @@ def collect_annotations(
 ) -> Annotations:  # fmt: skip
     graph = _Graph(walk)
     ann = Annotations()
-    session, records = _traced(graph)
+    session, records, scopes = _traced(graph)
     if session is not None and model is None:
         model = session.model
     accumulation = {n.ptr for n in walk.nodes if n.name == ACCUMULATION_NODE}
@@ -141,25 +165,36 @@ def collect_annotations(
     ann.params = param_infos_by_ptr(model=model, params=params) if (model or params) else {}
     for record in reversed(records):  # newest backward first; Paddle's stacks before layers'
         _add_captured(ann, record, graph)
+        if record.stats is not None:
+            add_stats(ann, record.stats, walk)
+    if session is not None and session.history is not None:
+        _add_steps(ann, session.history, records)
     if session is not None:
-        _add_scopes(ann, session, graph, trusted=bool(records))
+        _add_scopes(ann, scopes, graph, trusted=bool(records))
     if not ann.groups and ann.params:  # no trace() saw the forward: groups from ownership
         add_param_groups(ann, walk, model)
     _add_pylayers(ann, _pylayers(walk, model, records), model, accumulation)
 
     notice = None
     if replay and _bare(ann, graph) > 0:
-        leaves = find_leaves(accumulation, model=model, params=params)
+        traced = session is not None
+        leaves = Leaves([], {}, {})
+        # Naming leaves reads the callers' frame locals (Python keeps that snapshot, and the
+        # tensors in it, while a frame runs): not done when no replay can follow (Paddle < 3.3)
+        # and a trace() is the source.
+        if not traced or replay_dump_available():
+            leaves = find_leaves(accumulation, model=model, params=params)
         for ptr, info in leaves.named.items():  # the user's own variable names, e.g. "x"
             ann.params.setdefault(ptr, info)
         log = len(walk.nodes) <= SLOT_LOG_MAX_NODES  # as trace(slots=None) decides
-        traced = session is not None
         notice = replay_into(ann, walk, graph.nexts, roots, leaves, log=log, traced=traced).notice
     _add_param_shaped_edges(ann, graph)
     if _bare(ann, graph) > 0 and ann.notice is None:
         unnamed = bare_leaf_edges(ann, walk, accumulation)
         if notice is None and unnamed:
             notice = UNNAMED_LEAVES_NOTICE.format(n=unnamed)
+        if notice is None and session is not None:
+            notice = TRACED_BARE_NOTICE.format(n=_bare(ann, graph))
         ann.notice = notice or NO_TRACE_NOTICE
     return ann
 
@@ -197,6 +232,16 @@ def _add_pylayers(
     note = recompute_notice(infos, unseen)
     if note is not None:
         ann.notes.append(note)
+
+
+def _add_steps(ann: Annotations, history: Any, records: list[BackwardRecord]) -> None:
+    """Earlier steps' statistics, matched through the newest backward that saw this graph:
+    its nodes' positions are what the history is kept by."""
+    newest = records[-1] if records else None
+    if newest is None or newest.positions is None:
+        return
+    ann.steps = history.matching(newest.signature)
+    ann.step_positions = newest.positions
 
 
 def _bare(ann: Annotations, graph: _Graph) -> int:

@@ -13,7 +13,7 @@ from ...graph.model import GradInfo, Slot
 from ..parse.log_parser import GradNodeRun, ParsedLog, PendingEdge, edge_grads
 from ..parse.log_slots import LoggedSlot
 from ..parse.paddle_dump import BackwardDump, DumpEdge
-from .annotate import EdgeNote, NodeSlots
+from .annotate import Annotations, EdgeNote, NodeSlots
 
 
 def _ptr_int(text: str | None) -> int | None:
@@ -31,6 +31,12 @@ def _grad(slot: LoggedSlot) -> GradInfo | None:
 
 def _slot(slot: LoggedSlot) -> Slot:
     return Slot(name=slot.name or "?", tensor=slot.tensor, grad=_grad(slot))
+
+
+def add_note(ann: Annotations, line: str) -> None:
+    """One more line for the widget to show, once (several backward runs say the same)."""
+    if line and line != ann.notice and line not in ann.notes:
+        ann.notes.append(line)
 
 
 def runs_by_ptr(log: ParsedLog) -> dict[int, GradNodeRun]:
@@ -59,6 +65,64 @@ def from_log(
         for index, logged in edge_grads(run, nexts).items():
             edges[(ptr, index)] = EdgeNote(grad=_grad(logged), slot=logged.name)
     return edges, slots
+
+
+UNMATCHED_LOG_NOTICE = (
+    "{n} edge(s) in Paddle's backward log do not match this graph's next_functions; the log's "
+    "gradients are not used for them."
+)
+UNMATCHED_DUMP_NOTICE = (
+    "{n} edge(s) in Paddle's backward dump do not match this graph's next_functions; the dump's "
+    "gradients are not used for them."
+)
+
+
+def log_mismatches(log: ParsedLog, next_ptrs: dict[int, list[int | None]]) -> int:
+    """Logged edges of this graph's nodes that are not its next_functions, position by position
+    (``edge_grads`` stops using a run's edges at the first one)."""
+    count = 0
+    for ptr, run in runs_by_ptr(log).items():
+        nexts = next_ptrs.get(ptr)
+        if nexts is None:
+            continue
+        present = [p for p in nexts if p is not None]
+        logged = [_ptr_int(e.target_ptr) for e in run.edges]
+        agree = next((k for k, (a, b) in enumerate(zip(logged, present)) if a != b), None)
+        if agree is not None:
+            count += len(logged) - agree
+        elif len(logged) > len(present):
+            count += len(logged) - len(present)
+    return count
+
+
+def dump_mismatches(dump: BackwardDump, next_ptrs: dict[int, list[int | None]]) -> int:
+    """Dump edges out of this graph's nodes that ``from_dump`` cannot place."""
+    seen: dict[tuple[int, int], int] = {}
+    count = 0
+    for edge in dump.edges:
+        src, dst = int(edge.source, 16), int(edge.target, 16)
+        nexts = next_ptrs.get(src)
+        if nexts is None:
+            continue  # a node of some other graph that ran in the same backward
+        k = seen.get((src, dst), 0)
+        seen[(src, dst)] = k + 1
+        count += k >= sum(1 for p in nexts if p == dst)
+    return count
+
+
+def note_mismatches(
+    ann: Annotations,
+    log: ParsedLog | None,
+    dump: BackwardDump | None,
+    next_ptrs: dict[int, list[int | None]],
+) -> None:
+    """Say in a line when the log or dump describes this graph's nodes differently from it."""
+    in_log = log_mismatches(log, next_ptrs) if log is not None else 0
+    if in_log:
+        add_note(ann, UNMATCHED_LOG_NOTICE.format(n=in_log))
+    in_dump = dump_mismatches(dump, next_ptrs) if dump is not None else 0
+    if in_dump:
+        add_note(ann, UNMATCHED_DUMP_NOTICE.format(n=in_dump))
 
 
 def from_dump(

@@ -10,13 +10,19 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..capture.backward_capture import CapturedBackward
+from ..capture.backward_capture import (
+    CapturedBackward,
+    paddle_version_text,
+    replay_dump_available,
+)
 from ..capture.replay import Leaves, graph_was_freed, replay_backward
+from ..capture.vlog import get_vlog_level
+from ..parse.log_parser import REQUIRED_VLOG_LEVEL
 from ..read.replay_safety import replay_refusal
 from ..read.walk import WalkResult
 from .annotate import Annotations
 from .copy_alignment import align_copied_dump, rekey_copied_runs
-from .log_annotations import from_log
+from .log_annotations import add_note, from_log
 
 FREED_NOTICE = (
     "backward() has already freed this graph, so only parameter gradients have shapes: wrap "
@@ -33,6 +39,26 @@ UNMATCHED_NOTICE = (
     "{n} GradNode(s) of Paddle's replay could not be matched to this graph by structure; "
     "their edges are left without gradient shapes."
 )
+
+
+def no_dump_notice(*, traced: bool) -> str:
+    """Paddle < 3.3: no dump, so no replay can be paired with the graph; only a backward run
+    inside trace() with VLOG 6 (set through GLOG_v before import) annotates the edges."""
+    version = paddle_version_text()
+    if traced:
+        text = (
+            f"paddle {version} has no backward dump: gradient shapes come only from the log of "
+            "a backward() run inside this trace()'s `with` block"
+        )
+    else:
+        text = (
+            f"paddle {version} cannot replay the backward for gradient shapes (it has no "
+            "backward dump): run forward and backward inside "
+            "`with paddleviz_widget.trace(model):`"
+        )
+    if get_vlog_level() < REQUIRED_VLOG_LEVEL:
+        text += f", with GLOG_v={REQUIRED_VLOG_LEVEL} set before `import paddle`"
+    return text + "; or upgrade to paddlepaddle>=3.3."
 
 
 @dataclass(frozen=True)
@@ -77,6 +103,8 @@ def replay_into(
     refusal = replay_refusal((n.name for n in walk.nodes), traced=traced)
     if refusal is not None:
         return ReplayOutcome(notice=refusal)
+    if not replay_dump_available():  # Paddle < 3.3: a replay could not be paired with ours
+        return ReplayOutcome(notice=no_dump_notice(traced=traced))
     if not leaves.tensors:
         return ReplayOutcome()
     names = {n.ptr: n.name for n in walk.nodes}
@@ -105,6 +133,8 @@ def _add_replayed(
 ) -> int:
     if captured.dump is None:  # nothing to pair copies by: a log alone is not trusted
         return 0
+    for line in captured.notes:
+        add_note(ann, line)
     aligned = align_copied_dump(
         captured.dump, root_ptrs, nexts, names, leaves.ptrs.keys(), leaves.ptrs
     )

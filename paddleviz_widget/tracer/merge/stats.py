@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from ..capture.stats_rows import BackwardStats
 from ..read.walk import WalkResult
+from .annotate import Annotations
 
 
 def param_statuses(walk: WalkResult, stats: BackwardStats) -> dict[int, str]:
@@ -25,3 +26,21 @@ def param_statuses(walk: WalkResult, stats: BackwardStats) -> dict[int, str]:
         elif len(got) == len(edges) and all(s.zero_fraction == 1.0 for s in got):
             statuses[ptr] = "zero"
     return statuses
+
+
+def add_stats(ann: Annotations, stats: BackwardStats, walk: WalkResult) -> None:
+    """A traced backward's statistics on the graph's edges and parameters (newest first:
+    what is already there wins)."""
+    for key, value in stats.edges.items():
+        ann.stats.setdefault(key, value)
+    if ann.first_nonfinite is None and stats.first_nonfinite is not None:
+        ann.first_nonfinite = stats.first_nonfinite
+        ann.nonfinite_in_forward = stats.nonfinite_in_forward
+    for ptr, status in param_statuses(walk, stats).items():
+        ann.grad_status.setdefault(ptr, status)
+    if stats.skipped:
+        ann.notes.append(
+            f"{len(stats.skipped)} GradNode(s) send a list of gradients through one slot "
+            "(concat, stack, ...), which Paddle's hooks cannot observe: their edges have no "
+            "statistics."
+        )

@@ -142,14 +142,10 @@ def parse_call_stack_log(
 
     Nodes without a recorded stack, or whose stack is all library code, are left out. For an
     accumulation node the site is where its parameter was created. Never raises: odd input
-    yields what could be read (possibly ``{}``).
+    yields what could be read (possibly ``{}``): the patterns admit only what ``int`` reads.
     """
     sites: dict[int, CallSite] = {}
-    try:
-        entries = parse_call_stack_entries(text)
-    except Exception:  # noqa: BLE001 - a decoration source must never break the graph
-        return sites
-    for entry in entries:
+    for entry in parse_call_stack_entries(text):
         frame = innermost_user_frame(entry.frames, library_dirs)
         if frame is not None and entry.ptr not in sites:
             sites[entry.ptr] = CallSite(frame.file, frame.line, frame.function)

@@ -1,7 +1,8 @@
 """Parse the text Paddle's backward writes at VLOG 6 into one record per GradNode run.
 
-Pure: text in, frozen dataclasses out, never raises. Everything is keyed on the shape of the log
-messages (Paddle 3.3.1), never on C++ file names or line numbers. The messages used, per run:
+Pure: text in, frozen dataclasses out; text it does not understand becomes a warning, never an
+exception (a bug in the parser does raise). Everything is keyed on the shape of the log messages,
+never on C++ file names or line numbers. The messages used, per run, in Paddle 3.3.1:
 
   ``MatmulGradNode(0x55d0c1e2f110) begin run``                     (VLOG 4) starts a run
   ``==== Running_AD_API_GRAD: matmul_grad ====``                   (VLOG 3) the grad API
@@ -9,6 +10,16 @@ messages (Paddle 3.3.1), never on C++ file names or line numbers. The messages u
   ``{ Input: [ ( grad_out , [{ ... }]), ... ] Output: [ ... ] }``  (VLOG 5 inputs, 6 outputs)
   ``MatmulGradNode(0x55..) Found pending node: AddGradNode(0x55..)``  (VLOG 4) one per edge
   ``... grad_output_tensor info Place(cpu),float32, (1, 10)``      (VLOG 6) that edge's gradient
+
+Paddle 2.6 and 3.0 (the "legacy" dialect, tests/fixtures/logs/paddle-*) write the same slot
+dumps on one line per slot (``TensorInfo: [ ... Shape: 2, 3, DistAttr: ... ]``) and instead:
+
+  ``Preparing GradNode:MatmulGradNode addr:0x55d0c1e2f110``        starts a run
+  ``Running AD API GRAD: matmul_grad``                             the grad API
+  ``Node: MatmulGradNode addr:0x55.., Found pending node: AddGradNode addr: 0x55..``  an edge
+
+with no per-edge gradient line (an edge's gradient is its Output slot) and no end-of-backward
+line (a cut log shows as edges to nodes that never ran).
 
 Edges: Paddle walks a node's output metas slot by slot, rank by rank, and logs "Found pending
 node" for each edge that has a target; ``next_functions`` lists the same metas in the same order
@@ -37,6 +48,7 @@ from .log_records import GlogRecord, iter_records
 from .log_slots import LoggedSlot, SlotDump, normalize_place, parse_dims, parse_slot_dump
 
 __all__ = [
+    "KNOWN_LOG_VERSIONS",
     "REQUIRED_VLOG_LEVEL",
     "GradNodeRun",
     "LoggedSlot",
@@ -48,22 +60,41 @@ __all__ = [
 ]
 
 REQUIRED_VLOG_LEVEL = 6
+# Releases whose backward log was recorded and tested (tests/fixtures/logs); others may differ.
+KNOWN_LOG_VERSIONS = ("2.6", "3.0", "3.3")
 
 _NODE = r"(?P<{0}>[A-Za-z_][\w:]*)\((?P<{0}_ptr>0x[0-9a-fA-F]+)\)"
 _BEGIN_RUN = re.compile(_NODE.format("node") + r" begin run")
 _PENDING = re.compile(_NODE.format("src") + r" Found pending node: " + _NODE.format("dst"))
+_LEGACY_NODE = r"(?P<{0}>[A-Za-z_][\w:]*) addr:\s*(?P<{0}_ptr>0x[0-9a-fA-F]+)"
+_LEGACY_RUN = "Preparing GradNode:"
+# The legacy lines end with a pointer: only a whole line (its newline seen) is trusted, so a log
+# cut inside "0x55d0c1e2" never yields a wrong pointer.
+_LEGACY_BEGIN_RUN = re.compile(_LEGACY_RUN + _LEGACY_NODE.format("node") + r"[ \t]*\n")
+_LEGACY_PENDING = re.compile(
+    r"Node: "
+    + _LEGACY_NODE.format("src")
+    + r", Found pending node: "
+    + _LEGACY_NODE.format("dst")
+    + r"[ \t]*\n"
+)
 _EDGE_GRAD = re.compile(
     r"grad_output_tensor info (?P<place>[^,\n]*),\s*(?P<dtype>[A-Za-z_]\w*),\s*"
     r"\((?P<dims>[-\d,\s]*)\)[ \t]*$"
 )
-_API = re.compile(r"Running_AD_API_GRAD: (?P<api>[\w.]+)=", re.IGNORECASE)
+# "Running_AD_API_GRAD: x====" (3.3), "Running AD API GRAD: x" / "... Grad: ..." (2.6, 3.0).
+_API = re.compile(r"Running[_ ]AD[_ ]API[_ ]GRAD: (?P<api>[\w.]+)(?:=|[ \t]*\n)", re.IGNORECASE)
+# 2.6/3.0's hand-written nodes (conv2d) log no banner; their grad kernel's line names the API.
+_KERNEL_KEY = re.compile(r"^(?P<api>\w+_grad) API kernel key:")
 _NODE_PTR = re.compile(r"^gradnode_ptr = (?P<ptr>0x[0-9a-fA-F]+)")
 _DUMP = re.compile(r"^\s*\{\s*Input:")
 _OUTPUT = re.compile(r"^[ \t]*Output:[ \t]*\[", re.M)
 _START = "RunBackward: Start Backward"
 _FINISH = "RunBackward: Finish Backward"
-# Accumulation nodes write no slot dump in Paddle 3.3.1; their input is their edge's gradient.
+# Accumulation nodes write no slot dump in Paddle 3.3.1 (their input is their edge's gradient),
+# nor does a PyLayer's node ("GradNodePyLayer_Cube"), whose backward is the user's Python.
 _NO_DUMP_NODES = {"GradNodeAccumulation"}
+_NO_DUMP_PREFIX = "GradNodePyLayer"
 
 
 @dataclass(frozen=True)
@@ -89,6 +120,7 @@ class GradNodeRun:
 class ParsedLog:
     runs: tuple[GradNodeRun, ...]  # in the order they executed
     warnings: tuple[str, ...] = ()  # at most one, summarising everything not understood
+    legacy: bool = False  # written by Paddle 2.6/3.0 (no per-edge gradient lines)
 
 
 def _ptr(text: str | None) -> str | None:
@@ -125,6 +157,7 @@ class _Parser:
         self.last_edge: tuple[_Run, int] | None = None
         self.issues: Counter[str] = Counter()
         self.open_backwards = 0
+        self.legacy = False
 
     @property
     def current(self) -> _Run | None:
@@ -139,18 +172,22 @@ class _Parser:
         # Every other message read is one line; looking only there keeps dumps out of the scans.
         newline = text.find("\n")
         line = text if newline < 0 else text[:newline]
+        whole = text if newline < 0 else text[: newline + 1]  # with its newline: not cut short
         if "begin run" in line and (m := _BEGIN_RUN.match(line)):
-            run = _Run(m.group("node"), _ptr(m.group("node_ptr")))
-            self.runs.append(run)
-            self.by_ptr[run.ptr or ""] = run
-            self.dump_target = run
-            self.last_edge = None
+            self._begin(m)
+        elif line.startswith(_LEGACY_RUN) and (m := _LEGACY_BEGIN_RUN.match(whole)):
+            self.legacy = True
+            self._begin(m)
         elif "Found pending node" in line:
-            self._pending(line)
+            self._pending(whole)
         elif "grad_output_tensor info" in line:
             self._edge_grad(line)
-        elif "Running_AD_API_" in line:  # grad banners; forward ones read "Running_AD_API:"
-            self._api(line)
+        elif "Running_AD_API_" in line or "Running AD API G" in line:  # grad banners only
+            self._api(whole)
+        elif self.legacy and "_grad API kernel key" in line:
+            run, m = self.current, _KERNEL_KEY.match(line)
+            if run is not None and run.api is None and m:
+                run.api = m.group("api")
         elif line.startswith("gradnode_ptr"):
             m = _NODE_PTR.match(line)
             target = self.by_ptr.get(_ptr(m.group("ptr")) or "") if m else None
@@ -162,8 +199,15 @@ class _Parser:
         elif _FINISH in line:
             self.open_backwards = max(0, self.open_backwards - 1)
 
+    def _begin(self, m: re.Match[str]) -> None:
+        run = _Run(m.group("node"), _ptr(m.group("node_ptr")))
+        self.runs.append(run)
+        self.by_ptr[run.ptr or ""] = run
+        self.dump_target = run
+        self.last_edge = None
+
     def _pending(self, message: str) -> None:
-        m = _PENDING.match(message)
+        m = _PENDING.match(message) or _LEGACY_PENDING.match(message)
         if m is None:
             self.issues["unreadable 'Found pending node' lines"] += 1
             return
@@ -211,7 +255,7 @@ class _Parser:
 
     def _read(self, message: str) -> SlotDump:
         dump = parse_slot_dump(message)
-        if dump.problems or _unbalanced(message):
+        if dump.problems or _cut_short(message):
             self.issues["tensor dumps not read completely"] += 1
         return dump
 
@@ -223,19 +267,37 @@ class _Parser:
             self.issues["no GradNode run found (is this a VLOG>=4 backward log?)"] += 1
         if self.open_backwards:
             self.issues["log ends before backward finished"] += 1
+        if self.legacy:  # no end-of-backward line: a cut log leaves pending nodes that never ran
+            ran = set(self.by_ptr)
+            never = {e.target_ptr for r in self.runs for e in r.edges} - ran
+            if never:
+                self.issues["edges to nodes that never ran (log cut short?)"] += len(never)
+            last = self.runs[-1] if self.runs else None
+            sent = last is not None and any(s.dtype for s in last.outputs or ())
+            if sent and last is not None and not last.edges:  # cut before its edges were logged
+                self.issues["log ends inside a run (cut short?)"] += 1
         for run in self.runs:
-            if run.name in _NO_DUMP_NODES:
+            if run.name in _NO_DUMP_NODES or (run.name or "").startswith(_NO_DUMP_PREFIX):
                 continue
             if run.api is None:
                 self.issues["runs without a grad API name"] += 1
             if run.outputs is None:
                 self.issues["runs without output slots (VLOG below 6?)"] += 1
-            if any(edge.grad is None for edge in run.edges):
+            if not self.legacy and any(edge.grad is None for edge in run.edges):
                 self.issues["edges without a gradient line"] += 1
-        return ParsedLog(tuple(r.freeze() for r in self.runs), _summary(self.issues))
+        runs = tuple(r.freeze() for r in self.runs)
+        return ParsedLog(runs, _summary(self.issues), legacy=self.legacy)
 
 
-def _unbalanced(message: str) -> bool:
+# 2.6/3.0 dumps end "]}" or "] }"; 2.6 leaves a "{" of each BackwardInMeta open, so their
+# brackets cannot tell a whole dump from a cut one.
+_LEGACY_DUMP = re.compile(r"TensorInfo: \[")
+_LEGACY_DUMP_END = re.compile(r"\][ \t]*\}[ \t]*$")
+
+
+def _cut_short(message: str) -> bool:
+    if _LEGACY_DUMP.search(message):
+        return _LEGACY_DUMP_END.search(message) is None
     opened = sum(message.count(c) for c in "([{")
     return opened != sum(message.count(c) for c in ")]}")
 
@@ -245,27 +307,23 @@ def _summary(issues: Counter[str]) -> tuple[str, ...]:
         return ()
     parts = ", ".join(f"{what}: {count}" for what, count in sorted(issues.items()))
     return (
-        f"backward log only partly understood ({parts}); fields that could not be read are None. "
-        "Expected the VLOG 6 output of Paddle 3.3.",
+        f"Paddle's backward log was only partly understood ({parts}); what could not be read "
+        "is left out. Expected the VLOG 6 log of Paddle 2.6, 3.0 or 3.3.",
     )
 
 
 def parse_backward_log(text: str) -> ParsedLog:
-    """Every GradNode run in a captured backward log, in execution order. Never raises."""
+    """Every GradNode run in a captured backward log, in execution order; what the text does
+    not say, or says in a form not known, is in ``warnings``."""
     return parse_glog_records(iter_records(text))
 
 
 def parse_glog_records(records: Iterable[GlogRecord]) -> ParsedLog:
     """Same as parse_backward_log, for records already split (``CapturedStderr.records``)."""
     parser = _Parser()
-    try:
-        for record in records:
-            parser.feed(record.message)
-        return parser.finish()
-    except Exception as exc:  # noqa: BLE001 - a parser bug must not break the user's backward
-        runs = tuple(r.freeze() for r in parser.runs)
-        note = f"backward log parser failed ({type(exc).__name__}: {exc}); later runs are missing"
-        return ParsedLog(runs, (note,))
+    for record in records:
+        parser.feed(record.message)
+    return parser.finish()
 
 
 def edge_grads(run: GradNodeRun, next_ptrs: Sequence[str | int | None]) -> dict[int, LoggedSlot]:

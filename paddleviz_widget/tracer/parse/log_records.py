@@ -7,6 +7,7 @@ file logged it: a record goes on while its brackets are unbalanced, or while its
 still empty (a banner's text sits on the line after the prefix). Every multi-line VLOG message
 Paddle 3.3.1 writes during backward closes exactly on its last line, so the lines after it that
 carry no prefix are someone else's output (Python warnings, prints to fd 2) and are kept apart.
+Paddle 2.6's dumps never balance; they end at their own last line instead (``_LEGACY_DUMP``).
 """
 
 from __future__ import annotations
@@ -26,6 +27,11 @@ _DELTA_TABLE = np.zeros(256, dtype=np.int64)
 for _char, _step in _DELTA.items():
     _DELTA_TABLE[ord(_char)] = _step
 _NEWLINE = ord("\n")
+# Paddle 2.6 leaves a "{" open in every slot line of its dumps ("{SlotSize: [SlotID: 0, ...]]"),
+# so those end at their closing "] }" line, found by shape: a slot line ("( x , [{Name: ...
+# TensorInfo: [ ...") starts them; only the dump's last line ends in "]" then "}".
+_LEGACY_DUMP = re.compile(r"[ \t]*\([^\n]*TensorInfo: \[")
+_LEGACY_DUMP_END = re.compile(r"^[^\n]*\][ \t]*\}[ \t]*(?:\n|$)", re.M)
 
 
 @dataclass(frozen=True)
@@ -58,6 +64,9 @@ def _record_length(chunk: str, message_start: int) -> int:
                 break
     if depth <= 0 or pos >= len(chunk):
         return pos
+    legacy_end = _LEGACY_DUMP_END.search(chunk, pos) if _LEGACY_DUMP.match(chunk, pos) else None
+    if legacy_end is not None:
+        return legacy_end.end()
     return pos + _open_lines_length(chunk[pos:], depth)
 
 

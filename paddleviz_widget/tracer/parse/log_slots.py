@@ -16,6 +16,11 @@ A dump looks like (one glog record, shortened)::
      Output: [
      ( grad_x , [{ ... }]), ] }
 
+Paddle 2.6 and 3.0 write each slot on one line, with ``[ ]`` for the nested blocks::
+
+    ( grad_out , [{Name: None, Initialized: 1, Ptr: 0x55..,TensorInfo: [ Type: DenseTensor,
+    Dtype: float32, Place: Place(cpu), Shape: 2, 3, DistAttr: Unknown ], ADInfo:[ ... ]}]),
+
 A slot holding a list of tensors is written ``( out_grad , [[ {...}, {...},  ]])`` and gives one
 LoggedSlot per tensor, all with the slot's name. Fields after ``ADInfo`` describe the tensor's
 own grad, not the tensor, and are ignored. A field counts only when its line is complete, so text
@@ -31,13 +36,15 @@ _OUTPUT_SECTION = re.compile(r"^[ \t]*Output:[ \t]*\[", re.M)
 _INPUT_SECTION = re.compile(r"Input:[ \t]*\[")
 _SLOT_HEAD = re.compile(r"^[ \t]*\([ \t]*(?P<slot>[^\s,()]+)[ \t]*,[ \t]*\[", re.M)
 # A top-level tensor opens right after the slot's "[" or after the previous tensor's "},";
-# nested blocks open after "Grad:", "TensorInfo:" or "ADInfo:" and never match.
-_TENSOR_START = re.compile(r"(?:\[|\},)[ \t]*\{[ \t]*\n?[ \t]*Name:")
+# nested blocks open after "Grad:", "TensorInfo:" or "ADInfo:" and never match (2.6/3.0 write
+# "Grad: [ {Name:", hence the look-behind).
+_TENSOR_START = re.compile(r"(?:(?<!Grad: )\[|\},)[ \t]*\{[ \t]*\n?[ \t]*Name:")
 _NAME = re.compile(r"Name:[ \t]*([^,\n]*),")
 _INITIALIZED = re.compile(r"Initialized:[ \t]*(\d+),")
 _DTYPE = re.compile(r"Dtype:[ \t]*([A-Za-z_]\w*),")
 _PLACE = re.compile(r"Place:[ \t]*([^,\n]+),")
-_SHAPE = re.compile(r"Shape:[ \t]*([-\d, \t]*)\n")
+# Ends at its line's end (3.3) or at the next field / the block's "]" (2.6, 3.0: one line).
+_SHAPE = re.compile(r"Shape:[ \t]*([-\d, \t]*)(?:\n|DistAttr|\])")
 _INT = re.compile(r"-?\d+")
 _UNKNOWN_VALUES = {"", "None", "Unknown", "Undefined", "UNDEFINED"}
 

@@ -7,6 +7,7 @@ of per-edge gradient dtype/shape/place that needs no log scraping.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -30,6 +31,7 @@ class DumpEdge:
 class BackwardDump:
     nodes: dict[str, str]  # ptr -> GradNode class name
     edges: tuple[DumpEdge, ...]  # in file order
+    warnings: tuple[str, ...] = ()  # at most one: what in the file was not understood
 
 
 def parse_grad_label(label: str) -> GradInfo | None:
@@ -50,6 +52,7 @@ def parse_backward_dot(text: str) -> BackwardDump:
     edges: list[DumpEdge] = []
     # A 10k-node dump has ~11k edges but a few hundred distinct labels: read each label once.
     grads: dict[str, GradInfo | None] = {}
+    issues: Counter[str] = Counter()
     for line in text.splitlines():
         # Cheap substring test first: the regexes are most of the cost on big dumps.
         edge = _EDGE.match(line) if "->" in line else None
@@ -59,14 +62,27 @@ def parse_backward_dot(text: str) -> BackwardDump:
                 dot_id, name, ptr = node.groups()
                 ptr_of[dot_id] = ptr.lower()
                 nodes[ptr.lower()] = name
+            elif "->" in line or "[label=" in line:
+                issues["node or edge lines not in Paddle's form"] += 1
             continue
         src, dst, label = edge.groups()
-        if src in ptr_of and dst in ptr_of:
-            label = label or ""
-            if label not in grads:
-                grads[label] = parse_grad_label(label)
-            edges.append(DumpEdge(ptr_of[src], ptr_of[dst], grads[label]))
-    return BackwardDump(nodes=nodes, edges=tuple(edges))
+        if src not in ptr_of or dst not in ptr_of:
+            issues["edges naming an undeclared node"] += 1
+            continue
+        label = label or ""
+        if label not in grads:
+            grads[label] = parse_grad_label(label)
+        if label and grads[label] is None:  # an unlabelled edge carries no gradient: fine
+            issues["edge labels not read"] += 1
+        edges.append(DumpEdge(ptr_of[src], ptr_of[dst], grads[label]))
+    return BackwardDump(nodes=nodes, edges=tuple(edges), warnings=_summary(issues))
+
+
+def _summary(issues: Counter[str]) -> tuple[str, ...]:
+    if not issues:
+        return ()
+    parts = ", ".join(f"{what}: {count}" for what, count in sorted(issues.items()))
+    return (f"Paddle's backward dump was only partly understood ({parts}); it is left out there.",)
 
 
 def find_dump_files(directory: str | Path) -> dict[str, Path]:

@@ -41,11 +41,14 @@ def _contexts() -> list[Any]:
 
 
 def _saved_ptrs(ctx: Any) -> frozenset[int]:
+    import paddle
+
     try:
         saved = ctx.saved_tensor() or ()
     except (AttributeError, RuntimeError, ValueError):  # released, or saved nothing
         return frozenset()
-    nodes = (grad_node_of(t) for t in saved if t is not None and hasattr(t, "grad_fn"))
+    # isinstance, not hasattr(t, "grad_fn"): that getter leaks the node (read/grad_node.py).
+    nodes = (grad_node_of(t) for t in saved if isinstance(t, paddle.Tensor))
     return frozenset(int(n.node_ptr()) for n in nodes if n is not None)
 
 

@@ -35,5 +35,5 @@ def tensor_grad_info(tensor: Any) -> GradInfo | None:
             shape=tuple(int(d) for d in tensor.shape),
             place=place_name(tensor.place),
         )
-    except Exception:  # noqa: BLE001 - metadata is decoration; never fail the graph on it
+    except (RuntimeError, ValueError, TypeError):  # Paddle's errors for an unreadable tensor
         return None

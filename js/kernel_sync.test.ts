@@ -1,0 +1,57 @@
+import { describe, expect, it } from "vitest";
+import { answerRequest, graphDocument, loadGraph, type ReadGraph } from "./kernel_sync";
+import { autoDepth, groupsToDepth } from "./view/expansion";
+import { buildIndex, type GraphIndex } from "./view/graph_index";
+import { document, fixture } from "./view/test_fixtures";
+
+// What the kernel sends: the graph document as one buffer of JSON text (widget.py).
+const asBuffer = (doc: unknown): DataView => new DataView(new TextEncoder().encode(JSON.stringify(doc)).buffer);
+
+describe("the graph from the kernel", () => {
+  it("reads a buffer of JSON text, and says when it is not JSON", () => {
+    const doc = document("lenet");
+    expect(graphDocument(asBuffer(doc))).toEqual(doc);
+    expect(graphDocument(new DataView(new TextEncoder().encode("{oops").buffer))).toBeNull();
+    expect(graphDocument(doc)).toBe(doc);
+  });
+
+  it("reads a big graph over several tasks, and drops it if a newer one came", async () => {
+    const raw = asBuffer(document("resnet18"));
+    const got: Array<[ReadGraph, GraphIndex]> = [];
+    expect(loadGraph(raw, () => true, (read, index) => got.push([read, index]), 1)).toBe(true);
+    expect(got).toHaveLength(0); // nothing yet: the page gets its turn in between
+    let current = true;
+    loadGraph(raw, () => current, () => got.push([] as never), 1);
+    current = false;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(got).toHaveLength(1);
+    expect(got[0][1].nodes.size).toBe(fixture("resnet18").nodes.length);
+    expect(loadGraph(raw, () => true, (read, index) => got.push([read, index]))).toBe(false); // small
+    expect(got).toHaveLength(2);
+  });
+});
+
+describe("the kernel's view request", () => {
+  const index = buildIndex(fixture("nested"));
+  const shown = { depth: 0, expanded: [] as string[] };
+  const groups = [...index.groups.keys()];
+
+  it("is answered from scratch when new, then only its new edits, once", () => {
+    const first = { id: 4, depth: -1, edits: [] };
+    const auto = autoDepth(index);
+    expect(answerRequest(index, first, [3, 2], () => shown)).toEqual({
+      depth: auto,
+      expanded: groupsToDepth(index, auto),
+      _resolved: [4, 0],
+    });
+    expect(answerRequest(index, first, [4, 0], () => shown)).toBeNull();
+    const more = { ...first, edits: [["all"], ["close", groups[0]]] };
+    // Edits after the answer go on top of what is shown now (clicks included).
+    expect(answerRequest(index, more, [4, 1], () => shown)).toEqual({
+      depth: 0,
+      expanded: [],
+      _resolved: [4, 2],
+    });
+    expect(answerRequest(index, { nonsense: true }, null, () => shown)).toBeNull();
+  });
+});

@@ -1,0 +1,92 @@
+// The kernel's side of the view (paddleviz_widget/widget.py): the graph it sends as one binary
+// buffer of JSON text, and its view requests, answered here, where the view rules live.
+import type { AnyModel } from "@anywidget/types";
+import type { WidgetModel } from "./explorer";
+import { applyEdits, openToDepth, readRequest, type ViewState } from "./view/expansion";
+import { buildIndex, type GraphIndex } from "./view/graph_index";
+import { readGraph } from "./view/payload";
+
+/** Graph payloads from this many bytes on (~20k GradNodes) are read over several tasks. */
+export const READ_IN_STEPS_FROM = 4_000_000;
+
+export type ReadGraph = ReturnType<typeof readGraph>;
+
+/** The synced graph document (a DataView of JSON text from the kernel, or a plain object). */
+export function graphDocument(value: unknown): unknown {
+  if (value instanceof DataView || value instanceof ArrayBuffer) {
+    try {
+      return JSON.parse(new TextDecoder().decode(value));
+    } catch {
+      return null; // readGraph says the document cannot be read
+    }
+  }
+  return value;
+}
+
+/** Byte size of a synced graph sent as a buffer (0 for a plain object). */
+export function graphBytes(value: unknown): number {
+  return value instanceof DataView || value instanceof ArrayBuffer ? value.byteLength : 0;
+}
+
+/**
+ * Read and index the synced graph, then call `done`: at once for a small one; a big one (a
+ * 100k-node payload is ~20 MB) over several tasks, each well under a second, so that the page
+ * stays responsive; `current()` false drops it (a newer graph came). Returns whether it waits.
+ */
+export function loadGraph(
+  raw: unknown,
+  current: () => boolean,
+  done: (read: ReadGraph, index: GraphIndex) => void,
+  inStepsFrom: number = READ_IN_STEPS_FROM,
+): boolean {
+  if (graphBytes(raw) < inStepsFrom) {
+    const read = readGraph(graphDocument(raw));
+    done(read, buildIndex(read.payload));
+    return false;
+  }
+  const step = (): Promise<boolean> => new Promise((resolve) => setTimeout(() => resolve(current()), 0));
+  void (async () => {
+    const doc = graphDocument(raw);
+    if (!(await step())) return;
+    const read = readGraph(doc);
+    if (!(await step())) return;
+    const index = buildIndex(read.payload);
+    if (!(await step())) return;
+    done(read, index);
+  })();
+  return true;
+}
+
+export type Answer = ViewState & { _resolved: [number, number] };
+
+/**
+ * The answer to the kernel's request (GraphWidget._request), or null if there is nothing new:
+ * from scratch when the request is new, else only the edits not applied yet (on top of what
+ * is shown, clicks included). `resolved` is how far the model got ([id, edits]).
+ */
+export function answerRequest(index: GraphIndex, request: unknown, resolved: unknown, shown: () => ViewState): Answer | null {
+  const r = readRequest(request);
+  if (r === null) return null;
+  const [id, count] = Array.isArray(resolved) ? resolved : [];
+  const n = r.edits.length;
+  const known = id === r.id && typeof count === "number" && count <= n;
+  if (known && count === n) return null;
+  const start = known ? shown() : openToDepth(index, r.depth);
+  const next = applyEdits(index, start, r.edits.slice(known ? count : 0));
+  return { ...next, _resolved: [r.id, n] };
+}
+
+/** Answer the kernel's request on `model` if there is anything new; whether it did. */
+export function answerKernel(model: AnyModel<WidgetModel>, index: GraphIndex, shown: () => ViewState): boolean {
+  const answer = answerRequest(index, model.get("_request"), model.get("_resolved"), shown);
+  if (answer === null) return false;
+  // Always sent, even when the model holds these values already (the kernel's own guess):
+  // an older answer of ours may still be on its way and must not have the last word.
+  model.set("expanded", []);
+  model.set("depth", -2);
+  model.set("depth", answer.depth);
+  model.set("expanded", answer.expanded);
+  model.set("_resolved", answer._resolved);
+  model.save_changes();
+  return true;
+}

@@ -1,0 +1,233 @@
+"""The bookkeeping behind LayerScopeRecorder: which layer call claimed which GradNode.
+
+How a node is claimed is described in layer_scopes.py. This module also bounds what a long
+recording keeps (issue 11): claims are grouped by *forward* (one top-level layer call and
+everything inside it); a finished forward drops the inputs and frontiers its walks needed,
+and a whole forward is *retired* (its claims forgotten, its GradNodes let go) once two
+backward passes have run since it, or when more than MAX_FORWARDS forwards are kept. A
+claimed node is held only while its claim is kept: a freed node's address can be reused by
+a later node, which must then not be mistaken for the claimed one.
+"""
+
+from __future__ import annotations
+
+import functools
+import sys
+from collections import deque
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from ...graph.model import CallSite
+from ..parse.call_sites import is_library_file
+from ..read.grad_node import grad_node_of
+from ..read.walk import ACCUMULATION_NODE
+from .anchors import Anchor, anchor_of
+
+_MAX_OUTPUT_ITEMS = 100_000  # bound on nested outputs searched for tensors
+# Forwards kept at most, backward or not: a forward never differentiated (an eval pass with
+# gradients on) holds the activations its nodes saved until it is retired.
+MAX_FORWARDS = 8
+MAX_OUTPUT_ANCHORS = 64  # top-level outputs remembered for backward records to anchor on
+
+
+@dataclass
+class _Call:
+    """One running (then finished) layer call. Holds GradNodes only while its forward runs."""
+
+    layer: Any
+    seq: int
+    inputs: list[Any]  # input grad_fns: kept so their addresses stay theirs
+    input_ptrs: set[int]
+    site: CallSite | None = None  # the user-code line of this call
+    observed: bool = False  # the observer wants to hear when this call ends
+    frontier: list[Any] = field(default_factory=list)  # where this call's walk stopped
+
+
+@dataclass
+class _Forward:
+    """One top-level layer call and everything called inside it."""
+
+    calls: list[_Call] = field(default_factory=list)
+    claimed: list[int] = field(default_factory=list)  # ptrs this forward's calls claimed
+    nodes: list[Any] = field(default_factory=list)  # ... held so their addresses stay theirs
+    layers: set[int] = field(default_factory=set)  # id() of every layer called
+    epoch: int = 0  # backward passes seen when it finished
+
+
+def tensors_in(obj: Any) -> list[Any]:
+    """Tensors in a (nested) tuple/list/dict output, iteratively and bounded."""
+    from paddle import Tensor
+
+    if isinstance(obj, Tensor):  # the common case, kept cheap: this runs on every layer call
+        return [obj]
+    found, stack, budget, seen = [], [obj], _MAX_OUTPUT_ITEMS, set()
+    while stack and budget > 0:
+        budget -= 1
+        item = stack.pop()
+        if isinstance(item, Tensor):
+            found.append(item)
+        elif isinstance(item, (list, tuple, Mapping)) and id(item) not in seen:
+            seen.add(id(item))
+            values = list(item.values() if isinstance(item, Mapping) else item)
+            stack.extend(reversed(values))
+    return found
+
+
+@functools.lru_cache(maxsize=4096)
+def _is_library(filename: str) -> bool:
+    return is_library_file(filename)
+
+
+def _user_call_site() -> CallSite | None:
+    frame: Any = sys._getframe(1)
+    while frame is not None:
+        code = frame.f_code
+        if not _is_library(code.co_filename):
+            return CallSite(code.co_filename, frame.f_lineno, code.co_name)
+        frame = frame.f_back
+    return None
+
+
+class Recording:
+    """Everything one recording touches; dropped whole at stop()."""
+
+    def __init__(self, observer: Any = None) -> None:
+        self.observer = observer  # enter(layer) -> bool, leave(): e.g. a LibraryForwardGate
+        self.clear()
+
+    def clear(self) -> None:
+        self.active: list[_Call] = []
+        self.next_seq = 0
+        self.owner: dict[int, _Call] = {}  # claimed ptr -> the (finished) call that claimed it
+        self.names: dict[int, str] = {}
+        self.forwards: deque[_Forward] = deque()  # kept forwards, oldest first
+        self.epoch = 0
+        self.outputs: deque[Anchor] = deque(maxlen=MAX_OUTPUT_ANCHORS)
+        self.layers: dict[int, Any] = {}  # id(layer) -> layer, in first-call order
+        self.caller: dict[int, int | None] = {}  # id(layer) -> id of enclosing layer, 1st call
+        self.sites: dict[int, CallSite] = {}
+
+    def enter(self, layer: Any, args: Any, kwargs: Any) -> None:
+        key = id(layer)
+        site = _user_call_site()
+        if not self.active:
+            self.forwards.append(_Forward())
+        forward = self.forwards[-1]
+        if key not in self.layers:
+            self.layers[key] = layer
+            self.caller[key] = id(self.active[-1].layer) if self.active else None
+            if site is not None:
+                self.sites[key] = site
+        forward.layers.add(key)
+        nodes = [n for t in tensors_in((args, kwargs)) if (n := grad_node_of(t)) is not None]
+        ptrs = {int(n.node_ptr()) for n in nodes}
+        observed = bool(self.observer and self.observer.enter(layer))
+        call = _Call(layer, self.next_seq, nodes, ptrs, site, observed)
+        forward.calls.append(call)
+        self.active.append(call)
+        self.next_seq += 1
+
+    def _pop(self, layer: Any) -> _Call | None:
+        # Innermost matching call; calls above it were abandoned by an exception.
+        for i in range(len(self.active) - 1, -1, -1):
+            if self.active[i].layer is layer:
+                call = self.active[i]
+                for ended in self.active[i:]:
+                    if ended.observed:
+                        self.observer.leave()
+                del self.active[i:]
+                return call
+        return None
+
+    def abort(self, layer: Any) -> None:
+        if self._pop(layer) is not None and not self.active:
+            self._finish_forward()
+
+    def exit(self, layer: Any, outputs: Any) -> None:
+        call = self._pop(layer)
+        if call is None:
+            return
+        forward = self.forwards[-1]
+        tensors = tensors_in(outputs)
+        stack = [n for t in tensors if (n := grad_node_of(t)) is not None]
+        seen: set[int] = set()
+        jumped: set[int] = set()
+        while stack:
+            node = stack.pop()
+            ptr = int(node.node_ptr())
+            if ptr in seen:
+                continue
+            seen.add(ptr)
+            owner = self.owner.get(ptr)
+            if ptr in call.input_ptrs or (owner is not None and owner.seq < call.seq):
+                call.frontier.append(node)  # made before this call: outside it
+            elif owner is not None:
+                # Claimed by a call that started after this one and has finished: an inner
+                # call. Its inside is settled; continue from where its walk stopped.
+                if owner.seq not in jumped:
+                    jumped.add(owner.seq)
+                    stack.extend(owner.frontier)
+            else:
+                name = str(node.name())
+                if name == ACCUMULATION_NODE:
+                    # A leaf: nothing beyond it, and parameters are placed by ownership.
+                    continue
+                self.owner[ptr] = call
+                self.names[ptr] = name
+                forward.claimed.append(ptr)
+                forward.nodes.append(node)
+                stack.extend(n for n in node.next_functions if n is not None)
+        if not self.active:
+            # What backward records anchor on: a model's output outlives the loss built on it.
+            self.outputs.extend(a for t in tensors if (a := anchor_of(t)) is not None)
+            self._finish_forward()
+
+    def _finish_forward(self) -> None:
+        """Later forwards never walk into this one's calls: drop what only its walks needed."""
+        forward = self.forwards[-1]
+        forward.epoch = self.epoch
+        for call in forward.calls:
+            call.inputs, call.frontier = [], []
+        forward.calls = []
+        while len(self.forwards) > MAX_FORWARDS:
+            self._retire(self.forwards.popleft())
+
+    def end_epoch(self) -> None:
+        """A backward pass ran: retire the forwards that finished before the one before it."""
+        self.epoch += 1
+        keep_running = bool(self.active)
+        while len(self.forwards) > keep_running and self.forwards[0].epoch < self.epoch - 1:
+            self._retire(self.forwards.popleft())
+
+    def take_outputs(self, ptrs: frozenset[int]) -> list[Anchor]:
+        """Anchors on top-level outputs whose grad_fn is in ``ptrs`` (taken), live ones only."""
+        taken: list[Anchor] = []
+        rest: list[Anchor] = []
+        for a in self.outputs:
+            if a.tensor() is None:
+                continue
+            (taken if a.ptr in ptrs else rest).append(a)
+        self.outputs.clear()
+        self.outputs.extend(rest)
+        return taken
+
+    def _retire(self, forward: _Forward) -> None:
+        for ptr in forward.claimed:
+            self.owner.pop(ptr, None)
+            self.names.pop(ptr, None)
+        forward.claimed, forward.nodes = [], []
+        # Layers no kept forward called (e.g. a loss layer made anew each step), except the
+        # enclosing layers that name the kept ones.
+        keep: set[int] = set()
+        for f in self.forwards:
+            keep |= f.layers
+        for key in list(keep):
+            parent = self.caller.get(key)
+            while parent is not None and parent not in keep:
+                keep.add(parent)
+                parent = self.caller.get(parent)
+        for key in [k for k in self.layers if k not in keep]:
+            del self.layers[key]
+            self.caller.pop(key, None)
+            self.sites.pop(key, None)

@@ -1,0 +1,52 @@
+"""Which Paddle the suite runs on, and marks for tests that need what only some versions have.
+
+Each mark names the missing API in its reason, so a skipped test says why (``pytest -rs``).
+Capabilities are probed, not inferred from the version string, except where a call would
+have side effects.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import inspect
+import re
+
+import paddle
+import pytest
+
+from paddleviz_widget.tracer.capture.backward_capture import accepts_dump_kwarg
+from paddleviz_widget.tracer.capture.vlog import runtime_switch_available
+
+_match = re.match(r"(\d+)\.(\d+)", paddle.__version__)
+PADDLE_VERSION = (int(_match[1]), int(_match[2])) if _match else (0, 0)
+
+HAS_DUMP = accepts_dump_kwarg(paddle.Tensor.backward)
+HAS_VLOG_SWITCH = runtime_switch_available()
+HAS_PADDLEFORMERS = importlib.util.find_spec("paddleformers") is not None
+
+requires_dump = pytest.mark.skipif(
+    not HAS_DUMP,
+    reason=f"paddle {paddle.__version__}: backward(dump_backward_graph_path=...) needs >= 3.3",
+)
+requires_vlog_switch = pytest.mark.skipif(
+    not HAS_VLOG_SWITCH,
+    reason=f"paddle {paddle.__version__}: set_vlog_level at run time needs >= 3.3",
+)
+# trace()'s full account (dump + VLOG switched on around backward) and the oracles built on it.
+requires_paddle_33 = pytest.mark.skipif(
+    not (HAS_DUMP and HAS_VLOG_SWITCH),
+    reason=f"paddle {paddle.__version__}: needs >= 3.3 (runtime VLOG switch, backward dump)",
+)
+requires_paddleformers = pytest.mark.skipif(
+    not HAS_PADDLEFORMERS, reason="paddleformers is not installed (it needs paddle 3.x)"
+)
+requires_hook_kwargs = pytest.mark.skipif(
+    "with_kwargs" not in inspect.signature(paddle.nn.Layer.register_forward_pre_hook).parameters,
+    reason=f"paddle {paddle.__version__}: register_forward_pre_hook(with_kwargs=) needs >= 3.0",
+)
+# Probing would run a recompute; 2.6 raises "Recompute with RNG perserve is not support current
+# device: cpu" for use_reentrant=False.
+requires_cpu_recompute = pytest.mark.skipif(
+    PADDLE_VERSION[:2] == (2, 6) and not paddle.is_compiled_with_cuda(),
+    reason=f"paddle {paddle.__version__}: recompute(use_reentrant=False) refuses the CPU",
+)

@@ -1,0 +1,103 @@
+"""trace(model, stats=True): every edge of build_graph(y) carries the statistics of the real
+gradient of the traced backward, checked against ``.grad`` and tensor hooks; the first
+NaN/Inf is located; zero-gradient parameters are flagged; steps=K keeps a bounded history."""
+
+from __future__ import annotations
+
+import numpy as np
+import paddle
+import pytest
+from models import lenet_output
+
+from paddleviz_widget import build_graph, trace
+from paddleviz_widget.graph import Graph, nested_dict, validate_graph_dict
+
+_probe = paddle.ones([1])
+_probe.stop_gradient = False
+pytestmark = pytest.mark.skipif(
+    not hasattr((_probe * 2.0).grad_fn, "_register_post_hook"),
+    reason="needs GradNode post hooks (Paddle >= 3.0)",
+)
+
+
+def _param_edges(doc: dict) -> dict[str, list[dict]]:
+    nested = nested_dict(doc)
+    names = {n["id"]: n["param"]["name"] for n in nested["nodes"] if n["param"]}
+    out: dict[str, list[dict]] = {}
+    for e in nested["edges"]:
+        if e["target"] in names:
+            out.setdefault(names[e["target"]], []).append(e)
+    return out
+
+
+def test_every_parameter_edge_carries_the_norm_of_its_grad():
+    paddle.seed(0)
+    model, _ = lenet_output()
+    with trace(model, stats=True):
+        y = model(paddle.randn([2, 3, 32, 32]))
+        y.square().mean().backward()
+    doc = build_graph(y)
+    validate_graph_dict(doc)
+    assert doc["schema_version"] == "2.1"
+    graph = Graph.from_dict(doc)
+    assert all(e.stats is not None for e in graph.edges)
+    for name, param in model.named_parameters():
+        (edge,) = _param_edges(doc)[name]
+        grad = param.grad.numpy().astype(np.float64)
+        assert edge["stats"]["norm"] == pytest.approx(np.linalg.norm(grad), rel=1e-5)
+        assert edge["stats"]["max_abs"] == pytest.approx(np.abs(grad).max(), rel=1e-5)
+        assert edge["stats"]["nan"] == edge["stats"]["inf"] == 0
+    assert "first_nonfinite" not in doc["meta"]
+
+
+def test_a_nan_born_in_the_backward_is_located_and_a_dead_parameter_flagged():
+    paddle.seed(0)
+    w = paddle.create_parameter([4], "float32")
+    dead = paddle.create_parameter([4], "float32")
+    x = paddle.to_tensor([0.0, 1.0, 2.0, 3.0])
+    with trace(stats=True):
+        loss = paddle.sqrt(x * w.abs()).sum() + (dead * 0.0).sum()
+        loss.backward()
+    doc = build_graph(loss)
+    nodes = {n["id"]: n for n in nested_dict(doc)["nodes"]}
+    assert nodes[doc["meta"]["first_nonfinite"]]["name"] == "SqrtGradNode"
+    assert doc["meta"]["nonfinite_in_forward"] is False
+    statuses = {n["ptr"]: n.get("grad_status") for n in nodes.values() if n["kind"] == "param"}
+    dead_ptr = hex(int(dead.grad_fn.node_ptr())) if dead.grad_fn else None
+    assert dead_ptr is None or statuses[dead_ptr] == "zero"
+    assert "zero" in statuses.values()
+
+
+def test_a_nan_the_forward_made_is_said_to_come_from_the_forward():
+    w = paddle.create_parameter([3], "float32")
+    with trace(stats=True):
+        loss = (paddle.log(w * 0.0 - 1.0) * w).sum()  # log of a negative number: NaN
+        loss.backward()
+    doc = build_graph(loss)
+    assert doc["meta"]["nonfinite_in_forward"] is True
+    assert "first_nonfinite" in doc["meta"]
+
+
+def test_steps_keep_a_bounded_history_of_norms_per_edge():
+    paddle.seed(0)
+    model, _ = lenet_output()
+    opt = paddle.optimizer.SGD(0.1, parameters=model.parameters())
+    norms = []
+    with trace(model, stats=True, steps=3) as session:
+        for _ in range(5):
+            y = model(paddle.randn([2, 3, 32, 32]))
+            y.square().mean().backward()
+            norms.append(float(np.linalg.norm(model.fc[4].weight.grad.numpy())))
+            opt.step()
+            opt.clear_grad()
+    assert len(session.history) == 3 and session.history.count == 5
+    doc = build_graph(y)
+    steps = doc["meta"]["steps"]
+    assert steps["index"] == [2, 3, 4]
+    (edge,) = _param_edges(doc)["fc.4.weight"]
+    assert steps["norm"][edge["id"]] == pytest.approx(norms[2:], rel=1e-5)
+
+
+def test_steps_need_stats():
+    with pytest.raises(ValueError, match="stats=True"):
+        trace(steps=3)
