@@ -13,6 +13,7 @@ import anywidget
 import traitlets
 
 from .tracer import build_graph
+from .widget_reports import GraphReports
 
 _STATIC = pathlib.Path(__file__).parent / "static"
 
@@ -73,7 +74,7 @@ def _has_id(graph: Mapping[str, Any], wanted: str) -> bool:
     )
 
 
-class GraphWidget(anywidget.AnyWidget):
+class GraphWidget(GraphReports, anywidget.AnyWidget):
     """Interactive view of the backward graph of ``y``.
 
     ``y`` is a paddle.Tensor, or a list/tuple/dict of them. The graph is built once, in the

@@ -11,7 +11,7 @@ import paddle
 import pytest
 
 from paddleviz_widget.tracer.capture.grad_stats import StatsCapture
-from paddleviz_widget.tracer.capture.stats_rows import backward_stats
+from paddleviz_widget.tracer.capture.stats_watch import run_with_stats
 from paddleviz_widget.tracer.merge.stats import param_statuses
 from paddleviz_widget.tracer.read.walk import walk_backward_graph
 
@@ -39,13 +39,7 @@ def _nodes(root: paddle.Tensor) -> dict[int, Any]:
 def _backward_with_stats(loss: paddle.Tensor) -> tuple[Any, Any, dict[int, Any]]:
     nodes = _nodes(loss)
     walk = walk_backward_graph([loss.grad_fn])
-    capture = StatsCapture()
-    capture.arm(nodes.values())
-    try:
-        loss.backward()
-        stats = backward_stats(capture.runs, capture.collect(), capture.skipped)
-    finally:
-        capture.disarm()
+    _, stats = run_with_stats(loss.backward, [loss.grad_fn], [loss])
     return stats, walk, nodes
 
 

@@ -101,3 +101,25 @@ def test_steps_keep_a_bounded_history_of_norms_per_edge():
 def test_steps_need_stats():
     with pytest.raises(ValueError, match="stats=True"):
         trace(steps=3)
+
+
+def test_the_widget_lists_problems_in_words_and_summarizes_layers():
+    from paddleviz_widget import GraphWidget
+
+    paddle.seed(0)
+    model, _ = lenet_output()
+    model.fc[4].bias.stop_gradient = True
+    with trace(model, stats=True):
+        y = model(paddle.randn([2, 3, 32, 32]))
+        (y * 0.0).sum().backward()  # every gradient is zero
+    w = GraphWidget(y)
+    found = w.problems()
+    zero = {p.name for p in found if p.kind == "zero"}
+    trainable = {n for n, p in model.named_parameters() if not p.stop_gradient}
+    assert zero == trainable
+    assert [(p.name, p.kind) for p in found if p.kind == "unreached"] == [
+        ("fc.4.bias", "unreached")
+    ]
+    assert "stop_gradient=True" in str(found)
+    rows = {r.name: r for r in w.summary().rows}
+    assert rows["fc.0"].params == 576 * 120 + 120

@@ -1,11 +1,11 @@
 """Statistics of the real gradients of one backward, edge by edge, computed where they live.
 
 A post hook on each op GradNode (``node._register_post_hook``, Paddle >= 3.0) receives the
-gradients the node sends, one per ``next_functions`` entry, and the ones it received. The
-hook reduces each to [norm, max_abs, mean_abs, zeros, nan, inf, numel] with a few tensor
-ops on the gradient's own device (float32 or wider, so float16/bfloat16 don't overflow),
-keeps the small result tensor, and hands the gradients back untouched. When the backward
-has ended, everything is stacked and copied to the host once: no gradient is copied whole.
+gradients the node sends, one per ``next_functions`` entry. The hook reduces each, on its
+own device, to [norm, max_abs, abs_sum] (finite elements, in float64) and [zeros, nan, inf]
+with a dozen tensor ops, and hands the gradients back untouched; when the backward has ended
+the small results are copied to the host once per device: no gradient reaches the host.
+(What a node received is what its senders sent: no need to reduce it twice.)
 
 Not hooked: accumulation nodes (Paddle refuses), PyLayer nodes (their gradients are the
 user's Python), and node types whose backward sends a *list* of tensors through one slot
@@ -58,25 +58,23 @@ class NodeRun:
 
     ptr: int
     rows: dict[int, int] = field(default_factory=dict)
-    received_row: int | None = None  # nan+inf of what it received, summed
 
 
-def _reduce(paddle: Any, t: Any) -> Any:
-    """The raw statistics of one gradient tensor, as a float64 tensor on its device."""
-    size = prod(int(d) for d in t.shape)  # from the shape: no device round trip
+def _reduce(paddle: Any, t: Any) -> tuple[Any, Any]:
+    """(float64 [norm, max_abs, abs_sum], int64 [zeros, nan, non-finite]) of one gradient, on
+    its device: sizes over the finite elements, a few cheap tensor ops, no host copy. The
+    norm is taken on values scaled by their maximum, so squares cannot overflow."""
     x = t if t.dtype in (paddle.float32, paddle.float64) else t.astype("float32")
+    zero = paddle.zeros([], x.dtype)
     finite = paddle.isfinite(x)
-    nan = paddle.isnan(x).astype("float64").sum()
-    bad = (~finite).astype("float64").sum()
-    a = paddle.where(finite, x, paddle.zeros_like(x)).abs()
-    parts = [
-        paddle.sqrt((a * a).sum()),
-        a.max() if size > 0 else paddle.zeros([], a.dtype),
-        a.sum(),
-        (x == 0).astype("float64").sum(),
-    ]
-    numel = paddle.full([], float(size), "float64")
-    return paddle.stack([*(p.astype("float64") for p in parts), nan, bad - nan, numel])
+    a = paddle.where(finite, x, zero).abs()
+    top = a.max() if x.size > 0 else zero
+    scaled = paddle.square(a / paddle.maximum(top, paddle.full([], 1e-30, x.dtype))).sum()
+    top64 = top.astype("float64")
+    sizes = paddle.stack([top64 * paddle.sqrt(scaled.astype("float64")), top64,
+                          a.sum(dtype="float64")])  # fmt: skip
+    counts = paddle.stack([(x == zero).sum(), paddle.isnan(x).sum(), (~finite).sum()])
+    return sizes, counts
 
 
 def _tensors(slots: Sequence[Any]) -> list[Any]:
@@ -90,7 +88,9 @@ class StatsCapture:
 
     def __init__(self) -> None:
         self._handles: list[Any] = []
-        self._rows: list[Any] = []  # small float64 tensors, one per reduced gradient
+        self._sizes: list[Any] = []  # per row: float64 [norm, max_abs, abs_sum] on its device
+        self._counts: list[Any] = []  # per row: int64 [zeros, nan, non-finite]
+        self._numel: list[int] = []
         self.runs: list[NodeRun] = []  # in the order the nodes ran
         self.skipped: set[int] = set()  # ptrs of op nodes that could not be hooked
         self.output_rows: list[int] = []  # rows of the tensors backward starts from
@@ -111,19 +111,16 @@ class StatsCapture:
         import paddle
 
         with paddle.no_grad():
-            for t in tensors:
-                if _usable(paddle, t):
-                    self.output_rows.append(len(self._rows))
-                    self._rows.append(_reduce(paddle, t))
+            self.output_rows += [self._add(paddle, t) for t in tensors if _usable(paddle, t)]
 
     def _hook_for(self, ptr: int) -> Any:
         def hook(grad_outputs: Any, grad_inputs: Any) -> Any:
-            self._record(ptr, grad_outputs, grad_inputs)
+            self._record(ptr, grad_outputs)
             return grad_outputs
 
         return hook
 
-    def _record(self, ptr: int, grad_outputs: Sequence[Any], grad_inputs: Sequence[Any]) -> None:
+    def _record(self, ptr: int, grad_outputs: Sequence[Any]) -> None:
         import paddle
 
         run = NodeRun(ptr)
@@ -132,28 +129,39 @@ class StatsCapture:
                 # An edge that needs no gradient gets an uninitialized tensor: touching it
                 # would crash, so only initialized floating tensors are reduced.
                 if _usable(paddle, t):
-                    run.rows[index] = len(self._rows)
-                    self._rows.append(_reduce(paddle, t))
-            received = [_reduce(paddle, t) for t in _tensors(grad_inputs) if _usable(paddle, t)]
-            if received:
-                run.received_row = len(self._rows)
-                self._rows.append(paddle.stack(received).sum(axis=0))
+                    run.rows[index] = self._add(paddle, t)
         self.runs.append(run)
+
+    def _add(self, paddle: Any, t: Any) -> int:
+        sizes, counts = _reduce(paddle, t)
+        self._sizes.append(sizes)
+        self._counts.append(counts)
+        self._numel.append(prod(int(d) for d in t.shape))  # from the shape: no device trip
+        return len(self._numel) - 1
 
     def collect(self) -> Any:
         """All rows as one host array (rows x RAW_FIELDS), or None if nothing was reduced."""
-        if not self._rows:
+        if not self._numel:
             return None
         import numpy as np
         import paddle
 
+        out = np.zeros((len(self._numel), RAW_FIELDS))
+        out[:, 6] = self._numel
         by_place: dict[str, list[int]] = {}
-        for k, row in enumerate(self._rows):
+        for k, row in enumerate(self._sizes):
             by_place.setdefault(str(row.place), []).append(k)
-        out = np.zeros((len(self._rows), RAW_FIELDS))
         with paddle.no_grad():
             for rows in by_place.values():  # one copy to the host per device
-                out[rows] = paddle.stack([self._rows[k] for k in rows]).numpy()
+                both = paddle.concat(
+                    [
+                        paddle.stack([self._sizes[k] for k in rows]),
+                        paddle.stack([self._counts[k] for k in rows]).astype("float64"),
+                    ],
+                    axis=1,
+                )
+                out[rows, :6] = both.numpy()
+        out[:, 5] -= out[:, 4]  # non-finite - NaN = Inf
         return out
 
     def disarm(self) -> None:

@@ -22,10 +22,6 @@ class Run(Protocol):
     def rows(self) -> Mapping[int, int]:  # next_functions index -> row of its statistics
         ...
 
-    @property
-    def received_row(self) -> int | None:  # row of what it received (nan, inf summed)
-        ...
-
 
 @dataclass
 class BackwardStats:
@@ -52,10 +48,15 @@ def _stats(row: Sequence[float]) -> GradStats:
 
 
 def backward_stats(
-    runs: Iterable[Run], raw: Any, skipped: Iterable[int] = (), output_rows: Iterable[int] = ()
+    runs: Iterable[Run],
+    raw: Any,
+    skipped: Iterable[int] = (),
+    output_rows: Iterable[int] = (),
+    senders: Mapping[int, Iterable[tuple[int, int]]] | None = None,
 ) -> BackwardStats:
     """``runs`` in the order the nodes ran; ``raw``: the rows (None when nothing was reduced);
-    ``output_rows``: rows of the tensors backward started from."""
+    ``output_rows``: rows of the tensors backward started from; ``senders``: node ptr -> the
+    (source ptr, index) edges into it, so that what a node received is what they sent."""
     out = BackwardStats(skipped=frozenset(skipped))
     out.nonfinite_in_forward = any(raw[k][NAN] + raw[k][INF] > 0 for k in output_rows)
     ran = []
@@ -66,8 +67,8 @@ def backward_stats(
             stats = _stats(raw[row])
             out.edges[(run.ptr, index)] = stats
             bad_out = bad_out or not stats.finite
-        received = raw[run.received_row] if run.received_row is not None else None
-        bad_in = received is not None and received[NAN] + received[INF] > 0
+        received = [out.edges.get(key) for key in (senders or {}).get(run.ptr, ())]
+        bad_in = any(s is not None and not s.finite for s in received)
         if out.first_nonfinite is None and bad_out and not bad_in:
             out.first_nonfinite = run.ptr
     out.ran = frozenset(ran)

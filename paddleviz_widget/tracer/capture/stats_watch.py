@@ -35,6 +35,17 @@ def node_objects(roots: Sequence[Any]) -> list[Any]:
     return list(found.values())
 
 
+def senders_of(nodes: Sequence[Any]) -> dict[int, list[tuple[int, int]]]:
+    """Node ptr -> the (source ptr, next_functions index) edges that hand it a gradient."""
+    senders: dict[int, list[tuple[int, int]]] = {}
+    for node in nodes:
+        ptr = int(node.node_ptr())
+        for index, nxt in enumerate(node.next_functions):
+            if nxt is not None:
+                senders.setdefault(int(nxt.node_ptr()), []).append((ptr, index))
+    return senders
+
+
 def stats_available(roots: Sequence[Any]) -> bool:
     """Node post hooks exist (Paddle >= 3.0)."""
     return all(hasattr(r, "_register_post_hook") for r in roots)
@@ -47,11 +58,14 @@ def run_with_stats(
     hooked; ``outputs``: the tensors it starts from, checked for NaN/Inf of the forward."""
     capture = StatsCapture()
     try:
-        capture.arm(node_objects(roots))
+        nodes = node_objects(roots)
+        capture.arm(nodes)
         capture.observe_outputs(outputs)
         result = run()
         raw = capture.collect()
-        stats = backward_stats(capture.runs, raw, capture.skipped, capture.output_rows)
+        stats = backward_stats(
+            capture.runs, raw, capture.skipped, capture.output_rows, senders_of(nodes)
+        )
         return result, stats
     finally:
         capture.disarm()

@@ -66,6 +66,7 @@ class Annotations:
     grad_status: dict[int, str] = field(default_factory=dict)
     steps: list[Any] = field(default_factory=list)  # StepStats, oldest first
     step_positions: dict[int, int] = field(default_factory=dict)  # ptr -> position in steps
+    unreached: list[dict[str, str]] = field(default_factory=list)  # params no gradient reaches
 
     def add_edges(self, notes: dict[tuple[int, int], EdgeNote]) -> None:
         """Fill in what is still unknown; sources added earlier win."""
@@ -81,6 +82,8 @@ def stats_meta(ann: Annotations, walk: WalkResult) -> dict[str, Any]:
     """meta entries of trace(stats=True): first_nonfinite (node id), nonfinite_in_forward,
     and steps: the kept steps' norm and NaN+Inf count per edge id, oldest first."""
     meta: dict[str, Any] = {}
+    if ann.unreached:
+        meta["unreached_params"] = ann.unreached
     if ann.first_nonfinite is not None:
         index = next((w.index for w in walk.nodes if w.ptr == ann.first_nonfinite), None)
         if index is not None:

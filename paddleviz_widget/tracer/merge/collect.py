@@ -11,7 +11,7 @@ from ..capture.layer_scopes import LayerScopes
 from ..capture.replay import Leaves, discover_model, find_leaves
 from ..capture.session import RECENT_SESSIONS, SLOT_LOG_MAX_NODES, BackwardRecord, TraceSession
 from ..parse.log_parser import ParsedLog
-from ..read.params import accumulation_ptr, param_infos_by_ptr
+from ..read.params import accumulation_ptr, param_infos_by_ptr, unreached_params
 from ..read.pylayer_info import PyLayerInfo, describe_pylayers, recompute_notice
 from ..read.walk import ACCUMULATION_NODE, WalkResult, next_ptrs
 from .annotate import Annotations, EdgeNote
@@ -169,6 +169,10 @@ def collect_annotations(
             add_stats(ann, record.stats, walk)
     if session is not None and session.history is not None:
         _add_steps(ann, session.history, records)
+        if model is not None:
+            ann.unreached = [
+                {"name": name, "reason": why} for name, why in unreached_params(model, accumulation)
+            ]
     if session is not None:
         _add_scopes(ann, scopes, graph, trusted=bool(records))
     if not ann.groups and ann.params:  # no trace() saw the forward: groups from ownership
