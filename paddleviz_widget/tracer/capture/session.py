@@ -41,6 +41,10 @@ CALL_SITE_MAX_LAYERS = 500
 # at most; the others prove their nodes through weak anchors.
 STRONG_RECORDS = 1
 MAX_RECORDS = 16
+# Per-op Python stacks for the first backward passes of a session only: while the flag is on,
+# Paddle keeps every op's traceback alive (~100 KB a ResNet-18 step, for good). Later steps'
+# ops show the line that called their layer, which the layer hooks record anyway.
+CALL_STACK_STEPS = 2
 
 
 @dataclass
@@ -164,6 +168,8 @@ class TraceSession:
         self._recorder: LayerScopeRecorder | None = None
         self._restore: list[Callable[[], None]] = []
         self._in_backward = False
+        self._stop_stacks: Callable[[], None] | None = None
+        self._backwards = 0
 
     # -- context manager -------------------------------------------------------------------
     def __enter__(self) -> TraceSession:
@@ -236,10 +242,15 @@ class TraceSession:
             return  # this Paddle has no such flag: call sites fall back to layer call sites
         if int(old) < 3:
             paddle.set_flags({CALL_STACK_FLAG: 3})
-            self._restore.append(lambda: paddle.set_flags({CALL_STACK_FLAG: old}))
             # Not inside library layers: their ops' user line is the layer call's (stack_gate).
             self._gate.arm(inside=int(old), elsewhere=3)
-            self._restore.append(self._gate.disarm)
+
+            def stop() -> None:
+                self._gate.disarm()
+                paddle.set_flags({CALL_STACK_FLAG: old})
+
+            self._stop_stacks = stop
+            self._restore.append(stop)
 
     def _swap(self, owner: Any, name: str, make: Callable[[Any], Any]) -> None:
         original = owner.__dict__[name] if name in owner.__dict__ else getattr(owner, name)
@@ -303,6 +314,10 @@ class TraceSession:
             self._in_backward = False
         record.captured = captured
         self.records.append(record)
+        self._backwards += 1
+        if self._backwards >= CALL_STACK_STEPS and self._stop_stacks is not None:
+            self._stop_stacks()
+            self._stop_stacks = None
         if self._recorder is not None:
             self._recorder.end_epoch()
         self._settle(STRONG_RECORDS)
