@@ -13,7 +13,6 @@ import { createScale } from "./scale";
 import { edgeTooltip, inspect, nodeTooltip } from "./view/describe";
 import * as budgetText from "./view/budget_text";
 import { DEFAULT_DOT_OPTIONS, type DotOptions, visibleGraphToDot } from "./view/dot";
-import { plural } from "./view/format";
 import { noticeLines } from "./view/pylayers";
 import { collapseGroup, depthShown, groupsToDepth, normalizeExpanded, reveal } from "./view/expansion";
 import { buildIndex, parseInstanceId, type GraphIndex } from "./view/graph_index";
@@ -25,6 +24,7 @@ import { buildVisibleGraph, truncateVisible, type VisibleGraph } from "./view/vi
 import { h } from "./ui/dom";
 import { createInspector } from "./ui/inspector";
 import { createSearchBox } from "./ui/search";
+import { createStatsPanel } from "./ui/stats_panel";
 import { createStatusLine, type Message } from "./ui/status";
 import { createToolbar } from "./ui/toolbar";
 import { createTooltip } from "./ui/tooltip";
@@ -63,7 +63,8 @@ export function createExplorer(model: AnyModel<WidgetModel>, el: HTMLElement): (
   const root = h("div", { className: "pvw-root", testid: "pvw-root" });
   const graphEl = h("div", { className: "pvw-graph", testid: "pvw-graph" });
   const stage = h("div", { className: "pvw-stage" }, [graphEl]);
-  const status = createStatusLine();
+  const grad = createStatsPanel(schedule, navigate); // trace(stats=True): colours, jump, overview
+  const status = createStatusLine([grad.statusEl]);
   // The tracer's one-line hint (meta.notice), e.g. how to get gradient shapes.
   const notice = h("div", { className: "pvw-notice", testid: "pvw-notice" });
   notice.setAttribute("role", "note");
@@ -90,18 +91,22 @@ export function createExplorer(model: AnyModel<WidgetModel>, el: HTMLElement): (
     status,
   });
 
-  const inspector = createInspector(
-    (id) => {
-      // Navigating from the inspector opens what hides the target, then centres on it.
-      scale.cancel();
-      const open = reveal(index, expanded(), id);
-      if (open.length !== expanded().length) setExpanded(open);
-      select(id);
-      // After the redraw those changes schedule (queued first, so it sets `pending`).
-      queueMicrotask(() => void pending.then(() => centre(id)));
-    },
-    () => select(""),
-  );
+  /** Select `id` from the inspector or the status line: open what hides it (both ends of an
+   * edge), then centre on it. */
+  function navigate(id: string): void {
+    scale.cancel();
+    const edge = index.edges.get(id);
+    const open = [edge?.source ?? id, edge?.target ?? id].reduce((acc, end) => reveal(index, acc, end), expanded());
+    if (open.length !== expanded().length) setExpanded(open);
+    select(id);
+    // After the redraw those changes schedule (queued first, so it sets `pending`).
+    queueMicrotask(() => void pending.then(() => centre(id)));
+  }
+  const inspector = createInspector(navigate, () => {
+    grad.closeOverview();
+    select("");
+    decorate(); // already unselected: the closed overview still goes
+  });
   const searchBox = createSearchBox(
     (text) => {
       search = { query: text, matches: [], current: 0 };
@@ -139,6 +144,7 @@ export function createExplorer(model: AnyModel<WidgetModel>, el: HTMLElement): (
       },
     },
     searchBox.el,
+    [grad.toolbarEl],
   );
   const main = h("div", { className: "pvw-main" }, [stage, inspector.el]);
   root.append(toolbar.el, notice, main, status.el);
@@ -208,20 +214,14 @@ export function createExplorer(model: AnyModel<WidgetModel>, el: HTMLElement): (
       root.classList.toggle("pvw-has-selection", classes.size > 0 && selected !== "");
     }
     searchBox.showCount(search.current, search.matches.length);
-    inspector.show(selected ? inspect(index, vg, selected) : null);
+    inspector.show(grad.overview(selected) ?? (selected ? inspect(index, vg, selected) : null));
     toolbar.update({
       depth: depthShown(index, expanded(), model.get("depth") ?? -1),
       maxDepth: index.maxLevel + 1,
       direction: options.rankdir,
       edgeLabels: options.edgeLabels,
     });
-    const g = index.graph;
-    const collapsed = vg.nodes.filter((n) => n.kind === "group").length;
-    status.setCounts(
-      `${plural(g.nodes.length, "GradNode")} \u00b7 ${plural(g.edges.length, "edge")} \u00b7 ` +
-      `${plural(g.groups.length, "layer group")} \u2014 showing ${plural(vg.nodes.length, "node")} ` +
-      `(${plural(collapsed, "collapsed group")}), ${plural(vg.edges.length, "edge")}`,
-    );
+    status.setCounts(budgetText.counts(index, vg));
     root.dataset.visibleNodes = String(vg.nodes.length);
     root.dataset.budget = String(scale.budget);
     // One line per notice (why annotations are missing, what recompute hides, ...).
@@ -282,7 +282,7 @@ export function createExplorer(model: AnyModel<WidgetModel>, el: HTMLElement): (
       vg = truncateVisible(vg, scale.budget);
       note = { text: budgetText.truncated(vg.nodes.length, total, scale.budget), kind: "warn" };
     }
-    const dot = visibleGraphToDot(index, vg, options);
+    const dot = visibleGraphToDot(index, vg, { ...options, grad: grad.colouring() });
     if (dot === lastDot) {
       if (note) status.show(note);
       note = null;
@@ -357,6 +357,7 @@ export function createExplorer(model: AnyModel<WidgetModel>, el: HTMLElement): (
     // A document the view cannot read draws nothing and says why, once that is drawn.
     if (read.error) note = { text: read.error, kind: "error" };
     index = next;
+    grad.reset(next);
     scale.reset();
     lastDot = "";
     loading = false;

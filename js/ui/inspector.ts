@@ -1,6 +1,7 @@
 // Side panel describing the selected node, edge or layer group.
 import type { Inspection } from "../view/describe";
 import { button, h } from "./dom";
+import { sparklineSvg } from "./sparkline";
 
 export interface Inspector {
   el: HTMLElement;
@@ -38,7 +39,10 @@ export function createInspector(onSelect: (id: string) => void, onClose: () => v
             value = h("span", { className: "pvw-value", text: item.value });
           }
           if (item.hint) value.title = item.hint;
-          return h("div", { className: "pvw-row" }, [h("span", { className: "pvw-key", text: item.label }), value]);
+          const row = h("div", { className: "pvw-row" }, [h("span", { className: "pvw-key", text: item.label }), value]);
+          if (!item.spark) return row;
+          const spark = h("div", { className: "pvw-row pvw-spark-row" }, [h("span", { className: "pvw-key" }), sparklineSvg(item.spark.values, item.spark.steps)]);
+          return h("div", {}, [row, spark]);
         });
         return h("section", { className: "pvw-section" }, [h("h4", { text: section.title }), ...rows]);
       });

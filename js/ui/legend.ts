@@ -1,4 +1,5 @@
 // A small legend in the corner of the graph: what the node styles mean.
+import { formatNorm, NONFINITE_COLOUR, ZERO_COLOUR } from "../view/grad_stats";
 import { h } from "./dom";
 
 const ENTRIES: Array<[string, string]> = [
@@ -17,4 +18,22 @@ export function createLegend(): HTMLElement {
   );
   el.setAttribute("aria-label", "Legend");
   return el;
+}
+
+/** The gradient-norm ramp (Colour by |grad|): each stop with the norm it stands for, then the
+ * colours of all-zero and NaN/Inf gradients. */
+export function rampLegend(stops: { colour: string; norm: number }[]): HTMLElement[] {
+  const swatch = (colour: string, text: string, what: string): HTMLElement => {
+    const i = h("i", { className: "pvw-swatch pvw-swatch-ramp" });
+    i.style.background = colour;
+    const item = h("span", { className: "pvw-legend-item", title: what }, [i, text]);
+    item.dataset.colour = colour;
+    return item;
+  };
+  return [
+    h("span", { className: "pvw-legend-title", text: "\u2016grad\u2016" }),
+    ...stops.map((s) => swatch(s.colour, formatNorm(s.norm), `norm about ${formatNorm(s.norm)}`)),
+    swatch(ZERO_COLOUR, "0", "all zeros"),
+    swatch(NONFINITE_COLOUR, "NaN/Inf", "holds NaN or Inf"),
+  ];
 }

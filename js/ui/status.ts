@@ -17,12 +17,13 @@ export interface StatusLine {
   readonly message: Message | null;
 }
 
-export function createStatusLine(): StatusLine {
+/** `extra`: more of the line, between the counts and the legend (e.g. gradient controls). */
+export function createStatusLine(extra: HTMLElement[] = []): StatusLine {
   const counts = h("span", { className: "pvw-status-text", testid: "pvw-status" });
   const note = h("span", { className: "pvw-message", testid: "pvw-message" });
   note.setAttribute("role", "status"); // read out by screen readers when it changes
   note.hidden = true;
-  const el = h("div", { className: "pvw-status" }, [note, counts, createLegend()]);
+  const el = h("div", { className: "pvw-status" }, [note, counts, ...extra, createLegend()]);
   let current: Message | null = null;
   return {
     el,

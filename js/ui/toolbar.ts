@@ -29,7 +29,8 @@ function labelled(text: string, control: HTMLElement): HTMLLabelElement {
   return h("label", { className: "pvw-control" }, [h("span", { text }), control]);
 }
 
-export function createToolbar(actions: ToolbarActions, search: HTMLElement): Toolbar {
+/** `extra`: controls shown after the edge-labels box (e.g. gradient colouring). */
+export function createToolbar(actions: ToolbarActions, search: HTMLElement, extra: HTMLElement[] = []): Toolbar {
   const depth = h("select", { className: "pvw-select", testid: "pvw-depth", title: "Expand layer groups to this depth" });
   depth.addEventListener("change", () => actions.setDepth(Number(depth.value)));
   const direction = h("select", { className: "pvw-select", testid: "pvw-direction", title: "Layout direction" });
@@ -50,6 +51,7 @@ export function createToolbar(actions: ToolbarActions, search: HTMLElement): Too
     h("span", { className: "pvw-sep" }),
     labelled("", direction),
     labelled("Edge labels", labels),
+    ...extra,
     h("span", { className: "pvw-spacer" }),
     search,
   ]);

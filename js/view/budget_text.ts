@@ -1,7 +1,8 @@
 // What the status line says when the visible-node budget changes what the user asked for, or
 // while a long action runs. Pure text, so the wording is unit-tested.
 import type { Fitted, LevelPlan, LevelStep } from "./budget";
-import { groupTitle } from "./format";
+import { groupTitle, plural } from "./format";
+import type { VisibleGraph } from "./visible";
 import type { GraphIndex } from "./graph_index";
 
 /** "7,291 nodes" */
@@ -61,4 +62,15 @@ export function layoutFailed(count: number | null, reason: string, fallback: str
 /** While a big graph is read, over several tasks (explorer.ts). */
 export function reading(bytes: number): string {
   return `Reading the graph (${(bytes / 1e6).toFixed(0)} MB)\u2026`;
+}
+
+/** The status line's counts: the whole graph, then what this view shows. */
+export function counts(index: GraphIndex, vg: VisibleGraph): string {
+  const g = index.graph;
+  const collapsed = vg.nodes.filter((n) => n.kind === "group").length;
+  return (
+    `${plural(g.nodes.length, "GradNode")} \u00b7 ${plural(g.edges.length, "edge")} \u00b7 ` +
+    `${plural(g.groups.length, "layer group")} \u2014 showing ${plural(vg.nodes.length, "node")} ` +
+    `(${plural(collapsed, "collapsed group")}), ${plural(vg.edges.length, "edge")}`
+  );
 }

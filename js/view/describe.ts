@@ -11,6 +11,7 @@ import {
 } from "./format";
 import { callText } from "./dot";
 import { groupStats, parseInstanceId, type GraphIndex } from "./graph_index";
+import { edgeStatsSections, groupStatsText, mergedStatsLine, nodeStatsLines, nodeStatsSections } from "./describe_stats";
 import { jittorSections, jittorTooltip } from "./jittor";
 import { pyLayerFacts, pyLayerSections } from "./pylayers";
 import type { GraphEdge, GraphNode, SlotInfo } from "./types";
@@ -23,6 +24,8 @@ export interface InfoItem {
   ref?: string;
   /** Longer text shown on hover (e.g. a full file path). */
   hint?: string;
+  /** Norms over the kept steps (trace(steps=K)), drawn as a sparkline. */
+  spark?: { values: (number | null)[]; steps: number[] };
 }
 
 export interface InfoSection {
@@ -31,7 +34,7 @@ export interface InfoSection {
 }
 
 export interface Inspection {
-  kind: "node" | "edge" | "group";
+  kind: "node" | "edge" | "group" | "overview";
   id: string;
   title: string;
   subtitle: string;
@@ -121,6 +124,7 @@ export function inspectNode(index: GraphIndex, id: string): Inspection | null {
       ...section("Layer", layer),
       ...section("Parameter", param),
       ...section("Output tensor", node.tensor ? [{ label: "tensor", value: formatGradFull(node.tensor) }] : []),
+      ...nodeStatsSections(index, node, site),
       ...section("Forward call", site ? [{ label: "at", value: site, hint: callSiteText(node, true) ?? "" }] : []),
       ...section(io[0], slotItems(node.inputs)),
       ...section(io[1], slotItems(node.outputs)),
@@ -181,6 +185,7 @@ export function inspectEdge(index: GraphIndex, vg: VisibleGraph, id: string): In
           ],
         },
         { title: "Gradient", items: gradItems(index, edge) },
+        ...edgeStatsSections(index, edge),
       ],
     };
   }
@@ -190,6 +195,7 @@ export function inspectEdge(index: GraphIndex, vg: VisibleGraph, id: string): In
     value: formatGradFull(e.grad),
     ref: e.id,
   }));
+  const stats = mergedStatsLine(drawn.edges);
   return {
     kind: "edge",
     id,
@@ -203,6 +209,7 @@ export function inspectEdge(index: GraphIndex, vg: VisibleGraph, id: string): In
           { label: "to", value: refTitle(index, drawn.target), ref: drawn.target },
         ],
       },
+      ...section("Gradient statistics", stats ? [{ label: "merged", value: stats }] : []),
       { title: "Gradients", items: limited(items, items.length) },
     ],
   };
@@ -236,6 +243,7 @@ export function inspectGroup(index: GraphIndex, id: string): Inspection | null {
     .filter((n) => n.kind === "param")
     .map((n) => ({ label: nodeTitle(n), value: formatShape(n.param?.shape), ref: n.id }));
   const values = stats.values === null ? "" : ` \u00b7 ${stats.values.toLocaleString("en-US")} values`;
+  const grads = groupStatsText(index, index.descendantNodes(id));
   return {
     kind: "group",
     id,
@@ -262,6 +270,7 @@ export function inspectGroup(index: GraphIndex, id: string): Inspection | null {
             ? [{ label: "drawn as", value: `${calls} separate parts (used more than once, or not connected)` }]
             : []),
           { label: "parameters", value: `${plural(stats.params, "tensor")}${values}` },
+          ...(grads ? [{ label: "gradients", value: grads }] : []),
         ],
       },
       ...section("Parameters", limited(params, params.length)),
@@ -289,13 +298,15 @@ export function edgeTooltip(index: GraphIndex, ve: VisibleEdge): string[] {
   if (ve.edges.length === 1) {
     const e = ve.edges[0];
     const slot = edgeSlot(index, e);
-    return [head, gradLine(e.grad), ...(slot ? [`slot ${slot}`] : [])];
+    const stats = mergedStatsLine(ve.edges);
+    return [head, gradLine(e.grad), ...(slot ? [`slot ${slot}`] : []), ...(stats ? [stats] : [])];
   }
   const lines = ve.edges.slice(0, LIST_LIMIT).map(
     (e) => `${refTitle(index, e.source)} \u2192 ${refTitle(index, e.target)}: ${formatGradFull(e.grad)}`,
   );
   if (ve.edges.length > LIST_LIMIT) lines.push(`\u2026 ${ve.edges.length - LIST_LIMIT} more`);
-  return [`${head} \u00b7 ${ve.edges.length} gradients cross`, ...lines];
+  const stats = mergedStatsLine(ve.edges);
+  return [`${head} \u00b7 ${ve.edges.length} gradients cross`, ...(stats ? [stats] : []), ...lines];
 }
 
 export function nodeTooltip(index: GraphIndex, vg: VisibleGraph, id: string): string[] {
@@ -311,7 +322,7 @@ export function nodeTooltip(index: GraphIndex, vg: VisibleGraph, id: string): st
     if (py?.layer) lines.push(`recomputes ${py.layer}, hiding ${plural(py.hidden.length, "parameter")}`);
     const site = callSiteText(node);
     if (site) lines.push(site);
-    return lines;
+    return [...lines, ...nodeStatsLines(index, node)];
   }
   const inst = parseInstanceId(index, id);
   const group = inst ? index.groups.get(inst.group) : undefined;
@@ -319,5 +330,6 @@ export function nodeTooltip(index: GraphIndex, vg: VisibleGraph, id: string): st
   const calls = index.calls(inst.group).length;
   const stats = groupStats(index, inst.group, calls > 1 ? inst.call : undefined);
   const hint = vg.clusterById.has(id) ? "click the label to collapse" : "click to expand";
-  return [groupTitle(group) + callText(inst.call, calls), countsText(stats.ops, stats.params), hint];
+  const grads = groupStatsText(index, calls > 1 ? (index.calls(inst.group)[inst.call] ?? []) : index.descendantNodes(inst.group));
+  return [groupTitle(group) + callText(inst.call, calls), countsText(stats.ops, stats.params), ...(grads ? [grads] : []), hint];
 }

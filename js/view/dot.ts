@@ -3,6 +3,7 @@
 // "id") can match elements across redraws and animate expand/collapse.
 import { groupStats, type GraphIndex } from "./graph_index";
 import { countsText, formatGrad, formatShape, gradSummary, groupTitle, shortOpName } from "./format";
+import { gradBadge, type GradColouring } from "./grad_view";
 import type { VisibleEdge, VisibleGraph, VisibleNode } from "./visible";
 
 export type RankDir = "TB" | "LR";
@@ -10,6 +11,8 @@ export type RankDir = "TB" | "LR";
 export interface DotOptions {
   rankdir: RankDir;
   edgeLabels: boolean;
+  /** Colour edges by their gradient's norm (trace(stats=True)); absent: plain. */
+  grad?: GradColouring | null;
 }
 
 export const DEFAULT_DOT_OPTIONS: DotOptions = { rankdir: "TB", edgeLabels: false };
@@ -67,7 +70,8 @@ export function nodeLines(index: GraphIndex, vn: VisibleNode): string[] {
   if (node.kind === "param") {
     const shape = node.param?.shape ?? index.inEdges.get(node.id)?.[0]?.grad?.shape;
     const title = node.param?.name ?? "leaf";
-    return shape ? [title, formatShape(shape)] : [title];
+    const badge = gradBadge(node);
+    return [title, ...(shape ? [formatShape(shape)] : []), ...(badge ? [badge] : [])];
   }
   const title = shortOpName(node.name);
   return node.tensor ? [title, formatGrad(node.tensor)] : [title];
@@ -120,10 +124,16 @@ function attrs(list: Array<[string, string]>): string {
   return list.map(([k, v]) => `${k}=${v}`).join(" ");
 }
 
-function nodeLine(index: GraphIndex, vn: VisibleNode, indent: string): string {
+/** Extra classes: a parameter with a badge, a collapsed group holding a NaN/Inf (widget.css). */
+function nodeClass(vn: VisibleNode, grad: GradColouring | null | undefined): string {
+  if (vn.node && gradBadge(vn.node)) return "pvw-param pvw-badge";
+  return grad?.groupNonFinite(vn) ? "pvw-group pvw-nonfinite" : `pvw-${vn.kind}`;
+}
+
+function nodeLine(index: GraphIndex, vn: VisibleNode, indent: string, grad?: GradColouring | null): string {
   const a = attrs([
     ["id", dotString(elementId(vn.id))],
-    ["class", dotString(`pvw-${vn.kind}`)],
+    ["class", dotString(nodeClass(vn, grad))],
     ["label", dotLabel(index, vn)],
   ]);
   return `${indent}${dotString(vn.id)} [${a} ${NODE_STYLE[vn.kind]}];`;
@@ -131,8 +141,11 @@ function nodeLine(index: GraphIndex, vn: VisibleNode, indent: string): string {
 
 function edgeLine(vg: VisibleGraph, ve: VisibleEdge, options: DotOptions): string {
   const list: Array<[string, string]> = [["id", dotString(elementId(ve.id))]];
-  list.push(["class", dotString(ve.edges.length > 1 ? "pvw-merged" : "pvw-single")]);
-  if (ve.edges.length > 1) list.push(["penwidth", "1.6"]);
+  const colour = options.grad?.edgeColour(ve) ?? null;
+  // A coloured edge keeps Graphviz's stroke (widget.css greys only the others).
+  list.push(["class", dotString(`${ve.edges.length > 1 ? "pvw-merged" : "pvw-single"}${colour ? " pvw-graded" : ""}`)]);
+  if (colour) list.push(["color", dotString(colour)], ["penwidth", ve.edges.length > 1 ? "2.6" : "2"]);
+  else if (ve.edges.length > 1) list.push(["penwidth", "1.6"]);
   // A parameter may sit beside the op that uses it (same rank) instead of one rank below:
   // hanging below, it pushes its layer's cluster into the next layer's ranks, and clusters
   // that share ranks go side by side (ResNets came out as a wide staircase).
@@ -148,9 +161,10 @@ function emitClusters(
   parent: string | null,
   indent: string,
   out: string[],
+  grad?: GradColouring | null,
 ): void {
   for (const vn of vg.nodes) {
-    if (vn.cluster === parent) out.push(nodeLine(index, vn, indent));
+    if (vn.cluster === parent) out.push(nodeLine(index, vn, indent, grad));
   }
   for (const cluster of vg.clusters) {
     if (cluster.parent !== parent) continue;
@@ -161,7 +175,7 @@ function emitClusters(
       ["label", dotText(clusterLabel(groupTitle(cluster.group) + callText(cluster.call, cluster.calls)))],
     ]);
     out.push(`${indent}  graph [${a}];`);
-    emitClusters(index, vg, cluster.id, `${indent}  `, out);
+    emitClusters(index, vg, cluster.id, `${indent}  `, out, grad);
     out.push(`${indent}}`);
   }
 }
@@ -195,7 +209,7 @@ export function visibleGraphToDot(
     '  node [fontname="Helvetica" fontsize=12 margin="0.1,0.04" height=0.3];',
     '  edge [fontname="Helvetica" fontsize=9 arrowsize=0.6];',
   ];
-  emitClusters(index, vg, null, "  ", out);
+  emitClusters(index, vg, null, "  ", out, options.grad);
   for (const ve of vg.edges) out.push(edgeLine(vg, ve, options));
   out.push("}");
   return out.join("\n");

@@ -22,6 +22,7 @@ from typing import Any
 
 from ..read.replay_safety import is_pylayer
 from ..read.walk import ACCUMULATION_NODE
+from .vlog import vlog_silenced
 
 # GradNode types whose backward returns a list of tensors in one slot (from Paddle's grad
 # kernels with a std::vector<DenseTensor*> output); a post hook there aborts the backward.
@@ -124,7 +125,7 @@ class StatsCapture:
         import paddle
 
         run = NodeRun(ptr)
-        with paddle.no_grad():
+        with paddle.no_grad(), vlog_silenced():  # our ops' log lines are not the user's
             for index, t in enumerate(grad_outputs):
                 # An edge that needs no gradient gets an uninitialized tensor: touching it
                 # would crash, so only initialized floating tensors are reduced.

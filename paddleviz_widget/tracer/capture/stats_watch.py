@@ -18,6 +18,7 @@ from ...graph.parts import GradStats
 from ..read.walk import WalkResult
 from .grad_stats import StatsCapture
 from .stats_rows import BackwardStats, backward_stats
+from .vlog import vlog_silenced
 
 
 def node_objects(roots: Sequence[Any]) -> list[Any]:
@@ -60,9 +61,11 @@ def run_with_stats(
     try:
         nodes = node_objects(roots)
         capture.arm(nodes)
-        capture.observe_outputs(outputs)
+        with vlog_silenced():  # runs inside the backward's log capture: not Paddle's account
+            capture.observe_outputs(outputs)
         result = run()
-        raw = capture.collect()
+        with vlog_silenced():
+            raw = capture.collect()
         stats = backward_stats(
             capture.runs, raw, capture.skipped, capture.output_rows, senders_of(nodes)
         )

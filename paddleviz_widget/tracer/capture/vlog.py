@@ -126,3 +126,20 @@ def vlog_level(level: int) -> Iterator[int]:
         yield previous
     finally:
         _core().set_vlog_level(previous)
+
+
+@contextmanager
+def vlog_silenced() -> Iterator[None]:
+    """No VLOG for a moment, written straight into glog's FLAGS_v (which every VLOG site
+    reads): silent and cheap, for ops of ours that run inside a captured backward and whose
+    log lines would otherwise be read as Paddle's account of the user's nodes."""
+    cell = _flags_v_cell()
+    if cell is None or cell.value == 0:
+        yield
+        return
+    previous = cell.value
+    cell.value = 0
+    try:
+        yield
+    finally:
+        cell.value = previous

@@ -1,0 +1,115 @@
+// Inspector and tooltip text for trace(stats=True) graphs: an edge's statistics and its norm
+// over the kept steps, a parameter's grad_status, where the first NaN/Inf was born, a group's
+// aggregate, and the overview of the largest and smallest gradients. Pure.
+import type { GraphIndex } from "./graph_index";
+import type { InfoItem, InfoSection, Inspection } from "./describe";
+import { aggregate, aggregateText, extremeEdges, firstNonFinite, formatNorm, statsItems, statsLine } from "./grad_stats";
+import { gradStatusText, mergeStats, stepSeries } from "./grad_view";
+import { shortOpName } from "./format";
+import type { GraphEdge, GraphNode } from "./types";
+
+const TOP = 10;
+
+function title(index: GraphIndex, id: string): string {
+  const node = index.nodes.get(id);
+  if (!node) return id;
+  return node.kind === "param" ? (node.param?.name ?? "leaf tensor") : shortOpName(node.name);
+}
+
+/** "Gradient statistics" for one edge, with a sparkline row when several steps were kept. */
+export function edgeStatsSections(index: GraphIndex, edge: GraphEdge): InfoSection[] {
+  if (!edge.stats) return [];
+  const series = stepSeries(index.graph);
+  const items: InfoItem[] = statsItems(edge.stats);
+  const norms = series?.norm.get(edge.id);
+  if (series && norms) {
+    const bad = series.nonfinite.get(edge.id);
+    items.push({
+      label: "\u2016g\u2016 by step",
+      value: norms.map((v, k) => ((bad?.[k] ?? 0) > 0 ? "NaN/Inf" : v === null ? "\u2013" : formatNorm(v))).join(" "),
+      spark: { values: norms, steps: series.index },
+    });
+  }
+  const last = series ? ` (step ${series.index[series.index.length - 1]})` : "";
+  return [{ title: `Gradient statistics${last}`, items }];
+}
+
+/** The statistics of the gradients one drawn edge stands for (merged: largest norm). */
+export function mergedStatsLine(edges: readonly GraphEdge[]): string | null {
+  const merged = mergeStats(edges.map((e) => e.stats ?? null));
+  if (!merged) return null;
+  return edges.length > 1 ? `largest ${statsLine(merged)}` : statsLine(merged);
+}
+
+function isFirstNonFinite(index: GraphIndex, id: string): boolean {
+  return firstNonFinite(index.graph) === id;
+}
+
+/** Born in the forward or the backward: what the first NaN/Inf node's inspector says. */
+export function nonFiniteText(index: GraphIndex): string {
+  return index.graph.meta?.nonfinite_in_forward === true
+    ? "the forward: the loss was already NaN/Inf, and here the backward first made it"
+    : "the backward: this GradNode made NaN/Inf gradients from finite ones";
+}
+
+/** A parameter's badge, and for meta.first_nonfinite where the NaN/Inf came from. */
+export function nodeStatsSections(index: GraphIndex, node: GraphNode, site: string | null): InfoSection[] {
+  const out: InfoSection[] = [];
+  const status = gradStatusText(node);
+  if (status) out.push({ title: "Gradient", items: [{ label: "status", value: status }] });
+  if (isFirstNonFinite(index, node.id)) {
+    out.push({
+      title: "First NaN/Inf",
+      items: [
+        { label: "born in", value: nonFiniteText(index) },
+        { label: "forward call", value: site ?? "not recorded" },
+      ],
+    });
+  }
+  const sent = (index.outEdges.get(node.id) ?? []).filter((e) => e.stats);
+  if (sent.length > 0) {
+    out.push({
+      title: "Gradients sent",
+      items: sent.map((e) => ({ label: `\u2192 ${title(index, e.target)}`, value: statsLine(e.stats!), ref: e.id })),
+    });
+  }
+  return out;
+}
+
+/** Tooltip lines for a node: its badge, and "first NaN/Inf" where it was born. */
+export function nodeStatsLines(index: GraphIndex, node: GraphNode): string[] {
+  const out: string[] = [];
+  const status = gradStatusText(node);
+  if (status) out.push(`gradient: ${status}`);
+  if (isFirstNonFinite(index, node.id)) out.push(`first NaN/Inf, born in ${index.graph.meta?.nonfinite_in_forward === true ? "the forward" : "the backward"}`);
+  return out;
+}
+
+/** "max ‖g‖ 3.2e+1 · 4 NaN" over what a group's nodes send; "" without statistics. */
+export function groupStatsText(index: GraphIndex, nodeIds: Iterable<string>): string {
+  return aggregateText(aggregate(index.graph, nodeIds, index.outEdges));
+}
+
+function edgeRef(index: GraphIndex, e: GraphEdge): InfoItem {
+  return { label: formatNorm(e.stats?.norm ?? 0), value: `${title(index, e.source)} \u2192 ${title(index, e.target)}`, ref: e.id };
+}
+
+/** With nothing selected: the largest and smallest gradients, and the first NaN/Inf. */
+export function gradOverview(index: GraphIndex): Inspection | null {
+  const graph = index.graph;
+  if (!graph.edges.some((e) => e.stats)) return null;
+  const first = firstNonFinite(graph);
+  const bad = graph.edges.filter((e) => e.stats && (e.stats.nan > 0 || e.stats.inf > 0)).length;
+  const problems: InfoItem[] = [
+    ...(first ? [{ label: "first NaN/Inf", value: title(index, first), ref: first }] : []),
+    ...(bad > 0 ? [{ label: "NaN/Inf", value: `${bad} edge${bad === 1 ? "" : "s"}` }] : []),
+    ...graph.nodes
+      .filter((n) => n.grad_status)
+      .map((n) => ({ label: n.grad_status === "none" ? "\u2205 grad" : "0 grad", value: title(index, n.id), ref: n.id })),
+  ];
+  const sections: InfoSection[] = [];
+  if (problems.length > 0) sections.push({ title: "Problems", items: problems });
+  sections.push({ title: `Largest \u2016g\u2016 (top ${TOP})`, items: extremeEdges(graph, TOP, "largest").map((e) => edgeRef(index, e)) });
+  sections.push({ title: `Smallest \u2016g\u2016 (top ${TOP})`, items: extremeEdges(graph, TOP, "smallest").map((e) => edgeRef(index, e)) });
+  return { kind: "overview", id: "", title: "Gradients", subtitle: "click an edge or node for its statistics", sections };
+}

@@ -1,0 +1,146 @@
+"""Gradient statistics in a real JupyterLab (tests/browser/notebooks/grad_stats.ipynb: a LeNet
+trained 5 steps under trace(stats=True, steps=5), a NaN born in a Gate's sqrt on the last step,
+a dead parameter): the |grad| colour legend and ramp, the red NaN edge and red collapsed layer,
+the jump to the first NaN/Inf, the step slider, the dead parameter's badge, the overview."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from explorer_page import GRAPH, Explorer, explorer_page
+from graph_dicts import nested
+from lab_page import save_screenshot
+
+HERE = Path(__file__).resolve().parent
+DOCS_SCREENSHOTS = HERE.parents[1] / "docs" / "screenshots"
+NOTEBOOK = "grad_stats.ipynb"
+RED = "#d62728"
+RED_RGB = "rgb(214, 39, 40)"
+
+# The stroke each coloured edge's path is drawn with, by element id (computed, so as rgb():
+# d3-graphviz's transitions rewrite Graphviz's "#rrggbb" that way).
+EDGE_STROKES_JS = """(sel) => Object.fromEntries([...document.querySelectorAll(`${sel} svg g.edge.pvw-graded`)]
+  .map((g) => [g.id, getComputedStyle(g.querySelector("path")).stroke]))"""
+
+
+def rgb(hex_colour: str) -> str:
+    r, g, b = (int(hex_colour[k : k + 2], 16) for k in (1, 3, 5))
+    return f"rgb({r}, {g}, {b})"
+
+
+@pytest.fixture(scope="module")
+def explorer(chromium_browser, lab_server) -> Iterator[Explorer]:
+    shutil.copy(HERE / "notebooks" / NOTEBOOK, lab_server.root / NOTEBOOK)
+    with explorer_page(chromium_browser, lab_server, NOTEBOOK) as page:
+        yield page
+
+
+@pytest.fixture(scope="module")
+def graph(explorer: Explorer) -> dict[str, Any]:
+    return nested(explorer.value("w.graph"))
+
+
+def strokes(explorer: Explorer) -> dict[str, str]:
+    return explorer.page.evaluate(EDGE_STROKES_JS, GRAPH)
+
+
+def nan_edges(graph: dict[str, Any]) -> list[str]:
+    return [e["id"] for e in graph["edges"] if e.get("stats") and e["stats"]["nan"] + e["stats"]["inf"] > 0]
+
+
+def test_edges_take_the_legend_colours_and_the_nan_layer_is_red(explorer: Explorer, graph: dict[str, Any]) -> None:
+    legend = explorer.page.get_by_test_id("pvw-grad-legend")
+    legend.wait_for(state="visible")
+    assert explorer.page.get_by_test_id("pvw-colour-grad").is_checked()
+    colours = legend.locator("[data-colour]").evaluate_all("(els) => els.map((e) => e.dataset.colour)")
+    assert len(colours) == 8 and RED in colours  # 6 ramp stops, zero grey, NaN/Inf red
+    assert "NaN/Inf" in legend.inner_text()
+
+    explorer.set_expanded("w.collapse_all()")
+    shown = strokes(explorer)
+    assert shown and set(shown.values()) <= {rgb(c) for c in colours}, shown
+    # The Gate layer, where the NaN was born, is red while collapsed.
+    bad = explorer.page.locator(f"{GRAPH} svg g.node.pvw-nonfinite")
+    assert bad.count() == 1
+    assert "head" in (bad.text_content() or "")
+
+    explorer.set_expanded("w.expand_all()")
+    shown = strokes(explorer)
+    assert len(set(shown.values())) >= 4, "a trained LeNet's norms should span the ramp"
+    for eid in nan_edges(graph):
+        assert shown[f"pvw-{eid}"] == RED_RGB  # and the page's CSS does not grey it over
+
+
+def test_the_dead_parameter_has_its_badge(explorer: Explorer, graph: dict[str, Any]) -> None:
+    explorer.set_expanded("w.expand_all()")
+    (dead,) = [n for n in graph["nodes"] if n.get("grad_status")]
+    node = explorer.element(f"pvw-{dead['id']}")
+    assert "pvw-badge" in (node.get_attribute("class") or "")
+    assert "0 grad" in (node.text_content() or "")
+    assert node.locator("ellipse").evaluate("(e) => getComputedStyle(e).strokeDasharray") != "none"
+
+
+def test_with_nothing_selected_the_inspector_lists_extreme_gradients(explorer: Explorer) -> None:
+    explorer.run("w.selected = ''")
+    inspector = explorer.page.get_by_test_id("pvw-inspector")
+    inspector.wait_for(state="visible")
+    text = inspector.inner_text().lower()
+    assert "largest" in text and "smallest" in text and "first nan/inf" in text
+    assert inspector.locator(".pvw-link").count() >= 20
+
+
+def test_jump_selects_the_first_nonfinite_node(explorer: Explorer, graph: dict[str, Any]) -> None:
+    first = graph["meta"]["first_nonfinite"]
+    explorer.set_expanded("w.collapse_all()")
+    before = explorer.renders()
+    explorer.page.get_by_test_id("pvw-jump-nonfinite").click()
+    explorer.wait_ready(after=before)  # its layer opens
+    assert explorer.value("w.selected") == first
+    assert "pvw-selected" in (explorer.element(f"pvw-{first}").get_attribute("class") or "")
+    # Its path to the loss is highlighted (upstream in the backward graph).
+    assert explorer.page.locator(f"{GRAPH} svg g.edge.pvw-upstream").count() >= 1
+    inspector = explorer.page.get_by_test_id("pvw-inspector")
+    text = inspector.inner_text()
+    assert "SqrtGradNode" in text
+    assert "First NaN/Inf".lower() in text.lower() and "the backward" in text
+    assert "stats_models.py:" in text  # the forward call site
+    assert "NaN" in text and "\u2016g\u2016" in text  # the statistics of what it sent
+
+
+def test_the_step_slider_recolours_and_the_inspector_draws_a_sparkline(explorer: Explorer, graph: dict[str, Any]) -> None:
+    explorer.set_expanded("w.expand_all()")
+    explorer.run("w.selected = ''")
+    nan = nan_edges(graph)[0]
+    assert strokes(explorer)[f"pvw-{nan}"] == RED_RGB
+    slider = explorer.page.get_by_test_id("pvw-step")
+    assert slider.input_value() == "4"
+    explorer.redrawn(lambda: slider.fill("0"))
+    assert explorer.page.get_by_test_id("pvw-step-text").inner_text() == "0"
+    at_first = strokes(explorer)
+    assert at_first[f"pvw-{nan}"] != RED_RGB  # step 0 had no NaN
+    assert explorer.page.locator(f"{GRAPH} svg g.node.pvw-nonfinite").count() == 0
+    explorer.redrawn(lambda: slider.fill("4"))
+    assert strokes(explorer)[f"pvw-{nan}"] == RED_RGB
+
+    explorer.run(f"w.selected = '{nan}'")
+    inspector = explorer.page.get_by_test_id("pvw-inspector")
+    spark = inspector.get_by_test_id("pvw-sparkline")
+    spark.wait_for(state="visible")
+    assert spark.locator("circle").count() == 5
+    assert "NaN/Inf" in inspector.inner_text()
+
+
+def test_screenshot(explorer: Explorer) -> None:
+    # Nothing selected (the inspector lists the extreme gradients), left to right: the ramp
+    # colours are easier to tell apart on a wide drawing.
+    explorer.set_expanded("w.expand_all()")
+    explorer.run("w.selected = ''")
+    explorer.redrawn(lambda: explorer.page.get_by_test_id("pvw-direction").select_option("LR"))
+    explorer.page.get_by_test_id("pvw-fit").click()
+    explorer.page.wait_for_timeout(600)
+    shot = save_screenshot(explorer.root, "grad_stats", DOCS_SCREENSHOTS)
+    assert shot.stat().st_size > 10_000
