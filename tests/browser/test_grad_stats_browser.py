@@ -23,8 +23,9 @@ RED_RGB = "rgb(214, 39, 40)"
 
 # The stroke each coloured edge's path is drawn with, by element id (computed, so as rgb():
 # d3-graphviz's transitions rewrite Graphviz's "#rrggbb" that way).
-EDGE_STROKES_JS = """(sel) => Object.fromEntries([...document.querySelectorAll(`${sel} svg g.edge.pvw-graded`)]
-  .map((g) => [g.id, getComputedStyle(g.querySelector("path")).stroke]))"""
+EDGE_STROKES_JS = """(sel) => Object.fromEntries(
+  [...document.querySelectorAll(`${sel} svg g.edge.pvw-graded`)]
+    .map((g) => [g.id, getComputedStyle(g.querySelector("path")).stroke]))"""
 
 
 def rgb(hex_colour: str) -> str:
@@ -49,14 +50,22 @@ def strokes(explorer: Explorer) -> dict[str, str]:
 
 
 def nan_edges(graph: dict[str, Any]) -> list[str]:
-    return [e["id"] for e in graph["edges"] if e.get("stats") and e["stats"]["nan"] + e["stats"]["inf"] > 0]
+    return [
+        e["id"]
+        for e in graph["edges"]
+        if e.get("stats") and e["stats"]["nan"] + e["stats"]["inf"] > 0
+    ]
 
 
-def test_edges_take_the_legend_colours_and_the_nan_layer_is_red(explorer: Explorer, graph: dict[str, Any]) -> None:
+def test_edges_take_the_legend_colours_and_the_nan_layer_is_red(
+    explorer: Explorer, graph: dict[str, Any]
+) -> None:
     legend = explorer.page.get_by_test_id("pvw-grad-legend")
     legend.wait_for(state="visible")
     assert explorer.page.get_by_test_id("pvw-colour-grad").is_checked()
-    colours = legend.locator("[data-colour]").evaluate_all("(els) => els.map((e) => e.dataset.colour)")
+    colours = legend.locator("[data-colour]").evaluate_all(
+        "(els) => els.map((e) => e.dataset.colour)"
+    )
     assert len(colours) == 8 and RED in colours  # 6 ramp stops, zero grey, NaN/Inf red
     assert "NaN/Inf" in legend.inner_text()
 
@@ -111,7 +120,9 @@ def test_jump_selects_the_first_nonfinite_node(explorer: Explorer, graph: dict[s
     assert "NaN" in text and "\u2016g\u2016" in text  # the statistics of what it sent
 
 
-def test_the_step_slider_recolours_and_the_inspector_draws_a_sparkline(explorer: Explorer, graph: dict[str, Any]) -> None:
+def test_the_step_slider_recolours_and_the_inspector_draws_a_sparkline(
+    explorer: Explorer, graph: dict[str, Any]
+) -> None:
     explorer.set_expanded("w.expand_all()")
     explorer.run("w.selected = ''")
     nan = nan_edges(graph)[0]
