@@ -8,6 +8,7 @@ import numpy as np
 import paddle
 import pytest
 from models import lenet_output
+from paddle_versions import HAS_VLOG_SWITCH
 
 from paddleviz_widget import build_graph, trace
 from paddleviz_widget.graph import Graph, nested_dict, validate_graph_dict
@@ -48,9 +49,10 @@ def test_every_parameter_edge_carries_the_norm_of_its_grad():
         assert edge["stats"]["max_abs"] == pytest.approx(np.abs(grad).max(), rel=1e-5)
         assert edge["stats"]["nan"] == edge["stats"]["inf"] == 0
     assert "first_nonfinite" not in doc["meta"]
-    # The reductions run inside the captured backward: their log lines are not Paddle's
-    # account of the graph, and must not read as a partly understood log.
-    assert "notice" not in doc["meta"] and "vlog" in doc["meta"]["annotations"]
+    if HAS_VLOG_SWITCH:  # 3.3: the slot log is captured around this backward
+        # The reductions run inside the captured backward: their log lines are not Paddle's
+        # account of the graph, and must not read as a partly understood log.
+        assert "notice" not in doc["meta"] and "vlog" in doc["meta"]["annotations"]
 
 
 def test_a_nan_born_in_the_backward_is_located_and_a_dead_parameter_flagged():

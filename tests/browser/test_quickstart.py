@@ -76,6 +76,16 @@ def test_quickstart_draws_every_node(page, lab_server, expected_graph) -> None:
 
 def test_quickstart_zoom_pan_fit(page, lab_server) -> None:
     root = open_and_run_notebook(page, lab_server, NOTEBOOK).first
+    # The notebook shows two widgets: wait for both, so that the second one's arrival (which
+    # changes the page's layout) cannot move the first while it is dragged.
+    page.wait_for_function(
+        """() => {
+          const roots = [...document.querySelectorAll("[data-testid=pvw-root]")];
+          return roots.length === 2 && roots.every((r) => r.dataset.state === "ready");
+        }""",
+        timeout=60_000,
+    )
+    page.wait_for_timeout(500)
     root.evaluate("(el) => el.scrollIntoView({ block: 'center' })")
     graph = root.locator(GRAPH)
     node = root.locator(SVG_NODES).first
