@@ -60,8 +60,24 @@ def test_quickstart_draws_every_node(page, lab_server, expected_graph) -> None:
     assert page.locator(GRAPH).count() == 2
 
     root = roots.first  # the traced graph
-    svg_ids = root.locator(SVG_NODES).evaluate_all("(nodes) => nodes.map((n) => n.id)")
     expected_ids = [f"pvw-{node['id']}" for node in expected_graph["nodes"]]
+    # The page may draw twice (its first view, then the depth it works out): wait for the
+    # drawing that holds every node, rather than reading whichever is there first.
+    root.evaluate(
+        """(el, ids) => new Promise((resolve, reject) => {
+          const done = () => {
+            const drawn = new Set([...el.querySelectorAll("svg g.node")].map((n) => n.id));
+            return ids.every((id) => drawn.has(id)) && drawn.size === ids.length;
+          };
+          const started = performance.now();
+          const poll = () => done() ? resolve(true)
+            : performance.now() - started > 30000 ? reject(new Error("not every node drawn"))
+            : setTimeout(poll, 100);
+          poll();
+        })""",
+        expected_ids,
+    )
+    svg_ids = root.locator(SVG_NODES).evaluate_all("(nodes) => nodes.map((n) => n.id)")
     assert len(svg_ids) == len(expected_graph["nodes"])
     assert set(svg_ids) == set(expected_ids)
 
@@ -76,16 +92,17 @@ def test_quickstart_draws_every_node(page, lab_server, expected_graph) -> None:
 
 def test_quickstart_zoom_pan_fit(page, lab_server) -> None:
     root = open_and_run_notebook(page, lab_server, NOTEBOOK).first
-    # The notebook shows two widgets: wait for both, so that the second one's arrival (which
-    # changes the page's layout) cannot move the first while it is dragged.
+    # The notebook shows two widgets: wait until both are on the page and the first is drawn,
+    # so that the second one's arrival (which changes the layout) cannot move the first while
+    # it is dragged. (An off-screen widget may wait to draw until it is scrolled to.)
     page.wait_for_function(
         """() => {
           const roots = [...document.querySelectorAll("[data-testid=pvw-root]")];
-          return roots.length === 2 && roots.every((r) => r.dataset.state === "ready");
+          return roots.length === 2 && roots[0].dataset.state === "ready";
         }""",
         timeout=60_000,
     )
-    page.wait_for_timeout(500)
+    page.wait_for_timeout(1000)
     root.evaluate("(el) => el.scrollIntoView({ block: 'center' })")
     graph = root.locator(GRAPH)
     node = root.locator(SVG_NODES).first
