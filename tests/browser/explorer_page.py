@@ -4,13 +4,16 @@
 from __future__ import annotations
 
 import json
+import shutil
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 from lab_page import open_and_run_notebook, page_problems
 from playwright.sync_api import Locator, Page
 
+NOTEBOOKS = Path(__file__).resolve().parent / "notebooks"
 ROOT = "[data-testid=pvw-root]"
 GRAPH = "[data-testid=pvw-graph]"
 NODES = f"{GRAPH} svg g.node"
@@ -208,8 +211,10 @@ CONTRAST_JS = """(graphSel) => {
 
 @contextmanager
 def explorer_page(browser: Any, server: Any, notebook: str) -> Iterator[Explorer]:
-    """A page (own browser context) with `notebook` run to a ready widget; on exit, no console
-    errors may have appeared, and the notebook's kernel is shut down."""
+    """A page (own browser context) with `notebook` (from tests/browser/notebooks, copied
+    into the server's root) run to a ready widget; on exit, no console errors may have
+    appeared, and the notebook's kernel is shut down."""
+    shutil.copy(NOTEBOOKS / notebook, server.root / notebook)
     context = browser.new_context(viewport={"width": 1400, "height": 1000}, device_scale_factor=2)
     page = context.new_page()
     errors: list[str] = []

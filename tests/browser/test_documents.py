@@ -5,9 +5,7 @@ kernel's own payload."""
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -15,13 +13,11 @@ from explorer_page import Explorer, explorer_page
 from fixtures.graphs.payload import visible_nodes
 from graph_dicts import nested
 
-HERE = Path(__file__).resolve().parent
 NOTEBOOK = "explorer.ipynb"
 
 
 @pytest.fixture(scope="module")
 def explorer(chromium_browser, lab_server) -> Iterator[Explorer]:
-    shutil.copy(HERE / "notebooks" / NOTEBOOK, lab_server.root / NOTEBOOK)
     with explorer_page(chromium_browser, lab_server, NOTEBOOK) as page:
         page.run("good = w.graph")
         yield page

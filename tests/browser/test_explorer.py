@@ -8,7 +8,6 @@ payload (``w.graph``, read from the kernel), never from constants.
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -49,7 +48,6 @@ DOCS_SCREENSHOTS = REPO / "docs" / "screenshots"
 
 @pytest.fixture(scope="module")
 def explorer(chromium_browser, lab_server) -> Iterator[Explorer]:
-    shutil.copy(HERE / "notebooks" / NOTEBOOK, lab_server.root / NOTEBOOK)
     with explorer_page(chromium_browser, lab_server, NOTEBOOK) as page:
         yield page
 

@@ -5,7 +5,6 @@ the jump to the first NaN/Inf, the step slider, the dead parameter's badge, the 
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -35,7 +34,6 @@ def rgb(hex_colour: str) -> str:
 
 @pytest.fixture(scope="module")
 def explorer(chromium_browser, lab_server) -> Iterator[Explorer]:
-    shutil.copy(HERE / "notebooks" / NOTEBOOK, lab_server.root / NOTEBOOK)
     with explorer_page(chromium_browser, lab_server, NOTEBOOK) as page:
         yield page
 

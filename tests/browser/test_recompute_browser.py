@@ -4,21 +4,17 @@ RecomputeFunction node lists the decoder layer it recomputes and the parameters 
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 from explorer_page import Explorer, explorer_page
 from graph_dicts import nested
 
-HERE = Path(__file__).resolve().parent
 NOTEBOOK = "recompute.ipynb"
 
 
 @pytest.fixture(scope="module")
 def explorer(chromium_browser, lab_server) -> Iterator[Explorer]:
-    shutil.copy(HERE / "notebooks" / NOTEBOOK, lab_server.root / NOTEBOOK)
     with explorer_page(chromium_browser, lab_server, NOTEBOOK) as page:
         yield page
 

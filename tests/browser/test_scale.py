@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -47,7 +46,6 @@ NOTEBOOK = "scale.ipynb"
 
 @pytest.fixture(scope="module")
 def explorer(chromium_browser, lab_server) -> Iterator[Explorer]:
-    shutil.copy(HERE / "notebooks" / NOTEBOOK, lab_server.root / NOTEBOOK)
     with explorer_page(chromium_browser, lab_server, NOTEBOOK) as page:
         yield page
 
