@@ -50,3 +50,9 @@ requires_cpu_recompute = pytest.mark.skipif(
     PADDLE_VERSION[:2] == (2, 6) and not paddle.is_compiled_with_cuda(),
     reason=f"paddle {paddle.__version__}: recompute(use_reentrant=False) refuses the CPU",
 )
+_node_probe = paddle.ones([1])
+_node_probe.stop_gradient = False
+requires_post_hooks = pytest.mark.skipif(
+    not hasattr((_node_probe * 2.0).grad_fn, "_register_post_hook"),
+    reason=f"paddle {paddle.__version__}: GradNode post hooks (trace(stats=True)) need >= 3.0",
+)

@@ -4,7 +4,8 @@ A post hook on each op GradNode (``node._register_post_hook``, Paddle >= 3.0) re
 gradients the node sends, one per ``next_functions`` entry. The hook reduces each, on its
 own device, to [norm, max_abs, abs_sum] (finite elements, in float64) and [zeros, nan, inf]
 with a dozen tensor ops, and hands the gradients back untouched; when the backward has ended
-the small results are copied to the host once per device: no gradient reaches the host.
+the small results are copied to the host once per device: no gradient reaches the host. On
+the CPU, where reading a scalar is free, five reductions do when the gradient is finite.
 (What a node received is what its senders sent: no need to reduce it twice.)
 
 Not hooked: accumulation nodes (Paddle refuses), PyLayer nodes (their gradients are the
@@ -15,6 +16,7 @@ backward. Their edges get no statistics, and the graph says so.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from math import prod
@@ -22,6 +24,7 @@ from typing import Any
 
 from ..read.replay_safety import is_pylayer
 from ..read.walk import ACCUMULATION_NODE
+from .hook_returns import HookResults
 from .vlog import vlog_silenced
 
 # GradNode types whose backward returns a list of tensors in one slot (from Paddle's grad
@@ -78,6 +81,34 @@ def _reduce(paddle: Any, t: Any) -> tuple[Any, Any]:
     return sizes, counts
 
 
+# Float32 sums of at most this many ones are exact (every partial sum is an integer < 2**24).
+EXACT_F32_COUNT = 2**24
+
+
+def _reduce_on_cpu(paddle: Any, t: Any, numel: int) -> list[float] | None:
+    """[norm, max_abs, abs_sum, zeros, nan, non-finite] of a CPU gradient with five cheap
+    reductions, or None when it holds NaN/Inf (then ``_reduce`` counts them exactly). Reading
+    the scalars costs nothing on the CPU, which lets this path skip what only non-finite
+    values need; comparisons reduced as booleans (``(x == 0).sum()``) alone cost ~20x more.
+    Float32 sums are accurate to ~1e-7 relative here (Paddle's CPU reductions are blocked)."""
+    if numel == 0 or numel > EXACT_F32_COUNT:
+        return None
+    x = t if t.dtype in (paddle.float32, paddle.float64) else t.astype("float32")
+    a = x.abs()
+    top, total, squares, nonzero = (
+        paddle.stack([a.max(), a.sum(), paddle.square(a).sum(), paddle.sign(a).sum()])
+        .astype("float64")
+        .numpy()
+        .tolist()
+    )
+    if not math.isfinite(total):  # a NaN or Inf element (or an overflowing sum)
+        return None
+    norm = math.sqrt(squares)
+    if not math.isfinite(squares):  # finite values whose squares overflow: scale them
+        norm = top * math.sqrt(float(paddle.square(a / a.max()).sum().astype("float64")))
+    return [norm, top, total, numel - nonzero, 0.0, 0.0]
+
+
 def _tensors(slots: Sequence[Any]) -> list[Any]:
     return [t for t in slots if t is not None and not isinstance(t, (list, tuple))]
 
@@ -92,9 +123,11 @@ class StatsCapture:
         self._sizes: list[Any] = []  # per row: float64 [norm, max_abs, abs_sum] on its device
         self._counts: list[Any] = []  # per row: int64 [zeros, nan, non-finite]
         self._numel: list[int] = []
+        self._host_rows: dict[int, list[float]] = {}  # rows reduced on the CPU, already read
         self.runs: list[NodeRun] = []  # in the order the nodes ran
         self.skipped: set[int] = set()  # ptrs of op nodes that could not be hooked
         self.output_rows: list[int] = []  # rows of the tensors backward starts from
+        self._results = HookResults()  # what Paddle would keep of our hooks' results
 
     def arm(self, nodes: Iterable[Any]) -> None:
         for node in nodes:
@@ -117,7 +150,7 @@ class StatsCapture:
     def _hook_for(self, ptr: int) -> Any:
         def hook(grad_outputs: Any, grad_inputs: Any) -> Any:
             self._record(ptr, grad_outputs)
-            return grad_outputs
+            return self._results.returned(grad_outputs)
 
         return hook
 
@@ -134,11 +167,19 @@ class StatsCapture:
         self.runs.append(run)
 
     def _add(self, paddle: Any, t: Any) -> int:
-        sizes, counts = _reduce(paddle, t)
-        self._sizes.append(sizes)
-        self._counts.append(counts)
-        self._numel.append(prod(int(d) for d in t.shape))  # from the shape: no device trip
-        return len(self._numel) - 1
+        numel = prod(int(d) for d in t.shape)  # from the shape: no device trip
+        row = len(self._numel)
+        host = _reduce_on_cpu(paddle, t, numel) if t.place.is_cpu_place() else None
+        if host is not None:
+            self._host_rows[row] = host
+            self._sizes.append(None)
+            self._counts.append(None)
+        else:
+            sizes, counts = _reduce(paddle, t)
+            self._sizes.append(sizes)
+            self._counts.append(counts)
+        self._numel.append(numel)
+        return row
 
     def collect(self) -> Any:
         """All rows as one host array (rows x RAW_FIELDS), or None if nothing was reduced."""
@@ -150,8 +191,11 @@ class StatsCapture:
         out = np.zeros((len(self._numel), RAW_FIELDS))
         out[:, 6] = self._numel
         by_place: dict[str, list[int]] = {}
-        for k, row in enumerate(self._sizes):
-            by_place.setdefault(str(row.place), []).append(k)
+        for k, row in self._host_rows.items():
+            out[k, :6] = row
+        for k, sizes in enumerate(self._sizes):
+            if sizes is not None:
+                by_place.setdefault(str(sizes.place), []).append(k)
         with paddle.no_grad():
             for rows in by_place.values():  # one copy to the host per device
                 both = paddle.concat(
@@ -168,6 +212,7 @@ class StatsCapture:
     def disarm(self) -> None:
         while self._handles:
             self._handles.pop().remove()
+        self._results.release()
 
 
 def _usable(paddle: Any, t: Any) -> bool:
