@@ -62,6 +62,7 @@ class NodeRun:
 
     ptr: int
     rows: dict[int, int] = field(default_factory=dict)
+    complete: bool = True  # every gradient it sent was matched to its edge
 
 
 def _reduce(paddle: Any, t: Any) -> tuple[Any, Any]:
@@ -137,7 +138,8 @@ class StatsCapture:
                 if name != ACCUMULATION_NODE:
                     self.skipped.add(ptr)
                 continue
-            self._handles.append(node._register_post_hook(self._hook_for(ptr)))
+            edges = len(node.next_functions)
+            self._handles.append(node._register_post_hook(self._hook_for(ptr, edges)))
 
     def observe_outputs(self, tensors: Iterable[Any]) -> None:
         """Reduce the tensors backward starts from (the loss): NaN/Inf there means the
@@ -147,22 +149,28 @@ class StatsCapture:
         with paddle.no_grad():
             self.output_rows += [self._add(paddle, t) for t in tensors if _usable(paddle, t)]
 
-    def _hook_for(self, ptr: int) -> Any:
+    def _hook_for(self, ptr: int, edges: int) -> Any:
         def hook(grad_outputs: Any, grad_inputs: Any) -> Any:
-            self._record(ptr, grad_outputs)
+            self._record(ptr, edges, grad_outputs)
             return self._results.returned(grad_outputs)
 
         return hook
 
-    def _record(self, ptr: int, grad_outputs: Sequence[Any]) -> None:
+    def _record(self, ptr: int, edges: int, grad_outputs: Sequence[Any]) -> None:
         import paddle
 
         run = NodeRun(ptr)
+        # An edge that needs no gradient gets an uninitialized tensor: touching it would
+        # crash, so only initialized floating tensors are reduced.
+        ready = [_initialized(t) for t in grad_outputs]
+        positions = edge_positions(ready, edges)
         with paddle.no_grad(), vlog_silenced():  # our ops' log lines are not the user's
-            for index, t in enumerate(grad_outputs):
-                # An edge that needs no gradient gets an uninitialized tensor: touching it
-                # would crash, so only initialized floating tensors are reduced.
-                if _usable(paddle, t):
+            for t, ok, index in zip(grad_outputs, ready, positions):
+                if not ok:
+                    continue
+                if index is None:
+                    run.complete = False
+                elif t.is_floating_point():
                     run.rows[index] = self._add(paddle, t)
         self.runs.append(run)
 
@@ -215,7 +223,35 @@ class StatsCapture:
         self._results.release()
 
 
+def _initialized(t: Any) -> bool:
+    return t is not None and not isinstance(t, (list, tuple)) and bool(t._is_initialized())
+
+
 def _usable(paddle: Any, t: Any) -> bool:
-    if t is None or isinstance(t, (list, tuple)) or not t._is_initialized():
-        return False
-    return bool(t.is_floating_point())
+    return _initialized(t) and bool(t.is_floating_point())
+
+
+def edge_positions(initialized: Sequence[bool], edges: int) -> list[int | None]:
+    """The ``next_functions`` index of each gradient a post hook got (None: not known).
+
+    A hook gets one gradient per input slot of the forward op, ``next_functions`` lists one
+    edge per input that has grad metadata: BatchNorm's mean and variance have none, so its
+    hook gets 5 gradients for 3 edges. Slots without an edge get an uninitialized tensor, so
+    the extra ones are among the uninitialized; an initialized gradient's edge is known when
+    every way of dropping them puts it at the same index, and left out otherwise."""
+    extra = len(initialized) - edges
+    if extra == 0:
+        return list(range(edges))
+    blanks = initialized.count(False)
+    if extra < 0 or blanks < extra:
+        return [None] * len(initialized)
+    out: list[int | None] = []
+    before = 0  # uninitialized gradients before this one
+    for i, ok in enumerate(initialized):
+        if not ok:
+            out.append(None)
+            before += 1
+            continue
+        least, most = max(0, extra - (blanks - before)), min(extra, before)
+        out.append(i - least if least == most else None)
+    return out

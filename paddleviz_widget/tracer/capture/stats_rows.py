@@ -22,6 +22,10 @@ class Run(Protocol):
     def rows(self) -> Mapping[int, int]:  # next_functions index -> row of its statistics
         ...
 
+    @property
+    def complete(self) -> bool:  # every gradient it sent was matched to its edge
+        ...
+
 
 @dataclass
 class BackwardStats:
@@ -30,7 +34,9 @@ class BackwardStats:
     edges: dict[tuple[int, int], GradStats] = field(default_factory=dict)
     first_nonfinite: int | None = None  # ptr of the node that turned finite into NaN/Inf
     nonfinite_in_forward: bool = False  # the tensors backward started from were NaN/Inf
-    ran: frozenset[int] = frozenset()  # ptrs of the hooked nodes that ran
+    # ptrs of the hooked nodes that ran and whose every gradient found its edge: what a
+    # node in `ran` did not send, it sent nothing (a parameter's "none")
+    ran: frozenset[int] = frozenset()
     skipped: frozenset[int] = frozenset()  # op nodes that could not be hooked
 
 
@@ -61,7 +67,8 @@ def backward_stats(
     out.nonfinite_in_forward = any(raw[k][NAN] + raw[k][INF] > 0 for k in output_rows)
     ran = []
     for run in runs:
-        ran.append(run.ptr)
+        if run.complete:
+            ran.append(run.ptr)
         bad_out = False
         for index, row in run.rows.items():
             stats = _stats(raw[row])
