@@ -36,13 +36,16 @@ def test_each_problem_is_named_with_its_reason():
         ("unreached", "head.bias", None),
     ]
     text = problems_text(find_problems(graph))
-    assert "in the backward (forward op at model.py:12)" in text
+    assert "made here from finite ones (forward op at model.py:12)" in text
     assert "all zeros" in text and "stop_gradient=True" in text
 
 
 def test_a_nan_from_the_forward_says_so():
     graph = _graph({"first_nonfinite": "n1", "nonfinite_in_forward": True}, {})
-    assert "in the forward" in find_problems(graph)[0].reason
+    reason = find_problems(graph)[0].reason
+    assert "already NaN/Inf when the backward started" in reason
+    assert "made here" not in reason  # no gradient was finite: it was not made here
+    assert "FLAGS_check_nan_inf" in reason
 
 
 def test_a_healthy_graph_has_nothing_to_say():

@@ -32,17 +32,19 @@ def find_problems(graph: GraphParts) -> list[Problem]:
     first = graph.meta.get("first_nonfinite")
     if isinstance(first, str):
         node = next((n for n in graph.nodes if n.id == first), None)
-        where = "in the forward" if graph.meta.get("nonfinite_in_forward") else "in the backward"
         site = node.call_site if node is not None else None
         at = f" (forward op at {site.file}:{site.line})" if site is not None else ""
-        found.append(
-            Problem(
-                "nonfinite",
-                node.name if node is not None else first,
-                f"the first NaN/Inf gradient was made here from finite ones, {where}{at}",
-                first,
+        if graph.meta.get("nonfinite_in_forward"):
+            # No gradient was finite: the op that made the NaN/Inf ran in the forward, at or
+            # before this one, and only the forward's values could name it.
+            reason = (
+                f"the loss was already NaN/Inf when the backward started{at}: the forward made "
+                "it, at or before this op; paddle.set_flags({'FLAGS_check_nan_inf': 1}) makes "
+                "Paddle name the forward op that did"
             )
-        )
+        else:
+            reason = f"the first NaN/Inf gradient was made here from finite ones{at}"
+        found.append(Problem("nonfinite", node.name if node is not None else first, reason, first))
     for n in graph.nodes:
         if n.grad_status is not None:
             name = n.param.name if n.param is not None else n.name

@@ -8,13 +8,16 @@ from pathlib import Path
 from typing import Any
 
 
-def displayed_values(notebook: Path) -> list[Any]:
+def displayed_values(notebook: Path, namespace: dict[str, Any] | None = None) -> list[Any]:
     """Exec every code cell in one namespace, like a kernel would; return the value of each
     cell whose last statement is an expression (what Jupyter displays as the cell's result).
-    Plain Python only: IPython magics and shell escapes are not supported.
+    Plain Python only: IPython magics and shell escapes are not supported. ``namespace``, if
+    given, is the one the cells run in (to read their variables afterwards).
     """
     cells = json.loads(notebook.read_text(encoding="utf-8"))["cells"]
-    namespace: dict[str, Any] = {"__name__": "__main__"}
+    if namespace is None:
+        namespace = {}
+    namespace.setdefault("__name__", "__main__")
     values = []
     for index, cell in enumerate(cells):
         if cell["cell_type"] != "code":
