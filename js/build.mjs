@@ -36,7 +36,9 @@ const layoutWorker = {
 };
 
 const options = {
-  entryPoints: [path.join(here, "widget.ts")],
+  // standalone.ts: the boot code of a saved HTML page (export/standalone.py), which imports
+  // widget.js from the page itself; it shares no code with it.
+  entryPoints: [path.join(here, "widget.ts"), path.join(here, "standalone.ts")],
   bundle: true,
   format: "esm",
   target: "es2020",
@@ -48,11 +50,22 @@ const options = {
   logLevel: process.env.ESBUILD_LOG_LEVEL ?? "info",
 };
 
+// The view rules alone, for the kernel's static pictures (paddleviz_widget/export/view_rules.py
+// runs them in embedded V8): one global script (pvwStatic), no DOM, no d3, no WASM.
+const viewRules = {
+  entryPoints: [path.join(here, "static_view.ts")],
+  bundle: true,
+  format: "iife",
+  target: "es2020",
+  minify: !watch,
+  outfile: "paddleviz_widget/static/view_rules.js",
+  logLevel: process.env.ESBUILD_LOG_LEVEL ?? "info",
+};
+
 if (process.argv[1] === new URL(import.meta.url).pathname) {
   if (watch) {
-    const ctx = await esbuild.context(options);
-    await ctx.watch();
+    for (const build of [options, viewRules]) await (await esbuild.context(build)).watch();
   } else {
-    await esbuild.build(options);
+    await Promise.all([esbuild.build(options), esbuild.build(viewRules)]);
   }
 }

@@ -14,19 +14,26 @@ import { edgeTooltip, inspect, nodeTooltip } from "./view/describe";
 import * as budgetText from "./view/budget_text";
 import { DEFAULT_DOT_OPTIONS, type DotOptions, visibleGraphToDot } from "./view/dot";
 import { noticeLines } from "./view/pylayers";
-import { collapseGroup, depthShown, groupsToDepth, normalizeExpanded, reveal } from "./view/expansion";
+import { openingFocus } from "./view/opening";
+import { collapseGroup, depthShown, normalizeExpanded, reveal } from "./view/expansion";
 import { buildIndex, parseInstanceId, type GraphIndex } from "./view/graph_index";
 import { EMPTY_PAYLOAD } from "./view/payload";
 import { answerKernel, graphBytes, loadGraph, type ReadGraph } from "./kernel_sync";
+import { createFoldControl } from "./fold_control";
 import { searchGraph, visibleElementId, visibleMatches } from "./view/search";
 import { ROLE_CLASS, selectionClasses } from "./view/selection";
 import { buildVisibleGraph, truncateVisible, type VisibleGraph } from "./view/visible";
 import { h } from "./ui/dom";
 import { createInspector } from "./ui/inspector";
+import { createDiffPanel } from "./ui/diff_panel";
+import { createPanelTabs } from "./ui/panel_tabs";
+import { createReadingToggle } from "./ui/reading";
 import { createSearchBox } from "./ui/search";
 import { createStatsPanel } from "./ui/stats_panel";
 import { createStatusLine, type Message } from "./ui/status";
 import { createToolbar } from "./ui/toolbar";
+import { createExportButtons } from "./ui/export_buttons";
+import { reportViewOptions } from "./view_options";
 import { createTooltip } from "./ui/tooltip";
 
 export interface WidgetModel {
@@ -41,6 +48,8 @@ export interface WidgetModel {
   _request?: unknown;
   /** [request id, edits applied]: how far the browser got (written by the browser only). */
   _resolved?: unknown;
+  /** Fold runs of repeated blocks (GraphWidget.fold; absent: true). */
+  fold?: boolean;
 }
 
 /** From this many visible nodes on, redraws are not animated and the SVG is inserted as is,
@@ -64,7 +73,9 @@ export function createExplorer(model: AnyModel<WidgetModel>, el: HTMLElement): (
   const graphEl = h("div", { className: "pvw-graph", testid: "pvw-graph" });
   const stage = h("div", { className: "pvw-stage" }, [graphEl]);
   const grad = createStatsPanel(schedule, navigate); // trace(stats=True): colours, jump, overview
-  const status = createStatusLine([grad.statusEl]);
+  const reading = createReadingToggle(model, schedule); // Backward / Forward: the `view` trait
+  const diff = createDiffPanel(() => (model.get("selected") ? select("") : decorate())); // GraphWidget.diff
+  const status = createStatusLine([grad.statusEl, diff.statusEl]);
   // The tracer's one-line hint (meta.notice), e.g. how to get gradient shapes.
   const notice = h("div", { className: "pvw-notice", testid: "pvw-notice" });
   notice.setAttribute("role", "note");
@@ -79,7 +90,17 @@ export function createExplorer(model: AnyModel<WidgetModel>, el: HTMLElement): (
   const setExpanded = (ids: string[], depth?: number): void =>
     commit({ expanded: normalizeExpanded(index, ids), ...(depth === undefined ? {} : { depth }) });
   const expanded = (): string[] => normalizeExpanded(index, model.get("expanded") ?? []);
+  const folds = createFoldControl(model, {
+    index: () => index,
+    vg: () => vg,
+    schedule,
+    afterDraw: (fn) => queueMicrotask(() => void pending.then(fn)),
+    centre,
+    search: () => search,
+    decorate,
+  });
   const scale = createScale({
+    fold: folds.state,
     index: () => index,
     expanded,
     setExpanded,
@@ -95,6 +116,7 @@ export function createExplorer(model: AnyModel<WidgetModel>, el: HTMLElement): (
    * edge), then centre on it. */
   function navigate(id: string): void {
     scale.cancel();
+    folds.reveal(id); // a member of a folded run, or the run
     const edge = index.edges.get(id);
     const open = [edge?.source ?? id, edge?.target ?? id].reduce((acc, end) => reveal(index, acc, end), expanded());
     if (open.length !== expanded().length) setExpanded(open);
@@ -102,8 +124,9 @@ export function createExplorer(model: AnyModel<WidgetModel>, el: HTMLElement): (
     // After the redraw those changes schedule (queued first, so it sets `pending`).
     queueMicrotask(() => void pending.then(() => centre(id)));
   }
-  const inspector = createInspector(navigate, () => {
+  const inspector = createInspector((ref, action) => (action ? folds.act(action, ref) : navigate(ref)), () => {
     grad.closeOverview();
+    diff.closeOverview();
     select("");
     decorate(); // already unselected: the closed overview still goes
   });
@@ -111,14 +134,14 @@ export function createExplorer(model: AnyModel<WidgetModel>, el: HTMLElement): (
     (text) => {
       search = { query: text, matches: [], current: 0 };
       decorate();
-      if (search.matches.length > 0) centre(search.matches[0]);
+      folds.focusMatch(); // centres the first match, unfolding a run that hides it
     },
     (delta) => {
       const n = search.matches.length;
       if (n === 0) return;
       search.current = (search.current + delta + n) % n;
       decorate();
-      centre(search.matches[search.current]);
+      folds.focusMatch();
     },
   );
   const toolbar = createToolbar(
@@ -128,11 +151,11 @@ export function createExplorer(model: AnyModel<WidgetModel>, el: HTMLElement): (
       expandAll: () => void scale.expandAll(),
       collapseAll: () => {
         scale.cancel();
-        commit({ depth: 0, expanded: groupsToDepth(index, 0) }); // a wrapper group stays open
+        commit({ depth: 0, expanded: folds.preset(0) }); // a wrapper group stays open
       },
       setDepth: (depth) => {
         scale.cancel();
-        commit({ depth, expanded: groupsToDepth(index, depth) });
+        commit({ depth, expanded: folds.preset(depth) });
       },
       setDirection: (rankdir) => {
         options = { ...options, rankdir };
@@ -144,9 +167,10 @@ export function createExplorer(model: AnyModel<WidgetModel>, el: HTMLElement): (
       },
     },
     searchBox.el,
-    [grad.toolbarEl],
+    [reading.el, grad.toolbarEl, createExportButtons(() => view.svg(), (message) => status.show(message))],
   );
-  const main = h("div", { className: "pvw-main" }, [stage, inspector.el]);
+  const tabs = createPanelTabs(model, inspector, navigate); // Inspector | Layers | Gradient flow
+  const main = h("div", { className: "pvw-main" }, [stage, tabs.el]);
   root.append(toolbar.el, notice, main, status.el);
   el.appendChild(root);
 
@@ -163,6 +187,7 @@ export function createExplorer(model: AnyModel<WidgetModel>, el: HTMLElement): (
       select("");
       return;
     }
+    if (hit.kind === "node" && folds.click(hit.id)) return select(hit.id); // unfolds a folded run
     // Collapsed groups and clusters stand for one call of a layer: act on the layer.
     const group = hit.kind === "edge" ? null : (parseInstanceId(index, hit.id)?.group ?? null);
     if (hit.kind === "cluster" && group) {
@@ -185,8 +210,9 @@ export function createExplorer(model: AnyModel<WidgetModel>, el: HTMLElement): (
       return;
     }
     const edge = hit.kind === "edge" ? vg.edgeById.get(hit.id) : undefined;
-    const lines = edge ? edgeTooltip(index, edge) : hit.kind === "edge" ? [] : nodeTooltip(index, vg, hit.id);
-    tooltip.show(lines, event);
+    const read = reading.current(index);
+    const lines = edge ? edgeTooltip(index, edge, read) : hit.kind === "edge" ? [] : nodeTooltip(index, vg, hit.id, read);
+    tooltip.show([...lines, ...diff.tooltip(hit.id, vg)], event);
   }
 
   const layout = sharedLayoutClient();
@@ -214,9 +240,10 @@ export function createExplorer(model: AnyModel<WidgetModel>, el: HTMLElement): (
       root.classList.toggle("pvw-has-selection", classes.size > 0 && selected !== "");
     }
     searchBox.showCount(search.current, search.matches.length);
-    inspector.show(grad.overview(selected) ?? (selected ? inspect(index, vg, selected) : null));
+    inspector.show(diff.inspection(selected, vg, grad.overview(selected) ?? (selected ? inspect(index, vg, selected, reading.current(index)) : null)));
+    tabs.update(selected, grad.options().step);
     toolbar.update({
-      depth: depthShown(index, expanded(), model.get("depth") ?? -1),
+      depth: depthShown(index, expanded(), model.get("depth") ?? -1, folds.on()),
       maxDepth: index.maxLevel + 1,
       direction: options.rankdir,
       edgeLabels: options.edgeLabels,
@@ -250,13 +277,14 @@ export function createExplorer(model: AnyModel<WidgetModel>, el: HTMLElement): (
   let drawnDot = "";
   let note: Message | null = null; // shown once the redraw under way is drawn
   let stale = false; // a new drawing is on its way
+  let fresh = true; // nothing of this graph drawn yet: its next drawing is its first view
 
   function resolveKernelRequest(): void {
     resolveWanted = false;
     resolving = true; // the changes it commits are drawn by the redraw under way
     try {
       const shown = () => ({ depth: model.get("depth") ?? 0, expanded: expanded() });
-      if (answerKernel(model, index, shown)) scale.cancel();
+      if (answerKernel(model, index, shown, folds.on())) scale.cancel();
     } finally {
       resolving = false;
     }
@@ -268,6 +296,7 @@ export function createExplorer(model: AnyModel<WidgetModel>, el: HTMLElement): (
 
   function redraw(): void {
     if (resolveWanted) resolveKernelRequest();
+    reportViewOptions(model, { rankdir: options.rankdir, edgeLabels: options.edgeLabels, ...grad.options() });
     root.style.height = model.get("height") ?? "600px";
     const previous = vg;
     let open = expanded();
@@ -276,13 +305,13 @@ export function createExplorer(model: AnyModel<WidgetModel>, el: HTMLElement): (
       commit({ expanded: fitted }); // the change this causes redraws nothing new
       open = fitted;
     }
-    vg = buildVisibleGraph(index, new Set(open));
+    vg = buildVisibleGraph(index, new Set(open), folds.folded(open));
     if (vg.nodes.length > scale.budget) {
       const total = vg.nodes.length;
       vg = truncateVisible(vg, scale.budget);
       note = { text: budgetText.truncated(vg.nodes.length, total, scale.budget), kind: "warn" };
     }
-    const dot = visibleGraphToDot(index, vg, { ...options, grad: grad.colouring() });
+    const dot = visibleGraphToDot(index, vg, { ...options, grad: grad.colouring(), reading: reading.current(index), diff: diff.marking() });
     if (dot === lastDot) {
       if (note) status.show(note);
       note = null;
@@ -294,7 +323,8 @@ export function createExplorer(model: AnyModel<WidgetModel>, el: HTMLElement): (
     const anchors = lastDot !== "" ? anchorsFor(index, previous, drawnOpen, vg, new Set(open), selected) : null;
     tooltip.hide();
     decorate();
-    draw(dot, { plain, animate: lastDot !== "" && !plain, anchors }, vg.nodes.length, open);
+    const opening = fresh ? { focus: openingFocus(index, vg) } : null; // a graph's first view
+    draw(dot, { plain, animate: lastDot !== "" && !plain, anchors, opening }, vg.nodes.length, open);
   }
 
   /** Lay out and draw `dot`: the view's own (`open`: the groups it shows), or any DOT given
@@ -311,6 +341,7 @@ export function createExplorer(model: AnyModel<WidgetModel>, el: HTMLElement): (
       .render(dot, how)
       .then((result) => {
         if (!result.drawn) return;
+        if (open) fresh = false;
         stale = false;
         renders += 1;
         drawnDot = dot;
@@ -357,8 +388,13 @@ export function createExplorer(model: AnyModel<WidgetModel>, el: HTMLElement): (
     // A document the view cannot read draws nothing and says why, once that is drawn.
     if (read.error) note = { text: read.error, kind: "error" };
     index = next;
+    fresh = true;
     grad.reset(next);
+    diff.reset(next);
+    tabs.reset(next);
+    reading.reset(next);
     scale.reset();
+    folds.reset();
     lastDot = "";
     loading = false;
     wantResolve(); // a new graph comes with a new request
@@ -392,6 +428,9 @@ export function createExplorer(model: AnyModel<WidgetModel>, el: HTMLElement): (
     model.off("change:depth", onDepth);
     model.off("change:_request", onRequest);
     scale.cancel();
+    reading.destroy();
     view.destroy();
+    folds.destroy();
+    tabs.destroy();
   };
 }

@@ -5,6 +5,7 @@ import type { WidgetModel } from "./explorer";
 import { applyEdits, openToDepth, readRequest, type ViewState } from "./view/expansion";
 import { buildIndex, type GraphIndex } from "./view/graph_index";
 import { readGraph } from "./view/payload";
+import { repeatsOf } from "./view/repeats";
 
 /** Graph payloads from this many bytes on (~20k GradNodes) are read over several tasks. */
 export const READ_IN_STEPS_FROM = 4_000_000;
@@ -52,6 +53,8 @@ export function loadGraph(
     if (!(await step())) return;
     const index = buildIndex(read.payload);
     if (!(await step())) return;
+    repeatsOf(index); // repeated blocks (view/repeats.ts), found in a task of their own
+    if (!(await step())) return;
     done(read, index);
   })();
   return true;
@@ -64,21 +67,27 @@ export type Answer = ViewState & { _resolved: [number, number] };
  * from scratch when the request is new, else only the edits not applied yet (on top of what
  * is shown, clicks included). `resolved` is how far the model got ([id, edits]).
  */
-export function answerRequest(index: GraphIndex, request: unknown, resolved: unknown, shown: () => ViewState): Answer | null {
+export function answerRequest(
+  index: GraphIndex,
+  request: unknown,
+  resolved: unknown,
+  shown: () => ViewState,
+  fold = false, // repeated blocks folded (GraphWidget.fold): depths leave their members closed
+): Answer | null {
   const r = readRequest(request);
   if (r === null) return null;
   const [id, count] = Array.isArray(resolved) ? resolved : [];
   const n = r.edits.length;
   const known = id === r.id && typeof count === "number" && count <= n;
   if (known && count === n) return null;
-  const start = known ? shown() : openToDepth(index, r.depth);
-  const next = applyEdits(index, start, r.edits.slice(known ? count : 0));
+  const start = known ? shown() : openToDepth(index, r.depth, fold);
+  const next = applyEdits(index, start, r.edits.slice(known ? count : 0), fold);
   return { ...next, _resolved: [r.id, n] };
 }
 
 /** Answer the kernel's request on `model` if there is anything new; whether it did. */
-export function answerKernel(model: AnyModel<WidgetModel>, index: GraphIndex, shown: () => ViewState): boolean {
-  const answer = answerRequest(index, model.get("_request"), model.get("_resolved"), shown);
+export function answerKernel(model: AnyModel<WidgetModel>, index: GraphIndex, shown: () => ViewState, fold = false): boolean {
+  const answer = answerRequest(index, model.get("_request"), model.get("_resolved"), shown, fold);
   if (answer === null) return false;
   // Always sent, even when the model holds these values already (the kernel's own guess):
   // an older answer of ours may still be on its way and must not have the last word.

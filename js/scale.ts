@@ -11,6 +11,7 @@ import {
 } from "./view/budget";
 import * as text from "./view/budget_text";
 import { expandGroup, groupsToDepth } from "./view/expansion";
+import type { FoldState } from "./view/folding";
 import type { GraphIndex } from "./view/graph_index";
 import type { Message, StatusLine } from "./ui/status";
 
@@ -24,6 +25,8 @@ export interface ScaleDeps {
   /** Show `message` once the next redraw is drawn. */
   note(message: Message): void;
   status: StatusLine;
+  /** Repeated blocks folded (view/folding.ts); absent: none. */
+  fold?: () => FoldState;
 }
 
 export interface Scale {
@@ -44,7 +47,8 @@ export interface Scale {
 
 export function createScale(deps: ScaleDeps): Scale {
   let budget = LAYOUT_BUDGET;
-  let counter: Counter = createCounter(deps.index());
+  let counter: Counter = createCounter(deps.index(), deps.fold);
+  const folding = (): boolean => deps.fold?.().on ?? false;
   let run = 0;
   const same = (a: string[], b: string[]): boolean => a.join(",") === b.join(",");
 
@@ -54,7 +58,7 @@ export function createScale(deps: ScaleDeps): Scale {
     },
     count: (open) => counter.count(new Set(open)),
     reset() {
-      counter = createCounter(deps.index());
+      counter = createCounter(deps.index(), deps.fold);
       run += 1;
     },
     cancel() {
@@ -87,12 +91,12 @@ export function createScale(deps: ScaleDeps): Scale {
     },
     async expandAll() {
       const mine = ++run;
-      const plan = planExpandAll(deps.index(), counter, deps.expanded(), budget);
+      const plan = planExpandAll(deps.index(), counter, deps.expanded(), budget, folding());
       for (const step of plan.steps) {
         const progress: Message = { text: text.expandAllProgress(step, plan), kind: "busy" };
         deps.status.show(progress);
         deps.note(progress);
-        const level = groupsToDepth(deps.index(), step.depth);
+        const level = groupsToDepth(deps.index(), step.depth, folding());
         deps.setExpanded(step.expanded, same(level, step.expanded) ? step.depth : undefined);
         await deps.nextDraw();
         // Stop if anything else changed the groups meanwhile, or the layout failed.

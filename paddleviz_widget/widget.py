@@ -13,7 +13,11 @@ import anywidget
 import traitlets
 
 from .tracer import build_graph
+from .widget_diff import GraphDiff
+from .widget_export import GraphExport
+from .widget_layers import LayerRows
 from .widget_reports import GraphReports
+from .widget_static import StaticFallback
 
 _STATIC = pathlib.Path(__file__).parent / "static"
 
@@ -33,7 +37,9 @@ def _graph_to_json(graph: Mapping[str, Any], widget: Any) -> memoryview:
     # One binary buffer of JSON text: ipywidgets would otherwise walk every node, edge and
     # list of the payload looking for buffers, and Jupyter would encode it as nested JSON
     # (~85 ms + ~50 ms per 10k GradNodes, in the kernel, before the browser gets anything).
-    return memoryview(json.dumps(graph, separators=(",", ":")).encode())
+    text = json.dumps(graph, separators=(",", ":"))
+    widget._graph_text = (graph, text)  # read once by the static picture (widget_static.py)
+    return memoryview(text.encode())
 
 
 def _graph_from_json(value: Any, widget: Any) -> Any:
@@ -74,7 +80,17 @@ def _has_id(graph: Mapping[str, Any], wanted: str) -> bool:
     )
 
 
-class GraphWidget(GraphReports, anywidget.AnyWidget):
+#: The readings the page can draw (js/view/forward.ts holds what each one means).
+VIEWS = ("backward", "forward")
+
+
+class ViewError(traitlets.TraitError, ValueError):
+    """A ``view`` that is not one of VIEWS (a TraitError, so traitlets undoes the change)."""
+
+
+class GraphWidget(
+    GraphDiff, GraphExport, GraphReports, LayerRows, StaticFallback, anywidget.AnyWidget
+):
     """Interactive view of the backward graph of ``y``.
 
     ``y`` is a paddle.Tensor, or a list/tuple/dict of them. The graph is built once, in the
@@ -82,8 +98,9 @@ class GraphWidget(GraphReports, anywidget.AnyWidget):
 
     ``depth`` opens the layer groups down to that level (0: all collapsed); by default the
     deepest level that keeps the picture readable (about 150 visible nodes). The traits
-    ``selected``, ``expanded`` and ``depth`` follow the browser and can be set from Python;
-    the browser works out which groups a depth opens and fills ``expanded`` in.
+    ``selected``, ``expanded``, ``depth`` and ``view`` (``GraphWidget(y, view="forward")``: the
+    graph read forward) follow the browser and can be set from Python; the browser works out
+    which groups a depth opens and fills ``expanded`` in.
     """
 
     _esm = _bundle("widget.js")
@@ -97,10 +114,21 @@ class GraphWidget(GraphReports, anywidget.AnyWidget):
     expanded = traitlets.List(traitlets.Unicode()).tag(sync=True)
     #: Depth the layer groups were last opened to (-1: pick automatically).
     depth = traitlets.Int(-1).tag(sync=True)
+    #: Fold each run of repeated blocks (consecutive sibling layers of one structure, named
+    #: "layers.0", "layers.1", ...) into one node, which a click unfolds; depths and
+    #: expand_all leave it folded, expand("layers.3") opens that block. False: every block.
+    fold = traitlets.Bool(True).tag(sync=True)
+    #: How the graph is read: "backward" (GradNodes, as recorded) or "forward" (the ops they
+    #: differentiate, arrows from inputs to outputs). Follows the toolbar's toggle.
+    view = traitlets.Unicode("backward").tag(sync=True)
     #: The kernel's view request, written by the kernel only: {"id", "depth", "edits"}.
     _request = traitlets.Dict().tag(sync=True)
     #: [request id, edits applied]: how far the browser got, written by the browser only.
     _resolved: traitlets.List[Any] = traitlets.List().tag(sync=True)
+    #: How the page draws the view, written by the browser only (js/view_options.ts) once a
+    #: view draws and whenever the user changes it: {"rankdir": "TB"|"LR", "edgeLabels",
+    #: "gradColour": bool, "step": position in meta.steps.index or None}; {} until then.
+    _view_options = traitlets.Dict().tag(sync=True)
 
     def __init__(
         self,
@@ -171,6 +199,12 @@ class GraphWidget(GraphReports, anywidget.AnyWidget):
     # applies what it has not yet, syncs `depth` and `expanded` back, and says how far it got
     # in `_resolved`. Each side writes only its own trait, so a late message from the other
     # never undoes it; `expanded` is set here too, as a guess to read until the answer.
+
+    @traitlets.validate("view")
+    def _check_view(self, proposal: Mapping[str, Any]) -> str:
+        if proposal["value"] not in VIEWS:
+            raise ViewError(f'view must be "backward" or "forward", got {proposal["value"]!r}')
+        return str(proposal["value"])
 
     def _from_browser(self, name: str) -> bool:
         return name in self._property_lock
@@ -269,7 +303,7 @@ class GraphWidget(GraphReports, anywidget.AnyWidget):
         """Open every layer group (``depth`` becomes the deepest level, once the browser
         has it). On a graph too big to lay out at once, the browser opens only what fits its
         visible-node budget (2,000), says so in its status line, and syncs that back into
-        ``expanded``."""
+        ``expanded``. The blocks of a folded run stay closed (see ``fold``)."""
         self._auto = False
         self._edit([["all"]], self._groups.ids)
 

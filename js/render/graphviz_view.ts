@@ -10,6 +10,9 @@ import { type Carry, d3Drawing, type Drawing, plainDrawing } from "./drawing";
 import { type Box, graphvizBox } from "./graphviz_box";
 import { assertPlainSvg } from "./svg_guard";
 import { type Anchors, centreView, fitView, keepView, outOfView, pickAnchor, type View } from "./viewport";
+import { createViewHint } from "../ui/view_hint";
+import { openingView, viewHint } from "../view/opening";
+import { frameOf, labelCentre } from "./opening_frame";
 
 export type { Anchor, Anchors } from "./viewport";
 
@@ -32,6 +35,13 @@ export interface RenderOptions {
   /** Insert the SVG as is, without d3-graphviz's data join: for big graphs. */
   plain: boolean;
   anchors?: Anchors | null;
+  /** A graph's first drawing: opens readable on `focus` (its output's element id) when the
+   * whole fit would not be (../view/opening.ts). */
+  opening?: Opening | null;
+}
+
+export interface Opening {
+  focus: string | null;
 }
 
 export interface RenderResult {
@@ -50,6 +60,8 @@ export interface GraphvizView {
   /** Replace the state classes (selection, search) on the SVG elements. */
   setClasses(classes: ReadonlyMap<string, ReadonlySet<string>>): void;
   resize(): void;
+  /** The SVG on screen (null before the first drawing), e.g. to save it. */
+  svg(): SVGSVGElement | null;
   destroy(): void;
 }
 
@@ -105,6 +117,9 @@ export function createGraphvizView(
   let queue: Promise<void> = Promise.resolve();
   let wanted = 0;
   let autoFit = true; // refit after redraws until the user pans or zooms
+  let opened: Opening | null = null; // a first view kept on resize until the view is moved
+  const hint = createViewHint(); // "Showing part of the graph", over the drawing
+  container.appendChild(hint.el);
   let lastClasses: ReadonlyMap<string, ReadonlySet<string>> = new Map();
   const stateClasses = new Set<string>();
 
@@ -138,7 +153,9 @@ export function createGraphvizView(
       select(root).on("dblclick.zoom", null);
       behavior.on("start.pvw", (event: { sourceEvent: Event | null }) => {
         if (event.sourceEvent) autoFit = false;
+        if (event.sourceEvent) opened = null;
       });
+      behavior.on("zoom.pvw", (event: { transform: View }) => showHint(event.transform));
     }
     view.setClasses(lastClasses);
   }
@@ -147,6 +164,9 @@ export function createGraphvizView(
     const root = svg();
     const behavior = zoom();
     if (!root || !behavior || !v) return;
+    // A whole fit of a big drawing may be smaller than the zoom's extent: let the wheel go there.
+    const [min, max] = behavior.scaleExtent();
+    if (v.k < min) behavior.scaleExtent([v.k, max]);
     const t = zoomIdentity.translate(v.x, v.y).scale(v.k);
     if (animate) select(root).transition().duration(300).call(behavior.transform as never, t);
     else behavior.transform(select(root) as never, t);
@@ -172,11 +192,31 @@ export function createGraphvizView(
     drawnBox = graphvizBox(svgText);
     afterRender();
     const now = svg();
-    if (autoFit) view.fit(animate);
+    opened = options.opening ?? null; // later redraws keep their anchoring
+    if (opened) openView();
+    else if (autoFit) view.fit(animate);
     else if (now && picked) apply(keepView(now, picked), animate);
     else if (now && outOfView(now)) view.fit(animate);
     // Performance-panel (and bench_browser.py) view of the main thread's share of a redraw.
     performance.measure("pvw:draw", { start, detail: { kind } });
+    showHint();
+  }
+
+  /** The first view of a graph: the whole fit, or a readable part on its output. */
+  function openView(): void {
+    const root = svg();
+    const frame = root && drawnBox ? frameOf(root, drawnBox) : null;
+    if (!root || !frame || !opened) return view.fit(false);
+    const { view: v, partial } = openingView(frame, opened.focus ? labelCentre(root, opened.focus) : null);
+    if (!partial) return view.fit(false);
+    apply(v, false);
+    autoFit = false;
+  }
+
+  function showHint(t: View | null = null): void {
+    const root = svg();
+    const frame = root && drawnBox ? frameOf(root, drawnBox) : null;
+    hint.show(frame ? viewHint(frame, t ?? zoomTransform(root as Element)) : null);
   }
 
   const onClick = (event: MouseEvent): void => handlers.click(hitOf(event.target), event);
@@ -220,18 +260,21 @@ export function createGraphvizView(
       if (!root) return;
       apply(fitView(root, drawnBox), animate);
       autoFit = true;
+      opened = null;
     },
     zoomBy(factor: number): void {
       const root = svg();
       const behavior = zoom();
       if (root && behavior) behavior.scaleBy(select(root).transition().duration(200) as never, factor);
       autoFit = false;
+      opened = null;
     },
     centerOn(elementId: string): void {
       const root = svg();
       if (!root) return;
       apply(centreView(root, elementId), true);
       autoFit = false;
+      opened = null;
     },
     setClasses(classes): void {
       lastClasses = classes;
@@ -253,7 +296,10 @@ export function createGraphvizView(
       const { width, height } = size();
       drawing?.resize(width, height);
       if (svg() && autoFit) view.fit(false);
+      else if (svg() && opened) openView();
+      showHint(); // the viewport changed under the same zoom
     },
+    svg,
     destroy(): void {
       container.removeEventListener("click", onClick);
       container.removeEventListener("mousemove", onMove);

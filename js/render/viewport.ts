@@ -1,6 +1,7 @@
 // Where to put the view: fit, centre on an element, keep an element in place across a
 // redraw. Geometry only (SVG boxes and the d3-zoom transform); applying it is the caller's.
 import { zoomTransform } from "d3-zoom";
+import { fitWhole } from "../view/opening";
 import type { Box } from "./graphviz_box";
 
 export interface Point {
@@ -29,8 +30,6 @@ export interface Anchors {
   fallback: Anchor[];
 }
 
-/** Largest zoom a fit uses: small graphs are not blown up beyond their natural size. */
-const MAX_FIT_SCALE = 1;
 /** Smallest zoom when centring on an element, so that it is readable. */
 const MIN_CENTRE_SCALE = 0.8;
 
@@ -46,14 +45,9 @@ export function centreOf(root: SVGSVGElement, id: string): Point | null {
   return { x: box.x + box.width / 2, y: box.y + box.height / 2 };
 }
 
-/** Below this zoom a whole-graph fit is unreadable dots: fit the narrow side instead. */
-const MIN_FIT_SCALE = 0.25;
-
-/**
- * The whole drawing (`known`: its box, if known), centred, as large as fits (up to its natural
- * size). A drawing too long for that to be readable is fitted across its narrow side and shown
- * from its start (the outputs: top, or left in left-right layouts); pan or zoom out for the rest.
- */
+/** The whole drawing (`known`: its box, if known), centred, as large as fits (up to its natural
+ * size), however small that makes it: a graph's first view is what opens big drawings at a
+ * readable zoom (../view/opening.ts), and the corner hint says why a fit is unreadable. */
 export function fitView(root: SVGSVGElement, known: Box | null = null): View | null {
   const graph = root.querySelector<SVGGElement>("g");
   if (!graph) return null;
@@ -61,13 +55,7 @@ export function fitView(root: SVGSVGElement, known: Box | null = null): View | n
   const box = known ?? graph.getBBox();
   const vb = root.viewBox.baseVal;
   if (box.width <= 0 || box.height <= 0 || vb.width <= 0) return null;
-  const kx = (vb.width * 0.96) / box.width;
-  const ky = (vb.height * 0.96) / box.height;
-  let k = Math.min(MAX_FIT_SCALE, kx, ky);
-  if (k < MIN_FIT_SCALE) k = Math.min(MAX_FIT_SCALE, Math.max(kx, ky));
-  const place = (size: number, start: number, length: number): number =>
-    k * length <= size ? size / 2 - k * (start + length / 2) : size * 0.02 - k * start;
-  return { x: place(vb.width, box.x, box.width), y: place(vb.height, box.y, box.height), k };
+  return fitWhole({ box, viewport: { width: vb.width, height: vb.height } });
 }
 
 /** Element `id` in the middle of the view, zoomed in enough to read. */

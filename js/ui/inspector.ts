@@ -1,5 +1,5 @@
 // Side panel describing the selected node, edge or layer group.
-import type { Inspection } from "../view/describe";
+import type { InfoItem, Inspection } from "../view/describe";
 import { button, h } from "./dom";
 import { sparklineSvg } from "./sparkline";
 
@@ -8,7 +8,8 @@ export interface Inspector {
   show(info: Inspection | null): void;
 }
 
-export function createInspector(onSelect: (id: string) => void, onClose: () => void): Inspector {
+/** `onSelect(ref, action)`: a link was clicked (`action`: unfold or fold a run, see InfoItem). */
+export function createInspector(onSelect: (id: string, action?: InfoItem["action"]) => void, onClose: () => void): Inspector {
   const el = h("aside", { className: "pvw-inspector", testid: "pvw-inspector" });
   el.setAttribute("aria-label", "Inspector");
   el.hidden = true;
@@ -31,10 +32,11 @@ export function createInspector(onSelect: (id: string) => void, onClose: () => v
         const rows = section.items.map((item) => {
           let value: HTMLElement;
           if (item.ref) {
-            const ref = item.ref;
-            value = button(item.value, `Select ${item.value}`, () => onSelect(ref));
+            const { ref, action } = item;
+            value = button(item.value, action ? item.value : `Select ${item.value}`, () => onSelect(ref, action));
             value.className = "pvw-link";
             value.dataset.ref = ref;
+            if (action) value.dataset.action = action;
           } else {
             value = h("span", { className: "pvw-value", text: item.value });
           }

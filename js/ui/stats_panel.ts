@@ -16,6 +16,8 @@ export interface StatsPanel {
   reset(index: GraphIndex): void;
   /** For the DOT writer: null when off or without statistics. */
   colouring(): GradColouring | null;
+  /** The toggle and the slider: `step` is a position in meta.steps.index (null: no steps). */
+  options(): { gradColour: boolean; step: number | null };
   /** The inspector with nothing selected (null once closed, until something is selected). */
   overview(selected: string): Inspection | null;
   closeOverview(): void;
@@ -91,6 +93,9 @@ export function createStatsPanel(onChange: () => void, onJump: (id: string) => v
     },
     colouring() {
       return index && scale && on ? gradColouring(index, scale, series, step) : null;
+    },
+    options() {
+      return { gradColour: on, step: series ? step : null };
     },
     overview(selected) {
       if (selected) overviewClosed = false;

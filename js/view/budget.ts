@@ -2,7 +2,9 @@
 // Pure: counts visible nodes per expanded set in O(groups), plans "Expand all" level by level
 // and cuts any requested expanded set down to what fits.
 import { groupsToDepth } from "./expansion";
+import { foldedStretches, type FoldState } from "./folding";
 import type { GraphIndex } from "./graph_index";
+import { repeatsOf, type RepeatRun } from "./repeats";
 
 /**
  * Most visible nodes handed to Graphviz at once. Measured on the 10k-node Llama (headless
@@ -20,12 +22,14 @@ export interface Counter {
   count(expanded: ReadonlySet<string>): number;
   /** Visible nodes with every group closed. */
   readonly base: number;
-  /** Change in visible nodes from opening group `id` while all groups inside it are closed. */
-  openDelta(id: string): number;
+  /** Change in visible nodes from opening group `id` while all groups inside it are closed
+   * (`open`: the groups open now; it matters for members of folded runs). */
+  openDelta(id: string, open?: ReadonlySet<string>): number;
   parent(id: string): string | null;
 }
 
-export function createCounter(index: GraphIndex): Counter {
+/** `fold`: the fold state to count with (folding.ts), read at each count; absent: no folding. */
+export function createCounter(index: GraphIndex, fold?: (() => FoldState) | null): Counter {
   const direct = new Map<string, number>();
   let loose = 0; // nodes in no group
   for (const node of index.nodes.values()) {
@@ -40,23 +44,38 @@ export function createCounter(index: GraphIndex): Counter {
   for (const [p, kids] of index.childGroups) for (const k of kids) parentOf.set(k, p);
 
   // A closed group shows one node per call; an open one its direct nodes and its children.
-  const units = (g: string, open: ReadonlySet<string>): number => {
-    if (!open.has(g)) return calls(g);
-    let n = direct.get(g) ?? 0;
-    for (const c of children(g)) n += units(c, open);
+  // Folded, the members of a run that are closed and not unfolded show one node per stretch.
+  // `also`: a group counted as open besides those in `open`.
+  const repeats = fold ? repeatsOf(index) : null;
+  const units = (g: string, open: ReadonlySet<string>, state: FoldState | null, also?: string): number => {
+    if (!open.has(g) && g !== also) return calls(g);
+    return (direct.get(g) ?? 0) + inside(g, open, state, also);
+  };
+  const runUnits = (run: RepeatRun, open: ReadonlySet<string>, state: FoldState, also?: string): number => {
+    const shown = (m: string): boolean => open.has(m) || m === also || state.unfolded.has(m);
+    let n = foldedStretches(run, shown).length;
+    for (const m of run.members) if (shown(m)) n += units(m, open, state, also);
     return n;
   };
-  const tops = children(null);
+  const inside = (g: string | null, open: ReadonlySet<string>, state: FoldState | null, also?: string): number => {
+    const runs = state?.on && repeats ? repeats.runsIn(g) : [];
+    let n = 0;
+    for (const c of children(g)) if (runs.length === 0 || !repeats?.runOf(c)) n += units(c, open, state, also);
+    for (const run of runs) n += runUnits(run, open, state as FoldState, also);
+    return n;
+  };
   const none = new Set<string>();
+  const count = (open: ReadonlySet<string>): number => loose + inside(null, open, fold?.() ?? null);
   return {
-    count(open) {
-      let n = loose;
-      for (const t of tops) n += units(t, open);
-      return n;
+    count,
+    get base() {
+      return count(none);
     },
-    base: tops.reduce((n, t) => n + units(t, none), loose),
-    openDelta(id) {
-      return (direct.get(id) ?? 0) + children(id).reduce((n, c) => n + calls(c), 0) - calls(id);
+    openDelta(id, open = none) {
+      const state = fold?.() ?? null;
+      const run = state?.on ? repeats?.runOf(id) : undefined;
+      if (run && state) return runUnits(run, open, state, id) - runUnits(run, open, state);
+      return (direct.get(id) ?? 0) + inside(id, open, state) - calls(id);
     },
     parent: (id) => parentOf.get(id) ?? null,
   };
@@ -96,7 +115,7 @@ export function fitBudget(
     if (open.has(id)) continue;
     const parent = counter.parent(id);
     if (parent !== null && !open.has(parent)) continue;
-    const delta = counter.openDelta(id);
+    const delta = counter.openDelta(id, open);
     if (count + delta > budget) continue;
     open.add(id);
     count += delta;
@@ -130,13 +149,14 @@ export function planExpandAll(
   counter: Counter,
   current: Iterable<string>,
   budget: number,
+  fold = false,
 ): LevelPlan {
   const now = new Set(current);
   const maxDepth = index.maxLevel + 1;
   const steps: LevelStep[] = [];
   let previous = now;
   for (let depth = 0; depth <= maxDepth; depth++) {
-    const open = new Set([...previous, ...groupsToDepth(index, depth)]);
+    const open = new Set([...previous, ...groupsToDepth(index, depth, fold)]);
     if (open.size === previous.size) continue; // nothing new at this depth
     const expanded = [...index.groups.keys()].filter((id) => open.has(id));
     const step = { depth, expanded, count: counter.count(open) };

@@ -7,10 +7,12 @@ import {
   gradSummary,
   groupTitle,
   plural,
-  shortOpName,
 } from "./format";
 import { callText } from "./dot";
+import { carried, opTitle, shownEnds, type Reading } from "./forward";
 import { groupStats, parseInstanceId, type GraphIndex } from "./graph_index";
+import { inspectRun, memberSections, runTooltip } from "./describe_run";
+import { parseRunId } from "./folding";
 import { edgeStatsSections, groupStatsText, mergedStatsLine, nodeStatsLines, nodeStatsSections } from "./describe_stats";
 import { jittorSections, jittorTooltip } from "./jittor";
 import { pyLayerFacts, pyLayerSections } from "./pylayers";
@@ -26,6 +28,8 @@ export interface InfoItem {
   hint?: string;
   /** Norms over the kept steps (trace(steps=K)), drawn as a sparkline. */
   spark?: { values: (number | null)[]; steps: number[] };
+  /** A click does this to the run `ref` instead of selecting it (describe_run.ts). */
+  action?: "unfold" | "fold";
 }
 
 export interface InfoSection {
@@ -49,17 +53,23 @@ const KIND_TEXT: Record<GraphNode["kind"], string> = {
 
 const LIST_LIMIT = 12;
 
-/** Short name of a node as shown in lists: "Matmul", "fc.0.weight". */
-export function nodeTitle(node: GraphNode): string {
+/** Short name of a node as shown in lists: "Matmul" ("matmul" read forward), "fc.0.weight". */
+export function nodeTitle(node: GraphNode, reading: Reading = "backward"): string {
   if (node.kind === "param") return node.param?.name ?? "leaf tensor";
-  return shortOpName(node.name);
+  return opTitle(node.name, reading);
 }
 
-function refTitle(index: GraphIndex, id: string): string {
+function refTitle(index: GraphIndex, id: string, reading: Reading = "backward"): string {
   const node = index.nodes.get(id);
-  if (node) return nodeTitle(node);
+  if (node) return nodeTitle(node, reading);
   const group = index.groups.get(id);
   return group ? groupTitle(group) : id;
+}
+
+/** "Gradient" or "Tensor": what an edge carries in this reading, as a title. */
+function carriedTitle(reading: Reading): string {
+  const word = carried(reading);
+  return word[0].toUpperCase() + word.slice(1);
 }
 
 function section(title: string, items: InfoItem[]): InfoSection[] {
@@ -90,7 +100,7 @@ export function callSiteText(node: GraphNode, full = false): string | null {
   return `${file}:${cs.line}${cs.function ? ` (${cs.function})` : ""}`;
 }
 
-export function inspectNode(index: GraphIndex, id: string): Inspection | null {
+export function inspectNode(index: GraphIndex, id: string, reading: Reading = "backward"): Inspection | null {
   const node = index.nodes.get(id);
   if (!node) return null;
   const chain = index.ancestors(id);
@@ -111,15 +121,18 @@ export function inspectNode(index: GraphIndex, id: string): Inspection | null {
   const io = index.graph.meta?.source === "jittor" ? ["Inputs", "Outputs"] : ["Backward inputs", "Backward outputs"];
   const ins = index.inEdges.get(id) ?? [];
   const outs = index.outEdges.get(id) ?? [];
+  const forward = reading === "forward"; // what comes in is what the backward sends out
+  const neighbour = (label: string, e: GraphEdge, end: string) =>
+    ({ label, value: `${refTitle(index, end, reading)}  ${formatGrad(e.grad)}`, ref: end });
   const neighbours = [
-    ...ins.map((e) => ({ label: "\u2190 from", value: `${refTitle(index, e.source)}  ${formatGrad(e.grad)}`, ref: e.source })),
-    ...outs.map((e) => ({ label: "\u2192 to", value: `${refTitle(index, e.target)}  ${formatGrad(e.grad)}`, ref: e.target })),
+    ...(forward ? outs : ins).map((e) => neighbour("\u2190 from", e, shownEnds(e, reading).from)),
+    ...(forward ? ins : outs).map((e) => neighbour("\u2192 to", e, shownEnds(e, reading).to)),
   ];
   return {
     kind: "node",
     id,
-    title: node.name,
-    subtitle: `${KIND_TEXT[node.kind]} \u00b7 ${id}`,
+    title: forward ? nodeTitle(node, reading) : node.name,
+    subtitle: `${KIND_TEXT[node.kind]} \u00b7 ${id}${forward ? ` \u00b7 ${node.name}` : ""}`,
     sections: [
       ...section("Layer", layer),
       ...section("Parameter", param),
@@ -129,7 +142,7 @@ export function inspectNode(index: GraphIndex, id: string): Inspection | null {
       ...section(io[0], slotItems(node.inputs)),
       ...section(io[1], slotItems(node.outputs)),
       ...section("Backward slots", slotsHint(index, node)),
-      ...jittorSections(index.graph, id, (ref) => refTitle(index, ref)),
+      ...jittorSections(index.graph, id, (ref) => refTitle(index, ref, reading)),
       ...pyLayerSections(index.graph, id),
       ...section("Neighbours", limited(neighbours, neighbours.length)),
     ],
@@ -167,50 +180,53 @@ function gradItems(index: GraphIndex, edge: GraphEdge): InfoItem[] {
   ];
 }
 
-export function inspectEdge(index: GraphIndex, vg: VisibleGraph, id: string): Inspection | null {
+export function inspectEdge(index: GraphIndex, vg: VisibleGraph, id: string, reading: Reading = "backward"): Inspection | null {
   const edge = index.edges.get(id);
   const drawn = vg.edgeById.get(id);
+  const title = (id: string): string => refTitle(index, id, reading);
   if (edge && (!drawn || drawn.edges.length === 1)) {
+    const { from, to } = shownEnds(edge, reading);
     return {
       kind: "edge",
       id,
-      title: `${refTitle(index, edge.source)} \u2192 ${refTitle(index, edge.target)}`,
-      subtitle: `gradient edge \u00b7 ${id}`,
+      title: `${title(from)} \u2192 ${title(to)}`,
+      subtitle: `${carried(reading)} edge \u00b7 ${id}`,
       sections: [
         {
           title: "Ends",
           items: [
-            { label: "from", value: refTitle(index, edge.source), ref: edge.source },
-            { label: "to", value: refTitle(index, edge.target), ref: edge.target },
+            { label: "from", value: title(from), ref: from },
+            { label: "to", value: title(to), ref: to },
           ],
         },
-        { title: "Gradient", items: gradItems(index, edge) },
+        { title: carriedTitle(reading), items: gradItems(index, edge) },
         ...edgeStatsSections(index, edge),
       ],
     };
   }
   if (!drawn) return null;
   const items = drawn.edges.map((e) => ({
-    label: `${refTitle(index, e.source)} \u2192 ${refTitle(index, e.target)}`,
+    label: `${title(shownEnds(e, reading).from)} \u2192 ${title(shownEnds(e, reading).to)}`,
     value: formatGradFull(e.grad),
     ref: e.id,
   }));
   const stats = mergedStatsLine(drawn.edges);
+  const ends = shownEnds(drawn, reading);
   return {
     kind: "edge",
     id,
-    title: `${refTitle(index, drawn.source)} \u2192 ${refTitle(index, drawn.target)}`,
-    subtitle: `${plural(drawn.edges.length, "gradient")} merged`,
+    title: `${title(ends.from)} \u2192 ${title(ends.to)}`,
+    subtitle: `${plural(drawn.edges.length, carried(reading))} merged`,
     sections: [
       {
         title: "Ends",
         items: [
-          { label: "from", value: refTitle(index, drawn.source), ref: drawn.source },
-          { label: "to", value: refTitle(index, drawn.target), ref: drawn.target },
+          { label: "from", value: title(ends.from), ref: ends.from },
+          { label: "to", value: title(ends.to), ref: ends.to },
         ],
       },
       ...section("Gradient statistics", stats ? [{ label: "merged", value: stats }] : []),
-      { title: "Gradients", items: limited(items, items.length) },
+      { title: `${carriedTitle(reading)}s`, items: limited(items, items.length) },
     ],
   };
 }
@@ -229,12 +245,13 @@ export function boundaryEdges(index: GraphIndex, groupId: string): { into: Graph
   return { into, out };
 }
 
-export function inspectGroup(index: GraphIndex, id: string): Inspection | null {
+export function inspectGroup(index: GraphIndex, id: string, reading: Reading = "backward"): Inspection | null {
   const group = index.groups.get(id);
   if (!group) return null;
   const stats = groupStats(index, id);
   const calls = index.calls(id).length;
   const { into, out } = boundaryEdges(index, id);
+  const [enter, leave] = reading === "forward" ? [out, into] : [into, out]; // tensors flow the other way
   const parent = index.ancestors(id)[0];
   const children = index.childGroups.get(id) ?? [];
   const params = index
@@ -262,6 +279,7 @@ export function inspectGroup(index: GraphIndex, id: string): Inspection | null {
           ),
         ],
       },
+      ...memberSections(index, id), // one of repeated blocks
       {
         title: "Contents",
         items: [
@@ -274,56 +292,62 @@ export function inspectGroup(index: GraphIndex, id: string): Inspection | null {
         ],
       },
       ...section("Parameters", limited(params, params.length)),
-      ...section("Gradients in", gradSummary(into.map((e) => e.grad)).map((t) => ({ label: "in", value: t }))),
-      ...section("Gradients out", gradSummary(out.map((e) => e.grad)).map((t) => ({ label: "out", value: t }))),
+      ...section(`${carriedTitle(reading)}s in`, gradSummary(enter.map((e) => e.grad)).map((t) => ({ label: "in", value: t }))),
+      ...section(`${carriedTitle(reading)}s out`, gradSummary(leave.map((e) => e.grad)).map((t) => ({ label: "out", value: t }))),
     ],
   };
 }
 
 /** Inspector content for any selectable id; null if the id is unknown. */
-export function inspect(index: GraphIndex, vg: VisibleGraph, id: string): Inspection | null {
-  if (index.nodes.has(id)) return inspectNode(index, id);
+export function inspect(index: GraphIndex, vg: VisibleGraph, id: string, reading: Reading = "backward"): Inspection | null {
+  if (index.nodes.has(id)) return inspectNode(index, id, reading);
+  if (parseRunId(index, id)) return inspectRun(index, vg, id); // repeated blocks
   const inst = parseInstanceId(index, id);
-  if (inst) return inspectGroup(index, inst.group);
-  return inspectEdge(index, vg, id);
+  if (inst) return inspectGroup(index, inst.group, reading);
+  return inspectEdge(index, vg, id, reading);
 }
 
-function gradLine(grad: GraphEdge["grad"]): string {
-  if (!grad) return "gradient: unknown";
+function gradLine(grad: GraphEdge["grad"], reading: Reading): string {
+  if (!grad) return `${carried(reading)}: unknown`;
   return `dtype ${grad.dtype ?? "?"} \u00b7 shape ${formatShape(grad.shape)} \u00b7 place ${grad.place ?? "?"}`;
 }
 
-export function edgeTooltip(index: GraphIndex, ve: VisibleEdge): string[] {
-  const head = `${refTitle(index, ve.source)} \u2192 ${refTitle(index, ve.target)}`;
+export function edgeTooltip(index: GraphIndex, ve: VisibleEdge, reading: Reading = "backward"): string[] {
+  const arrow = (e: { source: string; target: string }): string => {
+    const { from, to } = shownEnds(e, reading);
+    return `${refTitle(index, from, reading)} \u2192 ${refTitle(index, to, reading)}`;
+  };
+  const head = arrow(ve);
   if (ve.edges.length === 1) {
     const e = ve.edges[0];
     const slot = edgeSlot(index, e);
     const stats = mergedStatsLine(ve.edges);
-    return [head, gradLine(e.grad), ...(slot ? [`slot ${slot}`] : []), ...(stats ? [stats] : [])];
+    return [head, gradLine(e.grad, reading), ...(slot ? [`slot ${slot}`] : []), ...(stats ? [stats] : [])];
   }
-  const lines = ve.edges.slice(0, LIST_LIMIT).map(
-    (e) => `${refTitle(index, e.source)} \u2192 ${refTitle(index, e.target)}: ${formatGradFull(e.grad)}`,
-  );
+  const lines = ve.edges.slice(0, LIST_LIMIT).map((e) => `${arrow(e)}: ${formatGradFull(e.grad)}`);
   if (ve.edges.length > LIST_LIMIT) lines.push(`\u2026 ${ve.edges.length - LIST_LIMIT} more`);
   const stats = mergedStatsLine(ve.edges);
-  return [`${head} \u00b7 ${ve.edges.length} gradients cross`, ...(stats ? [stats] : []), ...lines];
+  return [`${head} \u00b7 ${ve.edges.length} ${carried(reading)}s cross`, ...(stats ? [stats] : []), ...lines];
 }
 
-export function nodeTooltip(index: GraphIndex, vg: VisibleGraph, id: string): string[] {
+export function nodeTooltip(index: GraphIndex, vg: VisibleGraph, id: string, reading: Reading = "backward"): string[] {
   const node = index.nodes.get(id);
   if (node) {
     const layer = layerOf(index, id);
-    const lines = [node.kind === "param" ? nodeTitle(node) : `${shortOpName(node.name)} (${node.name})`];
+    const op = opTitle(node.name, reading); // read forward, the GradNode's name when no op is known
+    const lines = [node.kind === "param" ? nodeTitle(node) : reading === "forward" && op === node.name ? op : `${op} (${node.name})`];
     if (node.param) lines.push(`parameter ${formatGrad({ ...node.param, place: null })}`);
     if (node.tensor) lines.push(`output ${formatGradFull(node.tensor)}`);
     if (layer) lines.push(`layer ${layer}`);
-    lines.push(...jittorTooltip(index.graph, id, (ref) => refTitle(index, ref)));
+    lines.push(...jittorTooltip(index.graph, id, (ref) => refTitle(index, ref, reading)));
     const py = pyLayerFacts(index.graph, id);
     if (py?.layer) lines.push(`recomputes ${py.layer}, hiding ${plural(py.hidden.length, "parameter")}`);
     const site = callSiteText(node);
     if (site) lines.push(site);
     return [...lines, ...nodeStatsLines(index, node)];
   }
+  const run = vg.nodeById.get(id)?.run;
+  if (run) return runTooltip(index, run); // folded repeated blocks
   const inst = parseInstanceId(index, id);
   const group = inst ? index.groups.get(inst.group) : undefined;
   if (!inst || !group) return [];

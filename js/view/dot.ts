@@ -2,8 +2,12 @@
 // Every node, edge and cluster gets an `id` attribute "pvw-<graph id>" so d3-graphviz (keyMode
 // "id") can match elements across redraws and animate expand/collapse.
 import { groupStats, type GraphIndex } from "./graph_index";
-import { countsText, formatGrad, formatShape, gradSummary, groupTitle, shortOpName } from "./format";
+import { countsText, formatGrad, formatShape, gradSummary, groupTitle } from "./format";
 import { gradBadge, type GradColouring } from "./grad_view";
+import { opTitle, shownEnds, type Reading } from "./forward";
+import type { DotPalette } from "./static_palette";
+import type { DiffMarking } from "./diff";
+import { runLines } from "./describe_run";
 import type { VisibleEdge, VisibleGraph, VisibleNode } from "./visible";
 
 export type RankDir = "TB" | "LR";
@@ -13,6 +17,14 @@ export interface DotOptions {
   edgeLabels: boolean;
   /** Colour edges by their gradient's norm (trace(stats=True)); absent: plain. */
   grad?: GradColouring | null;
+  /** Read the graph forward (forward.ts): forward op names, arrows from inputs to outputs;
+   * absent: backward, as recorded. */
+  reading?: Reading;
+  /** Colours as DOT attributes, for a picture drawn without widget.css (static_palette.ts);
+   * absent: classes only, which the page's CSS colours. */
+  palette?: DotPalette | null;
+  /** A diff of two graphs (view/diff.ts): classes for its marks, counts on collapsed layers. */
+  diff?: DiffMarking | null;
 }
 
 export const DEFAULT_DOT_OPTIONS: DotOptions = { rankdir: "TB", edgeLabels: false };
@@ -60,7 +72,8 @@ export function callText(call: number, calls: number): string {
 }
 
 /** A node's label as lines: title (a name may hold newlines of its own), then details. */
-export function nodeLines(index: GraphIndex, vn: VisibleNode): string[] {
+export function nodeLines(index: GraphIndex, vn: VisibleNode, reading: Reading = "backward"): string[] {
+  if (vn.run) return runLines(index, vn.run);
   if (vn.group) {
     const stats = groupStats(index, vn.group.id, vn.call);
     return [groupTitle(vn.group), `${countsText(stats.ops, stats.params)}${callText(vn.call, vn.calls)}`];
@@ -73,12 +86,12 @@ export function nodeLines(index: GraphIndex, vn: VisibleNode): string[] {
     const badge = gradBadge(node);
     return [title, ...(shape ? [formatShape(shape)] : []), ...(badge ? [badge] : [])];
   }
-  const title = shortOpName(node.name);
+  const title = opTitle(node.name, reading);
   return node.tensor ? [title, formatGrad(node.tensor)] : [title];
 }
 
-export function nodeLabel(index: GraphIndex, vn: VisibleNode): string {
-  return nodeLines(index, vn).join("\n");
+export function nodeLabel(index: GraphIndex, vn: VisibleNode, reading: Reading = "backward"): string {
+  return nodeLines(index, vn, reading).join("\n");
 }
 
 /**
@@ -97,9 +110,9 @@ export function htmlText(text: string): string {
 }
 
 /** DOT label attribute value: HTML-like for collapsed groups (bold title), quoted otherwise. */
-export function dotLabel(index: GraphIndex, vn: VisibleNode): string {
-  const [title, ...rest] = nodeLines(index, vn);
-  if (!vn.group) return dotText([title, ...rest].join("\n"));
+export function dotLabel(index: GraphIndex, vn: VisibleNode, reading: Reading = "backward"): string {
+  const [title, ...rest] = nodeLines(index, vn, reading);
+  if (!vn.group && !vn.run) return dotText([title, ...rest].join("\n"));
   return `<<B>${htmlText(title)}</B>${rest.map((line) => `<BR/>${htmlText(line)}`).join("")}>`;
 }
 
@@ -107,10 +120,10 @@ export function clusterLabel(title: string): string {
   return `\u25be ${title}`;
 }
 
-export function edgeLabel(ve: VisibleEdge): string {
+export function edgeLabel(ve: VisibleEdge, reading: Reading = "backward"): string {
   const texts = gradSummary(ve.edges.map((e) => e.grad));
   if (texts.length === 1 && texts[0] === "?") return "";
-  return texts.length <= 2 ? texts.join("\n") : `${ve.edges.length} grads`;
+  return texts.length <= 2 ? texts.join("\n") : `${ve.edges.length} ${reading === "forward" ? "tensors" : "grads"}`;
 }
 
 const NODE_STYLE: Record<VisibleNode["kind"], string> = {
@@ -119,6 +132,8 @@ const NODE_STYLE: Record<VisibleNode["kind"], string> = {
   output: 'shape=box style="rounded,filled,bold"',
   group: 'shape=box style=filled peripheries=2 margin="0.14,0.06"',
 };
+/** A folded run of repeated blocks: a collapsed group drawn as a stack. */
+const RUN_STYLE = 'shape=box3d style=filled margin="0.14,0.06"';
 
 function attrs(list: Array<[string, string]>): string {
   return list.map(([k, v]) => `${k}=${v}`).join(" ");
@@ -127,32 +142,43 @@ function attrs(list: Array<[string, string]>): string {
 /** Extra classes: a parameter with a badge, a collapsed group holding a NaN/Inf (widget.css). */
 function nodeClass(vn: VisibleNode, grad: GradColouring | null | undefined): string {
   if (vn.node && gradBadge(vn.node)) return "pvw-param pvw-badge";
-  return grad?.groupNonFinite(vn) ? "pvw-group pvw-nonfinite" : `pvw-${vn.kind}`;
+  const run = vn.run ? " pvw-run" : ""; // a folded run of repeated blocks
+  return grad?.groupNonFinite(vn) ? `pvw-group${run} pvw-nonfinite` : `pvw-${vn.kind}${run}`;
 }
 
-function nodeLine(index: GraphIndex, vn: VisibleNode, indent: string, grad?: GradColouring | null): string {
+function nodeLine(index: GraphIndex, vn: VisibleNode, indent: string, grad?: GradColouring | null, palette?: DotPalette | null, reading?: Reading, diff?: DiffMarking | null): string {
+  const mark = diff?.nodeClass(vn);
+  const cls = mark ? `${nodeClass(vn, grad)} ${mark}` : nodeClass(vn, grad);
+  const label = dotLabel(index, vn, reading);
+  const line = diff?.groupLine(vn); // a collapsed layer's label is HTML-like: <...>
   const a = attrs([
     ["id", dotString(elementId(vn.id))],
-    ["class", dotString(nodeClass(vn, grad))],
-    ["label", dotLabel(index, vn)],
+    ["class", dotString(cls)],
+    ["label", line ? `${label.slice(0, -1)}<BR/>${htmlText(line)}>` : label],
+    ...(palette?.nodeColours(cls) ?? []),
   ]);
-  return `${indent}${dotString(vn.id)} [${a} ${NODE_STYLE[vn.kind]}];`;
+  return `${indent}${dotString(vn.id)} [${a} ${vn.run ? RUN_STYLE : NODE_STYLE[vn.kind]}];`;
 }
 
 function edgeLine(vg: VisibleGraph, ve: VisibleEdge, options: DotOptions): string {
   const list: Array<[string, string]> = [["id", dotString(elementId(ve.id))]];
   const colour = options.grad?.edgeColour(ve) ?? null;
   // A coloured edge keeps Graphviz's stroke (widget.css greys only the others).
-  list.push(["class", dotString(`${ve.edges.length > 1 ? "pvw-merged" : "pvw-single"}${colour ? " pvw-graded" : ""}`)]);
+  const mark = options.diff?.edgeClass(ve);
+  list.push(["class", dotString(`${ve.edges.length > 1 ? "pvw-merged" : "pvw-single"}${colour ? " pvw-graded" : ""}${mark ? ` ${mark}` : ""}`)]);
   if (colour) list.push(["color", dotString(colour)], ["penwidth", ve.edges.length > 1 ? "2.6" : "2"]);
   else if (ve.edges.length > 1) list.push(["penwidth", "1.6"]);
   // A parameter may sit beside the op that uses it (same rank) instead of one rank below:
   // hanging below, it pushes its layer's cluster into the next layer's ranks, and clusters
   // that share ranks go side by side (ResNets came out as a wide staircase).
   if (vg.nodeById.get(ve.target)?.kind === "param") list.push(["minlen", "0"]);
-  const label = options.edgeLabels ? edgeLabel(ve) : "";
+  // The gradients entering and leaving a folded run are labelled anyway: its in/out shapes.
+  const run = vg.nodeById.get(ve.source)?.run || vg.nodeById.get(ve.target)?.run;
+  const label = options.edgeLabels || run ? edgeLabel(ve, options.reading) : "";
   if (label) list.push(["label", dotText(label)]);
-  return `  ${dotString(ve.source)} -> ${dotString(ve.target)} [${attrs(list)}];`;
+  if (mark && options.palette) list.push(...options.palette.edgeColours(mark)); // wins, as in widget.css
+  const { from, to } = shownEnds(ve, options.reading); // forward: the tensor's producer first
+  return `  ${dotString(from)} -> ${dotString(to)} [${attrs(list)}];`;
 }
 
 function emitClusters(
@@ -162,9 +188,12 @@ function emitClusters(
   indent: string,
   out: string[],
   grad?: GradColouring | null,
+  palette?: DotPalette | null,
+  reading?: Reading,
+  diff?: DiffMarking | null,
 ): void {
   for (const vn of vg.nodes) {
-    if (vn.cluster === parent) out.push(nodeLine(index, vn, indent, grad));
+    if (vn.cluster === parent) out.push(nodeLine(index, vn, indent, grad, palette, reading, diff));
   }
   for (const cluster of vg.clusters) {
     if (cluster.parent !== parent) continue;
@@ -173,9 +202,10 @@ function emitClusters(
       ["id", dotString(clusterElementId(cluster.id))],
       ["class", dotString("pvw-cluster")],
       ["label", dotText(clusterLabel(groupTitle(cluster.group) + callText(cluster.call, cluster.calls)))],
+      ...(palette?.cluster ?? []),
     ]);
     out.push(`${indent}  graph [${a}];`);
-    emitClusters(index, vg, cluster.id, `${indent}  `, out, grad);
+    emitClusters(index, vg, cluster.id, `${indent}  `, out, grad, palette, reading, diff);
     out.push(`${indent}}`);
   }
 }
@@ -203,13 +233,17 @@ export function visibleGraphToDot(
   options: DotOptions = DEFAULT_DOT_OPTIONS,
 ): string {
   const out = [
-    "digraph backward {",
+    `digraph ${options.reading ?? "backward"} {`,
     `  graph [rankdir=${options.rankdir} nodesep=0.25 ranksep=0.3 bgcolor=transparent` +
       ` fontname="Helvetica" fontsize=11 labeljust=l style=rounded${sizeTuning(vg.nodes.length)}];`,
     '  node [fontname="Helvetica" fontsize=12 margin="0.1,0.04" height=0.3];',
     '  edge [fontname="Helvetica" fontsize=9 arrowsize=0.6];',
   ];
-  emitClusters(index, vg, null, "  ", out, options.grad);
+  const palette = options.palette;
+  if (palette) {
+    out.push(`  graph [${attrs(palette.graph)}];`, `  node [${attrs(palette.node)}];`, `  edge [${attrs(palette.edge)}];`);
+  }
+  emitClusters(index, vg, null, "  ", out, options.grad, palette, options.reading, options.diff);
   for (const ve of vg.edges) out.push(edgeLine(vg, ve, options));
   out.push("}");
   return out.join("\n");

@@ -1,14 +1,18 @@
 // Which layer groups are open: depth presets, the default depth, the kernel's requests, and
 // which visible element stands for each node. Pure. The only implementation of these rules:
 // the kernel (paddleviz_widget/widget.py) asks for a depth and the browser resolves it.
+import { heldGroups } from "./folding";
 import { instanceId, type GraphIndex } from "./graph_index";
+import { repeatsOf } from "./repeats";
 
 /** Visible-node budget of the default view: deeper levels open only while it holds. */
 export const DEFAULT_NODE_BUDGET = 150;
 
-/** Group ids whose level is below `depth` (depth 0: everything collapsed), payload order. */
-export function groupsToDepth(index: GraphIndex, depth: number): string[] {
-  return [...index.groups.keys()].filter((id) => (index.level.get(id) ?? 0) < depth);
+/** Group ids whose level is below `depth` (depth 0: everything collapsed), payload order.
+ * `fold`: repeated blocks are folded, and their members stay closed (folding.heldGroups). */
+export function groupsToDepth(index: GraphIndex, depth: number, fold = false): string[] {
+  const held = heldGroups(index, fold);
+  return [...index.groups.keys()].filter((id) => (index.level.get(id) ?? 0) < depth && !held.has(id));
 }
 
 /**
@@ -58,27 +62,42 @@ export function visibleNodeCount(index: GraphIndex, expanded: ReadonlySet<string
   return seen.size;
 }
 
-/** Deepest depth whose picture has at most `budget` visible nodes (0 if even that is more). */
-export function autoDepth(index: GraphIndex, budget: number = DEFAULT_NODE_BUDGET): number {
+/** Deepest depth whose picture has at most `budget` visible nodes (0 if even that is more).
+ * `fold`: with repeated blocks folded (groupsToDepth). */
+export function autoDepth(index: GraphIndex, budget: number = DEFAULT_NODE_BUDGET, fold = false): number {
   // At depth d every group above level d is open, so what shows is each node whose own
   // group is above level d (or that has none) plus one node per call of each group at level
-  // d: one pass over the nodes, then only the calls of the levels it looks at.
+  // d: one pass over the nodes, then only the calls of the levels it looks at. Folded, a run
+  // whose members are at level d or above shows as one node, and what is inside it not at all.
+  const held = heldGroups(index, fold);
+  const folded = (g: string): boolean => held.has(g) || index.ancestors(g).some((a) => held.has(a));
+  const hidden = new Set([...index.groups.keys()].filter(folded));
+  const runsBy = new Map<number, number>(); // outermost runs per level of their members
+  for (const run of fold ? repeatsOf(index).runs : []) {
+    if (run.parent !== null && hidden.has(run.parent)) continue;
+    const l = index.level.get(run.members[0]) ?? 0;
+    runsBy.set(l, (runsBy.get(l) ?? 0) + 1);
+  }
   const own = new Map<number, number>(); // nodes per level of their own group
   const byLevel = new Map<number, string[]>();
   for (const [id, l] of index.level) {
+    if (hidden.has(id)) continue;
     const list = byLevel.get(l);
     if (list) list.push(id);
     else byLevel.set(l, [id]);
   }
   for (const node of index.nodes.values()) {
+    if (node.group != null && hidden.has(node.group)) continue;
     const l = node.group == null ? -2 : (index.level.get(node.group) ?? -2);
     own.set(l, (own.get(l) ?? 0) + 1);
   }
   let above = (own.get(-2) ?? 0) + (own.get(-1) ?? 0);
+  let runs = 0; // runs drawn as one node: their parent is open, so their level is <= depth
   let best = 0;
   for (let depth = 1; depth <= index.maxLevel + 1; depth++) {
     above += own.get(depth - 1) ?? 0;
-    let shown = above;
+    runs += (depth === 1 ? (runsBy.get(0) ?? 0) : 0) + (runsBy.get(depth) ?? 0);
+    let shown = above + runs;
     for (const g of byLevel.get(depth) ?? []) shown += index.calls(g).length;
     if (shown > budget) break;
     best = depth;
@@ -87,10 +106,10 @@ export function autoDepth(index: GraphIndex, budget: number = DEFAULT_NODE_BUDGE
 }
 
 /** The depth the open groups amount to (`synced` if it fits), or null. */
-export function depthShown(index: GraphIndex, open: readonly string[], synced: number): number | null {
+export function depthShown(index: GraphIndex, open: readonly string[], synced: number, fold = false): number | null {
   const key = open.join(",");
   const candidates = [Math.min(synced, index.maxLevel + 1), ...Array.from({ length: index.maxLevel + 2 }, (_, d) => d)];
-  return candidates.find((d) => d >= 0 && groupsToDepth(index, d).join(",") === key) ?? null;
+  return candidates.find((d) => d >= 0 && groupsToDepth(index, d, fold).join(",") === key) ?? null;
 }
 
 /** Keep known group ids only, once each, in payload order. */
@@ -140,9 +159,9 @@ export function readRequest(value: unknown): ViewRequest | null {
 }
 
 /** The groups open to `depth` (-1: autoDepth). */
-export function openToDepth(index: GraphIndex, depth: number): ViewState {
-  const resolved = depth < 0 ? autoDepth(index) : depth;
-  return { depth: resolved, expanded: groupsToDepth(index, resolved) };
+export function openToDepth(index: GraphIndex, depth: number, fold = false): ViewState {
+  const resolved = depth < 0 ? autoDepth(index, DEFAULT_NODE_BUDGET, fold) : depth;
+  return { depth: resolved, expanded: groupsToDepth(index, resolved, fold) };
 }
 
 /**
@@ -150,13 +169,13 @@ export function openToDepth(index: GraphIndex, depth: number): ViewState {
  * ["close", id], ["set", ids], ["all"] (every group; the depth becomes the deepest).
  * Unknown groups and malformed edits are skipped.
  */
-export function applyEdits(index: GraphIndex, state: ViewState, edits: readonly PendingEdit[]): ViewState {
+export function applyEdits(index: GraphIndex, state: ViewState, edits: readonly PendingEdit[], fold = false): ViewState {
   let { depth, expanded } = state;
   for (const edit of edits) {
     const [op, arg] = Array.isArray(edit) ? edit : [];
     if (op === "all") {
       depth = index.maxLevel + 1;
-      expanded = [...index.groups.keys()];
+      expanded = groupsToDepth(index, depth, fold);
     } else if (op === "set" && Array.isArray(arg)) {
       expanded = normalizeExpanded(index, arg.filter((id): id is string => typeof id === "string"));
     } else if (typeof arg === "string" && index.groups.has(arg)) {
@@ -168,6 +187,6 @@ export function applyEdits(index: GraphIndex, state: ViewState, edits: readonly 
 }
 
 /** A whole request, from scratch. */
-export function resolveRequest(index: GraphIndex, depth: number, edits: readonly PendingEdit[]): ViewState {
-  return applyEdits(index, openToDepth(index, depth), edits);
+export function resolveRequest(index: GraphIndex, depth: number, edits: readonly PendingEdit[], fold = false): ViewState {
+  return applyEdits(index, openToDepth(index, depth, fold), edits, fold);
 }

@@ -71,8 +71,10 @@ export function gradColouring(index: GraphIndex, scale: NormScale, series: StepS
   return {
     edgeColour: (ve) => scale.colour(mergeStats(ve.edges.map(of))),
     groupNonFinite(vn) {
-      if (!vn.group) return false;
-      const nodes = index.calls(vn.group.id)[vn.call] ?? [];
+      // A folded run of repeated blocks (view/folding.ts) holds every node of its members.
+      const runNodes = vn.run ? vn.run.members.flatMap((m) => index.descendantNodes(m)) : null;
+      if (!vn.group && !runNodes) return false;
+      const nodes = runNodes ?? (vn.group ? (index.calls(vn.group.id)[vn.call] ?? []) : []);
       return nodes.some((n) => (index.outEdges.get(n) ?? []).some((e) => {
         const s = of(e);
         return s !== null && isNonFinite(s);

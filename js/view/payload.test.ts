@@ -133,7 +133,7 @@ describe("decodePayload", () => {
   });
 
   const broken: Array<[string, (d: Record<string, any>) => void, RegExp]> = [
-    ["an unknown version", (d) => { d.schema_version = "3.0"; }, /unknown graph schema_version "3.0": this widget reads '2.1', '2.0' and '1.0'/],
+    ["an unknown version", (d) => { d.schema_version = "3.0"; }, /unknown graph schema_version "3.0": this widget reads '2.2', '2.1', '2.0' and '1.0'/],
     ["no version", (d) => { delete d.schema_version; }, /unknown graph schema_version undefined/],
     ["no nodes", (d) => { delete d.nodes; }, /malformed schema 2.0 graph document: "nodes" is not an array/],
     ["no tensors table", (d) => { d.tensors = {}; }, /"tensors" is not an array/],

@@ -7,6 +7,8 @@
 // out, as schema 1.0 wrote it (types.ts), so this is the one place that knows the difference.
 // 1.0 documents pass through. Pure; one pass over nodes and edges.
 import type {
+  DiffChange,
+  DiffMark,
   GradInfo,
   GradStats,
   GraphEdge,
@@ -49,9 +51,9 @@ export function decodePayload(raw: unknown): GraphPayload {
   }
   const doc = raw as Json;
   const version = doc.schema_version;
-  if (version !== "2.1" && version !== "2.0" && version !== "1.0") {
+  if (version !== "2.2" && version !== "2.1" && version !== "2.0" && version !== "1.0") {
     const shown = version === undefined ? "undefined" : JSON.stringify(version);
-    throw new PayloadError(`unknown graph schema_version ${shown}: this widget reads '2.1', '2.0' and '1.0'`);
+    throw new PayloadError(`unknown graph schema_version ${shown}: this widget reads '2.2', '2.1', '2.0' and '1.0'`);
   }
   for (const key of version === "1.0" ? TABLES_1 : TABLES_2) {
     if (!Array.isArray(doc[key])) {
@@ -114,6 +116,17 @@ function readSites(doc: Json): Site[] {
 }
 
 const NO_SLOTS: readonly SlotName[] = [];
+const STATUSES = new Set(["added", "removed", "changed"]);
+
+/** Schema 2.2's diff mark (a diff of two graphs), checked: {status, changes?}. */
+function readDiff(raw: unknown, owner: string, id: unknown): { diff: DiffMark } {
+  const mark = raw as { status?: unknown; changes?: unknown } | null;
+  const changes = mark?.changes ?? [];
+  if (mark === null || typeof mark !== "object" || !STATUSES.has(mark.status as string) || !Array.isArray(changes)) {
+    throw new PayloadError(`${owner} ${String(id)}: diff is not {status: added|removed|changed, changes}`);
+  }
+  return { diff: { status: mark.status as DiffMark["status"], changes: changes as DiffChange[] } };
+}
 
 function decodeV2(doc: Json): GraphPayload {
   // One frozen description per table entry, shared by every reference to it (the view only
@@ -182,6 +195,7 @@ function decodeV2(doc: Json): GraphPayload {
       tensor: grad(n.tensor, "node", n.id),
       // 2.1's fields only where present: a 2.x graph without them decodes like its 1.0 twin.
       ...(n.grad_status === undefined ? {} : { grad_status: n.grad_status as "zero" | "none" }),
+      ...(n.diff === undefined ? {} : readDiff(n.diff, "node", n.id)),
     });
   }
 
@@ -207,6 +221,7 @@ function decodeV2(doc: Json): GraphPayload {
       grad: grad(e.grad, "edge", e.id),
       slot,
       ...(e.stats === undefined ? {} : { stats: readStats(e.stats, e.id) }),
+      ...(e.diff === undefined ? {} : readDiff(e.diff, "edge", e.id)),
     });
   }
 

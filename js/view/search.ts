@@ -1,6 +1,8 @@
-// Search over op names, layer paths and parameter names. Pure.
+// Search over op names (GradNode names and the forward ops they stand for), layer paths and
+// parameter names. Pure.
 import { clusterElementId, elementId } from "./dot";
 import { shortOpName } from "./format";
+import { forwardOpName } from "./forward";
 import type { GraphIndex } from "./graph_index";
 import type { VisibleGraph } from "./visible";
 
@@ -8,6 +10,11 @@ export interface SearchHit {
   id: string; // payload node or group id
   field: "op" | "layer" | "param";
   text: string; // what matched
+}
+
+/** Whether a GradNode's name, or the forward op's it stands for ("relu6"), holds `q`. */
+function opMatches(name: string, q: string): boolean {
+  return name.toLowerCase().includes(q) || (forwardOpName(name)?.toLowerCase().includes(q) ?? false);
 }
 
 /** Case-insensitive substring match; nodes first (payload order), then groups. */
@@ -18,7 +25,7 @@ export function searchGraph(index: GraphIndex, query: string): SearchHit[] {
   for (const n of index.nodes.values()) {
     if (n.param?.name && n.param.name.toLowerCase().includes(q)) {
       hits.push({ id: n.id, field: "param", text: n.param.name });
-    } else if (n.kind !== "param" && n.name.toLowerCase().includes(q)) {
+    } else if (n.kind !== "param" && opMatches(n.name, q)) {
       hits.push({ id: n.id, field: "op", text: shortOpName(n.name) });
     }
   }

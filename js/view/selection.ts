@@ -2,6 +2,7 @@
 // gradient takes into it (upstream, towards the outputs) and out of it (downstream, towards
 // the parameters). Pure; returns element ids and CSS classes for the renderer to apply.
 import { clusterElementId, elementId } from "./dot";
+import { parseRunId } from "./folding";
 import { parseInstanceId, type GraphIndex } from "./graph_index";
 import { nodesInCluster, type VisibleGraph } from "./visible";
 
@@ -31,7 +32,7 @@ const NONE: ResolvedSelection = { kind: "none", nodes: [], edges: [], clusters: 
 /** Kind of a payload (or merged edge) id: what the inspector should describe. */
 export function kindOf(index: GraphIndex, vg: VisibleGraph, id: string): ResolvedSelection["kind"] {
   if (index.nodes.has(id)) return "node";
-  if (parseInstanceId(index, id)) return "group";
+  if (parseInstanceId(index, id) || parseRunId(index, id)) return "group"; // a run: its members
   if (index.edges.has(id) || vg.edgeById.has(id)) return "edge";
   return "none";
 }

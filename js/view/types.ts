@@ -26,6 +26,21 @@ export interface GradStats {
   inf: number;
 }
 
+/** Schema 2.2, a diff of graphs a and b (GraphWidget.diff): one way a matched node or edge
+ * differs. `of`: where (param, tensor, inputs.<slot>, outputs.<slot>; absent: the gradient). */
+export interface DiffChange {
+  field: string;
+  of?: string;
+  a: unknown;
+  b: unknown;
+}
+
+/** Only in b (added), only in a (removed), or in both but not the same (changed). */
+export interface DiffMark {
+  status: "added" | "removed" | "changed";
+  changes: DiffChange[];
+}
+
 export interface GraphNode {
   id: string;
   name: string;
@@ -39,6 +54,7 @@ export interface GraphNode {
   tensor?: GradInfo | null;
   /** A parameter whose gradient came out all zeros ("zero") or never came ("none"). */
   grad_status?: "zero" | "none" | null;
+  diff?: DiffMark;
 }
 
 export interface GraphEdge {
@@ -50,6 +66,7 @@ export interface GraphEdge {
   /** Name of the backward output slot the gradient leaves its source by (e.g. "grad_x"). */
   slot?: string | null;
   stats?: GradStats | null;
+  diff?: DiffMark;
 }
 
 export interface GraphGroup {

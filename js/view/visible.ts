@@ -1,6 +1,7 @@
 // The graph as drawn for one expanded set: real nodes, collapsed groups standing in for what
 // they hold, expanded groups as clusters, and edges merged per (visible source, target) pair.
 import { representer } from "./expansion";
+import { parseRunId, type Folded, type RunSlice } from "./folding";
 import { instanceId, parseInstanceId, type GraphIndex } from "./graph_index";
 import type { GraphEdge, GraphGroup, GraphNode } from "./types";
 
@@ -14,6 +15,8 @@ export interface VisibleNode {
   call: number; // which call of the group (0 for real nodes)
   calls: number; // how many calls the group has (1 for real nodes)
   cluster: string | null; // id of the cluster (expanded group instance) drawn around it
+  /** Set for folded repeated blocks (folding.ts): kind "group", no `group`, id the slice's. */
+  run?: RunSlice | null;
 }
 
 export interface VisibleCluster {
@@ -62,12 +65,20 @@ export function parseMergedEdgeId(id: string): { source: string; target: string 
 export function probeOf(index: GraphIndex, id: string): string | undefined {
   if (index.nodes.has(id)) return id;
   const inst = parseInstanceId(index, id);
-  return inst ? index.calls(inst.group)[inst.call]?.[0] : undefined;
+  if (inst) return index.calls(inst.group)[inst.call]?.[0];
+  const run = parseRunId(index, id);
+  return run ? index.firstNode(run.members[0]) : undefined;
 }
 
-export function buildVisibleGraph(index: GraphIndex, expanded: ReadonlySet<string>): VisibleGraph {
+/** `folded`: repeated blocks drawn as one node each (folding.foldRuns), absent: none. */
+export function buildVisibleGraph(index: GraphIndex, expanded: ReadonlySet<string>, folded?: Folded | null): VisibleGraph {
   const repOf = new Map<string, string>(); // nodes, then groups
-  const representative = representer(index, expanded);
+  const closedRep = representer(index, expanded);
+  // A closed member of a folded run is drawn as the run's slice (members have one call).
+  const representative = (id: string): string => {
+    const rep = closedRep(id);
+    return folded?.sliceOf(rep)?.id ?? rep;
+  };
   /** The instance of (expanded) group g that holds node n. */
   const around = (g: string, n: string): string => instanceId(g, index.callOf(g, n));
 
@@ -76,13 +87,15 @@ export function buildVisibleGraph(index: GraphIndex, expanded: ReadonlySet<strin
   const shown = new Set<string>(); // expanded group instances with something on screen
   const shownGroups = new Set<string>(); // and the groups they are calls of
   for (const id of index.nodes.keys()) {
-    const rep = representative(id);
+    const closed = closedRep(id);
+    const run = folded?.sliceOf(closed) ?? null;
+    const rep = run?.id ?? closed;
     repOf.set(id, rep);
     if (nodeById.has(rep)) continue;
-    const node = index.nodes.get(rep) ?? null;
-    const inst = node ? null : parseInstanceId(index, rep);
+    const node = run ? null : (index.nodes.get(rep) ?? null);
+    const inst = node || run ? null : parseInstanceId(index, rep);
     const group = inst ? (index.groups.get(inst.group) ?? null) : null;
-    const outer = index.ancestors(inst ? inst.group : rep); // all expanded, innermost first
+    const outer = index.ancestors(run ? run.members[0] : inst ? inst.group : rep); // all expanded, innermost first
     const vn: VisibleNode = {
       id: rep,
       kind: node ? node.kind : "group",
@@ -91,6 +104,7 @@ export function buildVisibleGraph(index: GraphIndex, expanded: ReadonlySet<strin
       call: inst?.call ?? 0,
       calls: inst ? index.calls(inst.group).length : 1,
       cluster: outer.length > 0 ? around(outer[0], id) : null,
+      ...(run ? { run } : {}),
     };
     nodes.push(vn);
     nodeById.set(rep, vn);
@@ -138,7 +152,12 @@ export function buildVisibleGraph(index: GraphIndex, expanded: ReadonlySet<strin
 
   const elementsOf = (id: string): string[] => {
     if (index.nodes.has(id)) return [repOf.get(id) as string];
-    if (!index.groups.has(id)) return [];
+    if (!index.groups.has(id)) {
+      // A run: its folded node, or whatever its members are drawn as.
+      if (nodeById.has(id)) return [id];
+      const run = parseRunId(index, id);
+      return run ? [...new Set(run.members.flatMap((m) => elementsOf(m)))] : [];
+    }
     const out: string[] = [];
     for (const n of index.descendantNodes(id)) {
       const c = around(id, n);

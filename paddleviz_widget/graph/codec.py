@@ -17,6 +17,10 @@ Schema 2.1 adds gradient statistics (``trace(stats=True)``): an edge's ``stats``
 parameter node's ``grad_status`` is "zero" or "none" when its gradient is not a normal one.
 2.0 documents have neither and still read.
 
+Schema 2.2 adds diffs (graph/diff.py): a node's or edge's ``diff`` is ``{"status": "added" |
+"removed" | "changed", "changes": [{"field", "of", "a", "b"}]}`` (``of`` left off for an edge's
+gradient), and ``meta.diff`` says what was compared. 2.1 and 2.0 documents still read.
+
 Everything else is sparse: a field that is null, empty, ``kind`` "op" or edge ``index`` 0 is
 left off. Ids (``n<k>``, ``e<k>``, ``g<k>``), ``ptr`` and ``meta`` are written as they are.
 ``decode`` also reads the 1.0 nested layout (graph/codec_v1.py), so saved documents still load.
@@ -29,10 +33,22 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Optional, TypeVar
 
 from .codec_v1 import decode_v1
-from .parts import CallSite, Edge, GradInfo, GradStats, GraphParts, Group, Node, ParamInfo, Slot
+from .parts import (
+    CallSite,
+    Change,
+    DiffMark,
+    Edge,
+    GradInfo,
+    GradStats,
+    GraphParts,
+    Group,
+    Node,
+    ParamInfo,
+    Slot,
+)
 
-SCHEMA_VERSION = "2.1"
-READS = ("2.1", "2.0")  # and 1.0, through codec_v1
+SCHEMA_VERSION = "2.2"
+READS = ("2.2", "2.1", "2.0")  # and 1.0, through codec_v1
 
 T = TypeVar("T")
 SlotSig = tuple[tuple[str, Optional[str]], ...]  # (name, tensor name) per slot; runs on 3.9
@@ -114,6 +130,8 @@ def encode_parts(graph: GraphParts) -> dict[str, Any]:
             d["tensor"] = grad(n.tensor)
         if n.grad_status is not None:
             d["grad_status"] = n.grad_status
+        if n.diff is not None:
+            d["diff"] = _diff_json(n.diff)
         nodes.append(d)
     outputs = {n.id: [s.name for s in n.outputs] for n in graph.nodes}
     edges = []
@@ -128,6 +146,8 @@ def encode_parts(graph: GraphParts) -> dict[str, Any]:
             d["slot"] = names.index(e.slot) if e.slot in names else e.slot
         if e.stats is not None:
             d["stats"] = [getattr(e.stats, f) for f in GradStats.FIELDS]
+        if e.diff is not None:
+            d["diff"] = _diff_json(e.diff)
         edges.append(d)
     groups = []
     for g in graph.groups:
@@ -158,6 +178,39 @@ def _param(p: ParamInfo) -> dict[str, Any]:
     if p.dtype is not None:
         d["dtype"] = p.dtype
     return d
+
+
+def _json_value(value: Any) -> Any:
+    # A shape or a list of slot names (tuples in the parts), else a number, string or null.
+    return list(value) if isinstance(value, tuple) else value
+
+
+def _diff_json(mark: DiffMark) -> dict[str, Any]:
+    if not mark.changes:
+        return {"status": mark.status}
+    changes = []
+    for c in mark.changes:
+        a, b = _json_value(c.a), _json_value(c.b)
+        changes.append(
+            {"field": c.field, "a": a, "b": b}
+            if c.of is None
+            else {"field": c.field, "of": c.of, "a": a, "b": b}
+        )
+    return {"status": mark.status, "changes": changes}
+
+
+def _part_value(value: Any) -> Any:
+    return tuple(_part_value(v) for v in value) if isinstance(value, list) else value
+
+
+def _diff(value: Any) -> DiffMark | None:
+    if value is None:
+        return None
+    changes = tuple(
+        Change(c["field"], _part_value(c.get("a")), _part_value(c.get("b")), c.get("of"))
+        for c in value.get("changes", ())
+    )
+    return DiffMark(value["status"], changes)
 
 
 def decode_parts(doc: Mapping[str, Any]) -> GraphParts:
@@ -255,6 +308,7 @@ def _decode_v2(doc: Mapping[str, Any]) -> GraphParts:
                 outputs=slots(n, "outputs"),
                 tensor=grad(n.get("tensor"), where),
                 grad_status=n.get("grad_status"),
+                diff=_diff(n.get("diff")),
             )
         )
     outputs = {n.id: n.outputs for n in nodes}
@@ -275,6 +329,7 @@ def _decode_v2(doc: Mapping[str, Any]) -> GraphParts:
             grad=grad(e.get("grad"), f"edge {e['id']}"),
             slot=slot(e),
             stats=_stats(e.get("stats"), f"edge {e['id']}"),
+            diff=_diff(e.get("diff")),
         )
         for e in doc["edges"]
     )

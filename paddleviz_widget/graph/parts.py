@@ -70,6 +70,30 @@ class GradStats:
 # A parameter's gradient after the backward, when it is not a normal one.
 GRAD_STATUSES = ("zero", "none")
 
+# How a node or edge of a diff (graph/diff.py) differs: only in b, only in a, in both but not
+# the same.
+DIFF_STATUSES = ("added", "removed", "changed")
+
+
+@dataclass(frozen=True)
+class Change:
+    """One way a node or edge of graph a differs from its match in graph b: ``field`` (dtype,
+    shape, slot, slots, grad_status, norm, max_abs, nan, inf) of ``of`` (None: the edge's
+    gradient; "param", "tensor", "inputs.<slot>", "outputs.<slot>", "inputs", "outputs")."""
+
+    field: str
+    a: Any
+    b: Any
+    of: str | None = None
+
+
+@dataclass(frozen=True)
+class DiffMark:
+    """Schema 2.2: what a diff says about one node or edge (left off when it is the same)."""
+
+    status: str
+    changes: tuple[Change, ...] = ()
+
 
 @dataclass(frozen=True)
 class Node:
@@ -86,6 +110,7 @@ class Node:
     tensor: GradInfo | None = None
     # A parameter whose gradient came out all zeros ("zero") or never came ("none").
     grad_status: str | None = None
+    diff: DiffMark | None = None  # in a diff of two graphs (graph/diff.py)
 
 
 @dataclass(frozen=True)
@@ -99,6 +124,7 @@ class Edge:
     grad: GradInfo | None = None
     slot: str | None = None  # the backward output slot that sends it, e.g. "grad_x"
     stats: GradStats | None = None  # trace(stats=True): what the gradient looked like
+    diff: DiffMark | None = None  # in a diff of two graphs (graph/diff.py)
 
 
 @dataclass(frozen=True)

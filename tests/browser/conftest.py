@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import os
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from chromium import CHROMIUM_ARGS, chromium_path
 from lab_page import save_screenshot
 from lab_server import LabServer, start_lab
 
@@ -16,19 +15,6 @@ NOTEBOOKS = REPO / "notebooks"
 HERE = Path(__file__).resolve().parent
 DEFAULT_TIMEOUT_S = 300  # per test, setup included: a hang fails instead of blocking CI
 
-CHROMIUM_CANDIDATES = ("/usr/bin/chromium", "/usr/bin/chromium-browser", "/usr/bin/google-chrome")
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-    "--disable-quic",
-    # Nothing but loopback resolves, so a request to the internet (a CDN, a news feed)
-    # fails in the test the same way it would fail for an offline user.
-    "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1",
-]
 VIEWPORT = {"width": 1400, "height": 1000}
 
 
@@ -61,16 +47,10 @@ def lab_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LabServer]:
 
 
 def _chromium_path() -> str:
-    explicit = os.environ.get("PVW_CHROMIUM")
-    candidates = [explicit] if explicit else [*CHROMIUM_CANDIDATES, shutil.which("chromium")]
-    for path in candidates:
-        if path and Path(path).is_file():
-            return path
-    pytest.fail(
-        f"Chromium not found (looked at {', '.join(p for p in candidates if p)}); the browser "
-        "tests need it. Install it or set PVW_CHROMIUM=/path/to/chromium.",
-        pytrace=False,
-    )
+    try:
+        return chromium_path()
+    except RuntimeError as exc:
+        pytest.fail(str(exc), pytrace=False)
 
 
 @pytest.fixture(scope="session")

@@ -64,15 +64,14 @@ def page_problems(page: Page, widget_selector: str = WIDGET_ROOT) -> str:
 def open_and_run_notebook(
     page: Page, server: LabServer, notebook_name: str, timeout_s: float = 120
 ) -> Locator:
-    """Open `notebook_name` in Lab, run all cells, and return the ready widget root.
+    """Open `notebook_name` in Lab (or Notebook 7), run all cells; return the ready widget root.
 
     Raises NotebookRunError (with the page's error outputs) if anything takes too long.
     """
     timeout_ms = timeout_s * 1000
     step = "opening the notebook"
     try:
-        # ?reset: start from an empty workspace, not the layout the previous test left.
-        page.goto(server.url(f"lab/tree/{notebook_name}?reset"), timeout=timeout_ms)
+        page.goto(server.url(server.notebook_path(notebook_name)), timeout=timeout_ms)
         page.wait_for_function(_WAIT_FOR_NOTEBOOK, arg=notebook_name, timeout=timeout_ms)
         step = "running all cells"
         result = page.evaluate(_RUN_ALL, timeout_ms)

@@ -1,4 +1,4 @@
-"""Start and stop a throw-away JupyterLab server for the browser tests.
+"""Start and stop a throw-away JupyterLab (or Notebook 7) server for the browser tests.
 
 The server is isolated from the user's Jupyter setup (own config, data, runtime, settings and
 workspace dirs) and never reaches the internet (no news feed, no update check).
@@ -46,8 +46,12 @@ def _write_json(path: Path, data: object) -> None:
     path.write_text(json.dumps(data, indent=1), encoding="utf-8")
 
 
-def _server_config() -> dict:
-    return {
+# The front ends a test can start: the module `python -m` runs, and its app's config section.
+APP_CONFIG_SECTION = {"jupyterlab": "LabApp", "notebook": "JupyterNotebookApp"}
+
+
+def _server_config(app: str) -> dict:
+    config = {
         "ServerApp": {
             "ip": "127.0.0.1",
             "open_browser": False,
@@ -55,7 +59,7 @@ def _server_config() -> dict:
             "shutdown_no_activity_timeout": LEAK_GUARD_SECONDS,
             "allow_root": os.geteuid() == 0,  # CI containers often run as root
         },
-        "LabApp": {
+        "LabApp": {  # read by JupyterLab only; Notebook 7 gets its section below
             "news_url": None,  # None turns off the announcements feed (and its popup)
             "check_for_updates_class": "jupyterlab.handlers.announcements.NeverCheckForUpdate",
             "extension_manager": "readonly",  # the default one queries PyPI
@@ -67,17 +71,21 @@ def _server_config() -> dict:
             "cull_interval": 60,
         },
     }
+    if app != "jupyterlab":
+        config[APP_CONFIG_SECTION[app]] = {"expose_app_in_browser": True}
+    return config
 
 
 @dataclass
 class LabServer:
-    """A running JupyterLab server; `root` is its (temporary) root_dir."""
+    """A running JupyterLab (or Notebook 7) server; `root` is its (temporary) root_dir."""
 
     root: Path
     port: int
     token: str = field(repr=False)
     process: subprocess.Popen
     log_path: Path
+    app: str = "jupyterlab"
     _kernel_pids: set[int] = field(default_factory=set)
 
     @property
@@ -87,6 +95,13 @@ class LabServer:
     def url(self, path: str) -> str:
         sep = "&" if "?" in path else "?"
         return f"{self.base_url}/{path.lstrip('/')}{sep}token={self.token}"
+
+    def notebook_path(self, name: str) -> str:
+        """The page that opens notebook `name` in this server's front end."""
+        if self.app == "notebook":
+            return f"notebooks/{name}"
+        # ?reset: start from an empty workspace, not the layout the previous test left.
+        return f"lab/tree/{name}?reset"
 
     def api(self, method: str, path: str, timeout: float = 10) -> object:
         req = urllib.request.Request(
@@ -146,22 +161,25 @@ def _kill_leftovers(pids: set[int]) -> None:
     psutil.wait_procs(procs, timeout=10)
 
 
-def check_jupyterlab_installed() -> None:
-    if importlib.util.find_spec("jupyterlab") is None:
+def check_jupyterlab_installed(app: str = "jupyterlab") -> None:
+    if importlib.util.find_spec(app) is None:
         raise RuntimeError(
-            f"jupyterlab is not installed in {sys.executable}; the browser tests need it "
+            f"{app} is not installed in {sys.executable}; the browser tests need it "
             "(pip install -e '.[test]')."
         )
 
 
-def start_lab(workdir: Path, notebooks: Path, timeout: float = 90) -> LabServer:
-    """Start JupyterLab on a free loopback port serving a copy of `notebooks`."""
-    check_jupyterlab_installed()
+def start_lab(
+    workdir: Path, notebooks: Path, timeout: float = 90, app: str = "jupyterlab"
+) -> LabServer:
+    """Start JupyterLab (app="notebook": Notebook 7) on a free loopback port serving a copy
+    of `notebooks`."""
+    check_jupyterlab_installed(app)
     root = workdir / "root"
     shutil.copytree(notebooks, root, ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
     home = workdir / "home"
     config_dir = home / "config"
-    _write_json(config_dir / "jupyter_server_config.json", _server_config())
+    _write_json(config_dir / "jupyter_server_config.json", _server_config(app))
     _write_json(
         config_dir / "labconfig" / "page_config.json",
         {"disabledExtensions": dict.fromkeys(DISABLED_PLUGINS, True)},
@@ -181,7 +199,7 @@ def start_lab(workdir: Path, notebooks: Path, timeout: float = 90) -> LabServer:
     env.pop("JUPYTER_CONFIG_PATH", None)
     port, token = free_port(), secrets.token_hex(24)
     cmd = [
-        sys.executable, "-m", "jupyterlab", "--no-browser",
+        sys.executable, "-m", app, "--no-browser",
         f"--ServerApp.port={port}",
         f"--IdentityProvider.token={token}",
         f"--ServerApp.root_dir={root}",
@@ -192,7 +210,7 @@ def start_lab(workdir: Path, notebooks: Path, timeout: float = 90) -> LabServer:
         process = subprocess.Popen(
             cmd, cwd=root, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
         )
-    server = LabServer(root, port, token, process, log_path)
+    server = LabServer(root, port, token, process, log_path, app)
     try:
         _wait_until_up(server, timeout)
     except BaseException:

@@ -1,0 +1,257 @@
+// A diff of two graphs (schema 2.2, GraphWidget.diff) as the view shows it: which visible
+// nodes and edges are marked added / removed / changed, what a collapsed layer holds of them,
+// the words for a change, and the inspector's sections and overview. Pure: plain data out.
+import type { InfoItem, InfoSection, Inspection } from "./describe";
+import { formatShape, groupTitle, plural, shortOpName } from "./format";
+import type { GraphIndex } from "./graph_index";
+import { parseInstanceId } from "./graph_index";
+import type { DiffChange, DiffMark, GraphEdge, GraphNode, GraphPayload } from "./types";
+import type { VisibleEdge, VisibleNode } from "./visible";
+
+export type DiffStatus = DiffMark["status"];
+export const DIFF_STATUSES: readonly DiffStatus[] = ["added", "removed", "changed"];
+
+/** meta.diff: the two graphs' labels, the tolerance on gradient statistics, what was compared. */
+export interface DiffInfo {
+  labels: [string, string];
+  rtol: number;
+  compared: string[];
+}
+
+export type Tally = Record<DiffStatus, number>;
+
+/** The graph's meta.diff, or null when it is not a diff. */
+export function diffInfo(graph: GraphPayload): DiffInfo | null {
+  const raw = graph.meta?.diff as { labels?: unknown; rtol?: unknown; compared?: unknown } | undefined;
+  if (!raw || typeof raw !== "object") return null;
+  const labels = Array.isArray(raw.labels) && raw.labels.length === 2 ? raw.labels.map(String) : ["a", "b"];
+  return {
+    labels: [labels[0], labels[1]],
+    rtol: typeof raw.rtol === "number" ? raw.rtol : NaN,
+    compared: Array.isArray(raw.compared) ? raw.compared.map(String) : [],
+  };
+}
+
+export const emptyTally = (): Tally => ({ added: 0, removed: 0, changed: 0 });
+
+/** How many nodes and edges of the graph carry each mark (read from the marks themselves). */
+export function graphTally(graph: GraphPayload): { nodes: Tally; edges: Tally } {
+  const nodes = emptyTally();
+  const edges = emptyTally();
+  for (const n of graph.nodes) if (n.diff) nodes[n.diff.status] += 1;
+  for (const e of graph.edges) if (e.diff) edges[e.diff.status] += 1;
+  return { nodes, edges };
+}
+
+/** "+2 −1 ~3": the non-zero counts, or "" when there are none. */
+export function tallyText(t: Tally): string {
+  const parts: string[] = [];
+  if (t.added) parts.push(`+${t.added}`);
+  if (t.removed) parts.push(`\u2212${t.removed}`);
+  if (t.changed) parts.push(`~${t.changed}`);
+  return parts.join(" ");
+}
+
+/** Several gradients drawn as one edge: one mark if they all share it, else changed. */
+export function mergedStatus(edges: readonly GraphEdge[]): DiffStatus | null {
+  const marks = edges.map((e) => e.diff?.status ?? null);
+  if (marks.every((m) => m === null)) return null;
+  return marks.every((m) => m === marks[0]) ? marks[0] : "changed";
+}
+
+/** What the DOT writer asks about a diff (view/dot.ts). */
+export interface DiffMarking {
+  /** Extra classes of a visible node: its mark; a collapsed layer holding marks, the one
+   * they share (else changed) and pvw-diff-holds. */
+  nodeClass(vn: VisibleNode): string | null;
+  edgeClass(ve: VisibleEdge): string | null;
+  /** A collapsed layer's extra label line ("Δ +2 ~3"), null when it holds no differences. */
+  groupLine(vn: VisibleNode): string | null;
+}
+
+/** Marks on nodes inside a group call and on the edges they send. */
+export function groupTally(index: GraphIndex, group: string, call: number): Tally {
+  const t = emptyTally();
+  for (const n of index.calls(group)[call] ?? []) {
+    const mark = index.nodes.get(n)?.diff;
+    if (mark) t[mark.status] += 1;
+    for (const e of index.outEdges.get(n) ?? []) if (e.diff) t[e.diff.status] += 1;
+  }
+  return t;
+}
+
+export function diffMarking(index: GraphIndex): DiffMarking {
+  const tallies = new Map<string, Tally>(); // per group instance: a graph's marks never change
+  const tallyOf = (vn: VisibleNode): Tally | null => {
+    if (!vn.group) return null;
+    let t = tallies.get(vn.id);
+    if (!t) tallies.set(vn.id, (t = groupTally(index, vn.group.id, vn.call)));
+    return t;
+  };
+  return {
+    nodeClass(vn) {
+      if (vn.node) return vn.node.diff ? `pvw-diff-${vn.node.diff.status}` : null;
+      const t = tallyOf(vn);
+      if (!t || !tallyText(t)) return null;
+      // A layer only added or only removed is drawn so; any other mix counts as changed.
+      const only = t.added && !t.removed && !t.changed ? "added" : t.removed && !t.added && !t.changed ? "removed" : "changed";
+      return `pvw-diff-holds pvw-diff-${only}`;
+    },
+    edgeClass(ve) {
+      const status = mergedStatus(ve.edges);
+      return status ? `pvw-diff-${status}` : null;
+    },
+    groupLine(vn) {
+      const t = tallyOf(vn);
+      const text = t ? tallyText(t) : "";
+      return text ? `\u0394 ${text}` : null;
+    },
+  };
+}
+
+function value(v: unknown, field: string): string {
+  if (v === null || v === undefined) return field === "grad_status" ? "normal" : "?";
+  if (typeof v === "number") return Number.isInteger(v) ? String(v) : String(Number(v.toPrecision(3)));
+  if (Array.isArray(v)) return field === "slots" ? v.join(", ") : formatShape(v as number[]);
+  return String(v);
+}
+
+const FIELD_TEXT: Record<string, string> = { max_abs: "max |g|", norm: "\u2016g\u2016", grad_status: "gradient", nan: "NaN count", inf: "Inf count" };
+
+/** Where and what: "shape", "param dtype", "output grad_x shape", "input slots". */
+export function changeLabel(c: DiffChange): string {
+  const field = FIELD_TEXT[c.field] ?? c.field;
+  if (!c.of) return field;
+  const [side, slot] = c.of.split(".", 2);
+  const where = side === "inputs" ? "input" : side === "outputs" ? "output" : side;
+  return slot ? `${where} ${slot} ${field}` : `${where} ${field}`;
+}
+
+/** "[2, 16] → [2, 32]": the value in a, then in b. */
+export function changeValue(c: DiffChange): string {
+  return `${value(c.a, c.field)} \u2192 ${value(c.b, c.field)}`;
+}
+
+function statusText(mark: DiffMark, info: DiffInfo): string {
+  const [a, b] = info.labels;
+  if (mark.status === "added") return `only in ${b} (added)`;
+  if (mark.status === "removed") return `only in ${a} (removed)`;
+  return `changed from ${a} to ${b}`;
+}
+
+function markItems(mark: DiffMark, info: DiffInfo): InfoItem[] {
+  const [a, b] = info.labels;
+  return [
+    { label: "status", value: statusText(mark, info) },
+    ...mark.changes.map((c) => ({ label: "change", value: `${changeLabel(c)}: ${changeValue(c)}`, hint: `${a} \u2192 ${b}` })),
+    { label: "shown", value: `${mark.status === "removed" ? a : b}'s values` },
+  ];
+}
+
+function layerName(index: GraphIndex, node: GraphNode | undefined): string | null {
+  const group = node?.group ? index.groups.get(node.group) : undefined;
+  return group ? group.name || group.type : null;
+}
+
+function nodeName(node: GraphNode): string {
+  return node.kind === "param" ? (node.param?.name ?? "leaf") : shortOpName(node.name);
+}
+
+/** One line per marked node or edge, for lists: "fc1 · Matmul" / "fc1 · Matmul → Add". */
+export function entryTitle(index: GraphIndex, id: string): string {
+  const node = index.nodes.get(id);
+  const edge = node ? undefined : index.edges.get(id);
+  const source = node ?? (edge ? index.nodes.get(edge.source) : undefined);
+  if (!source) return id;
+  const target = edge ? index.nodes.get(edge.target) : undefined;
+  const name = target ? `${nodeName(source)} \u2192 ${nodeName(target)}` : nodeName(source);
+  const layer = layerName(index, source);
+  return layer ? `${layer} \u00b7 ${name}` : name;
+}
+
+/** The entry's title, and for a change its first one: "fc1 · Matmul: output grad_x shape
+ * [2, 16] → [2, 32] (+2)". */
+function entryText(index: GraphIndex, id: string, mark: DiffMark): string {
+  const first = mark.changes[0];
+  if (!first) return entryTitle(index, id);
+  const more = mark.changes.length > 1 ? ` (+${mark.changes.length - 1})` : "";
+  return `${entryTitle(index, id)}: ${changeLabel(first)} ${changeValue(first)}${more}`;
+}
+
+const LIST_LIMIT = 8;
+
+/** The marked nodes and edges among `nodes` / `edges`, as clickable items, per status. */
+function listSections(index: GraphIndex, nodes: Iterable<GraphNode>, edges: Iterable<GraphEdge>, limit: number): InfoSection[] {
+  const items: Record<DiffStatus, InfoItem[]> = { added: [], removed: [], changed: [] };
+  const counts = emptyTally();
+  for (const x of [...nodes, ...edges]) {
+    if (!x.diff) continue;
+    counts[x.diff.status] += 1;
+    const list = items[x.diff.status];
+    const kind = index.nodes.has(x.id) ? "node" : "edge";
+    if (list.length < limit) list.push({ label: kind, value: entryText(index, x.id, x.diff), ref: x.id });
+  }
+  return DIFF_STATUSES.filter((s) => counts[s] > 0).map((s) => {
+    const more = counts[s] - items[s].length;
+    const rest = more > 0 ? [{ label: "\u2026", value: `${more} more` }] : [];
+    return { title: `${s[0].toUpperCase()}${s.slice(1)} (${counts[s]})`, items: [...items[s], ...rest] };
+  });
+}
+
+function comparedText(info: DiffInfo): string {
+  const stats = info.compared.includes("stats");
+  const tol = Number.isFinite(info.rtol) ? ` (\u2016g\u2016, max |g| beyond ${+(info.rtol * 100).toPrecision(3)}%)` : "";
+  return `dtype, shape, slot${stats ? `, gradient statistics${tol}` : ""}`;
+}
+
+/** The inspector with nothing selected: counts, then the first marked items of each kind. */
+export function diffOverview(index: GraphIndex, info: DiffInfo): Inspection {
+  const { nodes, edges } = graphTally(index.graph);
+  const [a, b] = info.labels;
+  const count = (s: DiffStatus): InfoItem => ({ label: s, value: `${plural(nodes[s], "node")} \u00b7 ${plural(edges[s], "edge")}` });
+  const same = !tallyText(nodes) && !tallyText(edges);
+  return {
+    kind: "overview",
+    id: "",
+    title: `Differences ${a} \u2192 ${b}`,
+    subtitle: same ? "the two graphs are the same" : "click an entry to show it",
+    sections: [
+      { title: "Counts", items: [...DIFF_STATUSES.map(count), { label: "compared", value: comparedText(info) }] },
+      ...listSections(index, index.graph.nodes, index.graph.edges, LIST_LIMIT),
+    ],
+  };
+}
+
+/** The inspector's "Difference" sections for a selected node, edge or layer. */
+export function diffSections(index: GraphIndex, id: string, drawn: VisibleEdge | undefined, info: DiffInfo): InfoSection[] {
+  const own = index.nodes.get(id)?.diff ?? index.edges.get(id)?.diff;
+  const title = `Difference ${info.labels[0]} \u2192 ${info.labels[1]}`;
+  if (own) return [{ title, items: markItems(own, info) }];
+  if (index.nodes.has(id) || index.edges.has(id)) return [{ title, items: [{ label: "status", value: "the same in both" }] }];
+  if (drawn && drawn.edges.length > 1) {
+    const merged = listSections(index, [], drawn.edges, LIST_LIMIT);
+    return merged.length > 0 ? merged.map((s) => ({ ...s, title: `${title}: ${s.title.toLowerCase()}` })) : [];
+  }
+  const inst = parseInstanceId(index, id);
+  if (!inst) return [];
+  const group = index.groups.get(inst.group);
+  const nodes = index.descendantNodes(inst.group).map((n) => index.nodes.get(n) as GraphNode);
+  const edges = nodes.flatMap((n) => index.outEdges.get(n.id) ?? []);
+  const lists = listSections(index, nodes, edges, LIST_LIMIT);
+  if (lists.length === 0) return [{ title, items: [{ label: "status", value: "no differences inside" }] }];
+  const label = group ? groupTitle(group) : inst.group;
+  return lists.map((s) => ({ ...s, title: `${title} in ${label}: ${s.title.toLowerCase()}` }));
+}
+
+/** One tooltip line for a marked node or edge (empty when unmarked). */
+export function diffTooltip(index: GraphIndex, ids: readonly string[], info: DiffInfo): string[] {
+  const lines: string[] = [];
+  for (const id of ids) {
+    const mark = index.nodes.get(id)?.diff ?? index.edges.get(id)?.diff;
+    if (!mark) continue;
+    const changes = mark.changes.slice(0, 3).map((c) => `${changeLabel(c)} ${changeValue(c)}`);
+    lines.push([statusText(mark, info), ...changes].join(" \u00b7 "));
+    if (lines.length >= 3) break;
+  }
+  return lines;
+}

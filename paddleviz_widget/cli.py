@@ -1,0 +1,143 @@
+"""``python -m paddleviz_widget [-o FILE] [--step N | --all] SCRIPT.py [ARGS...]``, or with
+the options at the end: ``python -m paddleviz_widget SCRIPT.py [ARGS...] -o FILE``.
+
+Runs a training script as ``python SCRIPT.py ARGS`` would, inside ``trace()``, and writes the
+backward graph of one of its backward calls (or of each) to a file whose suffix picks the
+format. The script's own output, files and results are its own: this adds one line to stderr.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from .cli_capture import WHAT_COUNTS, BackwardCalls, CliError, GraphCollector
+from .export.errors import StaticPictureUnavailable
+from .export.save import FORMATS, check_target
+from .script_runner import run_script
+
+PROG = "python -m paddleviz_widget"
+
+DESCRIPTION = f"""\
+Run a PaddlePaddle script as `python SCRIPT.py ARGS` would, inside paddleviz_widget.trace(),
+and save the backward graph of one of its backward calls (the last one by default), fully
+annotated. Backward calls are:
+  {WHAT_COUNTS},
+each counted once, in the order they return (a backward run inside another, such as
+paddle.grad in a PyLayer's backward, is part of it).
+
+The suffix of -o picks what is written:
+{chr(10).join(f"  {suffix:6} {what}" for suffix, what in FORMATS.items())}
+(the view: the one the explorer opens on).
+
+Options come before SCRIPT.py, or at the very end, after the script's arguments, when -o
+is not given before it: `train.py --epochs 1 -o graph.html`. A script that takes its own -o
+needs them before SCRIPT.py.
+If the script fails (an exception, or sys.exit with a non-zero status), its traceback is
+printed as Python prints it, the exit status is the script's, and no file is written;
+sys.exit(0) is success. A script that makes no backward call is an error (status 1), and so
+are bad arguments (status 2, before the script runs).
+"""
+
+EPILOG = f"""\
+examples:
+  {PROG} -o graph.html train.py --epochs 1
+  {PROG} -o graph.svg --step 2 train.py     # the second backward call
+  {PROG} -o out/graph.json --all train.py   # out/graph_001.json, ...
+"""
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog=PROG, description=DESCRIPTION, epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )  # fmt: skip
+    parser.add_argument(
+        "-o", "--output", metavar="FILE",
+        help=f"the file to write ({', '.join(FORMATS)}); required",
+    )  # fmt: skip
+    which = parser.add_mutually_exclusive_group()
+    which.add_argument(
+        "--step", type=int, metavar="N",
+        help="write the graph of backward call N (1-based) instead of the last one",
+    )  # fmt: skip
+    which.add_argument(
+        "--all", action="store_true",
+        help="write one file per backward call: -o graph.html gives graph_001.html, "
+        "graph_002.html, ...",
+    )  # fmt: skip
+    parser.add_argument("script", metavar="SCRIPT.py", help="the Python file to run")
+    parser.add_argument("args", nargs=argparse.REMAINDER, help="arguments for the script")
+    return parser
+
+
+def _take_trailing(parser: argparse.ArgumentParser, options: argparse.Namespace) -> None:
+    """Our options at the end of the script's arguments (``train.py ARGS -o graph.html``),
+    taken only when -o did not come before the script."""
+    args = list(options.args)
+    while args:
+        if len(args) >= 2 and args[-2] in ("-o", "--output"):
+            options.output, args = args[-1], args[:-2]
+        elif args[-1].startswith("--output="):
+            options.output, args = args[-1].split("=", 1)[1], args[:-1]
+        elif len(args) >= 2 and args[-2] == "--step" and args[-1].lstrip("-").isdigit():
+            options.step, args = int(args[-1]), args[:-2]
+        elif args[-1] == "--all":
+            options.all, args = True, args[:-1]
+        else:
+            break
+    if options.step is not None and options.all:
+        parser.error("--step and --all are alternatives: pass one of them")
+    options.args = args
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = _parser()
+    options = parser.parse_args(argv)
+    if options.output is None:
+        _take_trailing(parser, options)
+    if options.output is None:
+        parser.error("pass the file to write with -o, e.g. -o graph.html")
+    if options.step is not None and options.step < 1:
+        parser.error(f"--step counts backward calls from 1, got {options.step}")
+    script = Path(options.script)
+    if not script.is_file():
+        parser.error(f"no such script: {script} (pass the path of a .py file)")
+    try:  # before the script runs: a bad -o must not cost a training run
+        output = check_target(Path(options.output).absolute())
+    except (ValueError, OSError) as error:
+        parser.error(str(error))
+
+    collector = GraphCollector(output, step=options.step, every=options.all)
+    session = BackwardCalls(collector.seen, collector.settle)
+    try:
+        with session:
+            status = run_script(script, options.args)
+            if status == 0:
+                collector.finish()  # inside the trace that recorded the calls
+        if status != 0:
+            _say(f"{script} exited with status {status}: no graph written")
+            return status
+        written = collector.write(session.calls)
+    except CliError as error:
+        _say(str(error))
+        return 1
+    except (StaticPictureUnavailable, OSError, ValueError) as error:  # e.g. no Graphviz, disk full
+        _say(f"could not write {output}: {error}")
+        return 1
+    finally:
+        collector.discard()
+    _say(_summary(written, session.calls, options.step))
+    return 0
+
+
+def _summary(written: list[Path], calls: int, step: int | None) -> str:
+    if len(written) > 1:
+        return f"wrote {len(written)} graphs, {written[0]} ... {written[-1].name}"
+    return f"wrote {written[0]} (backward call {step or calls} of {calls})"
+
+
+def _say(message: str) -> None:
+    sys.stdout.flush()
+    print(f"paddleviz_widget: {message}", file=sys.stderr, flush=True)

@@ -1,0 +1,144 @@
+"""``save_graph(payload, path)``: one graph document written to a file, its suffix picking what.
+
+``.json`` the graph document itself, ``.dot`` the view's Graphviz source, ``.svg``/``.png`` the
+picture of the view, ``.html`` the self-contained explorer. The file appears whole or not at
+all: it is written to a temporary file in the same directory and moved into place.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import secrets
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+# suffix -> (what the file holds, for messages and docstrings)
+FORMATS = {
+    ".json": "the graph document (what build_graph returns)",
+    ".dot": "the Graphviz source of the view",
+    ".svg": "the picture of the view",
+    ".png": "the picture of the view",
+    ".html": "the self-contained explorer (one file, works offline)",
+}
+
+
+def supported_suffixes() -> str:
+    return ", ".join(FORMATS)
+
+
+def check_target(path: str | os.PathLike[str]) -> Path:
+    """``path`` as a Path, or a clear error if no graph can be saved there (bad suffix, no
+    such directory): lets a caller fail before doing the work that makes the graph."""
+    target = Path(path)
+    if target.suffix.lower() not in FORMATS:
+        raise ValueError(
+            f"cannot save a graph as {target.name!r}: the file name's suffix picks the format, "
+            f"one of {supported_suffixes()}"
+        )
+    if target.is_dir():
+        raise IsADirectoryError(f"cannot save a graph as {str(target)!r}: it is a directory")
+    parent = target.parent
+    if not parent.is_dir():
+        raise FileNotFoundError(
+            f"cannot save {target.name!r}: there is no directory {str(parent)!r} (create it first)"
+        )
+    return target
+
+
+def save_graph(
+    payload: Mapping[str, Any],
+    path: str | os.PathLike[str],
+    *,
+    expanded: list[str] | None = None,
+    depth: int | None = None,
+    options: Mapping[str, Any] | None = None,
+) -> Path:
+    """Write ``payload`` (a graph document, as build_graph returns) to ``path``; returns it.
+
+    The suffix picks the format (see FORMATS). ``expanded``/``depth``/``options`` describe the
+    view the .dot/.svg/.png show (None: the explorer's default view) and the view the .html
+    opens on; .json is the whole document whatever the view. Raises ValueError for an unknown
+    suffix, StaticPictureUnavailable if the view cannot be drawn here; nothing is written then.
+    """
+    if not isinstance(payload, Mapping):
+        raise TypeError(
+            f"save_graph takes the graph document build_graph returns (a dict), got a "
+            f"{type(payload).__name__}"
+        )
+    target = check_target(path)
+    make = _MAKERS[target.suffix.lower()]
+    data = make(payload, expanded, depth, dict(options or {}))
+    _write_atomically(target, data)
+    return target
+
+
+def _json(payload: Mapping[str, Any], *_: Any) -> bytes:
+    # allow_nan=False: a NaN would make a file no JSON reader accepts; better an error here.
+    return json.dumps(payload, separators=(",", ":"), allow_nan=False).encode()
+
+
+def _dot_text(
+    payload: Mapping[str, Any], expanded: list[str] | None, depth: int | None,
+    options: dict[str, Any],
+) -> str:  # fmt: skip
+    from .view_rules import view_dot
+
+    return view_dot(payload, expanded=expanded, depth=depth, options={**options, "static": True})
+
+
+def _dot(payload: Mapping[str, Any], *view: Any) -> bytes:
+    return _dot_text(payload, *view).encode()
+
+
+def _picture(fmt: str) -> Callable[..., bytes]:
+    def make(payload: Mapping[str, Any], *view: Any) -> bytes:
+        from .picture import render_picture
+
+        return render_picture(_dot_text(payload, *view), fmt)
+
+    return make
+
+
+def _html(
+    payload: Mapping[str, Any], expanded: list[str] | None, depth: int | None, _: Any
+) -> bytes:
+    from .standalone import standalone_html
+
+    return standalone_html(
+        payload, expanded=expanded, depth=-1 if depth is None else depth
+    ).encode()
+
+
+_MAKERS: dict[str, Callable[[Mapping[str, Any], Any, Any, dict[str, Any]], bytes]] = {
+    ".json": _json,
+    ".dot": _dot,
+    ".svg": _picture("svg"),
+    ".png": _picture("png"),
+    ".html": _html,
+}
+
+
+def _write_atomically(target: Path, data: bytes) -> None:
+    """``data`` into ``target`` whole or not at all: a temporary file beside it, then a rename.
+    Created with mode 0o666 like open() would (the umask applies), not mkstemp's 0o600."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
+    while True:
+        temp = target.with_name(f".{target.name}.{secrets.token_hex(4)}.tmp")
+        try:
+            fd = os.open(temp, flags, 0o666)
+            break
+        except FileExistsError:
+            continue
+    try:
+        with os.fdopen(fd, "wb") as file:
+            file.write(data)
+            file.flush()
+            os.fsync(file.fileno())
+        os.replace(temp, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temp)
+        raise

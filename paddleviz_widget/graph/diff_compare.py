@@ -1,0 +1,79 @@
+"""What differs between a node (or edge) of graph a and its match in graph b, for
+graph/diff.py. Pure. A value is compared only where both graphs know it: a gradient shape one
+graph did not record is not a change, it is absent (and the diff's notice says why)."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from .parts import Change, Edge, GradInfo, GradStats, Node, Slot
+
+
+def _known(changes: list[Change], field: str, a: Any, b: Any, of: str | None) -> None:
+    if a is not None and b is not None and a != b:
+        changes.append(Change(field, a, b, of))
+
+
+def _grad(changes: list[Change], a: GradInfo | None, b: GradInfo | None, of: str | None) -> None:
+    if a is not None and b is not None:
+        _known(changes, "dtype", a.dtype, b.dtype, of)
+        _known(changes, "shape", a.shape, b.shape, of)
+
+
+def _slots(changes: list[Change], a: tuple[Slot, ...], b: tuple[Slot, ...], side: str) -> None:
+    if not a or not b:
+        return  # one graph has no slot log for this node
+    names_a, names_b = tuple(s.name for s in a), tuple(s.name for s in b)
+    if names_a != names_b:
+        changes.append(Change("slots", names_a, names_b, side))
+        return
+    for sa, sb in zip(a, b):
+        _grad(changes, sa.grad, sb.grad, f"{side}.{sa.name}")
+
+
+def node_changes(a: Node, b: Node, *, stats: bool) -> list[Change]:
+    """Parameter, output tensor and slot dtypes and shapes; with ``stats`` (both graphs have
+    gradient statistics) a parameter's gradient status too."""
+    changes: list[Change] = []
+    if a.param is not None and b.param is not None:
+        _known(changes, "dtype", a.param.dtype, b.param.dtype, "param")
+        _known(changes, "shape", a.param.shape, b.param.shape, "param")
+    _grad(changes, a.tensor, b.tensor, "tensor")
+    _slots(changes, a.inputs, b.inputs, "inputs")
+    _slots(changes, a.outputs, b.outputs, "outputs")
+    if stats and a.kind == "param" and b.kind == "param" and a.grad_status != b.grad_status:
+        changes.append(Change("grad_status", a.grad_status, b.grad_status, "param"))
+    return changes
+
+
+def beyond(a: float, b: float, rtol: float) -> bool:
+    """Whether a and b differ by more than ``rtol`` of the larger of them."""
+    if not (math.isfinite(a) and math.isfinite(b)):
+        return a != b and not (math.isnan(a) and math.isnan(b))
+    return abs(b - a) > rtol * max(abs(a), abs(b))
+
+
+def _stats(changes: list[Change], a: GradStats, b: GradStats, rtol: float) -> None:
+    if a.norm != b.norm and beyond(a.norm, b.norm, rtol):
+        changes.append(Change("norm", a.norm, b.norm))
+    if a.max_abs != b.max_abs and beyond(a.max_abs, b.max_abs, rtol):
+        changes.append(Change("max_abs", a.max_abs, b.max_abs))
+    if a.nan != b.nan:
+        changes.append(Change("nan", a.nan, b.nan))
+    if a.inf != b.inf:
+        changes.append(Change("inf", a.inf, b.inf))
+
+
+def edge_changes(a: Edge, b: Edge, *, rtol: float) -> list[Change]:
+    """The gradient's dtype and shape, the sending slot, and, where both edges have gradient
+    statistics, a norm or max |g| that moved by more than ``rtol`` (relative to the larger)
+    or a NaN/Inf count that changed at all."""
+    changes: list[Change] = []
+    if a.grad != b.grad:  # (the common case, equal, costs one comparison)
+        _grad(changes, a.grad, b.grad, None)
+    if a.slot != b.slot:
+        _known(changes, "slot", a.slot, b.slot, None)
+    if a.stats is not None and b.stats is not None:
+        _stats(changes, a.stats, b.stats, rtol)
+    return changes

@@ -1,0 +1,141 @@
+"""Which node, edge and layer group of graph a is which of graph b, for graph/diff.py. Pure.
+
+Nothing is matched by pointer or id (two runs share neither): a parameter by its name, any
+other node by its layer path and op name and which one it is of those (the k-th in backward
+topological order from the outputs), a layer group by its path, an edge by its matched ends
+and sending slot. Every step is a pass over dicts: linear in the size of the graphs.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Hashable, Sequence
+from typing import Optional
+
+from .parts import Edge, GraphParts, Group, Node
+
+Match = list[
+    Optional[int]
+]  # runs on 3.9; per item of b, the position of its match in a (None: added)
+
+
+def group_keys(groups: Sequence[Group]) -> dict[str, str]:
+    """Group id -> the layer path it is matched by. trace(model) names the model itself by
+    its class (a top-level group named as its type): that is the path "" in any model, so two
+    versions of a model whose classes are named differently still match."""
+    return {g.id: "" if g.parent is None and g.name == g.type else g.name for g in groups}
+
+
+def backward_order(graph: GraphParts) -> list[int]:
+    """Node positions in backward topological order (Kahn, first in first out) from the
+    outputs: roots as meta.outputs lists them, then in document order; each node's targets
+    in next_functions order. Nodes on a cycle (none in a real backward graph) come last."""
+    nodes = graph.nodes
+    pos = {n.id: i for i, n in enumerate(nodes)}
+    targets: list[list[tuple[int, int]]] = [[] for _ in nodes]
+    indegree = [0] * len(nodes)
+    for e in graph.edges:
+        s, t = pos.get(e.source), pos.get(e.target)
+        if s is not None and t is not None:
+            targets[s].append((e.index, t))
+            indegree[t] += 1
+    named = [o.get("node") for o in graph.meta.get("outputs") or [] if isinstance(o, dict)]
+    roots = [pos[n] for n in named if n in pos and indegree[pos[n]] == 0]
+    roots += [i for i in range(len(nodes)) if indegree[i] == 0]
+    order: list[int] = []
+    seen = [False] * len(nodes)
+    queue = deque(roots)
+    while queue:
+        i = queue.popleft()
+        if seen[i]:
+            continue
+        seen[i] = True
+        order.append(i)
+        out = targets[i]
+        for _, t in sorted(out) if len(out) > 1 else out:
+            indegree[t] -= 1
+            if indegree[t] == 0:
+                queue.append(t)
+    order += [i for i in range(len(nodes)) if not seen[i]]
+    return order
+
+
+def _node_key(node: Node, groups: dict[str, str]) -> Hashable:
+    if node.kind == "param" and node.param is not None:
+        return ("param", node.param.name)
+    return ("op", groups.get(node.group or ""), node.name)
+
+
+def match_in_order(keys_a: Sequence[Hashable], keys_b: Sequence[Hashable]) -> Match:
+    """The k-th item of b with a key matches the k-th item of a with that key."""
+    pools: dict[Hashable, list[int]] = {}
+    for i, key in enumerate(keys_a):
+        pool = pools.get(key)
+        if pool is None:
+            pools[key] = [i]
+        else:
+            pool.append(i)
+    taken: dict[Hashable, int] = {}  # per key, how many of its pool are matched
+    out: Match = []
+    for key in keys_b:
+        pool = pools.get(key)
+        k = taken.get(key, 0)
+        if pool is not None and k < len(pool):
+            out.append(pool[k])
+            taken[key] = k + 1
+        else:
+            out.append(None)
+    return out
+
+
+def match_nodes(a: GraphParts, b: GraphParts) -> Match:
+    """Per node of b (document order), the position of its match in a."""
+    ga, gb = group_keys(a.groups), group_keys(b.groups)
+    order_a, order_b = backward_order(a), backward_order(b)
+    found = match_in_order(
+        [_node_key(a.nodes[i], ga) for i in order_a], [_node_key(b.nodes[i], gb) for i in order_b]
+    )
+    out: Match = [None] * len(b.nodes)
+    for k, i in enumerate(order_b):
+        j = found[k]
+        out[i] = None if j is None else order_a[j]
+    return out
+
+
+def match_groups(a: GraphParts, b: GraphParts) -> Match:
+    """Per group of b, the position of the group of a with the same layer path."""
+    ga, gb = group_keys(a.groups), group_keys(b.groups)
+    return match_in_order([ga[g.id] for g in a.groups], [gb[g.id] for g in b.groups])
+
+
+def match_edges(
+    a: Sequence[Edge], b: Sequence[Edge], ends_a: dict[str, str], ends_b: dict[str, str]
+) -> Match:
+    """Per edge of b, its match in a: the same (matched) source and target and the same
+    sending slot, the k-th of those in next_functions order; then, among the edges left, the
+    same ends alone (a slot that changed, or one graph without slot names)."""
+
+    def ordered(edges: Sequence[Edge]) -> list[int]:
+        return sorted(range(len(edges)), key=lambda i: edges[i].index)
+
+    order_a, order_b = ordered(a), ordered(b)
+    out: Match = [None] * len(b)
+    left_a = list(order_a)
+    left_b = list(order_b)
+    for with_slot in (True, False):
+
+        def key(e: Edge, ends: dict[str, str], slot: bool = with_slot) -> Hashable:
+            return (ends[e.source], ends[e.target], e.slot if slot else None)
+
+        found = match_in_order(
+            [key(a[i], ends_a) for i in left_a], [key(b[i], ends_b) for i in left_b]
+        )
+        taken = set()
+        for k, i in enumerate(left_b):
+            j = found[k]
+            if j is not None:
+                out[i] = left_a[j]
+                taken.add(left_a[j])
+        left_b = [i for i in left_b if out[i] is None]
+        left_a = [i for i in left_a if i not in taken]
+    return out

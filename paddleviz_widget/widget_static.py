@@ -1,0 +1,136 @@
+"""What a saved notebook shows of a GraphWidget where no widget runs (nbconvert, GitHub,
+nbviewer, JavaScript off): an SVG of the view the explorer draws first, made in the kernel
+when the widget is displayed, as the output's ``text/html``; and a ``text/plain`` that says
+what the graph holds. Front ends that run widgets show the widget and ignore both."""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+import uuid
+from collections.abc import Mapping
+from typing import Any
+
+from .export.errors import StaticPictureUnavailable
+from .export.picture import render_picture
+from .export.view_rules import StaticView, static_view_of_json, svg_problem
+
+CAPTION = "Static picture of the default view \u2014 run the notebook to explore"
+#: Views with more visible nodes get no picture: ``dot`` would take seconds (see
+#: benchmarks/bench_static.py) and the picture would not be readable.
+MAX_NODES = 600
+#: Longest the layout of the saved picture may take.
+LAYOUT_TIMEOUT_S = 10.0
+
+_BEFORE_SVG = re.compile(r"^.*?(?=<svg[\s>])", re.S)
+_TITLE = re.compile(r"<title>[^<]*</title>\n?")
+_ID = re.compile(r' id="([^"]*)"')
+_SVG_TAG = re.compile(r"<svg\b([^>]*)>")
+_SIZE = re.compile(r' (width|height)="[^"]*"')
+
+
+def _inline_svg(svg: str, prefix: str) -> str:
+    """Graphviz's SVG as an element of a page: no XML prologue, no titles (node names mean
+    nothing to a reader), ids prefixed so that two pictures on one page never share one, and
+    scaled down to the output's width."""
+    body = _TITLE.sub("", _BEFORE_SVG.sub("", svg, count=1))
+    body = _ID.sub(lambda m: f' id="{prefix}{m.group(1)}"', body)
+    return _SVG_TAG.sub(
+        lambda m: f'<svg{m.group(1)} style="max-width:100%;height:auto">', body, count=1
+    )
+
+
+def _html_block(svg: str | None, lines: list[str]) -> str:
+    caption = "".join(
+        f'<div style="margin-top:4px;color:#57606a;font:12px sans-serif">{html.escape(t)}</div>'
+        for t in lines
+    )
+    picture = f'<div style="overflow:auto">{svg}</div>' if svg is not None else ""
+    return f'<div class="pvw-static">{picture}{caption}</div>'
+
+
+def _graph_counts(graph: Mapping[str, Any]) -> str:
+    def count(key: str) -> int:
+        value = graph.get(key)
+        return len(value) if isinstance(value, list) else 0
+
+    return (
+        f"{count('nodes'):,} GradNodes, {count('edges'):,} edges, {count('groups'):,} layer groups"
+    )
+
+
+class StaticFallback:
+    """Mixed into GraphWidget: reads its ``graph`` and view traits (``expanded``, ``fold``,
+    ``view``, ``_request``, ``_view_options``)."""
+
+    graph: Mapping[str, Any]
+    expanded: list[str]
+    _request: Mapping[str, Any]
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> Any:
+        result = super()._repr_mimebundle_(**kwargs)  # type: ignore[misc]
+        if result is None:  # a closed widget
+            return None
+        data, metadata = result if isinstance(result, tuple) else (result, {})
+        text, block = self._static_output()
+        return {**data, "text/plain": text, "text/html": block}, metadata
+
+    def _graph_json(self) -> str:
+        """The graph as JSON text: the one made to send it to the page (widget.py), the first
+        time (that saves ~80 ms per 10k GradNodes), else made again."""
+        sent = self.__dict__.pop("_graph_text", None)
+        if sent is not None and sent[0] is self.graph:
+            return str(sent[1])
+        return json.dumps(self.graph, separators=(",", ":"))
+
+    def _static_wanted(self) -> dict[str, Any]:
+        """The view the page shows, or will once it has applied the kernel's request: its
+        groups, folding and reading, and once drawn, how (direction, labels, colours)."""
+        wanted: dict[str, Any] = {
+            "fold": getattr(self, "fold", True) is not False,
+            "view": "forward" if getattr(self, "view", None) == "forward" else "backward",
+        }
+        answered = getattr(self, "_answered", None)
+        if callable(answered) and answered():
+            drawn = getattr(self, "_view_options", None) or {}
+            keys = ("rankdir", "edgeLabels", "gradColour", "step")
+            return {
+                **wanted,
+                **{k: drawn[k] for k in keys if k in drawn},
+                "expanded": list(self.expanded),
+            }
+        request = self._request or {}
+        edits = list(request.get("edits", []))
+        return {**wanted, "depth": request.get("depth", -1), "edits": edits}
+
+    def _static_output(self) -> tuple[str, str]:
+        """(text/plain, text/html); never raises: a failure is a one-line reason instead."""
+        try:
+            view = static_view_of_json(
+                self._graph_json(), {"static": True, **self._static_wanted()}
+            )
+            lines = [CAPTION, *view.notes]
+            svg = self._static_svg(view)
+            return f"GraphWidget: {view.counts}", _html_block(svg, lines)
+        except Exception as err:  # noqa: BLE001 - a display must never fail
+            reason = err.reason if isinstance(err, StaticPictureUnavailable) else repr(err)
+            try:
+                counts = _graph_counts(self.graph)
+            except Exception:  # noqa: BLE001
+                counts = "a backward graph"
+            line = f"No static picture of this graph ({reason}): run the notebook to explore."
+            return f"GraphWidget: {counts}. {line}", _html_block(None, [line])
+
+    def _static_svg(self, view: StaticView) -> str:
+        if len(view.visible) > MAX_NODES:
+            raise StaticPictureUnavailable(
+                f"its default view has {len(view.visible):,} nodes, over the {MAX_NODES} a "
+                "saved picture draws; paddleviz_widget.export.render_picture(view_dot(graph, "
+                "depth=...), 'svg') makes a smaller or bigger one"
+            )
+        svg = render_picture(view.dot, "svg", timeout=LAYOUT_TIMEOUT_S).decode("utf-8")
+        problem = svg_problem(svg)
+        if problem is not None:
+            raise StaticPictureUnavailable(f"Graphviz's SVG holds markup it should not: {problem}")
+        return _inline_svg(svg, f"pvws{uuid.uuid4().hex[:8]}-")
