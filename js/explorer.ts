@@ -1,27 +1,23 @@
 // The explorer: wires the synced model (graph, expanded, selected, depth), the pure view
 // logic (js/view), the renderer (js/render) and the UI pieces (js/ui) together.
 import type { AnyModel } from "@anywidget/types";
-import {
-  createGraphvizView,
-  type GraphvizView,
-  type Hit,
-  type RenderOptions,
-} from "./render/graphviz_view";
+import { createGraphvizView, type GraphvizView, type RenderOptions } from "./render/graphviz_view";
 import { anchorsFor } from "./anchors";
 import { sharedLayoutClient } from "./layout/shared";
 import { createScale } from "./scale";
-import { edgeTooltip, inspect, nodeTooltip } from "./view/describe";
+import { inspect } from "./view/describe";
 import * as budgetText from "./view/budget_text";
 import { DEFAULT_DOT_OPTIONS, type DotOptions, visibleGraphToDot } from "./view/dot";
 import { noticeLines } from "./view/pylayers";
 import { openingFocus } from "./view/opening";
-import { collapseGroup, depthShown, normalizeExpanded, reveal } from "./view/expansion";
-import { buildIndex, parseInstanceId, type GraphIndex } from "./view/graph_index";
+import { depthShown, normalizeExpanded, reveal } from "./view/expansion";
+import { buildIndex, type GraphIndex } from "./view/graph_index";
 import { EMPTY_PAYLOAD } from "./view/payload";
 import { answerKernel, graphBytes, loadGraph, type ReadGraph } from "./kernel_sync";
 import { createFoldControl } from "./fold_control";
-import { searchGraph, visibleElementId, visibleMatches } from "./view/search";
-import { ROLE_CLASS, selectionClasses } from "./view/selection";
+import { highlights, type SearchState } from "./view/highlights";
+import { visibleElementId } from "./view/search";
+import { createPointer } from "./pointer";
 import { buildVisibleGraph, truncateVisible, type VisibleGraph } from "./view/visible";
 import { h } from "./ui/dom";
 import { createInspector } from "./ui/inspector";
@@ -67,7 +63,7 @@ export function createExplorer(model: AnyModel<WidgetModel>, el: HTMLElement): (
   let options: DotOptions = { ...DEFAULT_DOT_OPTIONS };
   let lastDot = "";
   let renders = 0;
-  let search = { query: "", matches: [] as string[], current: 0 };
+  let search: SearchState = { query: "", matches: [], current: 0 };
 
   const root = h("div", { className: "pvw-root", testid: "pvw-root" });
   const graphEl = h("div", { className: "pvw-graph", testid: "pvw-graph" });
@@ -181,58 +177,30 @@ export function createExplorer(model: AnyModel<WidgetModel>, el: HTMLElement): (
     if (elId) view.centerOn(elId);
   }
 
-  function onClick(hit: Hit | null): void {
-    tooltip.hide();
-    if (!hit) {
-      select("");
-      return;
-    }
-    if (hit.kind === "node" && folds.click(hit.id)) return select(hit.id); // unfolds a folded run
-    // Collapsed groups and clusters stand for one call of a layer: act on the layer.
-    const group = hit.kind === "edge" ? null : (parseInstanceId(index, hit.id)?.group ?? null);
-    if (hit.kind === "cluster" && group) {
-      if (hit.onLabel) {
-        scale.cancel();
-        setExpanded(collapseGroup(index, expanded(), group));
-      }
-      else select(group);
-    } else if (hit.kind === "node" && group) {
-      scale.openGroup(group);
-      select(group);
-    } else {
-      select(hit.id);
-    }
-  }
-
-  function onHover(hit: Hit | null, event: MouseEvent): void {
-    if (!hit) {
-      tooltip.hide();
-      return;
-    }
-    const edge = hit.kind === "edge" ? vg.edgeById.get(hit.id) : undefined;
-    const read = reading.current(index);
-    const lines = edge ? edgeTooltip(index, edge, read) : hit.kind === "edge" ? [] : nodeTooltip(index, vg, hit.id, read);
-    tooltip.show([...lines, ...diff.tooltip(hit.id, vg)], event);
-  }
+  const pointer = createPointer({
+    index: () => index,
+    vg: () => vg,
+    expanded,
+    select,
+    setExpanded,
+    unfold: (id) => folds.click(id),
+    openGroup: (group) => scale.openGroup(group),
+    cancelScale: () => scale.cancel(),
+    reading: (of) => reading.current(of),
+    diffLines: (id, shown) => diff.tooltip(id, shown),
+    tooltip,
+  });
 
   const layout = sharedLayoutClient();
   layout.warm(); // the WASM compiles in the worker while the rest of the widget starts
-  const view: GraphvizView = createGraphvizView(graphEl, { click: onClick, hover: onHover }, layout);
+  const view: GraphvizView = createGraphvizView(graphEl, pointer, layout);
 
   /** Selection, search highlights, inspector, toolbar and status: everything but the layout. */
   function decorate(): void {
     const selected = model.get("selected") ?? "";
-    const classes = selected ? selectionClasses(index, vg, selected) : new Map<string, Set<string>>();
-    search.matches = visibleMatches(vg, searchGraph(index, search.query));
-    search.current = Math.min(search.current, Math.max(search.matches.length - 1, 0));
-    search.matches.forEach((id, i) => {
-      const elId = visibleElementId(vg, id);
-      if (!elId) return;
-      const set = classes.get(elId) ?? new Set<string>();
-      set.add(ROLE_CLASS.match);
-      if (i === search.current) set.add(ROLE_CLASS.current);
-      classes.set(elId, set);
-    });
+    const lit = highlights(index, vg, selected, search);
+    const classes = lit.classes;
+    search = lit.search;
     // Not on a drawing about to be replaced: the classes are for the new one, and restyling
     // every element of the old one costs a full SVG relayout (~80 ms on ResNet-50).
     if (!stale) {
@@ -409,24 +377,18 @@ export function createExplorer(model: AnyModel<WidgetModel>, el: HTMLElement): (
   const onSelected = (): void => decorate();
   const onDepth = (): void => decorate();
   const onRequest = (): void => wantResolve();
-  model.on("change:graph", onGraph);
-  model.on("change:expanded", schedule);
-  model.on("change:height", schedule);
-  model.on("change:selected", onSelected);
-  model.on("change:depth", onDepth);
-  model.on("change:_request", onRequest);
+  const listeners: [string, () => void][] = [
+    ["change:graph", onGraph], ["change:expanded", schedule], ["change:height", schedule],
+    ["change:selected", onSelected], ["change:depth", onDepth], ["change:_request", onRequest],
+  ];
+  for (const [event, fn] of listeners) model.on(event, fn);
   const resizer = new ResizeObserver(() => view.resize());
   resizer.observe(graphEl);
   onGraph();
 
   return () => {
     resizer.disconnect();
-    model.off("change:graph", onGraph);
-    model.off("change:expanded", schedule);
-    model.off("change:height", schedule);
-    model.off("change:selected", onSelected);
-    model.off("change:depth", onDepth);
-    model.off("change:_request", onRequest);
+    for (const [event, fn] of listeners) model.off(event, fn);
     scale.cancel();
     reading.destroy();
     view.destroy();

@@ -27,7 +27,6 @@ _BEFORE_SVG = re.compile(r"^.*?(?=<svg[\s>])", re.S)
 _TITLE = re.compile(r"<title>[^<]*</title>\n?")
 _ID = re.compile(r' id="([^"]*)"')
 _SVG_TAG = re.compile(r"<svg\b([^>]*)>")
-_SIZE = re.compile(r' (width|height)="[^"]*"')
 
 
 def _inline_svg(svg: str, prefix: str) -> str:

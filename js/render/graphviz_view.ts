@@ -258,7 +258,8 @@ export function createGraphvizView(
     fit(animate = false): void {
       const root = svg();
       if (!root) return;
-      apply(fitView(root, drawnBox), animate);
+      // Not animated on big drawings: each frame of the tween would paint every node (~100 ms).
+      apply(fitView(root, drawnBox), animate && drawing?.kind !== "plain");
       autoFit = true;
       opened = null;
     },

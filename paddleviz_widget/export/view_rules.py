@@ -143,10 +143,12 @@ def static_view(
 ) -> StaticView:
     """The view the explorer draws first for ``payload`` (a ``build_graph`` document): layer
     groups opened to the automatic depth within the visible-node budget, or to ``depth``, or
-    exactly the groups in ``expanded``. ``options``: ``rankdir`` ("TB"/"LR"), ``edgeLabels``,
-    ``gradColour``, ``step`` (a kept step number), ``static`` (colours as DOT attributes, on
-    by default here). Raises ValueError for options the graph cannot honour, and
-    StaticPictureUnavailable when the view rules cannot run."""
+    exactly the groups in ``expanded``. ``options``, as the GraphWidget traits of those names:
+    ``fold`` (runs of repeated blocks folded, default True), ``view`` ("backward"/"forward"),
+    ``rankdir`` ("TB"/"LR"), ``edgeLabels``, ``gradColour`` (default: on when the graph has
+    statistics), ``step`` (a position in meta.steps.index; default the last); and ``static``
+    (colours written into the DOT, default True here). Raises ValueError for options the graph
+    cannot honour, StaticPictureUnavailable when the view rules cannot run."""
     wanted: dict[str, Any] = {"static": True, **(options or {})}
     if expanded is not None:
         wanted["expanded"] = list(expanded)

@@ -64,7 +64,6 @@ class View:
     """The widget's graph area, drawing and output node on screen."""
 
     def __init__(self, root: Locator) -> None:
-        self.root = root
         self.area = rect(root.locator(GRAPH))
         self.drawing = rect(root.locator(f"{GRAPH} svg > g"))
         outputs = root.locator(f"{GRAPH} svg g.node.pvw-output")
@@ -77,8 +76,8 @@ class View:
         return inside(self.drawing, self.area)
 
     def assert_readable_on_output(self) -> None:
-        small = f"node text {min(self.text):.1f} px on screen ({self.hint}, {self.drawing})"
-        assert min(self.text) >= MIN_TEXT_PX, small
+        why = f"node text {min(self.text):.1f} px on screen ({self.hint}, {self.drawing})"
+        assert min(self.text) >= MIN_TEXT_PX, why
         assert self.output is not None and inside(self.output, self.area), (self.output, self.area)
 
 
@@ -116,7 +115,9 @@ def test_tall_lenet_opens_readable_on_its_output(chromium_browser: Any, lab_serv
 
         # A later redraw keeps its zoom (anchoring): no refit to the whole graph.
         k = zoom_transform(ex.page).k
+        renders = ex.renders()
         ex.set_expanded("w.collapse('conv')")
+        assert ex.renders() > renders
         assert zoom_transform(ex.page).k == pytest.approx(k)
         assert min(text_px(ex.root)) >= MIN_TEXT_PX
 
@@ -184,7 +185,7 @@ def mount(page: Any, name: str, state: dict[str, Any]) -> Locator:
         "document.querySelector('[data-testid=pvw-root]').dataset.state === 'ready'"
     )
     page.wait_for_timeout(700)
-    page.evaluate("document.activeElement?.blur()")  # no focus ring from an earlier click
+    page.mouse.move(700, 950)  # below the widget: no button hovered from an earlier click
     return page.locator("[data-testid=pvw-root]")
 
 

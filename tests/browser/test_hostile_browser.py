@@ -96,6 +96,9 @@ def hostile(chromium_browser, lab_server) -> Iterator[Hostile]:
 def expanded(hostile: Hostile) -> Iterator[Hostile]:
     hostile.explorer.set_expanded("w.expand_all()")
     hostile.explorer.run("w.selected = ''")
+    # All of it in view (a graph too big to read whole opens on part of it; later redraws refit).
+    hostile.explorer.page.get_by_test_id("pvw-fit").click()
+    hostile.explorer.page.wait_for_timeout(600)
     yield hostile
     hostile.assert_nothing_ran()
 

@@ -32,6 +32,9 @@ def test_the_recompute_node_lists_what_it_hides(explorer: Explorer) -> None:
     assert "PyLayer" in notice  # and, on its own line, why shapes were not replayed
 
     explorer.set_expanded("w.expand('model.layers.0')")
+    # All of it in view: the first view is a readable part on the output, far from layers.0.
+    explorer.page.get_by_test_id("pvw-fit").click()
+    explorer.page.wait_for_timeout(600)
     node = explorer.element(f"pvw-{entry['node']}")
     node.hover()
     tooltip = explorer.page.get_by_test_id("pvw-tooltip").inner_text()

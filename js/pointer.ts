@@ -1,0 +1,58 @@
+// What a click or a hover on the drawing does: select, open or close a layer, unfold a run,
+// show a tooltip. Kept apart from the explorer, which hands it the state it reads.
+import type { Hit } from "./render/graphviz_view";
+import { edgeTooltip, nodeTooltip } from "./view/describe";
+import { collapseGroup } from "./view/expansion";
+import { parseInstanceId, type GraphIndex } from "./view/graph_index";
+import type { VisibleGraph } from "./view/visible";
+
+export interface PointerDeps {
+  index: () => GraphIndex;
+  vg: () => VisibleGraph;
+  expanded: () => string[];
+  select: (id: string) => void;
+  setExpanded: (ids: string[]) => void;
+  /** Unfolds a folded run when `id` is one (true: handled). */
+  unfold: (id: string) => boolean;
+  openGroup: (group: string) => void;
+  cancelScale: () => void;
+  reading: (index: GraphIndex) => "backward" | "forward";
+  diffLines: (id: string, vg: VisibleGraph) => string[];
+  tooltip: { show: (lines: string[], event: MouseEvent) => void; hide: () => void };
+}
+
+export function createPointer(deps: PointerDeps): {
+  click: (hit: Hit | null) => void;
+  hover: (hit: Hit | null, event: MouseEvent) => void;
+} {
+  function click(hit: Hit | null): void {
+    deps.tooltip.hide();
+    if (!hit) return deps.select("");
+    if (hit.kind === "node" && deps.unfold(hit.id)) return deps.select(hit.id);
+    // Collapsed groups and clusters stand for one call of a layer: act on the layer.
+    const index = deps.index();
+    const group = hit.kind === "edge" ? null : (parseInstanceId(index, hit.id)?.group ?? null);
+    if (hit.kind === "cluster" && group) {
+      if (!hit.onLabel) return deps.select(group);
+      deps.cancelScale();
+      deps.setExpanded(collapseGroup(index, deps.expanded(), group));
+    } else if (hit.kind === "node" && group) {
+      deps.openGroup(group);
+      deps.select(group);
+    } else {
+      deps.select(hit.id);
+    }
+  }
+
+  function hover(hit: Hit | null, event: MouseEvent): void {
+    if (!hit) return deps.tooltip.hide();
+    const index = deps.index();
+    const vg = deps.vg();
+    const read = deps.reading(index);
+    const edge = hit.kind === "edge" ? vg.edgeById.get(hit.id) : undefined;
+    const lines = edge ? edgeTooltip(index, edge, read) : hit.kind === "edge" ? [] : nodeTooltip(index, vg, hit.id, read);
+    deps.tooltip.show([...lines, ...deps.diffLines(hit.id, vg)], event);
+  }
+
+  return { click, hover };
+}
