@@ -21,14 +21,15 @@ class GraphExport:
     view: str
     _request: dict[str, Any]
     _answered: Callable[[], bool]
+    _static_wanted: Callable[[], dict[str, Any]]  # widget_static.StaticFallback
 
     def save(self, path: str | os.PathLike[str]) -> pathlib.Path:
         """Save the graph and the view now shown to ``path``; returns it as a Path. The
         suffix picks what is written:
 
         - ``.json``: the graph document, exactly what ``build_graph`` returns (whatever the view);
-        - ``.dot``: the Graphviz source of this view (its open layer groups, direction, edge
-          labels, gradient colours and statistics step);
+        - ``.dot``: the Graphviz source of this view (its open layer groups, folded blocks,
+          reading, direction, edge labels, gradient colours and statistics step);
         - ``.svg`` / ``.png``: the picture of this view, laid out by Graphviz's ``dot``;
         - ``.html``: the explorer as one self-contained file (works offline, no kernel), opening
           on this view's open layer groups.
@@ -40,13 +41,13 @@ class GraphExport:
         suffix = check_target(path).suffix.lower()
         if suffix == ".json":
             return save_graph(self.graph, path)
-        if suffix in PICTURES and self.view != "backward":
-            raise ValueError(
-                f"a {suffix} shows the graph read backward only, and this widget reads it "
-                f"{self.view}: set w.view = 'backward' first, or save an .html"
-            )
-        options = self._drawing_options() if suffix in PICTURES else {}
-        return save_graph(self.graph, path, expanded=self._open_groups(), options=options)
+        if suffix not in PICTURES:
+            return save_graph(self.graph, path, expanded=self._open_groups())
+        # The view the page shows, as the static picture of a saved notebook has it (one
+        # account of it: widget_static.py): groups, folding, reading, direction, colours.
+        wanted = self._static_wanted()
+        expanded, depth = wanted.pop("expanded", None), wanted.pop("depth", None)
+        return save_graph(self.graph, path, expanded=expanded, depth=depth, options=wanted)
 
     def _open_groups(self) -> list[str]:
         """The open layer groups: the page's, once it has applied the kernel's request; before
@@ -62,13 +63,3 @@ class GraphExport:
             options={"edits": list(request.get("edits", []))},
         )
         return view.expanded
-
-    def _drawing_options(self) -> dict[str, Any]:
-        """How the page draws the view (``_view_options``, written by the page; {} before it
-        draws: the defaults), with the statistics step as the view rules take it."""
-        options = dict(getattr(self, "_view_options", None) or {})
-        position = options.get("step")
-        if position is not None:  # the page reports a position in meta.steps.index
-            index = ((self.graph.get("meta") or {}).get("steps") or {}).get("index") or []
-            options["step"] = index[position] if 0 <= position < len(index) else None
-        return options

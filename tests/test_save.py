@@ -49,6 +49,13 @@ def drawn(svg: Path, kind: str) -> set[str]:
     return {g.get("id", "") for g in groups if kind in (g.get("class") or "").split()}
 
 
+def arrows(svg: Path) -> set[tuple[str, ...]]:
+    """(tail, head) of each drawn edge, from the titles Graphviz gives them ("n3->n5")."""
+    groups = ET.parse(svg).getroot().iter(f"{SVG}g")
+    edges = [g for g in groups if "edge" in (g.get("class") or "").split()]
+    return {tuple((g.findtext(f"{SVG}title") or "").split("->")) for g in edges}
+
+
 def expected(payload: dict, expanded: set[str]) -> tuple[set[str], set[str]]:
     """What a view with these groups open draws, read from the document by tests/fixtures."""
     graph = nested(payload)
@@ -173,10 +180,12 @@ def test_widget_save_before_it_is_shown_writes_the_view_it_will_open_on(tmp_path
     graph = nested(w.graph)
     opened = set(to_depth(graph, 1)) | set(chain(graph, conv0))
     assert (drawn(svg, "node"), drawn(svg, "cluster")) == expected(w.graph, opened)
-    w.view = "forward"
-    with pytest.raises(ValueError, match="w.view = 'backward'"):
-        w.save(tmp_path / "forward.png")
-    assert not (tmp_path / "forward.png").exists()
+    w.view = "forward"  # read forward: every drawn edge turned round, the same nodes
+    backward_edges = drawn(svg, "edge")
+    forward = w.save(tmp_path / "forward.svg")
+    assert drawn(forward, "node") == drawn(svg, "node")
+    assert drawn(forward, "edge") == backward_edges
+    assert arrows(forward) == {(b, a) for a, b in arrows(svg)}
 
 
 def test_widget_save_colours_the_step_the_page_shows(tmp_path):
@@ -190,14 +199,22 @@ def test_widget_save_colours_the_step_the_page_shows(tmp_path):
             opt.step()
             opt.clear_grad()
     w = GraphWidget(loss)
+    # As once the page has drawn: it answered the kernel's request and opened these groups.
+    w.expanded = [g["id"] for g in w.graph["groups"]]
+    w._resolved = [w._request["id"], len(w._request.get("edits", []))]
     kept = w.graph["meta"]["steps"]["index"]
     by_step = {
-        k: save_graph(w.graph, tmp_path / f"{k}.dot", options={"step": k, "gradColour": True})
-        for k in kept
+        k: save_graph(
+            w.graph,
+            tmp_path / f"{k}.dot",
+            expanded=w.expanded,
+            options={"step": k, "gradColour": True},
+        )  # fmt: skip
+        for k in range(len(kept))
     }
     assert len({p.read_text() for p in by_step.values()}) == len(kept) == 3  # colours differ
-    for position, step in enumerate(kept):
+    for position in range(len(kept)):
         # What the page writes (js/view_options.ts): the slider's position in meta.steps.index.
         w._view_options = {"rankdir": "TB", "edgeLabels": False, "gradColour": True,
                            "step": position}  # fmt: skip
-        assert w.save(tmp_path / "w.dot").read_text() == by_step[step].read_text()
+        assert w.save(tmp_path / "w.dot").read_text() == by_step[position].read_text()
