@@ -29,17 +29,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from browser.chromium import CHROMIUM_ARGS, chromium_path
 from fixtures.graphs.payload import to_depth, visible_clusters, visible_nodes
 from graph_dicts import nested
-from playwright.sync_api import Error as PlaywrightError
-from playwright.sync_api import sync_playwright
 
 ROOT = Path(__file__).resolve().parents[1]
 BUILT_STATIC = ROOT / "paddleviz_widget" / "static"  # what `npm run build` made (setup.sh)
 SMOKE = ROOT / "tests" / "wheel_smoke.py"
 READY = "[data-testid=pvw-root][data-state=ready]"
-IDS_JS = "(els) => els.map((e) => e.id)"
 
 
 def run(cmd: list[str], **kwargs: Any) -> subprocess.CompletedProcess[str]:
@@ -139,28 +135,44 @@ def test_installed_package_runs_without_node(venv: Path, report: dict[str, Any])
     assert len(report["graph"]["nodes"]) > 20  # the traced LeNet
 
 
+DRAW_SCRIPT = """
+import json, sys
+from playwright.sync_api import sync_playwright
+from browser.chromium import CHROMIUM_ARGS, chromium_path
+
+uri, ready = sys.argv[1], sys.argv[2]
+ids = "(els) => els.map((e) => e.id)"
+with sync_playwright() as pw:
+    browser = pw.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS)
+    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    errors, requests = [], []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    page.on("request", lambda r: requests.append(r.url))
+    page.goto(uri)
+    page.wait_for_selector(ready + " svg g.node", timeout=60_000)
+    drawn = page.locator(ready + " svg g.node").evaluate_all(ids)
+    clusters = page.locator(ready + " svg g.cluster").evaluate_all(ids)
+    browser.close()
+print(json.dumps({"drawn": drawn, "clusters": clusters, "errors": errors, "requests": requests}))
+"""
+
+
 @pytest.mark.browser
 @pytest.mark.timeout(300)
 def test_saved_explorer_draws_the_graph_offline(smoke: Path, report: dict[str, Any]) -> None:
-    # lenet.html was written by the installed package from its installed static files.
-    with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS)
-        try:
-            page = browser.new_page(viewport={"width": 1400, "height": 1000})
-            errors: list[str] = []
-            page.on("pageerror", lambda exc: errors.append(str(exc)))
-            page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
-            requests: list[str] = []
-            page.on("request", lambda r: requests.append(r.url))
-            page.goto((smoke / "lenet.html").as_uri())
-            try:
-                page.wait_for_selector(f"{READY} svg g.node", timeout=60_000)
-            except PlaywrightError as exc:
-                raise AssertionError(f"nothing drawn: {exc.message}\n{errors}") from None
-            drawn = set(page.locator(f"{READY} svg g.node").evaluate_all(IDS_JS))
-            clusters = set(page.locator(f"{READY} svg g.cluster").evaluate_all(IDS_JS))
-        finally:
-            browser.close()
+    # lenet.html was written by the installed package from its installed static files. The
+    # browser runs in a process of its own: the suite's session Chromium already holds this
+    # process's Playwright event loop, and a second sync_playwright() here would refuse.
+    out = subprocess.run(
+        [sys.executable, "-c", DRAW_SCRIPT, (smoke / "lenet.html").as_uri(), READY],
+        capture_output=True, text=True, timeout=240, check=False,
+        env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent)},
+    )  # fmt: skip
+    assert out.returncode == 0, out.stderr[-3000:]
+    seen = json.loads(out.stdout.strip().splitlines()[-1])
+    drawn, clusters = set(seen["drawn"]), set(seen["clusters"])
+    errors, requests = seen["errors"], seen["requests"]
     graph = nested(report["graph"])
     opened = set(to_depth(graph, report["depth"]))
     assert drawn == {f"pvw-{i}" for i in visible_nodes(graph, opened)}
