@@ -19,7 +19,7 @@ say() { printf '\033[1m[matrix]\033[0m %s\n' "$*"; }
 
 # The package's runtime dependencies (pyproject.toml) and the test tools the Python suite uses;
 # build/hatchling for the packaging test. Playwright and JupyterLab belong to the browser tests.
-DEPS=(anywidget ipywidgets traitlets graphviz numpy)
+DEPS=(anywidget ipywidgets traitlets graphviz numpy mini-racer)
 TOOLS=(pytest pytest-timeout hypothesis jsonschema psutil build hatchling hatch-jupyter-builder)
 
 status=0

@@ -58,6 +58,8 @@ type Internals = {
   layout: (src: string, engine: string, options: unknown, done: (data: object) => void) => void;
 };
 
+let drawings = 0; // names each drawing's layout transition
+
 export function d3Drawing(host: HTMLElement, width: number, height: number): Drawing {
   // useWorker:false - d3-graphviz's worker would load Graphviz from a script URL (a CDN).
   const gv: AnyGraphviz = graphviz(host as never, {
@@ -79,10 +81,14 @@ export function d3Drawing(host: HTMLElement, width: number, height: number): Dra
     done.call(this, { type: "done", svg: laidOut });
   };
   let drawn = false;
+  const layoutTransition = `pvw-layout-${++drawings}`;
 
   function setAnimation(animate: boolean): void {
     if (animate) {
-      gv.transition((() => transition("pvw-layout").duration(ANIMATION_MS)) as never);
+      // A name of this drawing's own: transitions of one name on the document element (where
+      // `transition(name)` lives) interrupt each other, and two widgets animating at once made
+      // d3 throw "too late; already running" from a timer.
+      gv.transition((() => transition(layoutTransition).duration(ANIMATION_MS)) as never);
     } else {
       internals._transitionFactory = null;
       internals._transition = null;
