@@ -91,3 +91,21 @@ def page(chromium_browser, lab_server: LabServer, request: pytest.FixtureRequest
         context.close()
         # Kernels outlive the page: shut this test's kernels down so the next one starts clean.
         lab_server.shutdown_sessions()
+
+
+@pytest.fixture(scope="module")
+def explorer(chromium_browser, lab_server, request):
+    """The widget of the test module's NOTEBOOK (tests/browser/notebooks), run to ready in
+    JupyterLab, one page per module (a module with other needs defines its own)."""
+    from explorer_page import explorer_page
+
+    with explorer_page(chromium_browser, lab_server, request.module.NOTEBOOK) as page:
+        yield page
+
+
+@pytest.fixture(scope="module")
+def graph(explorer):
+    """That widget's graph document, nested (tests/graph_dicts.py)."""
+    from graph_dicts import nested
+
+    return nested(explorer.value("w.graph"))

@@ -6,13 +6,10 @@ on collapsed layers, the inspector for a clicked node and the summary, and saves
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import pytest
-from explorer_page import GRAPH, SCREEN_CENTRE_JS, Explorer, explorer_page
-from graph_dicts import nested
+from explorer_page import GRAPH, SCREEN_CENTRE_JS, Explorer
 from lab_page import save_screenshot
 
 NOTEBOOK = "diff.ipynb"
@@ -26,17 +23,6 @@ OUTLINES_JS = """(sel) => Object.fromEntries([...document.querySelectorAll(`${se
     const cls = g.getAttribute("class");
     return [g.id, { cls, stroke: style.stroke, dash: style.strokeDasharray }];
   }))"""
-
-
-@pytest.fixture(scope="module")
-def explorer(chromium_browser, lab_server) -> Iterator[Explorer]:
-    with explorer_page(chromium_browser, lab_server, NOTEBOOK) as page:
-        yield page
-
-
-@pytest.fixture(scope="module")
-def graph(explorer: Explorer) -> dict[str, Any]:
-    return nested(explorer.value("w.graph"))
 
 
 def param_id(graph: dict[str, Any], name: str) -> str:

@@ -8,7 +8,6 @@ payload (``w.graph``, read from the kernel), never from constants.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +22,6 @@ from explorer_page import (
     SCREEN_CENTRE_JS,
     TIMEOUT_MS,
     Explorer,
-    explorer_page,
     hover_edge,
 )
 from fixtures.graphs.payload import (
@@ -44,12 +42,6 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
 NOTEBOOK = "explorer.ipynb"
 DOCS_SCREENSHOTS = REPO / "docs" / "screenshots"
-
-
-@pytest.fixture(scope="module")
-def explorer(chromium_browser, lab_server) -> Iterator[Explorer]:
-    with explorer_page(chromium_browser, lab_server, NOTEBOOK) as page:
-        yield page
 
 
 @pytest.fixture(scope="module")

@@ -12,30 +12,17 @@ layers are alike is known from the model (one config builds them all), not asked
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from explorer_page import Explorer, explorer_page
+from explorer_page import Explorer
 from fixtures.graphs.payload import representative, shape_text, visible_nodes
-from graph_dicts import nested
 from lab_page import save_screenshot
 from playwright.sync_api import Locator
 
 NOTEBOOK = "fold.ipynb"
 LAYERS = 8
 TITLE = f"model.layers.0\u2013{LAYERS - 1} \u00b7 LlamaDecoderLayer \u00d7{LAYERS}"
-
-
-@pytest.fixture(scope="module")
-def explorer(chromium_browser, lab_server) -> Iterator[Explorer]:
-    with explorer_page(chromium_browser, lab_server, NOTEBOOK) as page:
-        yield page
-
-
-@pytest.fixture(scope="module")
-def graph(explorer: Explorer) -> dict[str, Any]:
-    return nested(explorer.value("w.graph"))
 
 
 @pytest.fixture(scope="module")

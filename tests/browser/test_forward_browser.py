@@ -8,13 +8,11 @@ each arrow its arrowhead sits at, the output's place, and that selection and ope
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from explorer_page import GRAPH, Explorer, explorer_page, hover_edge
-from graph_dicts import nested
+from explorer_page import GRAPH, Explorer, hover_edge
 from lab_page import save_screenshot
 
 NOTEBOOK = "forward.ipynb"
@@ -43,17 +41,6 @@ CENTRES_JS = """(sel) => Object.fromEntries([...document.querySelectorAll(sel)].
   return [g.id, r.y + r.height / 2];
 }))"""
 NODES = f"{GRAPH} svg g.node"
-
-
-@pytest.fixture(scope="module")
-def explorer(chromium_browser, lab_server) -> Iterator[Explorer]:
-    with explorer_page(chromium_browser, lab_server, NOTEBOOK) as page:
-        yield page
-
-
-@pytest.fixture(scope="module")
-def graph(explorer: Explorer) -> dict[str, Any]:
-    return nested(explorer.value("w.graph"))
 
 
 @pytest.fixture

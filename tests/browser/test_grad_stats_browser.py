@@ -5,13 +5,10 @@ the jump to the first NaN/Inf, the step slider, the dead parameter's badge, the 
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import pytest
-from explorer_page import GRAPH, Explorer, explorer_page
-from graph_dicts import nested
+from explorer_page import GRAPH, Explorer
 from lab_page import save_screenshot
 
 HERE = Path(__file__).resolve().parent
@@ -30,17 +27,6 @@ EDGE_STROKES_JS = """(sel) => Object.fromEntries(
 def rgb(hex_colour: str) -> str:
     r, g, b = (int(hex_colour[k : k + 2], 16) for k in (1, 3, 5))
     return f"rgb({r}, {g}, {b})"
-
-
-@pytest.fixture(scope="module")
-def explorer(chromium_browser, lab_server) -> Iterator[Explorer]:
-    with explorer_page(chromium_browser, lab_server, NOTEBOOK) as page:
-        yield page
-
-
-@pytest.fixture(scope="module")
-def graph(explorer: Explorer) -> dict[str, Any]:
-    return nested(explorer.value("w.graph"))
 
 
 def strokes(explorer: Explorer) -> dict[str, str]:

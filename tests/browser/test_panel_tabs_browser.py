@@ -7,11 +7,10 @@ mean/max |grad| the notebook computes from p.grad; both linked to the graph's se
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from explorer_page import Explorer, explorer_page
+from explorer_page import Explorer
 from lab_page import save_screenshot
 from playwright.sync_api import Locator
 
@@ -45,12 +44,6 @@ CONTRAST_JS = """(el) => {
   const [a, b] = [lum(mix), lum(bg)];
   return (Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05);
 }"""
-
-
-@pytest.fixture(scope="module")
-def explorer(chromium_browser, lab_server) -> Iterator[Explorer]:
-    with explorer_page(chromium_browser, lab_server, NOTEBOOK) as page:
-        yield page
 
 
 def tab(explorer: Explorer, name: str) -> Locator:

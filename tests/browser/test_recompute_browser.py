@@ -4,19 +4,10 @@ RecomputeFunction node lists the decoder layer it recomputes and the parameters 
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
-import pytest
-from explorer_page import Explorer, explorer_page
+from explorer_page import Explorer
 from graph_dicts import nested
 
 NOTEBOOK = "recompute.ipynb"
-
-
-@pytest.fixture(scope="module")
-def explorer(chromium_browser, lab_server) -> Iterator[Explorer]:
-    with explorer_page(chromium_browser, lab_server, NOTEBOOK) as page:
-        yield page
 
 
 def test_the_recompute_node_lists_what_it_hides(explorer: Explorer) -> None:

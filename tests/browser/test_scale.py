@@ -12,12 +12,11 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from explorer_page import Explorer, explorer_page
+from explorer_page import Explorer
 from fixtures.graphs.layer_tree import LayerTree
 from graph_view import transform_attr, wait_for_new_transform
 from lab_page import save_screenshot
@@ -42,12 +41,6 @@ from scale_page import (
 HERE = Path(__file__).resolve().parent
 DOCS_SCREENSHOTS = HERE.parents[1] / "docs" / "screenshots"
 NOTEBOOK = "scale.ipynb"
-
-
-@pytest.fixture(scope="module")
-def explorer(chromium_browser, lab_server) -> Iterator[Explorer]:
-    with explorer_page(chromium_browser, lab_server, NOTEBOOK) as page:
-        yield page
 
 
 def payload_of(explorer: Explorer, widget: str, directory: Path) -> dict[str, Any]:
