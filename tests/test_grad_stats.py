@@ -154,3 +154,27 @@ def test_hooks_are_removed_after_the_backward():
     runs = len(capture.runs)
     loss.backward()  # the retained graph runs again: no hook of ours may fire
     assert len(capture.runs) == runs > 0
+
+
+@pytest.mark.parametrize(
+    "values",
+    [
+        pytest.param(lambda n: np.random.default_rng(2).standard_normal(n), id="blocks-and-tail"),
+        pytest.param(lambda n: np.where(np.arange(n) % 3 == 0, 0.0, 1.5), id="zeros"),
+        pytest.param(lambda n: np.full(n, 1e30), id="squares-overflow-float32"),
+        pytest.param(lambda n: np.where(np.arange(n) % 2 == 0, 1e-42, -0.0), id="denormal-and-minus-zero"),
+    ],
+)
+def test_large_cpu_gradients_match_float64_numpy(values):
+    """The CPU path reads gradients in place and sums squares per block: a gradient over
+    several blocks plus a tail, exact zeros (-0.0 too), denormals (not zero) and values
+    whose float32 squares overflow are all counted like float64 NumPy counts them."""
+    n = 3 * (1 << 14) + 123
+    g = paddle.to_tensor(values(n).astype(np.float32))
+    w = paddle.create_parameter([n], "float32")
+    h = w * 1.0
+    seen: dict[str, np.ndarray] = {}
+    h.register_hook(lambda t: seen.__setitem__("h", t.numpy().copy()))
+    loss = (h * g).sum()
+    stats, _, nodes = _backward_with_stats(loss)
+    _close(_edge(stats, nodes, "MultiplyGradNode", "ScaleGradNode"), _expected(seen["h"]))

@@ -5,7 +5,8 @@ gradients the node sends, one per ``next_functions`` entry. The hook reduces eac
 own device, to [norm, max_abs, abs_sum] (finite elements, in float64) and [zeros, nan, inf]
 with a dozen tensor ops, and hands the gradients back untouched; when the backward has ended
 the small results are copied to the host once per device: no gradient reaches the host. On
-the CPU, where reading a scalar is free, five reductions do when the gradient is finite.
+the CPU a finite gradient is read in place by NumPy instead (``cpu_reduce``): no copy, and
+single-pass reductions where each Paddle op would allocate its result.
 (What a node received is what its senders sent: no need to reduce it twice.)
 
 Not hooked: accumulation nodes (Paddle refuses), PyLayer nodes (their gradients are the
@@ -16,7 +17,6 @@ backward. Their edges get no statistics, and the graph says so.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from math import prod
@@ -24,6 +24,7 @@ from typing import Any
 
 from ..read.replay_safety import is_pylayer
 from ..read.walk import ACCUMULATION_NODE
+from .cpu_reduce import CpuReducer
 from .hook_returns import HookResults
 from .vlog import vlog_silenced
 
@@ -82,39 +83,6 @@ def _reduce(paddle: Any, t: Any) -> tuple[Any, Any]:
     return sizes, counts
 
 
-# Float32 sums of at most this many ones are exact (every partial sum is an integer < 2**24).
-EXACT_F32_COUNT = 2**24
-
-
-def _nonzero(paddle: Any, a: Any) -> Any:
-    """1 where ``a`` (>= 0) is non-zero, denormals included; 40% faster than sign() on CPU."""
-    return paddle.ceil(paddle.clip(a, max=1.0))
-
-
-def _reduce_on_cpu(paddle: Any, t: Any, numel: int) -> list[float] | None:
-    """[norm, max_abs, abs_sum, zeros, nan, non-finite] of a CPU gradient with five cheap
-    reductions, or None when it holds NaN/Inf (then ``_reduce`` counts them exactly). Reading
-    the scalars costs nothing on the CPU, which lets this path skip what only non-finite
-    values need; comparisons reduced as booleans (``(x == 0).sum()``) alone cost ~20x more.
-    Float32 sums are accurate to ~1e-7 relative here (Paddle's CPU reductions are blocked)."""
-    if numel == 0 or numel > EXACT_F32_COUNT:
-        return None
-    x = t if t.dtype in (paddle.float32, paddle.float64) else t.astype("float32")
-    a = x.abs()
-    top, total, squares, nonzero = (
-        paddle.stack([a.max(), a.sum(), paddle.square(a).sum(), _nonzero(paddle, a).sum()])
-        .astype("float64")
-        .numpy()
-        .tolist()
-    )
-    if not math.isfinite(total):  # a NaN or Inf element (or an overflowing sum)
-        return None
-    norm = math.sqrt(squares)
-    if not math.isfinite(squares):  # finite values whose squares overflow: scale them
-        norm = top * math.sqrt(float(paddle.square(a / a.max()).sum().astype("float64")))
-    return [norm, top, total, numel - nonzero, 0.0, 0.0]
-
-
 def _tensors(slots: Sequence[Any]) -> list[Any]:
     return [t for t in slots if t is not None and not isinstance(t, (list, tuple))]
 
@@ -134,6 +102,7 @@ class StatsCapture:
         self.skipped: set[int] = set()  # ptrs of op nodes that could not be hooked
         self.output_rows: list[int] = []  # rows of the tensors backward starts from
         self._results = HookResults()  # what Paddle would keep of our hooks' results
+        self._cpu = CpuReducer()
 
     def arm(self, nodes: Iterable[Any]) -> None:
         for node in nodes:
@@ -182,7 +151,7 @@ class StatsCapture:
     def _add(self, paddle: Any, t: Any) -> int:
         numel = prod(int(d) for d in t.shape)  # from the shape: no device trip
         row = len(self._numel)
-        host = _reduce_on_cpu(paddle, t, numel) if t.place.is_cpu_place() else None
+        host = self._cpu.reduce(paddle, t, numel) if t.place.is_cpu_place() else None
         if host is not None:
             self._host_rows[row] = host
             self._sizes.append(None)
@@ -226,6 +195,7 @@ class StatsCapture:
         while self._handles:
             self._handles.pop().remove()
         self._results.release()
+        self._cpu.release()
 
 
 def _initialized(t: Any) -> bool:
