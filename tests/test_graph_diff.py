@@ -12,6 +12,7 @@ import paddle
 import paddle.nn as nn
 import paddle.nn.functional as F
 import pytest
+from paddle_versions import requires_post_hooks
 
 from paddleviz_widget import GraphWidget, build_graph, trace
 from paddleviz_widget.graph import Graph, validate_graph_dict
@@ -175,6 +176,7 @@ def _step(
     return doc, {names[k]: v for k, v in grads.items()}
 
 
+@requires_post_hooks
 def test_a_scaled_loss_changes_every_gradient_beyond_tolerance_and_none_within() -> None:
     paddle.seed(1)
     model, x = Net(), paddle.randn([BATCH, IN])
@@ -202,6 +204,7 @@ def _relative(a: np.ndarray, b: np.ndarray) -> float:
     return max(moves)
 
 
+@requires_post_hooks
 def test_two_training_steps_mark_the_parameters_whose_gradient_moved_beyond_rtol() -> None:
     paddle.seed(2)
     model, x = Net(), paddle.randn([BATCH, IN])
@@ -223,6 +226,7 @@ def test_two_training_steps_mark_the_parameters_whose_gradient_moved_beyond_rtol
             assert name not in marked, (name, move)
 
 
+@requires_post_hooks
 def test_a_tiny_step_changes_nothing_beyond_tolerance() -> None:
     paddle.seed(3)
     model, x = Net(), paddle.randn([BATCH, IN])
@@ -235,6 +239,7 @@ def test_a_tiny_step_changes_nothing_beyond_tolerance() -> None:
     assert nothing(diffed(a, b))
 
 
+@requires_post_hooks
 def test_stats_on_one_side_only_are_not_compared_and_the_notice_says_why() -> None:
     model = Net()
     a, b = traced(model), traced(model, stats=True)

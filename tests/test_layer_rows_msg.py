@@ -11,6 +11,7 @@ from typing import Any
 import paddle
 from comm.base_comm import BaseComm
 from models import LeNet
+from paddle_versions import requires_paddle_33
 
 from paddleviz_widget import trace
 from paddleviz_widget.graph import Graph
@@ -72,6 +73,12 @@ def test_the_rows_are_the_summary_and_count_the_models_parameters() -> None:
     # Every layer that holds parameters has its row, and the totals are the model's.
     assert {n for n, s in sizes.items() if s > 0} <= names
     assert (reply["total_params"], reply["trainable_params"]) == (total, total)
+
+
+@requires_paddle_33  # older Paddle gives gradient shapes only with GLOG_v set before import
+def test_the_rows_carry_the_gradients_a_layer_receives_and_sends() -> None:
+    _, y = traced_lenet()
+    (reply,) = from_page(GraphWidget(y, comm=WireComm()), {"type": LAYER_ROWS, "id": 8})
     fc2 = next(r for r in reply["rows"] if r["name"] == "fc.2")
     assert fc2["grads_in"] == ["float32[2, 84]"] and fc2["grads_out"] == ["float32[2, 120]"]
 

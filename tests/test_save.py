@@ -13,6 +13,7 @@ from pathlib import Path
 
 import paddle
 import pytest
+from paddle_versions import requires_post_hooks
 from fixtures.graphs.payload import chain, to_depth, visible_clusters, visible_nodes
 from graph_dicts import nested
 from models import LeNet
@@ -188,6 +189,7 @@ def test_widget_save_before_it_is_shown_writes_the_view_it_will_open_on(tmp_path
     assert arrows(forward) == {(b, a) for a, b in arrows(svg)}
 
 
+@requires_post_hooks
 def test_widget_save_colours_the_step_the_page_shows(tmp_path):
     paddle.seed(2)
     model = LeNet()
