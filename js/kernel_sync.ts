@@ -5,10 +5,12 @@ import type { WidgetModel } from "./explorer";
 import { applyEdits, openToDepth, readRequest, type ViewState } from "./view/expansion";
 import { buildIndex, type GraphIndex } from "./view/graph_index";
 import { readGraph } from "./view/payload";
-import { repeatsOf } from "./view/repeats";
+import { repeatsInSlices } from "./view/repeats";
 
 /** Graph payloads from this many bytes on (~20k GradNodes) are read over several tasks. */
 export const READ_IN_STEPS_FROM = 4_000_000;
+/** Longest slice of work a big graph's reading gives one task. */
+const SLICE_MS = 100;
 
 export type ReadGraph = ReturnType<typeof readGraph>;
 
@@ -53,7 +55,10 @@ export function loadGraph(
     if (!(await step())) return;
     const index = buildIndex(read.payload);
     if (!(await step())) return;
-    repeatsOf(index); // repeated blocks (view/repeats.ts), found in a task of their own
+    // Repeated blocks (view/repeats.ts), found in tasks of their own.
+    for (const slices = repeatsInSlices(index, SLICE_MS); !slices.next().done; ) {
+      if (!(await step())) return;
+    }
     if (!(await step())) return;
     done(read, index);
   })();

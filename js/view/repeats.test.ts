@@ -3,7 +3,7 @@
 // parameter shapes), not from the code under test.
 import { describe, expect, it } from "vitest";
 import { buildIndex } from "./graph_index";
-import { findRepeats, rangeName, splitIndex } from "./repeats";
+import { findRepeats, findRepeatsInSlices, rangeName, repeatsInSlices, repeatsOf, splitIndex } from "./repeats";
 import { groupNamed, indexedGroups, repeatFixture } from "./repeat_fixtures";
 import { rng, synthetic } from "./test_fixtures";
 import type { GraphPayload } from "./types";
@@ -151,6 +151,28 @@ describe("what makes two blocks the same", () => {
         expect(runsOf(moved)).toEqual(expected);
       }
     }
+  });
+});
+
+describe("finding runs over several tasks", () => {
+  it("slices of no time at all stop at every block and find the runs findRepeats finds", () => {
+    for (const graph of [repeatFixture("resnet50"), repeatFixture("llama_tiny"), synthetic(6, 2, 3)]) {
+      const steps = findRepeatsInSlices(buildIndex(graph), 0);
+      let slices = 0;
+      let step = steps.next();
+      for (; !step.done; step = steps.next()) slices += 1;
+      expect(slices).toBeGreaterThan(3);
+      expect(step.value.runs).toEqual(findRepeats(buildIndex(graph)).runs);
+    }
+  });
+
+  it("what the slices find is what repeatsOf answers for that index, without finding it again", () => {
+    const index = buildIndex(repeatFixture("resnet50"));
+    const steps = repeatsInSlices(index, 0);
+    let step = steps.next();
+    while (!step.done) step = steps.next();
+    expect(repeatsOf(index)).toBe(step.value);
+    expect(repeatsInSlices(index, 0).next()).toEqual({ done: true, value: step.value });
   });
 });
 

@@ -202,6 +202,21 @@ function sameSignature(a: Signature | null, b: Signature | null): boolean {
  * `prefix.k+1`, ..., with equal signatures. Signatures are computed only for groups that have
  * such a neighbour, so the cost is linear in the nodes of those groups. */
 export function findRepeats(index: GraphIndex): Repeats {
+  return finish(findRepeatsInSlices(index, Infinity));
+}
+
+function finish<T>(steps: Generator<void, T>): T {
+  for (;;) {
+    const step = steps.next();
+    if (step.done) return step.value;
+  }
+}
+
+/** findRepeats in slices of about `sliceMs` each (a 100k-GradNode graph takes ~0.6 s, too
+ * long for one task of the page): each `next()` runs one slice; the return value is the runs. */
+export function* findRepeatsInSlices(index: GraphIndex, sliceMs: number): Generator<void, Repeats> {
+  const timed = Number.isFinite(sliceMs); // the kernel's V8 has no performance.now
+  let sliceEnd = timed ? performance.now() + sliceMs : Infinity;
   let signature: ((groupId: string) => Signature | null) | null = null; // made on first use
   const signatures = new Map<string, Signature | null>();
   const signatureOf = (id: string): Signature | null => {
@@ -245,6 +260,10 @@ export function findRepeats(index: GraphIndex): Repeats {
       current = [];
     };
     for (const id of children) {
+      if (timed && performance.now() > sliceEnd) {
+        yield;
+        sliceEnd = performance.now() + sliceMs;
+      }
       const group = index.groups.get(id);
       const split = group ? splitIndex(group.name) : null;
       if (!group || !split) {
@@ -280,9 +299,14 @@ const cache = new WeakMap<GraphIndex, Repeats>();
 
 /** findRepeats(index), computed once per index. */
 export function repeatsOf(index: GraphIndex): Repeats {
+  return finish(repeatsInSlices(index, Infinity));
+}
+
+/** repeatsOf(index) in slices of about `sliceMs` (see findRepeatsInSlices). */
+export function* repeatsInSlices(index: GraphIndex, sliceMs: number): Generator<void, Repeats> {
   let repeats = cache.get(index);
   if (!repeats) {
-    repeats = findRepeats(index);
+    repeats = yield* findRepeatsInSlices(index, sliceMs);
     cache.set(index, repeats);
   }
   return repeats;
