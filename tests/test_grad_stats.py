@@ -9,19 +9,14 @@ from typing import Any
 import numpy as np
 import paddle
 import pytest
+from paddle_versions import requires_post_hooks
 
 from paddleviz_widget.tracer.capture.grad_stats import StatsCapture
 from paddleviz_widget.tracer.capture.stats_watch import run_with_stats
 from paddleviz_widget.tracer.merge.stats import param_statuses
 from paddleviz_widget.tracer.read.walk import walk_backward_graph
 
-# Node post hooks arrived in Paddle 3.0; 2.6 gets no statistics (the README says so).
-_probe = paddle.ones([1])
-_probe.stop_gradient = False
-pytestmark = pytest.mark.skipif(
-    not hasattr((_probe * 2.0).grad_fn, "_register_post_hook"),
-    reason="needs GradNode post hooks (Paddle >= 3.0)",
-)
+pytestmark = requires_post_hooks  # 2.6 gets no statistics (the README says so)
 
 
 def _nodes(root: paddle.Tensor) -> dict[int, Any]:
@@ -162,7 +157,9 @@ def test_hooks_are_removed_after_the_backward():
         pytest.param(lambda n: np.random.default_rng(2).standard_normal(n), id="blocks-and-tail"),
         pytest.param(lambda n: np.where(np.arange(n) % 3 == 0, 0.0, 1.5), id="zeros"),
         pytest.param(lambda n: np.full(n, 1e30), id="squares-overflow-float32"),
-        pytest.param(lambda n: np.where(np.arange(n) % 2 == 0, 1e-42, -0.0), id="denormal-and-minus-zero"),
+        pytest.param(
+            lambda n: np.where(np.arange(n) % 2 == 0, 1e-42, -0.0), id="denormal-and-minus-zero"
+        ),
     ],
 )
 def test_large_cpu_gradients_match_float64_numpy(values):

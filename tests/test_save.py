@@ -13,10 +13,10 @@ from pathlib import Path
 
 import paddle
 import pytest
-from paddle_versions import requires_post_hooks
 from fixtures.graphs.payload import chain, to_depth, visible_clusters, visible_nodes
 from graph_dicts import nested
 from models import LeNet
+from paddle_versions import requires_post_hooks
 
 from paddleviz_widget import GraphWidget, build_graph, trace
 from paddleviz_widget.export.save import save_graph
