@@ -11,6 +11,7 @@ import paddle
 import pytest
 from paddle_versions import requires_post_hooks
 
+from paddleviz_widget.tracer.capture.cpu_reduce import CHUNK, SPLIT_FROM
 from paddleviz_widget.tracer.capture.grad_stats import StatsCapture
 from paddleviz_widget.tracer.capture.stats_watch import run_with_stats
 from paddleviz_widget.tracer.merge.stats import param_statuses
@@ -160,13 +161,20 @@ def test_hooks_are_removed_after_the_backward():
         pytest.param(
             lambda n: np.where(np.arange(n) % 2 == 0, 1e-42, -0.0), id="denormal-and-minus-zero"
         ),
+        pytest.param(
+            lambda n: np.where(
+                np.arange(n) % 5 == 0, np.nan, np.where(np.arange(n) % 7 == 0, -np.inf, 2.0)
+            ),
+            id="nan-and-inf",
+        ),
     ],
 )
 def test_large_cpu_gradients_match_float64_numpy(values):
-    """The CPU path reads gradients in place and sums squares per block: a gradient over
-    several blocks plus a tail, exact zeros (-0.0 too), denormals (not zero) and values
-    whose float32 squares overflow are all counted like float64 NumPy counts them."""
-    n = 3 * (1 << 14) + 123
+    """The CPU path reads gradients in place, in two halves on two threads and chunk by
+    chunk: chunks plus a tail, exact zeros (-0.0 too), denormals (not zero), NaN and Inf
+    and values whose float32 squares overflow are all counted like float64 NumPy does."""
+    assert SPLIT_FROM >= CHUNK
+    n = 2 * SPLIT_FROM + 12345  # two threads, each over more than one chunk
     g = paddle.to_tensor(values(n).astype(np.float32))
     w = paddle.create_parameter([n], "float32")
     h = w * 1.0
@@ -175,3 +183,19 @@ def test_large_cpu_gradients_match_float64_numpy(values):
     loss = (h * g).sum()
     stats, _, nodes = _backward_with_stats(loss)
     _close(_edge(stats, nodes, "MultiplyGradNode", "ScaleGradNode"), _expected(seen["h"]))
+
+
+def test_a_gradient_paddle_later_adds_into_is_read_as_it_was_sent():
+    """A parameter used twice: Paddle adds the second gradient into the first one's memory
+    after the first hook has returned. Each edge's statistics are of what it carried."""
+    w = paddle.create_parameter([4], "float32")
+    x = paddle.to_tensor([1.0, 2.0, 3.0, 4.0])
+    loss = (x * w).sum() + ((x * 10.0) * w).sum()
+    stats, _, nodes = _backward_with_stats(loss)
+    into_w = sorted(
+        s.norm
+        for (ptr, index), s in stats.edges.items()
+        if nodes[ptr].next_functions[index].name() == "GradNodeAccumulation"
+    )
+    assert into_w == pytest.approx([np.sqrt(30.0), 10 * np.sqrt(30.0)], rel=1e-6)
+    np.testing.assert_allclose(w.grad.numpy(), [11.0, 22.0, 33.0, 44.0])

@@ -1,67 +1,117 @@
-"""Statistics of a finite CPU gradient, read in place through DLPack (no copy of it).
+"""Statistics of a CPU gradient, read in place through DLPack (no copy of it) inside the
+hook: [norm, max_abs, abs_sum, zeros, nan, non-finite], sizes over the finite elements, the
+fields the tensor-op path (``grad_stats._reduce``) gives on other devices.
 
 Paddle's eager ops each allocate their result, and the zero count alone (a comparison, a
-cast, a sum) cost more than all the other statistics together: on ResNet-50 the five Paddle
-reductions took ~100 ms of a ~200 ms step. NumPy reads the same memory without a copy and
-its reductions are single passes; the two element-wise results it needs (|x| and x == 0) go
-into scratch buffers reused across the backward, so no fresh pages are touched per gradient.
-Sums are pairwise (np.sum) or blocked with float64 totals (the squares), accurate to ~1e-7.
+cast, a sum) cost more than all the other statistics together: on ResNet-50 the Paddle
+reductions took ~100 ms of a ~200 ms step. NumPy's reductions are single passes; the one
+element-wise result needed (|x|) goes into a scratch buffer the caller reuses. Sums are
+per chunk (NumPy's pairwise sum, BLAS dot) with float64 totals, accurate to ~1e-7.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
 
-BLOCK = 1 << 14  # squares are summed per block of this many elements, blocks in float64
+SPLIT_FROM = 1 << 18  # gradients of this many elements on are read by two threads
+CHUNK = 1 << 18  # elements read at a time (1 MB of float32: it stays in the core's L2)
+_BITS = {4: np.uint32, 8: np.uint64}  # same-size integers, to read floats' bits
 
 
-class CpuReducer:
-    """``reduce(t, numel)`` -> [norm, max_abs, abs_sum, zeros, nan, non-finite] of a CPU
-    gradient, or None when it holds NaN/Inf or cannot be read in place (then the exact
-    tensor-op path counts it). One per backward: it keeps its scratch buffers until dropped."""
+class CpuReader:
+    """``read(paddle, t)``: the statistics of CPU float tensor ``t``, or None if DLPack cannot
+    describe it (then the tensor-op path reduces it). Read before the hook returns: the
+    backward may write into a gradient's memory afterwards (a parameter used twice gets the
+    second gradient added in place into the first). Keeps one |x| buffer per dtype and a
+    helper thread until ``release()``, so that no fresh pages are touched per gradient."""
 
     def __init__(self) -> None:
         self._scratch: dict[Any, np.ndarray] = {}
+        self._helper: ThreadPoolExecutor | None = None
 
-    def reduce(self, paddle: Any, t: Any, numel: int) -> list[float] | None:
-        if numel == 0:
-            return None
-        x = t if t.dtype in (paddle.float32, paddle.float64) else t.astype("float32")
+    def read(self, paddle: Any, t: Any) -> list[float] | None:
+        own = t.dtype not in (paddle.float32, paddle.float64)  # NumPy has no bfloat16
+        x = t.astype("float32") if own else t.detach()
         try:
-            a = np.from_dlpack(x.detach()).reshape(-1)
+            a = np.from_dlpack(x).reshape(-1)
         except (BufferError, TypeError, RuntimeError):  # a layout DLPack cannot describe
             return None
-        b = np.abs(a, out=self._buffer(a.dtype, numel))
-        total = float(b.sum())
-        if not math.isfinite(total):  # a NaN or Inf element (or an overflowing sum)
-            return None
-        top = float(b.max())
-        zeros = int(np.count_nonzero(np.equal(b, 0, out=self._buffer(np.bool_, numel))))
-        squares = _square_sum(a)
-        norm = math.sqrt(squares)
-        if not math.isfinite(norm):  # finite values whose squares overflow: scale them
-            norm = top * math.sqrt(_square_sum(b / top))
-        return [norm, top, total, float(zeros), 0.0, 0.0]
+        buffer = self._buffer(a.dtype, a.size)
+        if a.size < SPLIT_FROM:
+            return array_stats(a, lambda n: buffer[:n])
+        # Paddle's CPU backward runs on one core: a second thread reads the other half. Both
+        # halves are read before the hook returns.
+        if self._helper is None:
+            self._helper = ThreadPoolExecutor(1, thread_name_prefix="pvw-grad-stats")
+        h = a.size // 2
+        second = self._helper.submit(array_stats, a[h:], lambda n: buffer[h : h + n])
+        first = array_stats(a[:h], lambda n: buffer[:n])
+        return merged(first, second.result())
 
     def release(self) -> None:
         self._scratch.clear()
+        if self._helper is not None:
+            self._helper.shutdown()
+            self._helper = None
 
-    def _buffer(self, dtype: Any, numel: int) -> np.ndarray:
-        held = self._scratch.get(np.dtype(dtype))
-        if held is None or held.size < numel:
-            held = self._scratch[np.dtype(dtype)] = np.empty(numel, dtype)
-        return held[:numel]
+    def _buffer(self, dtype: Any, n: int) -> np.ndarray:
+        held = self._scratch.get(dtype)
+        if held is None or held.size < n:
+            held = self._scratch[dtype] = np.empty(n, dtype)
+        return held[:n]
 
 
-def _square_sum(a: np.ndarray) -> float:
-    """Sum of squares of a flat array: BLAS dot products per block, the blocks added in
-    float64 (one float32 dot over millions of elements drifts by ~1e-4)."""
-    whole = a.size - a.size % BLOCK
-    head = a[:whole].reshape(-1, BLOCK)
-    tail = a[whole:]
-    return float(np.einsum("ij,ij->i", head, head).sum(dtype=np.float64)) + float(
-        np.dot(tail, tail)
-    )
+def merged(x: list[float], y: list[float]) -> list[float]:
+    """The statistics of two parts together."""
+    return [math.hypot(x[0], y[0]), max(x[1], y[1]), *(p + q for p, q in zip(x[2:], y[2:]))]
+
+
+def array_stats(a: np.ndarray, scratch: Callable[[int], np.ndarray]) -> list[float]:
+    """The statistics of flat float array ``a``; ``scratch(n)``: a buffer of n elements of
+    ``a``'s dtype that may be overwritten. Read chunk by chunk: each chunk's |x| stays in the
+    core's cache for the four reductions that read it, so memory is read about once."""
+    buffer = scratch(min(a.size, CHUNK))
+    squares = top = total = 0.0
+    zeros = nan = nonfinite = 0
+    for k in range(0, a.size, CHUNK):
+        part = _chunk_stats(a[k : k + CHUNK], buffer)
+        squares += part[0]
+        top = max(top, part[1])
+        total += part[2]
+        zeros, nan, nonfinite = zeros + part[3], nan + part[4], nonfinite + part[5]
+    norm = math.sqrt(squares)
+    if not math.isfinite(norm):  # finite values whose squares overflow: scale them
+        norm = top * math.sqrt(
+            sum(_scaled_squares(a[k : k + CHUNK], top) for k in range(0, a.size, CHUNK))
+        )
+    return [norm, top, total, float(zeros), float(nan), float(nonfinite)]
+
+
+def _chunk_stats(c: np.ndarray, buffer: np.ndarray) -> tuple[float, float, float, int, int, int]:
+    """(sum of squares, max, sum, zeros, NaN, non-finite) of |c| over its finite elements;
+    float32 sums of one chunk are accurate to ~1e-7 (pairwise, or BLAS over 64k elements)."""
+    b = np.abs(c, out=buffer[: c.size])
+    total = float(b.sum())
+    nan = nonfinite = 0
+    if not math.isfinite(total):  # NaN/Inf elements, or finite ones whose sum overflows
+        finite = np.isfinite(b)
+        nan = int(np.count_nonzero(np.isnan(b)))
+        nonfinite = b.size - int(np.count_nonzero(finite))
+        if nonfinite:
+            b = b[finite]
+        total = float(b.sum(dtype=np.float64))
+    top = float(b.max()) if b.size else 0.0
+    # |x| is zero exactly where its bits are (-0.0 became +0.0); NumPy counts non-zero
+    # integers in one vectorised pass, floats element by element (~10x slower).
+    zeros = b.size - int(np.count_nonzero(b.view(_BITS[b.dtype.itemsize])))
+    return float(np.dot(b, b)), top, total, zeros, nan, nonfinite
+
+
+def _scaled_squares(c: np.ndarray, top: float) -> float:
+    b = np.abs(c[np.isfinite(c)]) / top
+    return float(np.dot(b, b))

@@ -4,9 +4,9 @@ A post hook on each op GradNode (``node._register_post_hook``, Paddle >= 3.0) re
 gradients the node sends, one per ``next_functions`` entry. The hook reduces each, on its
 own device, to [norm, max_abs, abs_sum] (finite elements, in float64) and [zeros, nan, inf]
 with a dozen tensor ops, and hands the gradients back untouched; when the backward has ended
-the small results are copied to the host once per device: no gradient reaches the host. On
-the CPU a finite gradient is read in place by NumPy instead (``cpu_reduce``): no copy, and
-single-pass reductions where each Paddle op would allocate its result.
+the small results are copied to the host once per device: no gradient reaches the host. A
+CPU gradient is read in place by NumPy instead (``cpu_reduce``): no copy, and single-pass
+reductions where each Paddle op would allocate its result.
 (What a node received is what its senders sent: no need to reduce it twice.)
 
 Not hooked: accumulation nodes (Paddle refuses), PyLayer nodes (their gradients are the
@@ -24,7 +24,7 @@ from typing import Any
 
 from ..read.replay_safety import is_pylayer
 from ..read.walk import ACCUMULATION_NODE
-from .cpu_reduce import CpuReducer
+from .cpu_reduce import CpuReader
 from .hook_returns import HookResults
 from .vlog import vlog_silenced
 
@@ -102,7 +102,7 @@ class StatsCapture:
         self.skipped: set[int] = set()  # ptrs of op nodes that could not be hooked
         self.output_rows: list[int] = []  # rows of the tensors backward starts from
         self._results = HookResults()  # what Paddle would keep of our hooks' results
-        self._cpu = CpuReducer()
+        self._cpu = CpuReader()
 
     def arm(self, nodes: Iterable[Any]) -> None:
         for node in nodes:
@@ -151,7 +151,7 @@ class StatsCapture:
     def _add(self, paddle: Any, t: Any) -> int:
         numel = prod(int(d) for d in t.shape)  # from the shape: no device trip
         row = len(self._numel)
-        host = self._cpu.reduce(paddle, t, numel) if t.place.is_cpu_place() else None
+        host = self._cpu.read(paddle, t) if numel > 0 and t.place.is_cpu_place() else None
         if host is not None:
             self._host_rows[row] = host
             self._sizes.append(None)
