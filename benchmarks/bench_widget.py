@@ -56,6 +56,8 @@ DISPLAY = (
     "_t = time.perf_counter(); w = GraphWidget(y, fold=False); "
     "_kernel = time.perf_counter() - _t; w"
 )
+# What a user gets from GraphWidget(y): the default view, repeated blocks folded.
+DISPLAY_DEFAULT = "GraphWidget(y)"
 
 # Run cell `index` (with `source`) and time until `done` (a JS predicate over the page's
 # widget roots and the state captured before) holds, plus one rendered frame.
@@ -145,7 +147,7 @@ def kernel_side(name: str, reps: int) -> dict[str, float]:
 
 
 def notebook(path: Path, name: str) -> None:
-    cells = [SETUP.format(bench=str(common.HERE), name=name), DISPLAY, "pass"]
+    cells = [SETUP.format(bench=str(common.HERE), name=name), DISPLAY, "pass", DISPLAY_DEFAULT]
     doc = {
         "cells": [
             {
@@ -223,6 +225,10 @@ def lab_model(browser: Any, server: Any, name: str, reps: int) -> dict[str, Any]
         kernel.append(float(page.evaluate(EXECUTE_JS, "print(_kernel)")))
         rows.setdefault("cell run -> painted" + (" (first)" if rep == 0 else ""), []).append(got)
         page.wait_for_timeout(500)
+        if rep > 0:
+            folded = run(page, 3, DISPLAY_DEFAULT, "new")
+            rows.setdefault("cell run -> painted, default view (folded)", []).append(folded)
+            page.wait_for_timeout(500)
         for label, code in actions if rep > 0 else []:
             rows.setdefault(label + " -> repainted", []).append(run(page, 2, code, "redraw"))
             page.wait_for_timeout(300)
