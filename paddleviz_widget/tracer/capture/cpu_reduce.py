@@ -76,6 +76,10 @@ def array_stats(a: np.ndarray, scratch: Callable[[int], np.ndarray]) -> list[flo
     ``a``'s dtype that may be overwritten. Read chunk by chunk: each chunk's |x| stays in the
     core's cache for the four reductions that read it, so memory is read about once."""
     buffer = scratch(min(a.size, CHUNK))
+    if a.size <= CHUNK:  # most gradients: one chunk, no totals to keep
+        squares, *rest = _chunk_stats(a, buffer)
+        if math.isfinite(squares):
+            return [math.sqrt(squares), *map(float, rest)]
     squares = top = total = 0.0
     zeros = nan = nonfinite = 0
     for k in range(0, a.size, CHUNK):
@@ -94,9 +98,9 @@ def array_stats(a: np.ndarray, scratch: Callable[[int], np.ndarray]) -> list[flo
 
 def _chunk_stats(c: np.ndarray, buffer: np.ndarray) -> tuple[float, float, float, int, int, int]:
     """(sum of squares, max, sum, zeros, NaN, non-finite) of |c| over its finite elements;
-    float32 sums of one chunk are accurate to ~1e-7 (pairwise, or BLAS over 64k elements)."""
+    float32 sums of one chunk are accurate to ~1e-7 (pairwise, and BLAS dot per chunk)."""
     b = np.abs(c, out=buffer[: c.size])
-    total = float(b.sum())
+    total = float(np.add.reduce(b))  # the ufunc itself: ndarray.sum's wrapper costs as much
     nan = nonfinite = 0
     if not math.isfinite(total):  # NaN/Inf elements, or finite ones whose sum overflows
         finite = np.isfinite(b)
@@ -105,7 +109,7 @@ def _chunk_stats(c: np.ndarray, buffer: np.ndarray) -> tuple[float, float, float
         if nonfinite:
             b = b[finite]
         total = float(b.sum(dtype=np.float64))
-    top = float(b.max()) if b.size else 0.0
+    top = float(np.maximum.reduce(b)) if b.size else 0.0
     # |x| is zero exactly where its bits are (-0.0 became +0.0); NumPy counts non-zero
     # integers in one vectorised pass, floats element by element (~10x slower).
     zeros = b.size - int(np.count_nonzero(b.view(_BITS[b.dtype.itemsize])))

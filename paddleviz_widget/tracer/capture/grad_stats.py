@@ -53,7 +53,7 @@ RAW_FIELDS = 7  # norm, max_abs, abs_sum, zeros, nan, inf, numel
 def hookable(name: str) -> bool:
     if name == ACCUMULATION_NODE or is_pylayer(name):
         return False
-    return not any(name.startswith(prefix) for prefix in LIST_SLOT_NODES)
+    return not name.startswith(LIST_SLOT_NODES)
 
 
 @dataclass
@@ -144,7 +144,7 @@ class StatsCapture:
                     continue
                 if index is None:
                     run.complete = False
-                elif t.is_floating_point():
+                elif _floating(paddle, t):
                     run.rows[index] = self._add(paddle, t)
         self.runs.append(run)
 
@@ -203,7 +203,12 @@ def _initialized(t: Any) -> bool:
 
 
 def _usable(paddle: Any, t: Any) -> bool:
-    return _initialized(t) and bool(t.is_floating_point())
+    return _initialized(t) and _floating(paddle, t)
+
+
+def _floating(paddle: Any, t: Any) -> bool:
+    """Tensor.is_floating_point() without its argument checks (~4x the cost, per gradient)."""
+    return t.dtype in (paddle.float32, paddle.float16, paddle.bfloat16, paddle.float64)
 
 
 def edge_positions(initialized: Sequence[bool], edges: int) -> list[int | None]:
