@@ -21,7 +21,7 @@ const PINS: Record<string, Pin> = {
   "d3-graphviz": {
     version: "5.6.0",
     recheck:
-      "js/render/drawing.ts (Internals: _transitionFactory, _transition, _translation, layoutSync, " +
+      "js/render/drawing.ts (Internals: _transitionFactory, _transition set directly, _translation, layoutSync, " +
       "layout), js/render/graphviz_view.ts (hit paths carry a {key, tag, children} datum), " +
       "js/layout/graphviz_stub.ts (what d3-graphviz calls on Graphviz)",
   },
@@ -67,7 +67,8 @@ describe("what the build reaches into", () => {
     .map((f) => readText(`${src}/${f}`))
     .join("\n");
   it.each([
-    ["transitions switched off by clearing _transitionFactory", "this._transition = transition(this._transitionFactory())"],
+    ["no factory: the render runs at once", "if (this._transitionFactory) {"],
+    ["...with the transition set in _transition", "var transitionInstance = this._transition;"],
     ["_translation read to carry the zoom over", "this._translation = selection.datum().translation"],
     ["layoutSync replaced (never called for a layout)", 'var svgDoc = this.layoutSync(src, "svg", engine, vizOptions);'],
     ["layout replaced: its callback takes {type: 'done', svg}", "layoutDone.call(this, svgDoc, callback);"],

@@ -34,6 +34,14 @@ export interface Drawing {
 
 export const ZOOM_EXTENT: [number, number] = [0.05, 8];
 const ANIMATION_MS = 450;
+/** An animated render not done this long after its animation should have ended never will. */
+export const STUCK_AFTER_MS = ANIMATION_MS + 1500;
+
+/** d3-graphviz never finished an animated render: its transition was never started (seen in
+ * JupyterLab about once in five page loads, on the first widget of a notebook, right after its
+ * first drawing), so its callback would never come and every later render would wait behind
+ * it. The drawing must be replaced. */
+export class DrawingStuck extends Error {}
 
 /** Size the SVG to its container: pixels outside, Graphviz points (3/4 px) inside. */
 export function sizeSvg(svg: Element, width: number, height: number): void {
@@ -84,15 +92,13 @@ export function d3Drawing(host: HTMLElement, width: number, height: number): Dra
   const layoutTransition = `pvw-layout-${++drawings}`;
 
   function setAnimation(animate: boolean): void {
-    if (animate) {
-      // A name of this drawing's own: transitions of one name on the document element (where
-      // `transition(name)` lives) interrupt each other, and two widgets animating at once made
-      // d3 throw "too late; already running" from a timer.
-      gv.transition((() => transition(layoutTransition).duration(ANIMATION_MS)) as never);
-    } else {
-      internals._transitionFactory = null;
-      internals._transition = null;
-    }
+    // The transition is handed to d3-graphviz made, not as a factory: with a factory it defers
+    // the whole render to a d3 timer, one more wait on an animation frame that may not come.
+    // A name of this drawing's own: transitions of one name on the document element (where
+    // `transition(name)` lives) interrupt each other, and two widgets animating at once made
+    // d3 throw "too late; already running" from a timer.
+    internals._transitionFactory = null;
+    internals._transition = animate ? transition(layoutTransition).duration(ANIMATION_MS) : null;
     // Edges morph as path strings, not through sampled points: sampling (getPointAtLength)
     // cost ~30-100 ms per ResNet-50 toggle, against a 150 ms goal for the whole toggle.
     gv.tweenShapes(animate).tweenPaths(false).growEnteringEdges(animate);
@@ -102,11 +108,16 @@ export function d3Drawing(host: HTMLElement, width: number, height: number): Dra
     kind: "d3",
     draw(dot, svgText, animate, carry) {
       return new Promise<void>((resolve, reject) => {
-        setAnimation(animate && drawn);
+        const animated = animate && drawn;
+        setAnimation(animated);
         laidOut = svgText;
         const fresh = !drawn;
+        const watchdog = animated
+          ? setTimeout(() => reject(new DrawingStuck("the animated drawing never finished")), STUCK_AFTER_MS)
+          : undefined;
         try {
           gv.renderDot(dot, () => {
+            clearTimeout(watchdog);
             laidOut = "";
             drawn = true;
             const svg = self.svg();
@@ -117,6 +128,7 @@ export function d3Drawing(host: HTMLElement, width: number, height: number): Dra
             resolve();
           });
         } catch (err) {
+          clearTimeout(watchdog);
           reject(err instanceof Error ? err : new Error(String(err)));
         }
       });

@@ -6,7 +6,7 @@ import "d3-transition"; // selection.transition(), for animated zooms
 import { zoomIdentity, zoomTransform } from "d3-zoom";
 import type { LayoutClient, LayoutResult } from "../layout/client";
 import { CLUSTER_SUFFIX, ID_PREFIX } from "../view/dot";
-import { type Carry, d3Drawing, type Drawing, plainDrawing } from "./drawing";
+import { type Carry, d3Drawing, type Drawing, DrawingStuck, plainDrawing } from "./drawing";
 import { type Box, graphvizBox } from "./graphviz_box";
 import { assertPlainSvg } from "./svg_guard";
 import { type Anchors, centreView, fitView, keepView, outOfView, pickAnchor, type View } from "./viewport";
@@ -172,12 +172,8 @@ export function createGraphvizView(
     else behavior.transform(select(root) as never, t);
   }
 
-  /** Put a laid-out SVG on screen, keeping what the user looks at in place. */
-  async function draw(dot: string, svgText: string, options: RenderOptions): Promise<void> {
-    const root = svg();
-    const picked = root && options.anchors ? pickAnchor(root, options.anchors) : null;
-    const carry: Carry | null = root && drawing ? { transform: zoomTransform(root), translation: drawing.translation() } : null;
-    const kind = options.plain ? "plain" : "d3";
+  /** The drawing of this kind, made (and the other one dropped) if it is not the current one. */
+  function use(kind: Drawing["kind"]): Drawing {
     if (drawing?.kind !== kind) {
       drawing?.destroy();
       // Only the active host may take pointer events (they are stacked).
@@ -186,9 +182,27 @@ export function createGraphvizView(
       const { width, height } = size();
       drawing = kind === "plain" ? plainDrawing(hosts.plain, width, height) : d3Drawing(hosts.d3, width, height);
     }
+    return drawing;
+  }
+
+  /** Put a laid-out SVG on screen, keeping what the user looks at in place. */
+  async function draw(dot: string, svgText: string, options: RenderOptions): Promise<void> {
+    const root = svg();
+    const picked = root && options.anchors ? pickAnchor(root, options.anchors) : null;
+    const carry: Carry | null = root && drawing ? { transform: zoomTransform(root), translation: drawing.translation() } : null;
     const animate = options.animate && !options.plain && root !== null;
     const start = performance.now();
-    await drawing.draw(dot, svgText, animate, carry);
+    try {
+      await use(options.plain ? "plain" : "d3").draw(dot, svgText, animate, carry);
+    } catch (err) {
+      if (!(err instanceof DrawingStuck)) throw err;
+      // d3-graphviz may still run that render one day: it keeps its host, out of the page, and
+      // the next redraw starts a fresh one. The same SVG, drawn plainly, meanwhile.
+      hosts.d3.remove();
+      hosts.d3 = layer(container);
+      drawing = null;
+      await use("plain").draw(dot, svgText, false, carry);
+    }
     drawnBox = graphvizBox(svgText);
     afterRender();
     const now = svg();
@@ -198,7 +212,7 @@ export function createGraphvizView(
     else if (now && picked) apply(keepView(now, picked), animate);
     else if (now && outOfView(now)) view.fit(animate);
     // Performance-panel (and bench_browser.py) view of the main thread's share of a redraw.
-    performance.measure("pvw:draw", { start, detail: { kind } });
+    performance.measure("pvw:draw", { start, detail: { kind: drawing?.kind } });
     showHint();
   }
 
