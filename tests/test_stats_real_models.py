@@ -15,15 +15,12 @@ import numpy as np
 import paddle
 import pytest
 from llama_tiny import tiny_llama
-from paddle_versions import HAS_PADDLEFORMERS, requires_post_hooks
+from paddle_versions import requires_paddleformers, requires_post_hooks
 
 from paddleviz_widget import build_graph, trace
 from paddleviz_widget.graph import nested_dict
 
 pytestmark = requires_post_hooks
-needs_paddleformers = pytest.mark.skipif(
-    not HAS_PADDLEFORMERS, reason="paddleformers is not installed (it needs paddle 3.x)"
-)
 
 
 def _resnet18() -> tuple[paddle.nn.Layer, Callable[[], Any]]:
@@ -46,10 +43,10 @@ def _llama(
 # reruns, parameters included (the graph says so; tests/test_recompute_visible.py).
 MODELS = [
     pytest.param(_resnet18, 0.9, id="resnet18"),
-    pytest.param(_llama(False), 0.9, id="llama", marks=needs_paddleformers),
-    pytest.param(_llama(True), 0.0, id="llama-recompute", marks=needs_paddleformers),
+    pytest.param(_llama(False), 0.9, id="llama", marks=requires_paddleformers),
+    pytest.param(_llama(True), 0.0, id="llama-recompute", marks=requires_paddleformers),
     pytest.param(
-        _llama(True, True), 0.0, id="llama-recompute-reentrant", marks=needs_paddleformers
+        _llama(True, True), 0.0, id="llama-recompute-reentrant", marks=requires_paddleformers
     ),
 ]
 
