@@ -12,7 +12,6 @@ per chunk (NumPy's pairwise sum, BLAS dot) with float64 totals, accurate to ~1e-
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -27,8 +26,8 @@ class CpuReader:
     """``read(paddle, t)``: the statistics of CPU float tensor ``t``, or None if DLPack cannot
     describe it (then the tensor-op path reduces it). Read before the hook returns: the
     backward may write into a gradient's memory afterwards (a parameter used twice gets the
-    second gradient added in place into the first). Keeps one |x| buffer per dtype and a
-    helper thread until ``release()``, so that no fresh pages are touched per gradient."""
+    second gradient added in place into the first). Keeps a chunk of |x| per thread and
+    dtype, and a helper thread, until ``release()``."""
 
     def __init__(self) -> None:
         self._scratch: dict[Any, np.ndarray] = {}
@@ -41,16 +40,16 @@ class CpuReader:
             a = np.from_dlpack(x).reshape(-1)
         except (BufferError, TypeError, RuntimeError):  # a layout DLPack cannot describe
             return None
-        buffer = self._buffer(a.dtype, a.size)
+        buffer = self._buffer(a.dtype)
         if a.size < SPLIT_FROM:
-            return array_stats(a, lambda n: buffer[:n])
+            return array_stats(a, buffer[:CHUNK])
         # Paddle's CPU backward runs on one core: a second thread reads the other half. Both
         # halves are read before the hook returns.
         if self._helper is None:
             self._helper = ThreadPoolExecutor(1, thread_name_prefix="pvw-grad-stats")
         h = a.size // 2
-        second = self._helper.submit(array_stats, a[h:], lambda n: buffer[h : h + n])
-        first = array_stats(a[:h], lambda n: buffer[:n])
+        second = self._helper.submit(array_stats, a[h:], buffer[CHUNK:])
+        first = array_stats(a[:h], buffer[:CHUNK])
         return merged(first, second.result())
 
     def release(self) -> None:
@@ -59,11 +58,12 @@ class CpuReader:
             self._helper.shutdown()
             self._helper = None
 
-    def _buffer(self, dtype: Any, n: int) -> np.ndarray:
+    def _buffer(self, dtype: Any) -> np.ndarray:
+        """A chunk's worth of scratch per thread."""
         held = self._scratch.get(dtype)
-        if held is None or held.size < n:
-            held = self._scratch[dtype] = np.empty(n, dtype)
-        return held[:n]
+        if held is None:
+            held = self._scratch[dtype] = np.empty(2 * CHUNK, dtype)
+        return held
 
 
 def merged(x: list[float], y: list[float]) -> list[float]:
@@ -71,11 +71,10 @@ def merged(x: list[float], y: list[float]) -> list[float]:
     return [math.hypot(x[0], y[0]), max(x[1], y[1]), *(p + q for p, q in zip(x[2:], y[2:]))]
 
 
-def array_stats(a: np.ndarray, scratch: Callable[[int], np.ndarray]) -> list[float]:
-    """The statistics of flat float array ``a``; ``scratch(n)``: a buffer of n elements of
-    ``a``'s dtype that may be overwritten. Read chunk by chunk: each chunk's |x| stays in the
-    core's cache for the four reductions that read it, so memory is read about once."""
-    buffer = scratch(min(a.size, CHUNK))
+def array_stats(a: np.ndarray, buffer: np.ndarray) -> list[float]:
+    """The statistics of flat float array ``a``; ``buffer``: CHUNK elements of ``a``'s dtype
+    that may be overwritten. Read chunk by chunk: each chunk's |x| stays in the core's cache
+    for the four reductions that read it, so memory is read about once."""
     if a.size <= CHUNK:  # most gradients: one chunk, no totals to keep
         squares, *rest = _chunk_stats(a, buffer)
         if math.isfinite(squares):
