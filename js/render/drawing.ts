@@ -37,10 +37,10 @@ const ANIMATION_MS = 450;
 /** An animated render not done this long after its animation should have ended never will. */
 export const STUCK_AFTER_MS = ANIMATION_MS + 1500;
 
-/** d3-graphviz never finished an animated render: its transition was never started (seen in
- * JupyterLab about once in five page loads, on the first widget of a notebook, right after its
- * first drawing), so its callback would never come and every later render would wait behind
- * it. The drawing must be replaced. */
+/** d3-graphviz never finished an animated render, so its callback would never come and every
+ * later render would wait behind it: the drawing must be replaced. Its transitions run on
+ * animation frames; in JupyterLab about one page load in five, the notebook's first widget
+ * had a render (then deferred to a d3 timer) that never ran at all. */
 export class DrawingStuck extends Error {}
 
 /** Size the SVG to its container: pixels outside, Graphviz points (3/4 px) inside. */
