@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import paddle
 import paddle.nn as nn
 
@@ -36,6 +38,18 @@ def lenet_output(seed: int = 0) -> tuple[LeNet, paddle.Tensor]:
     paddle.seed(seed)
     model = LeNet()
     return model, model(paddle.randn([1, 3, 32, 32]))
+
+
+def traced_lenet_graph() -> dict[str, Any]:
+    """LeNet's graph document, its forward and backward run inside trace(model)."""
+    from paddleviz_widget import build_graph, trace
+
+    paddle.seed(0)
+    model = LeNet()
+    with trace(model):
+        y = model(paddle.randn([1, 3, 32, 32]))
+        y.sum().backward()
+    return build_graph(y, model=model)
 
 
 def resnet18_output() -> tuple[nn.Layer, paddle.Tensor]:

@@ -21,7 +21,6 @@ from io import BytesIO
 from pathlib import Path
 from typing import Any
 
-import paddle
 import pytest
 from explorer_page import ROOT, Explorer, explorer_page
 from fixtures.graphs.payload import (
@@ -32,12 +31,12 @@ from fixtures.graphs.payload import (
     wrapper,
 )
 from hostile_model import CLASS, LAYERS, PARAM, hostile_output, hostile_params
-from models import LeNet
+from models import traced_lenet_graph
 from PIL import Image
 from playwright.sync_api import Browser, Page, Route
 from stats_models import trained_with_stats
 
-from paddleviz_widget import build_graph, trace
+from paddleviz_widget import build_graph
 from paddleviz_widget.export.standalone import standalone_html
 
 SVG = "{http://www.w3.org/2000/svg}"
@@ -120,18 +119,9 @@ def saved_page(browser: Browser, path: Path) -> Iterator[SavedPage]:
         context.close()
 
 
-def _traced_lenet() -> dict[str, Any]:
-    paddle.seed(0)
-    model = LeNet()
-    with trace(model):
-        y = model(paddle.randn([1, 3, 32, 32]))
-        y.sum().backward()
-    return build_graph(y, model=model)
-
-
 @pytest.fixture(scope="module")
 def lenet() -> dict[str, Any]:
-    return _traced_lenet()
+    return traced_lenet_graph()
 
 
 def _write(tmp_path: Path, name: str, text: str) -> Path:

@@ -14,12 +14,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-import paddle
 from explorer_page import ROOT
 from fixtures.graphs.payload import largest_partial_group, to_depth, visible_nodes
-from models import LeNet
+from models import traced_lenet_graph
 
-from paddleviz_widget import build_graph, trace
 from paddleviz_widget.export.standalone import standalone_html
 
 VIEWPORT = {"width": 1300, "height": 860}
@@ -38,15 +36,6 @@ NO_FRAMES = """(() => {
 })();"""
 STUCK_AFTER_S = 1.95  # drawing.ts: STUCK_AFTER_MS
 GRAPH_NODES = "[data-testid=pvw-graph] svg g.node"
-
-
-def _lenet() -> dict[str, Any]:
-    paddle.seed(0)
-    model = LeNet()
-    with trace(model):
-        y = model(paddle.randn([1, 3, 32, 32]))
-        y.sum().backward()
-    return build_graph(y, model=model)
 
 
 def _shown(page: Any) -> set[str]:
@@ -72,7 +61,7 @@ def _redraw(page: Any, click: str) -> float:
 def test_a_redraw_whose_animation_never_starts_is_drawn_anyway(
     chromium_browser: Any, tmp_path: Path
 ) -> None:
-    graph = _lenet()
+    graph = traced_lenet_graph()
     path = tmp_path / "lenet.html"
     path.write_text(standalone_html(graph, depth=0), encoding="utf-8")
     context = chromium_browser.new_context(viewport=VIEWPORT)
