@@ -26,7 +26,7 @@ from paddleviz_widget import build_graph, trace
 from paddleviz_widget.export import render_picture, static_view
 from paddleviz_widget.export.view_rules import static_view_of_json, svg_problem
 from paddleviz_widget.widget import GraphWidget
-from paddleviz_widget.widget_static import StaticFallback
+from paddleviz_widget.widget.static_picture import StaticFallback
 
 DEFAULT_MODELS = ["resnet50", "llama-10k"]
 
@@ -88,7 +88,7 @@ import common
 from models import MODELS
 from paddleviz_widget import trace
 from paddleviz_widget.widget import GraphWidget
-from paddleviz_widget.widget_static import StaticFallback
+from paddleviz_widget.widget.static_picture import StaticFallback
 model, x = MODELS[{name!r}]()
 with trace(model):
     y = model(x)

@@ -18,7 +18,7 @@ from paddleviz_widget.graph import Graph
 from paddleviz_widget.graph.parts import GraphParts
 from paddleviz_widget.graph.summary import summarize
 from paddleviz_widget.widget import GraphWidget
-from paddleviz_widget.widget_layers import LAYER_ROWS, layer_rows
+from paddleviz_widget.widget.layer_rows import LAYER_ROWS, layer_rows
 
 
 class WireComm(BaseComm):
@@ -105,7 +105,7 @@ def test_other_messages_are_left_alone_and_a_broken_graph_gets_a_reason() -> Non
 
 def test_the_widget_computes_nothing_until_asked(monkeypatch: Any) -> None:
     calls: list[int] = []
-    import paddleviz_widget.widget_layers as widget_layers
+    import paddleviz_widget.widget.layer_rows as widget_layers
 
     real = widget_layers.summarize
     monkeypatch.setattr(widget_layers, "summarize", lambda *a: calls.append(1) or real(*a))

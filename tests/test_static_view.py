@@ -32,7 +32,7 @@ from paddleviz_widget.export import (
 )
 from paddleviz_widget.graph import nested_dict
 from paddleviz_widget.widget import GraphWidget
-from paddleviz_widget.widget_static import CAPTION, MAX_NODES
+from paddleviz_widget.widget.static_picture import CAPTION, MAX_NODES
 
 SVG = "{http://www.w3.org/2000/svg}"
 # What Graphviz draws our DOT with, and the block around it.

@@ -18,7 +18,7 @@ from models import LeNet
 
 from paddleviz_widget import build_graph, trace
 from paddleviz_widget.graph import nested_dict
-from paddleviz_widget.widget_static import CAPTION
+from paddleviz_widget.widget.static_picture import CAPTION
 
 NOTEBOOK = "static_fallback.ipynb"
 HERE = Path(__file__).resolve().parent

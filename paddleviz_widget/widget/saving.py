@@ -8,7 +8,7 @@ import pathlib
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from .export.save import check_target, save_graph
+from ..export.save import check_target, save_graph
 
 PICTURES = (".dot", ".svg", ".png")
 
@@ -54,7 +54,7 @@ class GraphExport:
         that, those the request will open (a depth, then edits), as the view rules work out."""
         if self._answered():
             return list(self.expanded)
-        from .export.view_rules import static_view
+        from ..export.view_rules import static_view
 
         request = self._request
         view = static_view(

@@ -12,9 +12,9 @@ import uuid
 from collections.abc import Mapping
 from typing import Any
 
-from .export.errors import StaticPictureUnavailable
-from .export.picture import render_picture
-from .export.view_rules import StaticView, static_view_of_json, svg_problem
+from ..export.errors import StaticPictureUnavailable
+from ..export.picture import render_picture
+from ..export.view_rules import StaticView, static_view_of_json, svg_problem
 
 CAPTION = "Static picture of the default view \u2014 run the notebook to explore"
 #: Views with more visible nodes get no picture: it would weigh on the saved notebook (the

@@ -6,10 +6,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from .graph.model import Graph
-from .graph.parts import GraphParts
-from .graph.problems import Problem, find_problems, problems_text
-from .graph.summary import Summary, summarize
+from ..graph.model import Graph
+from ..graph.parts import GraphParts
+from ..graph.problems import Problem, find_problems, problems_text
+from ..graph.summary import Summary, summarize
 
 
 class Problems(list[Problem]):  # a list that prints readably

@@ -12,14 +12,14 @@ from typing import Any
 import anywidget
 import traitlets
 
-from .tracer import build_graph
-from .widget_diff import GraphDiff
-from .widget_export import GraphExport
-from .widget_layers import LayerRows
-from .widget_reports import GraphReports
-from .widget_static import StaticFallback
+from ..tracer import build_graph
+from .diff import GraphDiff
+from .layer_rows import LayerRows
+from .reports import GraphReports
+from .saving import GraphExport
+from .static_picture import StaticFallback
 
-_STATIC = pathlib.Path(__file__).parent / "static"
+_STATIC = pathlib.Path(__file__).parent.parent / "static"
 
 
 def _bundle(name: str) -> pathlib.Path:
@@ -176,7 +176,7 @@ class GraphWidget(
         (Paddle >= 3.3), e.g. on another machine: ``path`` is DIR (its newest dump; the status
         line says so when there are several) or one dump's .dot; ``which`` picks a dump in DIR
         by its timestamp prefix. Layer groups and parameter names are not in a dump."""
-        from .sources.paddle_dump_dir import build_graph_from_dump
+        from ..sources.paddle_dump_dir import build_graph_from_dump
 
         return cls._of_payload(build_graph_from_dump(path, which=which), height, depth, kwargs)
 
@@ -187,7 +187,7 @@ class GraphWidget(
         """The graph of Jittor trace data: the dict ``jt.dump_trace_data()`` returns (the data
         JittorVis serves), or the path of a .pkl holding it. Unpickling runs whatever code the
         file names: only pass .pkl files you made or trust."""
-        from .sources.jittor import build_graph_from_jittor
+        from ..sources.jittor import build_graph_from_jittor
 
         return cls._of_payload(build_graph_from_jittor(data), height, depth, kwargs)
 

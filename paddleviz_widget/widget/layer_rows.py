@@ -9,9 +9,9 @@ from collections.abc import Mapping
 from dataclasses import asdict
 from typing import Any
 
-from .graph.model import Graph
-from .graph.parts import GraphParts
-from .graph.summary import summarize
+from ..graph.model import Graph
+from ..graph.parts import GraphParts
+from ..graph.summary import summarize
 
 #: The custom message's ``type``, both ways: the page sends ``{"type", "id"}``; the kernel
 #: answers ``{"type", "id", "rows", "total_params", "trainable_params"}`` or ``{"type", "id",

@@ -10,10 +10,10 @@ import pathlib
 from collections.abc import Mapping, Sequence
 from typing import Any, Callable, ClassVar
 
-from .graph.diff import DEFAULT_RTOL, diff_graphs, diff_summary
-from .tracer import build_graph
-from .tracer.capture.gc_pause import gc_paused
-from .widget_reports import GraphReports
+from ..graph.diff import DEFAULT_RTOL, diff_graphs, diff_summary
+from ..tracer import build_graph
+from ..tracer.capture.gc_pause import gc_paused
+from .reports import GraphReports
 
 _WHAT = (
     "pass a tensor (or a list/tuple/dict of them), a dict build_graph returned, or the path of a "

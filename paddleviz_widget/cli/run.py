@@ -12,7 +12,7 @@ import runpy
 import sys
 from pathlib import Path
 
-from .tracer import trace
+from ..tracer import trace
 
 
 def main(argv: list[str] | None = None) -> int:
