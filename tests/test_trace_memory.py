@@ -15,7 +15,7 @@ from paddle.vision.models import resnet18
 from paddle_versions import requires_dump
 
 from paddleviz_widget import trace
-from paddleviz_widget.cli.run import main as run_main
+from paddleviz_widget.run import main as run_main
 from paddleviz_widget.tracer.build import trace_graph
 from paddleviz_widget.tracer.capture.session import MAX_RECORDS, STRONG_RECORDS, TraceSession
 from paddleviz_widget.tracer.read.grad_node import grad_node_of

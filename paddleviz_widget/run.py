@@ -1,0 +1,7 @@
+"""``python -m paddleviz_widget.run example.py [args]``: the seed paddleviz's ``run.py``, kept at
+the path the README names. The code is in cli/run.py."""
+
+from .cli.run import main
+
+if __name__ == "__main__":
+    raise SystemExit(main())
