@@ -81,7 +81,7 @@ def _initial_state(
 
 
 def _layer_rows(payload: Mapping[str, Any]) -> dict[str, Any]:
-    from ..widget.layer_rows import LAYER_ROWS, layer_rows
+    from .layer_rows import LAYER_ROWS, layer_rows
 
     try:
         return layer_rows(payload)

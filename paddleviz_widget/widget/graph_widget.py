@@ -1,84 +1,30 @@
-"""GraphWidget: the anywidget that shows a backward graph in Jupyter."""
+"""GraphWidget: the anywidget that shows a backward graph in Jupyter. Its whole Python API is
+this class: the synced traits, the constructors, the view methods and the reports, each method
+a few lines that hand the graph document to a plain function in a sibling module (DEVELOP.md
+says why this shape)."""
 
 from __future__ import annotations
 
-import difflib
-import json
 import os
 import pathlib
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import anywidget
 import traitlets
 
+from ..export.layer_rows import answer as layer_rows_answer
+from ..graph.diff import DEFAULT_RTOL
+from ..graph.problems import Problem
+from ..graph.summary import Summary
 from ..tracer import build_graph
-from .diff import GraphDiff
-from .layer_rows import LayerRows
-from .reports import GraphReports
-from .saving import GraphExport
-from .static_picture import StaticFallback
-
-_STATIC = pathlib.Path(__file__).parent.parent / "static"
-
-
-def _bundle(name: str) -> pathlib.Path:
-    path = _STATIC / name
-    if not path.exists():
-        raise RuntimeError(
-            f"paddleviz_widget's front-end bundle ({path}) is missing. Install the package with "
-            "'pip install .' (which builds it), or run 'npm ci && npm run build' in the source "
-            "tree."
-        )
-    return path
-
-
-def _graph_to_json(graph: Mapping[str, Any], widget: Any) -> memoryview:
-    # One binary buffer of JSON text: ipywidgets would otherwise walk every node, edge and
-    # list of the payload looking for buffers, and Jupyter would encode it as nested JSON
-    # (~85 ms + ~50 ms per 10k GradNodes, in the kernel, before the browser gets anything).
-    text = json.dumps(graph, separators=(",", ":"))
-    widget._graph_text = (graph, text)  # read once by the static picture (widget_static.py)
-    return memoryview(text.encode())
-
-
-def _graph_from_json(value: Any, widget: Any) -> Any:
-    return json.loads(bytes(value)) if isinstance(value, (bytes, memoryview)) else value
-
-
-class _Groups:
-    """Layer-group ids (payload order), names and parent links of one payload, read once in
-    linear time: what expand/collapse need to name groups and open the ones around them."""
-
-    def __init__(self, graph: Mapping[str, Any]) -> None:
-        groups = [g for g in graph.get("groups") or [] if isinstance(g, Mapping)]
-        self.names: dict[str, str] = {}
-        for g in groups:
-            self.names.setdefault(g["id"], g.get("name") or "")
-        self.ids = list(self.names)
-        self.by_name: dict[str, list[str]] = {}
-        for gid, name in self.names.items():
-            self.by_name.setdefault(name, []).append(gid)
-        self.parent = {g["id"]: g.get("parent") for g in groups}
-
-    def ancestors(self, gid: str) -> list[str]:
-        """Groups enclosing group ``gid``, innermost first (a cycle in the links ends it)."""
-        chain: list[str] = []
-        cur = self.parent.get(gid)
-        while cur in self.names and cur != gid and cur not in chain:
-            chain.append(cur)
-            cur = self.parent.get(cur)
-        return chain
-
-
-def _has_id(graph: Mapping[str, Any], wanted: str) -> bool:
-    return any(
-        x.get("id") == wanted
-        for key in ("nodes", "edges", "groups")
-        for x in graph.get(key) or []
-        if isinstance(x, Mapping)
-    )
-
+from .diff import diff_document
+from .documents import saved_document
+from .layer_groups import LayerGroups, has_id
+from .reports import problems, summary
+from .saving import save_view
+from .static_picture import static_output, view_now
+from .wire import bundle, graph_from_json, graph_json, graph_to_json
 
 #: The readings the page can draw (js/view/forward.ts holds what each one means).
 VIEWS = ("backward", "forward")
@@ -88,13 +34,12 @@ class ViewError(traitlets.TraitError, ValueError):
     """A ``view`` that is not one of VIEWS (a TraitError, so traitlets undoes the change)."""
 
 
-class GraphWidget(
-    GraphDiff, GraphExport, GraphReports, LayerRows, StaticFallback, anywidget.AnyWidget
-):
+class GraphWidget(anywidget.AnyWidget):
     """Interactive view of the backward graph of ``y``.
 
     ``y`` is a paddle.Tensor, or a list/tuple/dict of them. The graph is built once, in the
     constructor, into plain JSON: the widget holds no reference to tensors or GradNodes.
+    ``GraphWidget.from_graph(doc_or_path)`` shows a graph document (or a saved ``.json``).
 
     ``depth`` opens the layer groups down to that level (0: all collapsed); by default the
     deepest level that keeps the picture readable (about 150 visible nodes). The traits
@@ -103,16 +48,19 @@ class GraphWidget(
     which groups a depth opens and fills ``expanded`` in.
     """
 
-    _esm = _bundle("widget.js")
-    _css = _bundle("widget.css")
+    _esm = bundle("widget.js")
+    _css = bundle("widget.css")
 
-    graph = traitlets.Dict().tag(sync=True, to_json=_graph_to_json, from_json=_graph_from_json)
+    # -- the synced model (the page's side: js/kernel_sync.ts); who writes each key ------------
+    #: The graph document (kernel; sent as one buffer of JSON text: wire.py).
+    graph = traitlets.Dict().tag(sync=True, to_json=graph_to_json, from_json=graph_from_json)
     height = traitlets.Unicode("600px").tag(sync=True)
-    #: Id of the selected node, edge or layer group ("" for none).
+    #: Id of the selected node, edge or layer group ("" for none). Both sides.
     selected = traitlets.Unicode("").tag(sync=True)
-    #: Ids of the expanded (open) layer groups.
+    #: Ids of the expanded (open) layer groups. Both sides (the kernel's value is a guess
+    #: until the browser answers its request).
     expanded = traitlets.List(traitlets.Unicode()).tag(sync=True)
-    #: Depth the layer groups were last opened to (-1: pick automatically).
+    #: Depth the layer groups were last opened to (-1: pick automatically). Both sides.
     depth = traitlets.Int(-1).tag(sync=True)
     #: Fold each run of repeated blocks (consecutive sibling layers of one structure, named
     #: "layers.0", "layers.1", ...) into one node, which a click unfolds; depths and
@@ -130,6 +78,12 @@ class GraphWidget(
     #: "gradColour": bool, "step": position in meta.steps.index or None}; {} until then.
     _view_options = traitlets.Dict().tag(sync=True)
 
+    _auto = True  # the depth is the browser's automatic one
+    _quiet = False  # the kernel is writing its own request: its observers stay out
+    _groups: LayerGroups
+
+    # -- constructors ------------------------------------------------------------------------
+
     def __init__(
         self,
         y: Any,
@@ -142,24 +96,22 @@ class GraphWidget(
     ) -> None:
         self._start(build_graph(y, model=model, params=params), height, depth, kwargs)
 
-    def _start(
-        self, payload: dict[str, Any], height: str | int, depth: int | None, kwargs: Any
-    ) -> None:
-        if isinstance(height, int):
-            height = f"{height}px"
-        if depth is not None and depth < 0:
-            raise ValueError(f"depth must be >= 0 (or None for automatic), got {depth}")
-        self._auto = depth is None
-        super().__init__(
-            graph=payload, height=height, depth=-1 if depth is None else depth, **kwargs
-        )
-
     @classmethod
-    def _of_payload(
-        cls, payload: dict[str, Any], height: str | int, depth: int | None, kwargs: Any
+    def from_graph(
+        cls,
+        doc_or_path: Mapping[str, Any] | str | os.PathLike[str],
+        *,
+        height: str | int = "600px",
+        depth: int | None = None,
+        **kwargs: Any,
     ) -> GraphWidget:
+        """The widget of a graph document: a dict as ``build_graph`` returns it (schema 2.x, or
+        a saved 1.0 one), or the path of a ``.json`` file holding one (``w.save("g.json")``,
+        ``python -m paddleviz_widget -o g.json``). ``height``, ``depth`` and the traits
+        (``fold=False``, ``view="forward"``, ...) as for ``GraphWidget(y)``. A document the page
+        cannot read draws nothing, and the status line says why."""
         widget = cls.__new__(cls)  # skips __init__, which would trace a tensor
-        widget._start(payload, height, depth, kwargs)
+        widget._start(saved_document(doc_or_path), height, depth, kwargs)
         return widget
 
     @classmethod
@@ -178,7 +130,8 @@ class GraphWidget(
         by its timestamp prefix. Layer groups and parameter names are not in a dump."""
         from ..sources.paddle_dump_dir import build_graph_from_dump
 
-        return cls._of_payload(build_graph_from_dump(path, which=which), height, depth, kwargs)
+        doc = build_graph_from_dump(path, which=which)
+        return cls.from_graph(doc, height=height, depth=depth, **kwargs)
 
     @classmethod
     def from_jittor(
@@ -189,9 +142,132 @@ class GraphWidget(
         file names: only pass .pkl files you made or trust."""
         from ..sources.jittor import build_graph_from_jittor
 
-        return cls._of_payload(build_graph_from_jittor(data), height, depth, kwargs)
+        doc = build_graph_from_jittor(data)
+        return cls.from_graph(doc, height=height, depth=depth, **kwargs)
 
-    # -- view state ------------------------------------------------------------------------
+    @classmethod
+    def diff(
+        cls,
+        a: Any,
+        b: Any,
+        *,
+        rtol: float = DEFAULT_RTOL,
+        labels: Sequence[str] = ("a", "b"),
+        height: str | int = "600px",
+        depth: int | None = None,
+        **kwargs: Any,
+    ) -> GraphWidget:
+        """One graph showing how ``b`` differs from ``a``: nodes and edges only in b (added,
+        green), only in a (removed, red dashed) and in both but not the same (changed, amber:
+        dtype, shape, slot, or a gradient norm or max |g| that moved by more than ``rtol``
+        relative to the larger, or a NaN/Inf count). ``a`` and ``b`` are tensors (or lists /
+        dicts of them), graph documents as ``build_graph`` returns them, or paths of .json
+        files holding one. Nodes are matched by parameter name, else by layer path, op name and
+        position, never by pointer. ``summary()`` on the result lists the differences."""
+        doc = diff_document(a, b, rtol=rtol, labels=labels)
+        return cls.from_graph(doc, height=height, depth=depth, **kwargs)
+
+    def _start(
+        self, doc: Mapping[str, Any], height: str | int, depth: int | None, kwargs: Any
+    ) -> None:
+        if isinstance(height, int):
+            height = f"{height}px"
+        if depth is not None and depth < 0:
+            raise ValueError(f"depth must be >= 0 (or None for automatic), got {depth}")
+        self._auto = depth is None
+        super().__init__(graph=doc, height=height, depth=-1 if depth is None else depth, **kwargs)
+        self.on_msg(self._on_msg)
+
+    # -- the view: layer groups opened and closed from Python ------------------------------
+
+    def expand(self, name: str) -> None:
+        """Open layer group ``name`` (a group id or a layer path like "conv.0") and those
+        around it. Raises ValueError, listing close matches, if there is no such group."""
+        ids = self._groups.resolve(name)
+        around = [a for g in ids for a in self._groups.ancestors(g)]
+        self._edit([["open", g] for g in ids], [*self.expanded, *ids, *around])
+
+    def collapse(self, name: str) -> None:
+        """Close layer group ``name`` (a group id or a layer path like "conv.0")."""
+        ids = set(self._groups.resolve(name))
+        self._edit([["close", g] for g in ids], (g for g in self.expanded if g not in ids))
+
+    def expand_all(self) -> None:
+        """Open every layer group (``depth`` becomes the deepest level, once the browser
+        has it). On a graph too big to lay out at once, the browser opens only what fits its
+        visible-node budget (2,000), says so in its status line, and syncs that back into
+        ``expanded``. The blocks of a folded run stay closed (see ``fold``)."""
+        self._auto = False
+        self._edit([["all"]], self._groups.ids)
+
+    def collapse_all(self) -> None:
+        """Close every layer group (``depth`` becomes 0; the browser keeps a group around
+        the whole model open)."""
+        self._auto = False
+        self._ask(0, expanded=[])
+
+    # -- words, tables and files -------------------------------------------------------------
+
+    def problems(self) -> list[Problem]:
+        """What looks wrong in the gradients, in words: the GradNode where the first NaN/Inf
+        was born, parameters whose gradient was all zeros or never came, and parameters no
+        gradient reaches. Needs a graph built inside ``trace(model, stats=True)``."""
+        return problems(self.graph)
+
+    def summary(self) -> Summary | dict[str, Any]:
+        """The per-layer table (type, parameters, GradNodes, gradient shapes in and out).
+        Parameter counts are those of the parameters in this graph; for the model's own
+        (frozen and hidden ones included) use ``paddleviz_widget.summary(y, model=model)``.
+        On a diff (``GraphWidget.diff``): a dict with the labels, ``rtol``, the counts and
+        lists ``added``, ``removed`` and ``changed``, each entry naming the node or edge, its
+        layer path, op and what changed (``a`` and ``b`` values)."""
+        return summary(self.graph)
+
+    def save(self, path: str | os.PathLike[str]) -> pathlib.Path:
+        """Save the graph and the view now shown to ``path``; returns it as a Path. The
+        suffix picks what is written:
+
+        - ``.json``: the graph document, exactly what ``build_graph`` returns (whatever the view);
+        - ``.dot``: the Graphviz source of this view (its open layer groups, folded blocks,
+          reading, direction, edge labels, gradient colours and statistics step);
+        - ``.svg`` / ``.png``: the picture of this view, laid out by Graphviz's ``dot``;
+        - ``.html``: the explorer as one self-contained file (works offline, no kernel), opening
+          on this view's open layer groups.
+
+        The file appears whole or not at all. Before the widget is shown, the view is the one
+        the page will open on. Raises ValueError for any other suffix, and
+        ``StaticPictureUnavailable`` (saying why) when a picture cannot be made here.
+        """
+        return save_view(self.graph, path, self._view_now())
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> Any:
+        # Beside the widget: a static picture and a text for where no widget runs.
+        result = super()._repr_mimebundle_(**kwargs)
+        if result is None:  # a closed widget
+            return None
+        data, metadata = result if isinstance(result, tuple) else (result, {})
+        sent = self.__dict__.pop("_graph_text", None)  # wire.graph_to_json's, used once
+        text, block = static_output(
+            self.graph, lambda: graph_json(self.graph, sent), self._view_now
+        )
+        return {**data, "text/plain": text, "text/html": block}, metadata
+
+    def _view_now(self) -> dict[str, Any]:
+        return view_now(
+            fold=self.fold,
+            view=self.view,
+            answered=self._answered(),
+            drawn=self._view_options,
+            expanded=self.expanded,
+            request=self._request,
+        )
+
+    def _on_msg(self, widget: Any, content: Any, buffers: Any) -> None:
+        reply = layer_rows_answer(content, self.graph)  # the Layers tab's only message
+        if reply is not None:
+            self.send(reply)
+
+    # -- the sync protocol -------------------------------------------------------------------
     # The browser owns the view rules (group levels, a layer's separate calls, visible-node
     # counts, the automatic depth: js/view). The kernel asks, in `_request`: open the groups
     # to a depth (-1: automatic), then apply these edits in order (["open", id],
@@ -199,6 +275,7 @@ class GraphWidget(
     # applies what it has not yet, syncs `depth` and `expanded` back, and says how far it got
     # in `_resolved`. Each side writes only its own trait, so a late message from the other
     # never undoes it; `expanded` is set here too, as a guess to read until the answer.
+    # DEVELOP.md draws the exchange; js/kernel_sync.ts is the browser's side.
 
     @traitlets.validate("view")
     def _check_view(self, proposal: Mapping[str, Any]) -> str:
@@ -225,15 +302,15 @@ class GraphWidget(
 
     @traitlets.observe("graph")
     def _on_graph(self, change: Mapping[str, Any]) -> None:
-        self._groups = _Groups(self.graph)
-        if self.selected and "-" not in self.selected and not _has_id(self.graph, self.selected):
+        self._groups = LayerGroups(self.graph)
+        if self.selected and "-" not in self.selected and not has_id(self.graph, self.selected):
             self.selected = ""
         if not self._from_browser("graph"):
-            self._ask(-1 if getattr(self, "_auto", True) else self.depth)
+            self._ask(-1 if self._auto else self.depth)
 
     @traitlets.observe("depth")
     def _on_depth(self, change: Mapping[str, Any]) -> None:
-        if getattr(self, "_quiet", False) or self._from_browser("depth"):
+        if self._quiet or self._from_browser("depth"):
             return
         self._auto = change["new"] < 0
         self._ask(change["new"])
@@ -241,7 +318,7 @@ class GraphWidget(
     @traitlets.observe("expanded")
     def _on_expanded(self, change: Mapping[str, Any]) -> None:
         # Set by hand in Python: that is the state to show, after whatever came before.
-        if not getattr(self, "_quiet", False) and not self._from_browser("expanded"):
+        if not self._quiet and not self._from_browser("expanded"):
             self._edit([["set", list(change["new"])]], change["new"])
 
     def _ask(self, depth: int, *, expanded: list[str] | None = None) -> None:
@@ -268,47 +345,3 @@ class GraphWidget(
                 self._request = {**request, "edits": [*request.get("edits", []), *edits]}
         finally:
             self._quiet = False
-
-    def _resolve(self, name: str) -> list[str]:
-        """Group ids for a group id or a layer path such as "conv.0"."""
-        groups = self._groups
-        if name in groups.names:
-            return [name]
-        if name in groups.by_name:
-            return groups.by_name[name]
-        if not groups.ids:
-            raise ValueError(f"no layer group {name!r}: this graph has no layer groups")
-        candidates = sorted(set(groups.by_name) | set(groups.ids))
-        close = difflib.get_close_matches(name, candidates, n=5, cutoff=0.4)
-        hint = f"; close matches: {', '.join(map(repr, close))}" if close else ""
-        shown = ", ".join(repr(groups.names[g] or g) for g in groups.ids[:8])
-        raise ValueError(
-            f"no layer group {name!r} in this graph{hint} (layer groups: {shown}"
-            f"{', ...' if len(groups.ids) > 8 else ''})"
-        )
-
-    def expand(self, name: str) -> None:
-        """Open layer group ``name`` (a group id or a layer path like "conv.0") and those
-        around it. Raises ValueError, listing close matches, if there is no such group."""
-        ids = self._resolve(name)
-        around = [a for g in ids for a in self._groups.ancestors(g)]
-        self._edit([["open", g] for g in ids], [*self.expanded, *ids, *around])
-
-    def collapse(self, name: str) -> None:
-        """Close layer group ``name`` (a group id or a layer path like "conv.0")."""
-        ids = set(self._resolve(name))
-        self._edit([["close", g] for g in ids], (g for g in self.expanded if g not in ids))
-
-    def expand_all(self) -> None:
-        """Open every layer group (``depth`` becomes the deepest level, once the browser
-        has it). On a graph too big to lay out at once, the browser opens only what fits its
-        visible-node budget (2,000), says so in its status line, and syncs that back into
-        ``expanded``. The blocks of a folded run stay closed (see ``fold``)."""
-        self._auto = False
-        self._edit([["all"]], self._groups.ids)
-
-    def collapse_all(self) -> None:
-        """Close every layer group (``depth`` becomes 0; the browser keeps a group around
-        the whole model open)."""
-        self._auto = False
-        self._ask(0, expanded=[])

@@ -1,15 +1,18 @@
 """What a GraphWidget can say about its graph in words and tables, apart from drawing it:
-``problems()`` and ``summary()``. Kept apart from widget.py, which is the synced widget."""
+``problems()`` and ``summary()``, from the graph document alone."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any
 
+from ..graph.diff import diff_summary
 from ..graph.model import Graph
 from ..graph.parts import GraphParts
 from ..graph.problems import Problem, find_problems, problems_text
 from ..graph.summary import Summary, summarize
+from ..tracer.capture.gc_pause import gc_paused
+from .diff import is_diff
 
 
 class Problems(list[Problem]):  # a list that prints readably
@@ -20,23 +23,18 @@ class Problems(list[Problem]):  # a list that prints readably
         printer.text(str(self))
 
 
-class GraphReports:
-    """Mixed into GraphWidget: reads its ``graph`` trait only."""
+def _parts(graph: Mapping[str, Any]) -> GraphParts:
+    g = Graph.from_dict(graph)
+    return GraphParts(g.nodes, g.edges, g.groups, g.meta)
 
-    graph: Mapping[str, Any]
 
-    def _parts(self) -> GraphParts:
-        g = Graph.from_dict(self.graph)
-        return GraphParts(g.nodes, g.edges, g.groups, g.meta)
+def problems(graph: Mapping[str, Any]) -> Problems:
+    return Problems(find_problems(_parts(graph)))
 
-    def problems(self) -> list[Problem]:
-        """What looks wrong in the gradients, in words: the GradNode where the first NaN/Inf
-        was born, parameters whose gradient was all zeros or never came, and parameters no
-        gradient reaches. Needs a graph built inside ``trace(model, stats=True)``."""
-        return Problems(find_problems(self._parts()))
 
-    def summary(self) -> Summary:
-        """The per-layer table (type, parameters, GradNodes, gradient shapes in and out).
-        Parameter counts are those of the parameters in this graph; for the model's own
-        (frozen and hidden ones included) use ``paddleviz_widget.summary(y, model=model)``."""
-        return summarize(self._parts())
+def summary(graph: Mapping[str, Any]) -> Summary | dict[str, Any]:
+    """The differences of a diff (``GraphWidget.diff``), else the per-layer table."""
+    if is_diff(graph):
+        with gc_paused():
+            return diff_summary(graph)
+    return summarize(_parts(graph))

@@ -6,10 +6,9 @@ what the graph holds. Front ends that run widgets show the widget and ignore bot
 from __future__ import annotations
 
 import html
-import json
 import re
 import uuid
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from ..export.errors import StaticPictureUnavailable
@@ -60,77 +59,58 @@ def _graph_counts(graph: Mapping[str, Any]) -> str:
     )
 
 
-class StaticFallback:
-    """Mixed into GraphWidget: reads its ``graph`` and view traits (``expanded``, ``fold``,
-    ``view``, ``_request``, ``_view_options``)."""
+def view_now(
+    *,
+    fold: bool,
+    view: str,
+    answered: bool,
+    drawn: Mapping[str, Any],
+    expanded: list[str],
+    request: Mapping[str, Any],
+) -> dict[str, Any]:
+    """The view the page shows, or will once it has applied the kernel's request (``answered``:
+    it has): its groups, folding and reading, and once drawn, how (``drawn``: the widget's
+    ``_view_options``, direction, labels, colours). Read by the static picture and ``save``."""
+    wanted: dict[str, Any] = {
+        "fold": fold is not False,
+        "view": "forward" if view == "forward" else "backward",
+    }
+    if answered:
+        keys = ("rankdir", "edgeLabels", "gradColour", "step")
+        return {**wanted, **{k: drawn[k] for k in keys if k in drawn}, "expanded": list(expanded)}
+    edits = list(request.get("edits", []))
+    return {**wanted, "depth": request.get("depth", -1), "edits": edits}
 
-    graph: Mapping[str, Any]
-    expanded: list[str]
-    _request: Mapping[str, Any]
 
-    def _repr_mimebundle_(self, **kwargs: Any) -> Any:
-        result = super()._repr_mimebundle_(**kwargs)  # type: ignore[misc]
-        if result is None:  # a closed widget
-            return None
-        data, metadata = result if isinstance(result, tuple) else (result, {})
-        text, block = self._static_output()
-        return {**data, "text/plain": text, "text/html": block}, metadata
-
-    def _graph_json(self) -> str:
-        """The graph as JSON text: the one made to send it to the page (widget.py), the first
-        time (that saves ~80 ms per 10k GradNodes), else made again."""
-        sent = self.__dict__.pop("_graph_text", None)
-        if sent is not None and sent[0] is self.graph:
-            return str(sent[1])
-        return json.dumps(self.graph, separators=(",", ":"))
-
-    def _static_wanted(self) -> dict[str, Any]:
-        """The view the page shows, or will once it has applied the kernel's request: its
-        groups, folding and reading, and once drawn, how (direction, labels, colours)."""
-        wanted: dict[str, Any] = {
-            "fold": getattr(self, "fold", True) is not False,
-            "view": "forward" if getattr(self, "view", None) == "forward" else "backward",
-        }
-        answered = getattr(self, "_answered", None)
-        if callable(answered) and answered():
-            drawn = getattr(self, "_view_options", None) or {}
-            keys = ("rankdir", "edgeLabels", "gradColour", "step")
-            return {
-                **wanted,
-                **{k: drawn[k] for k in keys if k in drawn},
-                "expanded": list(self.expanded),
-            }
-        request = self._request or {}
-        edits = list(request.get("edits", []))
-        return {**wanted, "depth": request.get("depth", -1), "edits": edits}
-
-    def _static_output(self) -> tuple[str, str]:
-        """(text/plain, text/html); never raises: a failure is a one-line reason instead."""
+def static_output(
+    graph: Mapping[str, Any], graph_json: Callable[[], str], wanted: Callable[[], dict[str, Any]]
+) -> tuple[str, str]:
+    """(text/plain, text/html) of a widget output showing ``graph`` (``graph_json``: its JSON
+    text) in the view ``wanted`` (``view_now``); never raises: a failure is a one-line reason."""
+    try:
+        view = static_view_of_json(graph_json(), {"static": True, **wanted()})
+        lines = [CAPTION, *view.notes]
+        svg = _static_svg(view)
+        return f"GraphWidget: {view.counts}", _html_block(svg, lines)
+    except Exception as err:  # noqa: BLE001 - a display must never fail
+        reason = err.reason if isinstance(err, StaticPictureUnavailable) else repr(err)
         try:
-            view = static_view_of_json(
-                self._graph_json(), {"static": True, **self._static_wanted()}
-            )
-            lines = [CAPTION, *view.notes]
-            svg = self._static_svg(view)
-            return f"GraphWidget: {view.counts}", _html_block(svg, lines)
-        except Exception as err:  # noqa: BLE001 - a display must never fail
-            reason = err.reason if isinstance(err, StaticPictureUnavailable) else repr(err)
-            try:
-                counts = _graph_counts(self.graph)
-            except Exception:  # noqa: BLE001
-                counts = "a backward graph"
-            line = f"No static picture of this graph ({reason}): run the notebook to explore."
-            return f"GraphWidget: {counts}. {line}", _html_block(None, [line])
+            counts = _graph_counts(graph)
+        except Exception:  # noqa: BLE001
+            counts = "a backward graph"
+        line = f"No static picture of this graph ({reason}): run the notebook to explore."
+        return f"GraphWidget: {counts}. {line}", _html_block(None, [line])
 
-    def _static_svg(self, view: StaticView) -> str:
-        if len(view.visible) > MAX_NODES:
-            raise StaticPictureUnavailable(
-                f"its default view has {len(view.visible):,} nodes, over the {MAX_NODES} a "
-                "saved picture draws; paddleviz_widget.export.render_picture(view_dot(graph, "
-                "depth=...), 'svg') makes a smaller or bigger one"
-            )
-        svg = render_picture(view.dot, "svg", timeout=LAYOUT_TIMEOUT_S).decode("utf-8")
-        problem = svg_problem(svg)
-        if problem is not None:
-            raise StaticPictureUnavailable(f"Graphviz's SVG holds markup it should not: {problem}")
-        return _inline_svg(svg, f"pvws{uuid.uuid4().hex[:8]}-")
+
+def _static_svg(view: StaticView) -> str:
+    if len(view.visible) > MAX_NODES:
+        raise StaticPictureUnavailable(
+            f"its default view has {len(view.visible):,} nodes, over the {MAX_NODES} a "
+            "saved picture draws; paddleviz_widget.export.render_picture(view_dot(graph, "
+            "depth=...), 'svg') makes a smaller or bigger one"
+        )
+    svg = render_picture(view.dot, "svg", timeout=LAYOUT_TIMEOUT_S).decode("utf-8")
+    problem = svg_problem(svg)
+    if problem is not None:
+        raise StaticPictureUnavailable(f"Graphviz's SVG holds markup it should not: {problem}")
+    return _inline_svg(svg, f"pvws{uuid.uuid4().hex[:8]}-")
