@@ -1,4 +1,5 @@
-"""What the static picture in every GraphWidget output costs in the kernel (widget_static.py):
+"""What the static picture in every GraphWidget output costs in the kernel
+(widget/static_picture.py):
 the view rules in V8 (paddleviz_widget/export/view_rules.py), Graphviz's `dot`, the SVG check,
 against build_graph and the whole ``_repr_mimebundle_`` a displayed widget runs.
 

@@ -1,7 +1,7 @@
 """Static pictures made in the kernel (paddleviz_widget/export): the explorer's first view as
 DOT (its own view rules, run in V8), laid out by Graphviz's `dot` into SVG/PNG, and the
-picture every GraphWidget output carries for saved notebooks (widget_static.py). That the
-picture holds the nodes the live explorer draws is checked in a browser:
+picture every GraphWidget output carries for saved notebooks (widget/static_picture.py). That
+the picture holds the nodes the live explorer draws is checked in a browser:
 tests/browser/test_static_fallback.py."""
 
 from __future__ import annotations
