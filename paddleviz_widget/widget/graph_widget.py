@@ -54,6 +54,7 @@ class GraphWidget(anywidget.AnyWidget):
     # -- the synced model (the page's side: js/kernel_sync.ts); who writes each key ------------
     #: The graph document (kernel; sent as one buffer of JSON text: wire.py).
     graph = traitlets.Dict().tag(sync=True, to_json=graph_to_json, from_json=graph_from_json)
+    #: CSS height of the widget (kernel).
     height = traitlets.Unicode("600px").tag(sync=True)
     #: Id of the selected node, edge or layer group ("" for none). Both sides.
     selected = traitlets.Unicode("").tag(sync=True)
@@ -65,9 +66,10 @@ class GraphWidget(anywidget.AnyWidget):
     #: Fold each run of repeated blocks (consecutive sibling layers of one structure, named
     #: "layers.0", "layers.1", ...) into one node, which a click unfolds; depths and
     #: expand_all leave it folded, expand("layers.3") opens that block. False: every block.
+    #: Kernel.
     fold = traitlets.Bool(True).tag(sync=True)
     #: How the graph is read: "backward" (GradNodes, as recorded) or "forward" (the ops they
-    #: differentiate, arrows from inputs to outputs). Follows the toolbar's toggle.
+    #: differentiate, arrows from inputs to outputs). Both sides: follows the toolbar's toggle.
     view = traitlets.Unicode("backward").tag(sync=True)
     #: The kernel's view request, written by the kernel only: {"id", "depth", "edits"}.
     _request = traitlets.Dict().tag(sync=True)
