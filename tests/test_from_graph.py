@@ -13,6 +13,7 @@ import pytest
 from models import traced_lenet_graph
 
 from paddleviz_widget import GraphWidget, build_graph, trace
+from paddleviz_widget.graph import Graph
 
 
 @pytest.fixture(scope="module")
@@ -41,6 +42,10 @@ def test_view_options_are_those_of_the_constructor(lenet: dict[str, Any]) -> Non
 def test_the_document_is_shown_as_it_is(lenet: dict[str, Any]) -> None:
     w = GraphWidget.from_graph(lenet)
     assert w.graph is lenet  # not copied: a 100k-node document is sent as it is
+
+
+def test_a_graph_object_is_shown_as_its_document(lenet: dict[str, Any]) -> None:
+    assert GraphWidget.from_graph(Graph.from_dict(lenet)).graph == lenet
 
 
 def test_tensors_are_pointed_to_the_constructor() -> None:

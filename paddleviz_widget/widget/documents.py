@@ -10,6 +10,7 @@ import pathlib
 from collections.abc import Mapping
 from typing import Any
 
+from ..graph.model import Graph
 from ..tracer import build_graph
 
 _WHAT = (
@@ -43,9 +44,12 @@ def read_file(path: str | os.PathLike[str], label: str, what: str = _WHAT) -> An
 
 
 def saved_document(value: Any) -> Mapping[str, Any]:
-    """``GraphWidget.from_graph``'s argument as a document: itself, or the one saved at a path.
-    The document is shown as it is (a broken one draws nothing and the page says why)."""
+    """``GraphWidget.from_graph``'s argument as a document: itself, the one saved at a path,
+    or a ``Graph``'s. The document is shown as it is (a broken one draws nothing and the page
+    says why)."""
     label = "GraphWidget.from_graph"
+    if isinstance(value, Graph):
+        return value.to_dict()
     if isinstance(value, (str, os.PathLike)):
         value = read_file(value, label, _SAVED)
         if not isinstance(value, Mapping):

@@ -15,6 +15,7 @@ import traitlets
 
 from ..export.layer_rows import answer as layer_rows_answer
 from ..graph.diff import DEFAULT_RTOL
+from ..graph.model import Graph
 from ..graph.problems import Problem
 from ..graph.summary import Summary
 from ..tracer import build_graph
@@ -101,17 +102,18 @@ class GraphWidget(anywidget.AnyWidget):
     @classmethod
     def from_graph(
         cls,
-        doc_or_path: Mapping[str, Any] | str | os.PathLike[str],
+        doc_or_path: Mapping[str, Any] | str | os.PathLike[str] | Graph,
         *,
         height: str | int = "600px",
         depth: int | None = None,
         **kwargs: Any,
     ) -> GraphWidget:
         """The widget of a graph document: a dict as ``build_graph`` returns it (schema 2.x, or
-        a saved 1.0 one), or the path of a ``.json`` file holding one (``w.save("g.json")``,
-        ``python -m paddleviz_widget -o g.json``). ``height``, ``depth`` and the traits
-        (``fold=False``, ``view="forward"``, ...) as for ``GraphWidget(y)``. A document the page
-        cannot read draws nothing, and the status line says why."""
+        a saved 1.0 one), the path of a ``.json`` file holding one (``w.save("g.json")``,
+        ``python -m paddleviz_widget -o g.json``), or a ``paddleviz_widget.graph.Graph``.
+        ``height``, ``depth`` and the traits (``fold=False``, ``view="forward"``, ...) as for
+        ``GraphWidget(y)``. A document the page cannot read draws nothing, and the status line
+        says why."""
         widget = cls.__new__(cls)  # skips __init__, which would trace a tensor
         widget._start(saved_document(doc_or_path), height, depth, kwargs)
         return widget
