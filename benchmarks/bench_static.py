@@ -1,4 +1,5 @@
-"""What the static picture in every GraphWidget output costs in the kernel (widget_static.py):
+"""What the static picture in every GraphWidget output costs in the kernel
+(widget/static_picture.py):
 the view rules in V8 (paddleviz_widget/export/view_rules.py), Graphviz's `dot`, the SVG check,
 against build_graph and the whole ``_repr_mimebundle_`` a displayed widget runs.
 
@@ -26,7 +27,6 @@ from paddleviz_widget import build_graph, trace
 from paddleviz_widget.export import render_picture, static_view
 from paddleviz_widget.export.view_rules import static_view_of_json, svg_problem
 from paddleviz_widget.widget import GraphWidget
-from paddleviz_widget.widget_static import StaticFallback
 
 DEFAULT_MODELS = ["resnet50", "llama-10k"]
 
@@ -54,7 +54,7 @@ def bench(name: str, reps: int) -> list[str]:
     check = common.median_time(lambda: svg_problem(svg), reps)
 
     def make() -> GraphWidget:
-        return GraphWidget._of_payload(graph, "600px", None, {})
+        return GraphWidget.from_graph(graph)
 
     def shown() -> Any:
         return make()._repr_mimebundle_()
@@ -63,7 +63,7 @@ def bench(name: str, reps: int) -> list[str]:
     # A widget made and displayed, as `GraphWidget(y)` at the end of a cell: its first
     # display reuses the JSON text made to send the graph to the page.
     whole = common.median_time(shown, reps)
-    plain = common.median_time(lambda: super(StaticFallback, make())._repr_mimebundle_(), reps)
+    plain = common.median_time(lambda: super(GraphWidget, make())._repr_mimebundle_(), reps)
     data, _ = shown()
     return [
         name,
@@ -88,7 +88,6 @@ import common
 from models import MODELS
 from paddleviz_widget import trace
 from paddleviz_widget.widget import GraphWidget
-from paddleviz_widget.widget_static import StaticFallback
 model, x = MODELS[{name!r}]()
 with trace(model):
     y = model(x)
@@ -96,7 +95,7 @@ with trace(model):
 start = time.perf_counter()
 w = GraphWidget(y)
 made = time.perf_counter()
-w._repr_mimebundle_() if {full} else super(StaticFallback, w)._repr_mimebundle_()
+w._repr_mimebundle_() if {full} else super(GraphWidget, w)._repr_mimebundle_()
 print(made - start, time.perf_counter() - made)
 """
 

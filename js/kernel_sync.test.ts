@@ -4,7 +4,7 @@ import { autoDepth, groupsToDepth } from "./view/expansion";
 import { buildIndex, type GraphIndex } from "./view/graph_index";
 import { document, fixture } from "./view/test_fixtures";
 
-// What the kernel sends: the graph document as one buffer of JSON text (widget.py).
+// What the kernel sends: the graph document as one buffer of JSON text (widget/wire.py).
 const asBuffer = (doc: unknown): DataView => new DataView(new TextEncoder().encode(JSON.stringify(doc)).buffer);
 
 describe("the graph from the kernel", () => {

@@ -1,6 +1,6 @@
-"""``python -m paddleviz_widget``: see paddleviz_widget/cli.py."""
+"""``python -m paddleviz_widget``: see paddleviz_widget/cli/main.py."""
 
-from .cli import main
+from .cli.main import main
 
 if __name__ == "__main__":
     raise SystemExit(main())

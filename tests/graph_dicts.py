@@ -1,4 +1,4 @@
-"""build_graph's document (schema 2.0: tables and indices) read back in the nested 1.0 layout,
+"""build_graph's document (schema 2.2: tables and indices) read back in the nested 1.0 layout,
 so that tests can say ``e["grad"]["shape"]`` or ``n["param"]["name"]``.
 
 It goes through JSON text first, as the widget's copy does, and through the package's own

@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 from paddle_versions import requires_paddle_33
 
-from paddleviz_widget.cli import main
+from paddleviz_widget.cli.main import main
 from paddleviz_widget.export.standalone import GRAPH_ID
 
 SVG = "{http://www.w3.org/2000/svg}"

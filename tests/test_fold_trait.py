@@ -5,9 +5,7 @@ tests/browser/test_fold_browser.py."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
-from typing import Any
 
 import paddle
 import pytest
@@ -22,11 +20,6 @@ def tensor() -> paddle.Tensor:
     x = paddle.ones([2, 2])
     x.stop_gradient = False
     return (x * 2).sum()
-
-
-def llama() -> dict[str, Any]:
-    path = FIXTURES / "graphs" / "repeats" / "llama_tiny.json"
-    return json.loads(path.read_text(encoding="utf-8"))
 
 
 def test_on_by_default_and_synced() -> None:
@@ -54,8 +47,7 @@ def test_a_value_that_is_not_a_bool_names_the_trait() -> None:
 
 
 def test_expand_names_a_block_of_a_folded_run() -> None:
-    w = GraphWidget(tensor())
-    w.graph = llama()
+    w = GraphWidget.from_graph(FIXTURES / "graphs" / "repeats" / "llama_tiny.json")
     block = next(g for g in w.graph["groups"] if g["name"] == "model.layers.3")
     around = {g["id"] for g in w.graph["groups"] if g["name"] in ("model", "model.layers")}
     w.expand("model.layers.3")

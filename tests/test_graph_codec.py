@@ -1,4 +1,4 @@
-"""Schema 2.0 (graph/codec.py): exact round trips on real graphs, 1.0 documents still load, and
+"""Schema 2.2 (graph/codec.py): exact round trips on real graphs, 1.0 documents still load, and
 broken documents fail with a message that names the problem."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Any Graph survives schema 2.0 exactly (through JSON text), and its document validates.
+"""Any Graph survives schema 2.2 exactly (through JSON text), and its document validates.
 
 Slot and op names come from tiny alphabets, so nodes of one op often share a signature and
 often differ from it (extra, missing, renamed slots, other tensor names): both the compact and

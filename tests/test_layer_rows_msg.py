@@ -14,11 +14,11 @@ from models import LeNet
 from paddle_versions import requires_paddle_33
 
 from paddleviz_widget import trace
+from paddleviz_widget.export.layer_rows import LAYER_ROWS, layer_rows
 from paddleviz_widget.graph import Graph
 from paddleviz_widget.graph.parts import GraphParts
 from paddleviz_widget.graph.summary import summarize
 from paddleviz_widget.widget import GraphWidget
-from paddleviz_widget.widget_layers import LAYER_ROWS, layer_rows
 
 
 class WireComm(BaseComm):
@@ -93,10 +93,11 @@ def test_names_travel_as_they_are() -> None:
 
 def test_other_messages_are_left_alone_and_a_broken_graph_gets_a_reason() -> None:
     _, y = traced_lenet()
-    w = GraphWidget(y, comm=WireComm())
-    assert from_page(w, {"type": "someone-else", "id": 1}) == []
-    assert from_page(w, ["not", "a", "dict"]) == []
-    w.graph = {**w.graph, "schema_version": "9.9"}  # what Graph.from_dict refuses
+    good = GraphWidget(y, comm=WireComm())
+    assert from_page(good, {"type": "someone-else", "id": 1}) == []
+    assert from_page(good, ["not", "a", "dict"]) == []
+    broken = {**good.graph, "schema_version": "9.9"}  # what Graph.from_dict refuses
+    w = GraphWidget.from_graph(broken, comm=WireComm())
     (reply,) = from_page(w, {"type": LAYER_ROWS, "id": 2})
     assert reply["id"] == 2 and "rows" not in reply
     assert reply["error"].startswith("the layer table could not be made")
@@ -105,7 +106,7 @@ def test_other_messages_are_left_alone_and_a_broken_graph_gets_a_reason() -> Non
 
 def test_the_widget_computes_nothing_until_asked(monkeypatch: Any) -> None:
     calls: list[int] = []
-    import paddleviz_widget.widget_layers as widget_layers
+    import paddleviz_widget.export.layer_rows as widget_layers
 
     real = widget_layers.summarize
     monkeypatch.setattr(widget_layers, "summarize", lambda *a: calls.append(1) or real(*a))

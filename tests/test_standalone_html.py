@@ -120,7 +120,8 @@ def test_the_data_reads_back_exactly(lenet_doc: dict[str, Any]) -> None:
     assert page.json_script("pvw-bundle") == (STATIC / "widget.js").read_text("utf-8")
     assert page.scripts()[3][1].strip() == (STATIC / "standalone.js").read_text("utf-8").strip()
     state = page.json_script("pvw-state")
-    # What GraphWidget asks of a new view (widget.py): depth 1, then exactly these groups.
+    # What GraphWidget asks of a new view (widget/graph_widget.py): depth 1, then exactly these
+    # groups.
     assert state["_request"] == {"id": 1, "depth": 1, "edits": [["set", groups[:2]]]}
     assert (state["height"], state["selected"], state["expanded"]) == ("100vh", "n1", groups[:2])
 

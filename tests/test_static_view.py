@@ -1,7 +1,7 @@
 """Static pictures made in the kernel (paddleviz_widget/export): the explorer's first view as
 DOT (its own view rules, run in V8), laid out by Graphviz's `dot` into SVG/PNG, and the
-picture every GraphWidget output carries for saved notebooks (widget_static.py). That the
-picture holds the nodes the live explorer draws is checked in a browser:
+picture every GraphWidget output carries for saved notebooks (widget/static_picture.py). That
+the picture holds the nodes the live explorer draws is checked in a browser:
 tests/browser/test_static_fallback.py."""
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ from paddleviz_widget.export import (
 )
 from paddleviz_widget.graph import nested_dict
 from paddleviz_widget.widget import GraphWidget
-from paddleviz_widget.widget_static import CAPTION, MAX_NODES
+from paddleviz_widget.widget.static_picture import CAPTION, MAX_NODES
 
 SVG = "{http://www.w3.org/2000/svg}"
 # What Graphviz draws our DOT with, and the block around it.
@@ -145,7 +145,7 @@ def _view_ids(block: ET.Element) -> tuple[str, list[str]]:
 
 def test_each_output_carries_the_default_view_as_svg() -> None:
     lenet = _traced("lenet")
-    one, two = (GraphWidget._of_payload(lenet, "600px", depth, {}) for depth in (None, 0))
+    one, two = (GraphWidget.from_graph(lenet, depth=depth) for depth in (None, 0))
     data, block = _fallback(one)
     assert data["application/vnd.jupyter.widget-view+json"]["model_id"] == one.model_id
     prefix, ids = _view_ids(block)
@@ -181,7 +181,7 @@ def _reason(widget: GraphWidget) -> str:
 
 
 def test_a_graph_the_view_cannot_read_gets_a_reason_not_an_error() -> None:
-    widget = GraphWidget._of_payload({"schema_version": "9"}, "600px", None, {})
+    widget = GraphWidget.from_graph({"schema_version": "9"})
     assert "unknown graph schema_version" in _reason(widget)
 
 
@@ -190,7 +190,7 @@ def test_a_view_too_big_for_a_saved_picture_gets_a_reason() -> None:
     nodes = [{"id": f"n{i}", "name": "AddGradNode", "ptr": "0x0", "kind": "op"} for i in range(n)]
     edges = [{"id": f"e{i}", "source": f"n{i}", "target": f"n{i + 1}"} for i in range(n - 1)]
     doc = {"schema_version": "1.0", "nodes": nodes, "edges": edges, "groups": []}
-    widget = GraphWidget._of_payload(doc, "600px", None, {})
+    widget = GraphWidget.from_graph(doc)
     assert f"its default view has {n:,} nodes, over the {MAX_NODES}" in _reason(widget)
 
 
@@ -236,7 +236,7 @@ try:
     render_picture(view_dot(doc), "svg")
 except StaticPictureUnavailable as err:
     print(json.dumps(err.reason))
-data, _ = GraphWidget._of_payload(doc, "600px", None, {{}})._repr_mimebundle_()
+data, _ = GraphWidget.from_graph(doc)._repr_mimebundle_()
 print(json.dumps(data))
 """
     out = _run(code, env={"PATH": str(tmp_path)}).splitlines()

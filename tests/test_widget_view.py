@@ -11,7 +11,6 @@ import json
 from pathlib import Path
 from typing import Any
 
-import paddle
 import pytest
 from fixtures.graphs.layer_tree import DEFAULT_NODE_BUDGET, LayerTree
 from fixtures.graphs.payload import chain, level, to_depth, visible_nodes, wrapper
@@ -31,11 +30,7 @@ def shown(graph: dict[str, Any], expanded: set[str]) -> int:
 
 
 def widget(graph: dict[str, Any], **kwargs: Any) -> GraphWidget:
-    x = paddle.ones([2, 2])
-    x.stop_gradient = False
-    w = GraphWidget((x * 2).sum(), **kwargs)
-    w.graph = graph
-    return w
+    return GraphWidget.from_graph(graph, **kwargs)
 
 
 def answer(w: GraphWidget, depth: int, expanded: list[str]) -> None:

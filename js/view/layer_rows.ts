@@ -1,8 +1,8 @@
-// The Layers tab's rows as the kernel sends them (paddleviz_widget/widget_layers.py, made by
+// The Layers tab's rows as the kernel sends them (paddleviz_widget/export/layer_rows.py, made by
 // graph/summary.py, the one implementation of the per-layer rule), checked field by field:
 // nothing here computes a row. Pure.
 
-/** The message type both ways (paddleviz_widget/widget_layers.py LAYER_ROWS). */
+/** The message type both ways (paddleviz_widget/export/layer_rows.py LAYER_ROWS). */
 export const LAYER_ROWS = "pvw-layer-rows";
 
 export interface LayerRow {

@@ -1,4 +1,4 @@
-// decodePayload: schema 2.0 (tables + indices, sparse) and 1.0 documents -> the in-memory
+// decodePayload: schema 2.x (tables + indices, sparse) and 1.0 documents -> the in-memory
 // GraphPayload. Checked against the Python encoder on a real graph, on small hand-written
 // documents for each rule, and on broken documents.
 import { describe, expect, it } from "vitest";

@@ -1,6 +1,6 @@
 // The graph document the Python side sends -> the in-memory GraphPayload the view works on.
 //
-// Schema 2.0 (paddleviz_widget/schema/graph.schema.json, written by graph/codec.py) is sparse
+// Schema 2.x (paddleviz_widget/schema/graph.schema.json, written by graph/codec.py) is sparse
 // and normalized: tensor descriptions, call sites and each op's slot names sit once in tables
 // (`tensors`, `files` + `sites`, `ops`) and nodes, slots and edges refer to them by position;
 // null/empty fields, kind "op" and edge index 0 are left out. The view reads every field spelled

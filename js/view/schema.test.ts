@@ -1,5 +1,5 @@
 // The shared graph fixtures satisfy the JSON Schema the Python package ships: the front end and
-// the tracer read one contract (paddleviz_widget/schema/graph.schema.json, schema 2.0).
+// the tracer read one contract (paddleviz_widget/schema/graph.schema.json, schema 2.2).
 import Ajv2020 from "ajv/dist/2020";
 import { describe, expect, it } from "vitest";
 import schema from "../../paddleviz_widget/schema/graph.schema.json";

@@ -6,7 +6,7 @@ import resnetJson from "../../tests/fixtures/graphs/resnet18.json";
 import { decodePayload } from "./payload";
 import type { GraphPayload } from "./types";
 
-/** The documents as the Python side writes them (schema 2.0). */
+/** The documents as the Python side writes them (schema 2.2). */
 export const DOCUMENTS: Record<string, unknown> = {
   lenet: lenetJson,
   nested: nestedJson,
@@ -25,7 +25,7 @@ export function fixture(name: string): GraphPayload {
   return JSON.parse(JSON.stringify(FIXTURES[name])) as GraphPayload;
 }
 
-/** Fresh deep copy of a fixture document as written (schema 2.0). */
+/** Fresh deep copy of a fixture document as written (schema 2.2). */
 export function document(name: string): Record<string, unknown> {
   return JSON.parse(JSON.stringify(DOCUMENTS[name])) as Record<string, unknown>;
 }

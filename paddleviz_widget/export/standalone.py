@@ -67,8 +67,8 @@ def script_json(value: Any) -> str:
 def _initial_state(
     expanded: list[str] | None, depth: int, height: str, selected: str
 ) -> dict[str, Any]:
-    # The request a new GraphWidget makes of the browser (widget.py, _ask/_edit): open the
-    # groups to `depth` (-1: the browser's automatic depth), then show exactly `expanded`.
+    # The request a new GraphWidget makes of the browser (widget/graph_widget.py, _ask/_edit):
+    # open the groups to `depth` (-1: the browser's automatic depth), then show exactly `expanded`.
     edits = [] if expanded is None else [["set", list(expanded)]]
     return {
         "height": height,
@@ -81,7 +81,7 @@ def _initial_state(
 
 
 def _layer_rows(payload: Mapping[str, Any]) -> dict[str, Any]:
-    from ..widget_layers import LAYER_ROWS, layer_rows
+    from .layer_rows import LAYER_ROWS, layer_rows
 
     try:
         return layer_rows(payload)

@@ -1,4 +1,4 @@
-"""Graph <-> JSON: schema 2.0, a normalized and sparse document (graph.schema.json).
+"""Graph <-> JSON: schema 2.2, a normalized and sparse document (graph.schema.json).
 
 Values that repeat across a graph are written once, in tables, and referred to by position:
 
@@ -90,7 +90,7 @@ def _slot_spec(name: str, tensor: str | None) -> dict[str, Any]:
 
 
 def encode_parts(graph: GraphParts) -> dict[str, Any]:
-    """The schema 2.0 document of ``graph`` (plain JSON types, deterministic)."""
+    """The schema 2.2 document of ``graph`` (plain JSON types, deterministic)."""
     tensors, files, sites = _Table(), _Table(), _Table()
     ops = _signatures(graph.nodes)
 
@@ -214,7 +214,7 @@ def _diff(value: Any) -> DiffMark | None:
 
 
 def decode_parts(doc: Mapping[str, Any]) -> GraphParts:
-    """The parts of a schema 2.0 or 1.0 document. ValueError says what is wrong with it."""
+    """The parts of a schema 2.x or 1.0 document. ValueError says what is wrong with it."""
     if not isinstance(doc, Mapping):
         raise ValueError(f"a graph document is a JSON object, not {type(doc).__name__}")
     version = doc.get("schema_version")

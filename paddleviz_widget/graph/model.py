@@ -50,20 +50,20 @@ class Graph:
     meta: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON document (schema 2.0, graph/codec.py): normalized, sparse."""
+        """The JSON document (schema 2.2, graph/codec.py): normalized, sparse."""
         return encode_parts(GraphParts(self.nodes, self.edges, self.groups, self.meta))
 
     @classmethod
     def from_dict(cls, doc: Mapping[str, Any]) -> Graph:
-        """The Graph of a JSON document, schema 2.0 or 1.0; ValueError if it is broken."""
+        """The Graph of a JSON document, schema 2.x or 1.0; ValueError if it is broken."""
         return cls(*decode_parts(doc))
 
 
 def encode(graph: Graph) -> dict[str, Any]:
-    """The schema 2.0 document of ``graph``."""
+    """The schema 2.2 document of ``graph``."""
     return graph.to_dict()
 
 
 def decode(doc: Mapping[str, Any]) -> Graph:
-    """The Graph of a schema 2.0 or 1.0 document; ValueError says what is wrong with it."""
+    """The Graph of a schema 2.x or 1.0 document; ValueError says what is wrong with it."""
     return Graph.from_dict(doc)

@@ -243,5 +243,5 @@ def load_jittor_graph(data: Any) -> Graph:
 
 
 def build_graph_from_jittor(data: Any) -> dict[str, Any]:
-    """``load_jittor_graph`` as the JSON document (schema 2.0), like ``build_graph(y)``."""
+    """``load_jittor_graph`` as the JSON document (schema 2.2), like ``build_graph(y)``."""
     return load_jittor_graph(data).to_dict()

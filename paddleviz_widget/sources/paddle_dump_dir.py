@@ -274,5 +274,5 @@ def load_dump_graph(path: str | os.PathLike[str], *, which: str | None = None) -
 def build_graph_from_dump(
     path: str | os.PathLike[str], *, which: str | None = None
 ) -> dict[str, Any]:
-    """``load_dump_graph`` as the JSON document (schema 2.0), like ``build_graph(y)``."""
+    """``load_dump_graph`` as the JSON document (schema 2.2), like ``build_graph(y)``."""
     return load_dump_graph(path, which=which).to_dict()

@@ -1,7 +1,7 @@
-"""Static pictures of the default view (paddleviz_widget/export, widget_static.py) against what
-the user sees: the nodes of the kernel's SVG are the ones the live explorer draws in JupyterLab
-(LeNet, ResNet-18: tests/browser/notebooks/static_fallback.ipynb), and a notebook converted to
-HTML by nbconvert shows the graph with JavaScript off."""
+"""Static pictures of the default view (paddleviz_widget/export, widget/static_picture.py)
+against what the user sees: the nodes of the kernel's SVG are the ones the live explorer
+draws in JupyterLab (LeNet, ResNet-18: tests/browser/notebooks/static_fallback.ipynb), and a
+notebook converted to HTML by nbconvert shows the graph with JavaScript off."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from models import LeNet
 
 from paddleviz_widget import build_graph, trace
 from paddleviz_widget.graph import nested_dict
-from paddleviz_widget.widget_static import CAPTION
+from paddleviz_widget.widget.static_picture import CAPTION
 
 NOTEBOOK = "static_fallback.ipynb"
 HERE = Path(__file__).resolve().parent

@@ -21,9 +21,9 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from .export.save import save_graph
-from .tracer import trace_graph
-from .tracer.capture.session import RECENT_SESSIONS, TraceSession
+from ..export.save import save_graph
+from ..tracer import trace_graph
+from ..tracer.capture.session import RECENT_SESSIONS, TraceSession
 
 WHAT_COUNTS = "loss.backward(), paddle.autograd.backward(...) and paddle.grad(...)"
 

@@ -12,9 +12,9 @@ import argparse
 import sys
 from pathlib import Path
 
-from .cli_capture import WHAT_COUNTS, BackwardCalls, CliError, GraphCollector
-from .export.errors import StaticPictureUnavailable
-from .export.save import FORMATS, check_target
+from ..export.errors import StaticPictureUnavailable
+from ..export.save import FORMATS, check_target
+from .capture import WHAT_COUNTS, BackwardCalls, CliError, GraphCollector
 from .script_runner import run_script
 
 PROG = "python -m paddleviz_widget"

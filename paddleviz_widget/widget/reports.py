@@ -1,0 +1,40 @@
+"""What a GraphWidget can say about its graph in words and tables, apart from drawing it:
+``problems()`` and ``summary()``, from the graph document alone."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from ..graph.diff import diff_summary
+from ..graph.model import Graph
+from ..graph.parts import GraphParts
+from ..graph.problems import Problem, find_problems, problems_text
+from ..graph.summary import Summary, summarize
+from ..tracer.capture.gc_pause import gc_paused
+from .diff import is_diff
+
+
+class Problems(list[Problem]):  # a list that prints readably
+    def __str__(self) -> str:
+        return problems_text(list(self))
+
+    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
+        printer.text(str(self))
+
+
+def _parts(graph: Mapping[str, Any]) -> GraphParts:
+    g = Graph.from_dict(graph)
+    return GraphParts(g.nodes, g.edges, g.groups, g.meta)
+
+
+def problems(graph: Mapping[str, Any]) -> Problems:
+    return Problems(find_problems(_parts(graph)))
+
+
+def summary(graph: Mapping[str, Any]) -> Summary | dict[str, Any]:
+    """The differences of a diff (``GraphWidget.diff``), else the per-layer table."""
+    if is_diff(graph):
+        with gc_paused():
+            return diff_summary(graph)
+    return summarize(_parts(graph))
