@@ -104,7 +104,9 @@ function wideGraph(groups: number, size: number, grouped = true): GraphPayload {
 /** The LeNet fixture with statistics and three kept steps (as trace(stats=True) writes). */
 function withSteps(): GraphPayload {
   const graph = fixture("lenet");
-  graph.edges.forEach((e, k) => (e.stats = { norm: 10 ** -(k % 5), max_abs: 1, mean_abs: 0.1, zero_fraction: 0, nan: 0, inf: 0 }));
+  graph.edges.forEach((e, k) => {
+    e.stats = { norm: 10 ** -(k % 5), max_abs: 1, mean_abs: 0.1, zero_fraction: 0, nan: 0, inf: 0 };
+  });
   graph.meta = { ...graph.meta, steps: { index: [7, 8, 9], norm: Object.fromEntries(graph.edges.map((e, k) => [e.id, [100, 10 ** -k, e.stats!.norm]])) } };
   return asDocument(graph);
 }
@@ -244,7 +246,7 @@ describe("static colours", () => {
     };
     const rgb = (hex: string): number[] => [1, 3, 5].map((i) => parseInt(hex.slice(i, i + 2), 16));
     const mix = (a: string, pct: number, b: string): string =>
-      "#" + rgb(a).map((c, i) => Math.round((c * pct) / 100 + (rgb(b)[i] * (100 - pct)) / 100).toString(16).padStart(2, "0")).join("");
+      `#${rgb(a).map((c, i) => Math.round((c * pct) / 100 + (rgb(b)[i] * (100 - pct)) / 100).toString(16).padStart(2, "0")).join("")}`;
     for (const name of ["fg", "muted", "bg", "border", "accent", "green", "amber"] as const) expect(LIGHT[name]).toBe(fallback(name));
     expect(LIGHT.bad).toBe(/--pvw-bad:\s*(#[0-9a-f]{6})/.exec(css)?.[1]);
     // The mixes widget.css declares: [palette entry, colour, percent, over].

@@ -69,7 +69,7 @@ const HIT_KEY = "pvw-hit";
 
 function hitOf(target: EventTarget | null): Hit | null {
   const el = target instanceof Element ? target.closest("g.node, g.edge, g.cluster") : null;
-  if (!el || !el.id.startsWith(ID_PREFIX)) return null;
+  if (!el?.id.startsWith(ID_PREFIX)) return null;
   const kind = el.classList.contains("node") ? "node" : el.classList.contains("edge") ? "edge" : "cluster";
   let id = el.id.slice(ID_PREFIX.length);
   if (kind === "cluster" && id.endsWith(CLUSTER_SUFFIX)) id = id.slice(0, -CLUSTER_SUFFIX.length);
@@ -220,10 +220,12 @@ export function createGraphvizView(
   function openView(): void {
     const root = svg();
     const frame = root && drawnBox ? frameOf(root, drawnBox) : null;
-    if (!root || !frame || !opened) return view.fit(false);
-    const { view: v, partial } = openingView(frame, opened.focus ? labelCentre(root, opened.focus) : null);
-    if (!partial) return view.fit(false);
-    apply(v, false);
+    const opening = root && frame && opened ? openingView(frame, opened.focus ? labelCentre(root, opened.focus) : null) : null;
+    if (!opening?.partial) {
+      view.fit(false);
+      return;
+    }
+    apply(opening.view, false);
     autoFit = false;
   }
 

@@ -31,7 +31,7 @@ export function svgProblem(svg: string): string | null {
   const body = svg.replace(PROLOGUE, "");
   if (!/^(<!--(?:(?!--)[^<>])*-->\s*)*<svg[\s>]/.test(body)) return "no SVG";
   const bad = BAD_TAG.exec(body);
-  return bad ? body.slice(bad.index, bad.index + 60).split(">")[0] + ">" : null;
+  return bad ? `${body.slice(bad.index, bad.index + 60).split(">")[0]}>` : null;
 }
 
 /** Throws (the drawing stays as it was, the status line says why) unless `svg` passes. */

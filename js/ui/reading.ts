@@ -34,7 +34,7 @@ export function createReadingToggle(model: AnyModel<WidgetModel>, onChange: () =
   let graph: GraphIndex["graph"] | null = null;
   const show = (): void => {
     const wanted = model.get("view") === "forward" ? "forward" : "backward";
-    READINGS.forEach((reading, i) => buttons[i].setAttribute("aria-pressed", String(reading === wanted)));
+    for (const [i, reading] of READINGS.entries()) buttons[i].setAttribute("aria-pressed", String(reading === wanted));
     // What the legend and other reading-worded text follow (widget.css).
     const root = el.closest<HTMLElement>(".pvw-root");
     if (root && graph) root.dataset.reading = readingFor(graph, wanted);

@@ -87,7 +87,7 @@ export function nodeStatsLines(index: GraphIndex, node: GraphNode): string[] {
 
 /** "max ‖g‖ 3.2e+1 · 4 NaN" over what a group's nodes send; "" without statistics. */
 export function groupStatsText(index: GraphIndex, nodeIds: Iterable<string>): string {
-  return aggregateText(aggregate(index.graph, nodeIds, index.outEdges));
+  return aggregateText(aggregate(nodeIds, index.outEdges));
 }
 
 function edgeRef(index: GraphIndex, e: GraphEdge): InfoItem {

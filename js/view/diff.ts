@@ -85,7 +85,10 @@ export function diffMarking(index: GraphIndex): DiffMarking {
   const tallyOf = (vn: VisibleNode): Tally | null => {
     if (!vn.group) return null;
     let t = tallies.get(vn.id);
-    if (!t) tallies.set(vn.id, (t = groupTally(index, vn.group.id, vn.call)));
+    if (!t) {
+      t = groupTally(index, vn.group.id, vn.call);
+      tallies.set(vn.id, t);
+    }
     return t;
   };
   return {

@@ -219,7 +219,9 @@ describe("gradient statistics", () => {
     const graph = synthetic(4, 2, 3);
     const blocks = indexedGroups(graph, "blocks");
     const stats = (nan: number) => ({ norm: 1, max_abs: 1, mean_abs: 0.1, zero_fraction: 0, nan, inf: 0 });
-    graph.edges.forEach((e) => (e.stats = stats(0)));
+    graph.edges.forEach((e) => {
+      e.stats = stats(0);
+    });
     const inside = nodesInside(graph, blocks[2]);
     const bad = graph.edges.find((e) => inside.has(e.source) && inside.has(e.target));
     bad!.stats = stats(3);

@@ -182,7 +182,9 @@ describe.each(FIXTURE_NAMES)("forward DOT for %s", (name) => {
 describe("|grad| colouring read forward", () => {
   it("colours every edge as read backward: the same gradient, whichever way the arrow points", () => {
     const graph = fixture("lenet");
-    graph.edges.forEach((e, k) => (e.stats = { norm: 10 ** -(k % 5), max_abs: 1, mean_abs: 0.1, zero_fraction: 0, nan: 0, inf: 0 }));
+    graph.edges.forEach((e, k) => {
+      e.stats = { norm: 10 ** -(k % 5), max_abs: 1, mean_abs: 0.1, zero_fraction: 0, nan: 0, inf: 0 };
+    });
     const index = buildIndex(graph);
     const grad = gradColouring(index, seriesScale(graph, null)!, null, null);
     const colours = (reading: "forward" | "backward") => {

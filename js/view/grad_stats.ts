@@ -98,7 +98,7 @@ export interface Aggregate {
 }
 
 /** What the gradients sent by ``nodeIds`` add up to (a collapsed group's badge). */
-export function aggregate(graph: GraphPayload, nodeIds: Iterable<string>, outEdges: ReadonlyMap<string, GraphEdge[]>): Aggregate {
+export function aggregate(nodeIds: Iterable<string>, outEdges: ReadonlyMap<string, GraphEdge[]>): Aggregate {
   const out: Aggregate = { edges: 0, maxNorm: 0, nan: 0, inf: 0 };
   for (const id of nodeIds) {
     for (const e of outEdges.get(id) ?? []) {

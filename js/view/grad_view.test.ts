@@ -18,7 +18,9 @@ const s = (norm: number, extra: Partial<GradStats> = {}): GradStats => ({
  * a parameter, a dead parameter, and three kept steps. */
 function withStats(): { graph: GraphPayload; nanEdge: string; dead: string } {
   const graph = fixture("lenet");
-  graph.edges.forEach((e, k) => (e.stats = s(10 ** -(k % 5))));
+  graph.edges.forEach((e, k) => {
+    e.stats = s(10 ** -(k % 5));
+  });
   const params = graph.nodes.filter((n) => n.kind === "param");
   const dead = params[0];
   dead.grad_status = "zero";

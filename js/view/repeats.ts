@@ -84,7 +84,7 @@ export function createSignatures(index: GraphIndex): (groupId: string) => Signat
   // order), with their target and what the signature says of them, as numbers.
   const ids = [...index.nodes.keys()];
   const num = new Map<string, number>();
-  ids.forEach((id, i) => num.set(id, i));
+  for (const [i, id] of ids.entries()) num.set(id, i);
   const start = new Int32Array(ids.length + 1);
   const edges: number[] = []; // per edge: target, index, slot text, gradient text
   const grads = new Map<GradInfo, number>(); // decoded payloads share one object per tensor
