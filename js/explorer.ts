@@ -30,23 +30,8 @@ import { createStatusLine, type Message } from "./ui/status";
 import { createToolbar } from "./ui/toolbar";
 import { createExportButtons } from "./ui/export_buttons";
 import { reportViewOptions } from "./view_options";
+import type { WidgetModel } from "./model_contract";
 import { createTooltip } from "./ui/tooltip";
-
-export interface WidgetModel {
-  [key: string]: unknown;
-  /** The graph document as build_graph writes it (schema 2.0; 1.0 is read too). */
-  graph: unknown;
-  height: string;
-  expanded: string[];
-  selected: string;
-  depth: number;
-  /** The kernel's view request (written by the kernel only; see GraphWidget). */
-  _request?: unknown;
-  /** [request id, edits applied]: how far the browser got (written by the browser only). */
-  _resolved?: unknown;
-  /** Fold runs of repeated blocks (GraphWidget.fold; absent: true). */
-  fold?: boolean;
-}
 
 /** From this many visible nodes on, redraws are not animated and the SVG is inserted as is,
  * without d3-graphviz's per-element data join (render/drawing.ts). Measured (bench_browser.py):
@@ -79,7 +64,7 @@ export function createExplorer(model: AnyModel<WidgetModel>, el: HTMLElement): (
   stage.append(tooltip.el);
 
   const commit = (changes: Partial<WidgetModel>): void => {
-    for (const [key, value] of Object.entries(changes)) model.set(key, value as never);
+    for (const [key, value] of Object.entries(changes)) model.set(key as keyof WidgetModel, value as never);
     model.save_changes();
   };
   const select = (id: string): void => commit({ selected: id });

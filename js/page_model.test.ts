@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { WidgetModel } from "./explorer";
+import type { WidgetModel } from "./model_contract";
 import { answerKernel } from "./kernel_sync";
 import { createPageModel } from "./page_model";
 import { autoDepth } from "./view/expansion";

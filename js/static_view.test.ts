@@ -6,7 +6,7 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { Graphviz } from "@hpcc-js/wasm";
 import type { AnyModel } from "@anywidget/types";
-import type { WidgetModel } from "./explorer";
+import type { WidgetModel } from "./model_contract";
 import { createFoldControl } from "./fold_control";
 import { answerRequest, loadGraph } from "./kernel_sync";
 import { readText } from "./repo_files.mjs";

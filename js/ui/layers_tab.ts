@@ -3,7 +3,7 @@
 // rule), asked for with a custom message the first time the tab opens; a saved page with no
 // kernel may carry the same message in the model's `_layer_rows`. Names are shown as text.
 import type { AnyModel } from "@anywidget/types";
-import type { WidgetModel } from "../explorer";
+import type { WidgetModel } from "../model_contract";
 import { LAYER_ROWS, readTable, type LayerTable } from "../view/layer_rows";
 import { button, h } from "./dom";
 import { revealInPane } from "./pane_scroll";

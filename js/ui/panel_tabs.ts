@@ -4,7 +4,7 @@
 // selection made elsewhere (the graph, Python) brings it to the front, one made from a tab
 // keeps that tab.
 import type { AnyModel } from "@anywidget/types";
-import type { WidgetModel } from "../explorer";
+import type { WidgetModel } from "../model_contract";
 import { parseInstanceId, type GraphIndex } from "../view/graph_index";
 import { button, h } from "./dom";
 import { createGradFlowTab } from "./grad_flow_tab";

@@ -1,7 +1,7 @@
 // The "Backward / Forward" toggle in the toolbar, and the synced `view` trait it reads and
 // writes (GraphWidget(y, view="forward"), w.view = ...): which reading the graph is drawn in.
 import type { AnyModel } from "@anywidget/types";
-import type { WidgetModel } from "../explorer";
+import type { WidgetModel } from "../model_contract";
 import type { GraphIndex } from "../view/graph_index";
 import { READINGS, readingFor, readsForward, type Reading } from "../view/forward";
 import { button, h } from "./dom";

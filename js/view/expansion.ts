@@ -139,7 +139,7 @@ export function reveal(index: GraphIndex, expanded: Iterable<string>, id: string
 /** An edit the kernel made after its depth request (GraphWidget._request.edits). */
 export type PendingEdit = unknown;
 
-/** The kernel's view request (GraphWidget._request). */
+/** The kernel's view request (GraphWidget._request; the protocol: js/kernel_sync.ts). */
 export interface ViewRequest {
   id: number;
   depth: number;
