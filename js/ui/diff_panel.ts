@@ -1,7 +1,7 @@
 // A diff of two graphs in the explorer (GraphWidget.diff): the status-line button with the
 // counts that shows the diff summary in the inspector, the legend of the marks, and what the
 // DOT writer, inspector and tooltip ask about the marks (view/diff.ts has the logic).
-import type { Inspection } from "../view/describe";
+import type { Inspection } from "../view/inspection";
 import { diffInfo, diffMarking, diffOverview, diffSections, diffTooltip, graphTally, tallyText, type DiffInfo, type DiffMarking } from "../view/diff";
 import type { GraphIndex } from "../view/graph_index";
 import type { VisibleGraph } from "../view/visible";

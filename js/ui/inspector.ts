@@ -1,5 +1,5 @@
 // Side panel describing the selected node, edge or layer group.
-import type { InfoItem, Inspection } from "../view/describe";
+import type { InfoItem, Inspection } from "../view/inspection";
 import { button, h } from "./dom";
 import { sparklineSvg } from "./sparkline";
 

@@ -2,7 +2,7 @@
 // toggle and the step slider (toolbar), the colour legend and the "Jump to first NaN/Inf"
 // button (status line), and the state they set, which the DOT writer and inspector read.
 import type { GraphIndex } from "../view/graph_index";
-import type { Inspection } from "../view/describe";
+import type { Inspection } from "../view/inspection";
 import { gradOverview } from "../view/describe_stats";
 import { firstNonFinite, type NormScale } from "../view/grad_stats";
 import { gradColouring, seriesScale, stepSeries, type GradColouring, type StepSeries } from "../view/grad_view";

@@ -18,32 +18,9 @@ import { jittorSections, jittorTooltip } from "./jittor";
 import { pyLayerFacts, pyLayerSections } from "./pylayers";
 import type { GraphEdge, GraphNode, SlotInfo } from "./types";
 import type { VisibleEdge, VisibleGraph } from "./visible";
+import type { InfoItem, InfoSection, Inspection } from "./inspection";
 
-export interface InfoItem {
-  label: string;
-  value: string;
-  /** Payload id to select when the item is clicked. */
-  ref?: string;
-  /** Longer text shown on hover (e.g. a full file path). */
-  hint?: string;
-  /** Norms over the kept steps (trace(steps=K)), drawn as a sparkline. */
-  spark?: { values: (number | null)[]; steps: number[] };
-  /** A click does this to the run `ref` instead of selecting it (describe_run.ts). */
-  action?: "unfold" | "fold";
-}
-
-export interface InfoSection {
-  title: string;
-  items: InfoItem[];
-}
-
-export interface Inspection {
-  kind: "node" | "edge" | "group" | "overview";
-  id: string;
-  title: string;
-  subtitle: string;
-  sections: InfoSection[];
-}
+export type { InfoItem, InfoSection, Inspection } from "./inspection";
 
 const KIND_TEXT: Record<GraphNode["kind"], string> = {
   op: "operation",

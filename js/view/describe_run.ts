@@ -1,7 +1,7 @@
 // Label, tooltip and inspector text for a run of repeated blocks (repeats.ts, folding.ts):
 // how many blocks, which, what each holds and what all hold together, the gradients entering
 // and leaving it. Pure; plain data the UI renders.
-import type { InfoItem, InfoSection, Inspection } from "./describe";
+import type { InfoItem, InfoSection, Inspection } from "./inspection";
 import { groupStatsText } from "./describe_stats";
 import { parseRunId, sliceTitle, type RunSlice } from "./folding";
 import { countsText, formatShape, gradSummary, groupTitle } from "./format";

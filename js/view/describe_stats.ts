@@ -2,7 +2,7 @@
 // over the kept steps, a parameter's grad_status, where the first NaN/Inf was born, a group's
 // aggregate, and the overview of the largest and smallest gradients. Pure.
 import type { GraphIndex } from "./graph_index";
-import type { InfoItem, InfoSection, Inspection } from "./describe";
+import type { InfoItem, InfoSection, Inspection } from "./inspection";
 import { aggregate, aggregateText, extremeEdges, firstNonFinite, formatNorm, statsItems, statsLine } from "./grad_stats";
 import { gradStatusText, mergeStats, stepSeries } from "./grad_view";
 import { shortOpName } from "./format";

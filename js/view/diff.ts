@@ -1,7 +1,7 @@
 // A diff of two graphs (schema 2.2, GraphWidget.diff) as the view shows it: which visible
 // nodes and edges are marked added / removed / changed, what a collapsed layer holds of them,
 // the words for a change, and the inspector's sections and overview. Pure: plain data out.
-import type { InfoItem, InfoSection, Inspection } from "./describe";
+import type { InfoItem, InfoSection, Inspection } from "./inspection";
 import { formatShape, groupTitle, plural, shortOpName } from "./format";
 import type { GraphIndex } from "./graph_index";
 import { parseInstanceId } from "./graph_index";
