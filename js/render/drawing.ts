@@ -7,6 +7,7 @@ import { graphviz, type Graphviz } from "d3-graphviz";
 import { select, type BaseType } from "d3-selection";
 import { transition } from "d3-transition";
 import { zoom as d3zoom, zoomIdentity, type ZoomBehavior, type ZoomTransform } from "d3-zoom";
+import { ANIMATION_MS } from "./timing";
 
 export type Zoom = ZoomBehavior<Element, unknown>;
 
@@ -33,15 +34,6 @@ export interface Drawing {
 }
 
 export const ZOOM_EXTENT: [number, number] = [0.05, 8];
-const ANIMATION_MS = 450;
-/** An animated render not done this long after its animation should have ended never will. */
-export const STUCK_AFTER_MS = ANIMATION_MS + 1500;
-
-/** d3-graphviz never finished an animated render, so its callback would never come and every
- * later render would wait behind it: the drawing must be replaced. Its transitions run on
- * animation frames; in JupyterLab about one page load in five, the notebook's first widget
- * had a render (then deferred to a d3 timer) that never ran at all. */
-export class DrawingStuck extends Error {}
 
 /** Size the SVG to its container: pixels outside, Graphviz points (3/4 px) inside. */
 export function sizeSvg(svg: Element, width: number, height: number): void {
@@ -112,12 +104,9 @@ export function d3Drawing(host: HTMLElement, width: number, height: number): Dra
         setAnimation(animated);
         laidOut = svgText;
         const fresh = !drawn;
-        const watchdog = animated
-          ? setTimeout(() => reject(new DrawingStuck("the animated drawing never finished")), STUCK_AFTER_MS)
-          : undefined;
+        // An animated render may never call back (./timing.ts): the draw loop watches for that.
         try {
           gv.renderDot(dot, () => {
-            clearTimeout(watchdog);
             laidOut = "";
             drawn = true;
             const svg = self.svg();
@@ -128,7 +117,6 @@ export function d3Drawing(host: HTMLElement, width: number, height: number): Dra
             resolve();
           });
         } catch (err) {
-          clearTimeout(watchdog);
           reject(err instanceof Error ? err : new Error(String(err)));
         }
       });
