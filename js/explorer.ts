@@ -7,6 +7,7 @@ import { anchorsFor } from "./anchors";
 import { sharedLayoutClient } from "./layout/shared";
 import { createScale } from "./scale";
 import { inspect } from "./view/describe";
+import { afterLayoutFailure } from "./view/budget";
 import * as budgetText from "./view/budget_text";
 import { DEFAULT_DOT_OPTIONS, type DotOptions, visibleGraphToDot } from "./view/dot";
 import { noticeLines } from "./view/pylayers";
@@ -270,22 +271,18 @@ export function createExplorer(model: AnyModel<WidgetModel>, el: HTMLElement): (
     },
     failed(plan, err, drawnDot) {
       root.dataset.state = "error";
-      let fallback = drawnDot ? "The previous drawing stays." : "Nothing is drawn.";
-      let next = (): void => undefined;
       const { nodes, open } = plan;
-      if (open && nodes !== null) {
-        scale.failed(nodes); // later layouts stay well below this size
-        const back = [...drawnOpen];
-        if (drawnDot && back.join(",") !== open.join(",")) {
-          fallback = "Back to the previous view.";
-          next = () => setExpanded(back);
-        } else if (!drawnDot && nodes > scale.budget) {
-          fallback = "Trying again with fewer nodes.";
-          next = schedule;
-        }
+      const drawn = drawnDot ? { open: [...drawnOpen] } : null;
+      if (!open || nodes === null) {
+        const text = drawn ? "The previous drawing stays." : "Nothing is drawn."; // the debug hook's DOT
+        status.show({ text: budgetText.layoutFailed(nodes, err.message, text), kind: "error" });
+        return;
       }
-      status.show({ text: budgetText.layoutFailed(nodes, err.message, fallback), kind: "error" });
-      next();
+      scale.failed(nodes); // later layouts stay well below this size
+      const after = afterLayoutFailure({ nodes, open }, drawn, scale.budget);
+      status.show({ text: budgetText.layoutFailed(nodes, err.message, after.text), kind: "error" });
+      if (after.next === "back" && drawn) setExpanded(drawn.open);
+      else if (after.next === "retry") schedule();
     },
     state(state) {
       root.dataset.drawState = state;
