@@ -276,7 +276,7 @@ export function createGraphvizView(container: HTMLElement, handlers: PointerHand
       const plain = use("plain");
       placing = { ...stuck, drawing: plain };
       await plain.draw(stuck.dot, stuck.svgText, false, stuck.carry);
-      if (placing.drawing !== plain) return;
+      if (placing?.drawing !== plain) return; // superseded meanwhile
       const at = placing;
       placing = null;
       settle(at);
