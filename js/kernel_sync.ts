@@ -1,4 +1,4 @@
-// The kernel's side of the view (paddleviz_widget/widget.py): the graph it sends as one binary
+// The kernel's side of the view (GraphWidget, in Python): the graph it sends as one binary
 // buffer of JSON text, and its view requests, answered here, where the view rules live. The
 // request / answer protocol is described once, above answerRequest; the keys and who writes
 // them are in ./model_contract.ts.

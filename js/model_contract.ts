@@ -16,8 +16,8 @@ export type JsonType = "object" | "string" | "array" | "integer" | "boolean";
  * expanded, depth, _request, _resolved and _layer_rows: the others are optional here. */
 export type WidgetModel = {
   /** The graph document as build_graph writes it (schema 2.2; 1.0 to 2.1 are read too): one
-   * buffer of its JSON text from the kernel (widget.py's _graph_to_json) or a saved page, read
-   * by ./kernel_sync.ts loadGraph. */
+   * buffer of its JSON text (from GraphWidget or a saved page), read by ./kernel_sync.ts
+   * loadGraph. */
   graph: unknown;
   /** CSS height of the explorer. */
   height: string;
@@ -38,7 +38,7 @@ export type WidgetModel = {
   _resolved: [number, number] | [];
   /** How the page draws the view (./view_options.ts writes it), {} until a view is drawn. */
   _view_options?: ViewOptions | Record<string, never>;
-  /** A saved page's Layers table (widget_layers.py layer_rows): no kernel to ask there. */
+  /** A saved page's Layers table (export/standalone.py): no kernel to ask there. */
   _layer_rows?: unknown;
 };
 
