@@ -103,12 +103,15 @@ export function createExplorer(model: AnyModel<WidgetModel>, el: HTMLElement): (
     select(id);
     void loop.whenDrawn().then(() => centre(id)); // after the redraw those changes schedule
   }
-  const inspector = createInspector((ref, action) => (action ? folds.act(action, ref) : navigate(ref)), () => {
-    grad.closeOverview();
-    diff.closeOverview();
-    select("");
-    decorate(); // already unselected: the closed overview still goes
-  });
+  const inspector = createInspector(
+    (ref, action) => (action ? folds.act(action, ref) : navigate(ref)),
+    () => {
+      grad.closeOverview();
+      diff.closeOverview();
+      select("");
+      decorate(); // already unselected: the closed overview still goes
+    },
+  );
   const searchBox = createSearchBox(
     (text) => {
       search = { query: text, matches: [], current: 0 };
@@ -146,7 +149,14 @@ export function createExplorer(model: AnyModel<WidgetModel>, el: HTMLElement): (
       },
     },
     searchBox.el,
-    [reading.el, grad.toolbarEl, createExportButtons(() => view.svg(), (message) => status.show(message))],
+    [
+      reading.el,
+      grad.toolbarEl,
+      createExportButtons(
+        () => view.svg(),
+        (message) => status.show(message),
+      ),
+    ],
   );
   const tabs = createPanelTabs(model, inspector, navigate); // Inspector | Layers | Gradient flow
   const main = h("div", { className: "pvw-main" }, [stage, tabs.el]);
@@ -191,7 +201,13 @@ export function createExplorer(model: AnyModel<WidgetModel>, el: HTMLElement): (
       root.classList.toggle("pvw-has-selection", classes.size > 0 && selected !== "");
     }
     searchBox.showCount(search.current, search.matches.length);
-    inspector.show(diff.inspection(selected, vg, grad.overview(selected) ?? (selected ? inspect(index, vg, selected, reading.current(index)) : null)));
+    inspector.show(
+      diff.inspection(
+        selected,
+        vg,
+        grad.overview(selected) ?? (selected ? inspect(index, vg, selected, reading.current(index)) : null),
+      ),
+    );
     tabs.update(selected, grad.options().step);
     toolbar.update({
       depth: depthShown(index, expanded(), model.get("depth") ?? -1, folds.on()),
@@ -206,7 +222,6 @@ export function createExplorer(model: AnyModel<WidgetModel>, el: HTMLElement): (
     notice.replaceChildren(...noticeLines(index.graph).map((line) => h("div", { text: line })));
     notice.hidden = notice.childElementCount === 0;
   }
-
 
   let drawnOpen = new Set<string>(); // the groups the drawing on screen shows
   let note: Message | null = null; // shown once the redraw under way is drawn
@@ -236,7 +251,12 @@ export function createExplorer(model: AnyModel<WidgetModel>, el: HTMLElement): (
         vg = truncateVisible(vg, scale.budget);
         note = { text: budgetText.truncated(vg.nodes.length, total, scale.budget), kind: "warn" };
       }
-      const dot = visibleGraphToDot(index, vg, { ...options, grad: grad.colouring(), reading: reading.current(index), diff: diff.marking() });
+      const dot = visibleGraphToDot(index, vg, {
+        ...options,
+        grad: grad.colouring(),
+        reading: reading.current(index),
+        diff: diff.marking(),
+      });
       return { dot, nodes: vg.nodes.length, open };
     },
     unchanged() {
@@ -247,7 +267,8 @@ export function createExplorer(model: AnyModel<WidgetModel>, el: HTMLElement): (
     started(plan, follows) {
       root.dataset.state = "rendering";
       notes.set(plan, note);
-      if (!note && plan.nodes !== null && plan.nodes >= BUSY_FROM) status.show({ text: budgetText.layingOut(plan.nodes), kind: "busy" });
+      if (!note && plan.nodes !== null && plan.nodes >= BUSY_FROM)
+        status.show({ text: budgetText.layingOut(plan.nodes), kind: "busy" });
       note = null;
       if (!plan.open) return { plain: true, animate: false }; // the debug hook's DOT
       const plain = vg.nodes.length >= ANIMATE_BELOW;
@@ -317,14 +338,19 @@ export function createExplorer(model: AnyModel<WidgetModel>, el: HTMLElement): (
     const raw = model.get("graph");
     const mine = ++loads;
     loop.loading(); // nothing is drawn from the old graph while a big new one is read
-    if (loadGraph(raw, () => mine === loads, install)) status.show({ text: budgetText.reading(graphBytes(raw)), kind: "busy" });
+    if (loadGraph(raw, () => mine === loads, install))
+      status.show({ text: budgetText.reading(graphBytes(raw)), kind: "busy" });
   };
   const onSelected = (): void => decorate();
   const onDepth = (): void => decorate();
   const onRequest = (): void => loop.request();
   const listeners: [string, () => void][] = [
-    ["change:graph", onGraph], ["change:expanded", schedule], ["change:height", schedule],
-    ["change:selected", onSelected], ["change:depth", onDepth], ["change:_request", onRequest],
+    ["change:graph", onGraph],
+    ["change:expanded", schedule],
+    ["change:height", schedule],
+    ["change:selected", onSelected],
+    ["change:depth", onDepth],
+    ["change:_request", onRequest],
   ];
   for (const [event, fn] of listeners) model.on(event, fn);
   const resizer = new ResizeObserver(() => view.resize());

@@ -112,7 +112,12 @@ export function answerRequest(
 }
 
 /** Answer the kernel's request on `model` if there is anything new; whether it did. */
-export function answerKernel(model: AnyModel<WidgetModel>, index: GraphIndex, shown: () => ViewState, fold = false): boolean {
+export function answerKernel(
+  model: AnyModel<WidgetModel>,
+  index: GraphIndex,
+  shown: () => ViewState,
+  fold = false,
+): boolean {
   const answer = answerRequest(index, model.get("_request"), model.get("_resolved"), shown, fold);
   if (answer === null) return false;
   // Always sent, even when the model holds these values already (the kernel's own guess):

@@ -62,7 +62,11 @@ export function createPointer(deps: PointerDeps): {
     const vg = deps.vg();
     const read = deps.reading(index);
     const edge = hit.kind === "edge" ? vg.edgeById.get(hit.id) : undefined;
-    const lines = edge ? edgeTooltip(index, edge, read) : hit.kind === "edge" ? [] : nodeTooltip(index, vg, hit.id, read);
+    const lines = edge
+      ? edgeTooltip(index, edge, read)
+      : hit.kind === "edge"
+        ? []
+        : nodeTooltip(index, vg, hit.id, read);
     deps.tooltip.show([...lines, ...deps.diffLines(hit.id, vg)], event);
   }
 

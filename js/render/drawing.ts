@@ -62,14 +62,17 @@ let drawings = 0; // names each drawing's layout transition
 
 export function d3Drawing(host: HTMLElement, width: number, height: number): Drawing {
   // useWorker:false - d3-graphviz's worker would load Graphviz from a script URL (a CDN).
-  const gv: AnyGraphviz = graphviz(host as never, {
-    useWorker: false,
-    fit: false,
-    zoom: true,
-    zoomScaleExtent: ZOOM_EXTENT,
-    width,
-    height,
-  } as never);
+  const gv: AnyGraphviz = graphviz(
+    host as never,
+    {
+      useWorker: false,
+      fit: false,
+      zoom: true,
+      zoomScaleExtent: ZOOM_EXTENT,
+      width,
+      height,
+    } as never,
+  );
   gv.keyMode("id");
   // If edges are ever tweened point by point again: 20 points each, not one per unit of
   // length (the default), which made one toggle of the Llama view take 4 s.
@@ -168,7 +171,9 @@ export function plainDrawing(host: HTMLElement, width: number, height: number): 
       host.replaceChildren(svg);
       behavior = (d3zoom() as Zoom)
         .scaleExtent(ZOOM_EXTENT)
-        .on("zoom", (event: { transform: ZoomTransform }) => graph?.setAttribute("transform", event.transform.toString()));
+        .on("zoom", (event: { transform: ZoomTransform }) =>
+          graph?.setAttribute("transform", event.transform.toString()),
+        );
       select(svg as Element).call(behavior);
       const start = carry ? carried(carry, translation) : zoomIdentity.translate(translation.x, translation.y);
       behavior.transform(select(svg as Element), start);

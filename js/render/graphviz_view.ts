@@ -172,7 +172,11 @@ export function createGraphvizView(container: HTMLElement, handlers: PointerHand
     const [min, max] = behavior.scaleExtent();
     if (v.k < min) behavior.scaleExtent([v.k, max]);
     const t = zoomIdentity.translate(v.x, v.y).scale(v.k);
-    if (animate) select(root).transition().duration(300).call(behavior.transform as never, t);
+    if (animate)
+      select(root)
+        .transition()
+        .duration(300)
+        .call(behavior.transform as never, t);
     else behavior.transform(select(root) as never, t);
   }
 
@@ -193,7 +197,8 @@ export function createGraphvizView(container: HTMLElement, handlers: PointerHand
   async function draw(dot: string, svgText: string, options: RenderOptions): Promise<void> {
     const root = svg();
     const picked = root && options.anchors ? pickAnchor(root, options.anchors) : null;
-    const carry: Carry | null = root && drawing ? { transform: zoomTransform(root), translation: drawing.translation() } : null;
+    const carry: Carry | null =
+      root && drawing ? { transform: zoomTransform(root), translation: drawing.translation() } : null;
     const animate = options.animate && !options.plain && root !== null;
     const start = performance.now();
     const used = use(options.plain ? "plain" : "d3");
@@ -229,7 +234,8 @@ export function createGraphvizView(container: HTMLElement, handlers: PointerHand
   function openView(): void {
     const root = svg();
     const frame = root && drawnBox ? frameOf(root, drawnBox) : null;
-    const opening = root && frame && opened ? openingView(frame, opened.focus ? labelCentre(root, opened.focus) : null) : null;
+    const opening =
+      root && frame && opened ? openingView(frame, opened.focus ? labelCentre(root, opened.focus) : null) : null;
     if (!opening?.partial) {
       view.fit(false);
       return;

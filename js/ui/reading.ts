@@ -22,12 +22,20 @@ const TEXT: Record<Reading, [string, string]> = {
 
 export function createReadingToggle(model: AnyModel<WidgetModel>, onChange: () => void): ReadingToggle {
   const buttons = READINGS.map((reading) =>
-    button(TEXT[reading][0], TEXT[reading][1], () => {
-      model.set("view", reading);
-      model.save_changes();
-    }, `pvw-reading-${reading}`),
+    button(
+      TEXT[reading][0],
+      TEXT[reading][1],
+      () => {
+        model.set("view", reading);
+        model.save_changes();
+      },
+      `pvw-reading-${reading}`,
+    ),
   );
-  const el = h("span", { className: "pvw-reading", testid: "pvw-reading" }, [h("span", { className: "pvw-sep" }), ...buttons]);
+  const el = h("span", { className: "pvw-reading", testid: "pvw-reading" }, [
+    h("span", { className: "pvw-sep" }),
+    ...buttons,
+  ]);
   el.setAttribute("role", "group");
   el.setAttribute("aria-label", "Read the graph backward or forward");
 

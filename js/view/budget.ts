@@ -182,7 +182,8 @@ export function afterLayoutFailure(
   drawn: { open: readonly string[] } | null,
   budget: number,
 ): AfterFailure {
-  if (drawn && drawn.open.join(",") !== failed.open.join(",")) return { next: "back", text: "Back to the previous view." };
+  if (drawn && drawn.open.join(",") !== failed.open.join(","))
+    return { next: "back", text: "Back to the previous view." };
   if (drawn) return { next: "stay", text: "The previous drawing stays." };
   if (failed.nodes > budget) return { next: "retry", text: "Trying again with fewer nodes." };
   return { next: "stay", text: "Nothing is drawn." };

@@ -28,7 +28,9 @@ describe.each(FIXTURE_NAMES)("expansion of %s", (name) => {
     expect(groupsToDepth(index, 0)).toEqual(wrapper ? [wrapper] : []);
     expect(groupsToDepth(index, index.maxLevel + 1)).toEqual(allGroups);
     for (let d = 0; d <= index.maxLevel + 1; d++) {
-      expect(groupsToDepth(index, d)).toEqual(graph.groups.filter((g) => levelFromJson(graph, g.id) < d).map((g) => g.id));
+      expect(groupsToDepth(index, d)).toEqual(
+        graph.groups.filter((g) => levelFromJson(graph, g.id) < d).map((g) => g.id),
+      );
     }
   });
 

@@ -28,7 +28,13 @@ function resnet18Params(): string[] {
 }
 
 const s = (norm: number, extra: Partial<GradStats> = {}): GradStats => ({
-  norm, max_abs: norm / 3, mean_abs: norm / 30, zero_fraction: 0, nan: 0, inf: 0, ...extra,
+  norm,
+  max_abs: norm / 3,
+  mean_abs: norm / 30,
+  zero_fraction: 0,
+  nan: 0,
+  inf: 0,
+  ...extra,
 });
 
 const into = (graph: GraphPayload, name: string) => {
@@ -72,7 +78,11 @@ describe("the gradient flow chart", () => {
     for (const b of flow.bars) {
       const { edges } = into(graph, b.label);
       expect(edges.length).toBe(1);
-      expect([b.mean, b.max, b.norm]).toEqual([edges[0].stats!.mean_abs, edges[0].stats!.max_abs, edges[0].stats!.norm]);
+      expect([b.mean, b.max, b.norm]).toEqual([
+        edges[0].stats!.mean_abs,
+        edges[0].stats!.max_abs,
+        edges[0].stats!.norm,
+      ]);
       expect(b.badge).toBeNull();
       expect(b.absent).toBeNull();
       // Every value sits on the axis.

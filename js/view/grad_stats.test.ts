@@ -13,13 +13,27 @@ import {
 import type { GradStats, GraphEdge, GraphPayload } from "./types";
 
 const s = (norm: number, extra: Partial<GradStats> = {}): GradStats => ({
-  norm, max_abs: norm / 2, mean_abs: norm / 10, zero_fraction: 0, nan: 0, inf: 0, ...extra,
+  norm,
+  max_abs: norm / 2,
+  mean_abs: norm / 10,
+  zero_fraction: 0,
+  nan: 0,
+  inf: 0,
+  ...extra,
 });
 const edge = (id: string, source: string, stats?: GradStats): GraphEdge => ({
-  id, source, target: "t", grad: null, ...(stats ? { stats } : {}),
+  id,
+  source,
+  target: "t",
+  grad: null,
+  ...(stats ? { stats } : {}),
 });
 const graph = (edges: GraphEdge[], meta: Record<string, unknown> = {}): GraphPayload => ({
-  schema_version: "2.0", nodes: [], edges, groups: [], meta,
+  schema_version: "2.0",
+  nodes: [],
+  edges,
+  groups: [],
+  meta,
 });
 
 describe("gradient statistics on the view", () => {

@@ -118,7 +118,10 @@ export function createSignatures(index: GraphIndex): (groupId: string) => Signat
     if (labels[i] < 0) {
       const node = index.nodes.get(ids[i]) as GraphNode;
       const p = node.param;
-      labels[i] = p || node.kind === "param" ? text(`\u0000param|${node.name}|${p?.dtype ?? "?"}[${shapeKey(p?.shape)}]`) : text(node.name);
+      labels[i] =
+        p || node.kind === "param"
+          ? text(`\u0000param|${node.name}|${p?.dtype ?? "?"}[${shapeKey(p?.shape)}]`)
+          : text(node.name);
     }
     return labels[i];
   };
