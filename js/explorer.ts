@@ -1,11 +1,13 @@
 // The explorer: wires the synced model (graph, expanded, selected, depth), the pure view
 // logic (js/view), the renderer (js/render) and the UI pieces (js/ui) together.
 import type { AnyModel } from "@anywidget/types";
-import { createGraphvizView, type GraphvizView, type RenderOptions } from "./render/graphviz_view";
+import { createGraphvizView, type GraphvizView } from "./render/graphviz_view";
+import { createDrawLoop, type Plan } from "./draw_loop";
 import { anchorsFor } from "./anchors";
 import { sharedLayoutClient } from "./layout/shared";
 import { createScale } from "./scale";
 import { inspect } from "./view/describe";
+import { afterLayoutFailure } from "./view/budget";
 import * as budgetText from "./view/budget_text";
 import { DEFAULT_DOT_OPTIONS, type DotOptions, visibleGraphToDot } from "./view/dot";
 import { noticeLines } from "./view/pylayers";
@@ -30,23 +32,8 @@ import { createStatusLine, type Message } from "./ui/status";
 import { createToolbar } from "./ui/toolbar";
 import { createExportButtons } from "./ui/export_buttons";
 import { reportViewOptions } from "./view_options";
+import type { WidgetModel } from "./model_contract";
 import { createTooltip } from "./ui/tooltip";
-
-export interface WidgetModel {
-  [key: string]: unknown;
-  /** The graph document as build_graph writes it (schema 2.0; 1.0 is read too). */
-  graph: unknown;
-  height: string;
-  expanded: string[];
-  selected: string;
-  depth: number;
-  /** The kernel's view request (written by the kernel only; see GraphWidget). */
-  _request?: unknown;
-  /** [request id, edits applied]: how far the browser got (written by the browser only). */
-  _resolved?: unknown;
-  /** Fold runs of repeated blocks (GraphWidget.fold; absent: true). */
-  fold?: boolean;
-}
 
 /** From this many visible nodes on, redraws are not animated and the SVG is inserted as is,
  * without d3-graphviz's per-element data join (render/drawing.ts). Measured (bench_browser.py):
@@ -61,8 +48,6 @@ export function createExplorer(model: AnyModel<WidgetModel>, el: HTMLElement): (
   let index: GraphIndex = buildIndex(EMPTY_PAYLOAD); // onGraph() below reads the synced one
   let vg: VisibleGraph = buildVisibleGraph(index, new Set());
   let options: DotOptions = { ...DEFAULT_DOT_OPTIONS };
-  let lastDot = "";
-  let renders = 0;
   let search: SearchState = { query: "", matches: [], current: 0 };
 
   const root = h("div", { className: "pvw-root", testid: "pvw-root" });
@@ -79,7 +64,7 @@ export function createExplorer(model: AnyModel<WidgetModel>, el: HTMLElement): (
   stage.append(tooltip.el);
 
   const commit = (changes: Partial<WidgetModel>): void => {
-    for (const [key, value] of Object.entries(changes)) model.set(key, value as never);
+    for (const [key, value] of Object.entries(changes)) model.set(key as keyof WidgetModel, value as never);
     model.save_changes();
   };
   const select = (id: string): void => commit({ selected: id });
@@ -90,7 +75,7 @@ export function createExplorer(model: AnyModel<WidgetModel>, el: HTMLElement): (
     index: () => index,
     vg: () => vg,
     schedule,
-    afterDraw: (fn) => queueMicrotask(() => void pending.then(fn)),
+    afterDraw: (fn) => void loop.whenDrawn().then(fn),
     centre,
     search: () => search,
     decorate,
@@ -100,8 +85,7 @@ export function createExplorer(model: AnyModel<WidgetModel>, el: HTMLElement): (
     index: () => index,
     expanded,
     setExpanded,
-    // Queued after the microtask that redraws, so `pending` is that redraw's by then.
-    nextDraw: () => new Promise<void>((resolve) => queueMicrotask(() => void pending.then(resolve))),
+    nextDraw: () => loop.whenDrawn(),
     note: (message) => {
       note = message;
     },
@@ -117,15 +101,17 @@ export function createExplorer(model: AnyModel<WidgetModel>, el: HTMLElement): (
     const open = [edge?.source ?? id, edge?.target ?? id].reduce((acc, end) => reveal(index, acc, end), expanded());
     if (open.length !== expanded().length) setExpanded(open);
     select(id);
-    // After the redraw those changes schedule (queued first, so it sets `pending`).
-    queueMicrotask(() => void pending.then(() => centre(id)));
+    void loop.whenDrawn().then(() => centre(id)); // after the redraw those changes schedule
   }
-  const inspector = createInspector((ref, action) => (action ? folds.act(action, ref) : navigate(ref)), () => {
-    grad.closeOverview();
-    diff.closeOverview();
-    select("");
-    decorate(); // already unselected: the closed overview still goes
-  });
+  const inspector = createInspector(
+    (ref, action) => (action ? folds.act(action, ref) : navigate(ref)),
+    () => {
+      grad.closeOverview();
+      diff.closeOverview();
+      select("");
+      decorate(); // already unselected: the closed overview still goes
+    },
+  );
   const searchBox = createSearchBox(
     (text) => {
       search = { query: text, matches: [], current: 0 };
@@ -163,7 +149,14 @@ export function createExplorer(model: AnyModel<WidgetModel>, el: HTMLElement): (
       },
     },
     searchBox.el,
-    [reading.el, grad.toolbarEl, createExportButtons(() => view.svg(), (message) => status.show(message))],
+    [
+      reading.el,
+      grad.toolbarEl,
+      createExportButtons(
+        () => view.svg(),
+        (message) => status.show(message),
+      ),
+    ],
   );
   const tabs = createPanelTabs(model, inspector, navigate); // Inspector | Layers | Gradient flow
   const main = h("div", { className: "pvw-main" }, [stage, tabs.el]);
@@ -193,7 +186,7 @@ export function createExplorer(model: AnyModel<WidgetModel>, el: HTMLElement): (
 
   const layout = sharedLayoutClient();
   layout.warm(); // the WASM compiles in the worker while the rest of the widget starts
-  const view: GraphvizView = createGraphvizView(graphEl, pointer, layout);
+  const view: GraphvizView = createGraphvizView(graphEl, pointer);
 
   /** Selection, search highlights, inspector, toolbar and status: everything but the layout. */
   function decorate(): void {
@@ -203,12 +196,18 @@ export function createExplorer(model: AnyModel<WidgetModel>, el: HTMLElement): (
     search = lit.search;
     // Not on a drawing about to be replaced: the classes are for the new one, and restyling
     // every element of the old one costs a full SVG relayout (~80 ms on ResNet-50).
-    if (!stale) {
+    if (!loop.stale) {
       view.setClasses(classes);
       root.classList.toggle("pvw-has-selection", classes.size > 0 && selected !== "");
     }
     searchBox.showCount(search.current, search.matches.length);
-    inspector.show(diff.inspection(selected, vg, grad.overview(selected) ?? (selected ? inspect(index, vg, selected, reading.current(index)) : null)));
+    inspector.show(
+      diff.inspection(
+        selected,
+        vg,
+        grad.overview(selected) ?? (selected ? inspect(index, vg, selected, reading.current(index)) : null),
+      ),
+    );
     tabs.update(selected, grad.options().step);
     toolbar.update({
       depth: depthShown(index, expanded(), model.get("depth") ?? -1, folds.on()),
@@ -224,131 +223,101 @@ export function createExplorer(model: AnyModel<WidgetModel>, el: HTMLElement): (
     notice.hidden = notice.childElementCount === 0;
   }
 
-
-  let pending: Promise<void> = Promise.resolve();
-  let scheduled = false;
-  let resolveWanted = false; // the kernel asked for something: apply it before drawing
-  let loading = false; // a big graph is being read (onGraph): nothing to draw until it is
-  let loads = 0;
-  let resolving = false;
-  /** Coalesce model changes arriving together (e.g. depth + expanded) into one redraw. */
-  function schedule(): void {
-    if (scheduled || resolving || loading) return;
-    scheduled = true;
-    queueMicrotask(() => {
-      scheduled = false;
-      redraw();
-    });
-  }
-
-  let drawnOpen = new Set<string>();
-  let drawnDot = "";
+  let drawnOpen = new Set<string>(); // the groups the drawing on screen shows
   let note: Message | null = null; // shown once the redraw under way is drawn
-  let stale = false; // a new drawing is on its way
   let fresh = true; // nothing of this graph drawn yet: its next drawing is its first view
+  let previous = vg; // the visible graph before the one planned last
+  const notes = new WeakMap<Plan, Message | null>(); // what to say once a drawing is drawn
+  let loads = 0; // graphs read: a newer one drops the one still being read
 
-  function resolveKernelRequest(): void {
-    resolveWanted = false;
-    resolving = true; // the changes it commits are drawn by the redraw under way
-    try {
+  const loop = createDrawLoop(layout, view, {
+    answer() {
       const shown = () => ({ depth: model.get("depth") ?? 0, expanded: expanded() });
       if (answerKernel(model, index, shown, folds.on())) scale.cancel();
-    } finally {
-      resolving = false;
-    }
-  }
-  const wantResolve = (): void => {
-    resolveWanted = true;
-    schedule();
-  };
-
-  function redraw(): void {
-    if (resolveWanted) resolveKernelRequest();
-    reportViewOptions(model, { rankdir: options.rankdir, edgeLabels: options.edgeLabels, ...grad.options() });
-    root.style.height = model.get("height") ?? "600px";
-    const previous = vg;
-    let open = expanded();
-    const fitted = scale.clamp(open, drawnOpen);
-    if (fitted) {
-      commit({ expanded: fitted }); // the change this causes redraws nothing new
-      open = fitted;
-    }
-    vg = buildVisibleGraph(index, new Set(open), folds.folded(open));
-    if (vg.nodes.length > scale.budget) {
-      const total = vg.nodes.length;
-      vg = truncateVisible(vg, scale.budget);
-      note = { text: budgetText.truncated(vg.nodes.length, total, scale.budget), kind: "warn" };
-    }
-    const dot = visibleGraphToDot(index, vg, { ...options, grad: grad.colouring(), reading: reading.current(index), diff: diff.marking() });
-    if (dot === lastDot) {
+    },
+    plan() {
+      reportViewOptions(model, { rankdir: options.rankdir, edgeLabels: options.edgeLabels, ...grad.options() });
+      root.style.height = model.get("height") ?? "600px";
+      previous = vg;
+      let open = expanded();
+      const fitted = scale.clamp(open, drawnOpen);
+      if (fitted) {
+        commit({ expanded: fitted }); // the change this causes redraws nothing new
+        open = fitted;
+      }
+      vg = buildVisibleGraph(index, new Set(open), folds.folded(open));
+      if (vg.nodes.length > scale.budget) {
+        const total = vg.nodes.length;
+        vg = truncateVisible(vg, scale.budget);
+        note = { text: budgetText.truncated(vg.nodes.length, total, scale.budget), kind: "warn" };
+      }
+      const dot = visibleGraphToDot(index, vg, {
+        ...options,
+        grad: grad.colouring(),
+        reading: reading.current(index),
+        diff: diff.marking(),
+      });
+      return { dot, nodes: vg.nodes.length, open };
+    },
+    unchanged() {
       if (note) status.show(note);
       note = null;
       decorate();
-      return;
-    }
-    const plain = vg.nodes.length >= ANIMATE_BELOW;
-    const selected = model.get("selected") ?? "";
-    const anchors = lastDot !== "" ? anchorsFor(index, previous, drawnOpen, vg, new Set(open), selected) : null;
-    tooltip.hide();
-    decorate();
-    const opening = fresh ? { focus: openingFocus(index, vg) } : null; // a graph's first view
-    draw(dot, { plain, animate: lastDot !== "" && !plain, anchors, opening }, vg.nodes.length, open);
-  }
-
-  /** Lay out and draw `dot`: the view's own (`open`: the groups it shows), or any DOT given
-   * to the debug hook (`open` null). On failure the previous drawing stays, the status line
-   * says why, and a view of the graph falls back to the groups last drawn. */
-  function draw(dot: string, how: RenderOptions, nodes: number | null, open: string[] | null): void {
-    lastDot = dot;
-    stale = true;
-    root.dataset.state = "rendering";
-    const shown = note;
-    note = null;
-    if (!shown && nodes !== null && nodes >= BUSY_FROM) status.show({ text: budgetText.layingOut(nodes), kind: "busy" });
-    pending = view
-      .render(dot, how)
-      .then((result) => {
-        if (!result.drawn) return;
-        if (open) fresh = false;
-        stale = false;
-        renders += 1;
-        drawnDot = dot;
-        if (open) drawnOpen = new Set(open);
-        root.dataset.renders = String(renders);
-        root.dataset.layout = layout.mode; // "worker", or "in-thread" where Workers are barred
-        root.dataset.state = "ready";
-        status.show(shown);
-        decorate();
-      })
-      .catch((err: Error) => {
-        if (lastDot !== dot) return; // superseded: a newer drawing is on its way
-        lastDot = drawnDot;
-        stale = false;
-        root.dataset.state = "error";
-        let fallback = drawnDot ? "The previous drawing stays." : "Nothing is drawn.";
-        let next = (): void => undefined;
-        if (open && nodes !== null) {
-          scale.failed(nodes); // later layouts stay well below this size
-          const back = [...drawnOpen];
-          if (drawnDot && back.join(",") !== open.join(",")) {
-            fallback = "Back to the previous view.";
-            next = () => setExpanded(back);
-          } else if (!drawnDot && nodes > scale.budget) {
-            fallback = "Trying again with fewer nodes.";
-            next = schedule;
-          }
-        }
-        status.show({ text: budgetText.layoutFailed(nodes, err.message, fallback), kind: "error" });
-        next();
-      });
+    },
+    started(plan, follows) {
+      root.dataset.state = "rendering";
+      notes.set(plan, note);
+      if (!note && plan.nodes !== null && plan.nodes >= BUSY_FROM)
+        status.show({ text: budgetText.layingOut(plan.nodes), kind: "busy" });
+      note = null;
+      if (!plan.open) return { plain: true, animate: false }; // the debug hook's DOT
+      const plain = vg.nodes.length >= ANIMATE_BELOW;
+      const selected = model.get("selected") ?? "";
+      const anchors = follows ? anchorsFor(index, previous, drawnOpen, vg, new Set(plan.open), selected) : null;
+      tooltip.hide();
+      decorate();
+      const opening = fresh ? { focus: openingFocus(index, vg) } : null; // a graph's first view
+      return { plain, animate: follows && !plain, anchors, opening };
+    },
+    drawn(plan, renders) {
+      if (plan.open) {
+        fresh = false;
+        drawnOpen = new Set(plan.open);
+      }
+      root.dataset.renders = String(renders);
+      root.dataset.layout = layout.mode; // "worker", or "in-thread" where Workers are barred
+      root.dataset.state = "ready";
+      status.show(notes.get(plan) ?? null);
+      decorate();
+    },
+    failed(plan, err, drawnDot) {
+      root.dataset.state = "error";
+      const { nodes, open } = plan;
+      const drawn = drawnDot ? { open: [...drawnOpen] } : null;
+      if (!open || nodes === null) {
+        const text = drawn ? "The previous drawing stays." : "Nothing is drawn."; // the debug hook's DOT
+        status.show({ text: budgetText.layoutFailed(nodes, err.message, text), kind: "error" });
+        return;
+      }
+      scale.failed(nodes); // later layouts stay well below this size
+      const after = afterLayoutFailure({ nodes, open }, drawn, scale.budget);
+      status.show({ text: budgetText.layoutFailed(nodes, err.message, after.text), kind: "error" });
+      if (after.next === "back" && drawn) setExpanded(drawn.open);
+      else if (after.next === "retry") schedule();
+    },
+    state(state) {
+      root.dataset.drawState = state;
+    },
+  });
+  function schedule(): void {
+    loop.schedule();
   }
 
   // Debug hook on the widget's element (browser tests, devtools): draw any DOT through the
   // same path as the view's own, e.g. a broken or huge one to see a Graphviz failure handled.
   Object.assign(root, {
     pvwRenderDot(dot: string): Promise<void> {
-      draw(dot, { plain: true, animate: false }, null, null);
-      return pending;
+      return loop.draw({ dot, nodes: null, open: null });
     },
   });
 
@@ -363,23 +332,25 @@ export function createExplorer(model: AnyModel<WidgetModel>, el: HTMLElement): (
     reading.reset(next);
     scale.reset();
     folds.reset();
-    lastDot = "";
-    loading = false;
-    wantResolve(); // a new graph comes with a new request
+    loop.loaded(); // drawn from scratch, its request answered
   };
   const onGraph = (): void => {
     const raw = model.get("graph");
     const mine = ++loads;
-    loading = false; // nothing is drawn from the old graph while a big new one is read
-    loading = loadGraph(raw, () => mine === loads, install);
-    if (loading) status.show({ text: budgetText.reading(graphBytes(raw)), kind: "busy" });
+    loop.loading(); // nothing is drawn from the old graph while a big new one is read
+    if (loadGraph(raw, () => mine === loads, install))
+      status.show({ text: budgetText.reading(graphBytes(raw)), kind: "busy" });
   };
   const onSelected = (): void => decorate();
   const onDepth = (): void => decorate();
-  const onRequest = (): void => wantResolve();
+  const onRequest = (): void => loop.request();
   const listeners: [string, () => void][] = [
-    ["change:graph", onGraph], ["change:expanded", schedule], ["change:height", schedule],
-    ["change:selected", onSelected], ["change:depth", onDepth], ["change:_request", onRequest],
+    ["change:graph", onGraph],
+    ["change:expanded", schedule],
+    ["change:height", schedule],
+    ["change:selected", onSelected],
+    ["change:depth", onDepth],
+    ["change:_request", onRequest],
   ];
   for (const [event, fn] of listeners) model.on(event, fn);
   const resizer = new ResizeObserver(() => view.resize());

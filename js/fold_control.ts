@@ -2,7 +2,7 @@
 // the user unfolded (a click on a folded run, the inspector's links, a selection, search), and
 // the depth presets that fold everything again. The rules are in view/folding.ts.
 import type { AnyModel } from "@anywidget/types";
-import type { WidgetModel } from "./explorer";
+import type { WidgetModel } from "./model_contract";
 import { groupsToDepth } from "./view/expansion";
 import { foldRuns, membersToUnfold, parseRunId, type Folded, type FoldState } from "./view/folding";
 import type { GraphIndex } from "./view/graph_index";

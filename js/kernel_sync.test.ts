@@ -18,15 +18,33 @@ describe("the graph from the kernel", () => {
   it("reads a big graph over several tasks, and drops it if a newer one came", async () => {
     const raw = asBuffer(document("resnet18"));
     const got: Array<[ReadGraph, GraphIndex]> = [];
-    expect(loadGraph(raw, () => true, (read, index) => got.push([read, index]), 1)).toBe(true);
+    expect(
+      loadGraph(
+        raw,
+        () => true,
+        (read, index) => got.push([read, index]),
+        1,
+      ),
+    ).toBe(true);
     expect(got).toHaveLength(0); // nothing yet: the page gets its turn in between
     let current = true;
-    loadGraph(raw, () => current, () => got.push([] as never), 1);
+    loadGraph(
+      raw,
+      () => current,
+      () => got.push([] as never),
+      1,
+    );
     current = false;
     await new Promise((resolve) => setTimeout(resolve, 50));
     expect(got).toHaveLength(1);
     expect(got[0][1].nodes.size).toBe(fixture("resnet18").nodes.length);
-    expect(loadGraph(raw, () => true, (read, index) => got.push([read, index]))).toBe(false); // small
+    expect(
+      loadGraph(
+        raw,
+        () => true,
+        (read, index) => got.push([read, index]),
+      ),
+    ).toBe(false); // small
     expect(got).toHaveLength(2);
   });
 });

@@ -1,7 +1,9 @@
-// The kernel's side of the view (paddleviz_widget/widget.py): the graph it sends as one binary
-// buffer of JSON text, and its view requests, answered here, where the view rules live.
+// The kernel's side of the view (GraphWidget, in Python): the graph it sends as one binary
+// buffer of JSON text, and its view requests, answered here, where the view rules live. The
+// request / answer protocol is described once, above answerRequest; the keys and who writes
+// them are in ./model_contract.ts.
 import type { AnyModel } from "@anywidget/types";
-import type { WidgetModel } from "./explorer";
+import type { WidgetModel } from "./model_contract";
 import { applyEdits, openToDepth, readRequest, type ViewState } from "./view/expansion";
 import { buildIndex, type GraphIndex } from "./view/graph_index";
 import { readGraph } from "./view/payload";
@@ -65,6 +67,25 @@ export function loadGraph(
   return true;
 }
 
+/*
+ * The view request protocol. The page owns the view rules (group levels, the automatic depth,
+ * visible-node counts: js/view), so Python asks rather than decides:
+ * - `_request` = {id, depth, edits}, written by the kernel only (GraphWidget._ask, ._edit):
+ *   open the groups to `depth` (-1: the page's automatic depth), then apply `edits` in order
+ *   (["open", id], ["close", id], ["all"], ["set", ids]: view/expansion.ts applyEdits). A new
+ *   depth or a new graph starts a new request (id + 1, no edits); expand()/collapse() and
+ *   setting `expanded` by hand append edits to the current one.
+ * - `_resolved` = [request id, edits applied], written by the page only: how far it got.
+ *   The page answers (answerKernel) before its next drawing: a new id from scratch, a known
+ *   one by applying only the edits past the count, on top of what is shown (clicks included);
+ *   then it writes `depth` and `expanded` back, and `_resolved`.
+ * - Each side writes only its own key of the two, so a late message from the other side
+ *   never undoes it. Python sets `expanded` too, as a guess to read until the answer comes
+ *   (GraphWidget._answered: `_resolved` equals [id, len(edits)]).
+ * A saved page (export/standalone.py) starts with request 1 and `_resolved` [], and the
+ * same code answers it.
+ */
+
 export type Answer = ViewState & { _resolved: [number, number] };
 
 /**
@@ -91,7 +112,12 @@ export function answerRequest(
 }
 
 /** Answer the kernel's request on `model` if there is anything new; whether it did. */
-export function answerKernel(model: AnyModel<WidgetModel>, index: GraphIndex, shown: () => ViewState, fold = false): boolean {
+export function answerKernel(
+  model: AnyModel<WidgetModel>,
+  index: GraphIndex,
+  shown: () => ViewState,
+  fold = false,
+): boolean {
   const answer = answerRequest(index, model.get("_request"), model.get("_resolved"), shown, fold);
   if (answer === null) return false;
   // Always sent, even when the model holds these values already (the kernel's own guess):

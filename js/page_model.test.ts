@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { WidgetModel } from "./explorer";
+import type { WidgetModel } from "./model_contract";
 import { answerKernel } from "./kernel_sync";
 import { createPageModel } from "./page_model";
 import { autoDepth } from "./view/expansion";
@@ -53,7 +53,11 @@ describe("the saved page's stand-in model", () => {
 describe("the PNG's scale", () => {
   it("is 2x, less only where the canvas would pass its limits", () => {
     expect(pngScale(800, 600)).toBe(PNG_SCALE);
-    for (const [w, h] of [[20_000, 300], [3000, 13_000], [9000, 9000]]) {
+    for (const [w, h] of [
+      [20_000, 300],
+      [3000, 13_000],
+      [9000, 9000],
+    ]) {
       const k = pngScale(w, h);
       expect(k).toBeLessThan(PNG_SCALE);
       expect(Math.max(w, h) * k).toBeLessThanOrEqual(PNG_MAX_SIDE + 1e-6);

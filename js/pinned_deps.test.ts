@@ -55,7 +55,9 @@ describe.each(Object.keys(PINS))("pinned %s", (name) => {
 
 describe("what the build reaches into", () => {
   it("@hpcc-js/wasm: ./graphviz is dist/graphviz.js, which worker_build.mjs patches", () => {
-    const exported = (readJson("node_modules/@hpcc-js/wasm/package.json").exports as Record<string, Json>)["./graphviz"];
+    const exported = (readJson("node_modules/@hpcc-js/wasm/package.json").exports as Record<string, Json>)[
+      "./graphviz"
+    ];
     expect(exported?.import, bumped("@hpcc-js/wasm", "its ./graphviz export moved")).toBe("./dist/graphviz.js");
     expect(graphvizModulePath()).toBe(repoPath("node_modules/@hpcc-js/wasm/dist/graphviz.js"));
   });
@@ -70,12 +72,15 @@ describe("what the build reaches into", () => {
     ["no factory: the render runs at once", "if (this._transitionFactory) {"],
     ["...with the transition set in _transition", "var transitionInstance = this._transition;"],
     ["_translation read to carry the zoom over", "this._translation = selection.datum().translation"],
-    ["layoutSync replaced (never called for a layout)", 'var svgDoc = this.layoutSync(src, "svg", engine, vizOptions);'],
+    [
+      "layoutSync replaced (never called for a layout)",
+      'var svgDoc = this.layoutSync(src, "svg", engine, vizOptions);',
+    ],
     ["layout replaced: its callback takes {type: 'done', svg}", "layoutDone.call(this, svgDoc, callback);"],
     ["elements joined by datum key", "return d.key;"],
     ["elements made from datum tag", "if (data.tag == '#text') {"],
     ["the @hpcc-js/wasm/graphviz import the build stubs", 'import { Graphviz } from "@hpcc-js/wasm/graphviz";'],
-    ["the warm-up layout d3-graphviz runs on that stub", "graphviz.layout(\"\", \"svg\", \"dot\");"],
+    ["the warm-up layout d3-graphviz runs on that stub", 'graphviz.layout("", "svg", "dot");'],
   ])("d3-graphviz: %s", (_what, line) => {
     expect(sources.includes(line), bumped("d3-graphviz", `its source no longer has ${line}`)).toBe(true);
   });

@@ -27,13 +27,22 @@ export function createPointer(deps: PointerDeps): {
 } {
   function click(hit: Hit | null): void {
     deps.tooltip.hide();
-    if (!hit) return deps.select("");
-    if (hit.kind === "node" && deps.unfold(hit.id)) return deps.select(hit.id);
+    if (!hit) {
+      deps.select("");
+      return;
+    }
+    if (hit.kind === "node" && deps.unfold(hit.id)) {
+      deps.select(hit.id);
+      return;
+    }
     // Collapsed groups and clusters stand for one call of a layer: act on the layer.
     const index = deps.index();
     const group = hit.kind === "edge" ? null : (parseInstanceId(index, hit.id)?.group ?? null);
     if (hit.kind === "cluster" && group) {
-      if (!hit.onLabel) return deps.select(group);
+      if (!hit.onLabel) {
+        deps.select(group);
+        return;
+      }
       deps.cancelScale();
       deps.setExpanded(collapseGroup(index, deps.expanded(), group));
     } else if (hit.kind === "node" && group) {
@@ -45,12 +54,19 @@ export function createPointer(deps: PointerDeps): {
   }
 
   function hover(hit: Hit | null, event: MouseEvent): void {
-    if (!hit) return deps.tooltip.hide();
+    if (!hit) {
+      deps.tooltip.hide();
+      return;
+    }
     const index = deps.index();
     const vg = deps.vg();
     const read = deps.reading(index);
     const edge = hit.kind === "edge" ? vg.edgeById.get(hit.id) : undefined;
-    const lines = edge ? edgeTooltip(index, edge, read) : hit.kind === "edge" ? [] : nodeTooltip(index, vg, hit.id, read);
+    const lines = edge
+      ? edgeTooltip(index, edge, read)
+      : hit.kind === "edge"
+        ? []
+        : nodeTooltip(index, vg, hit.id, read);
     deps.tooltip.show([...lines, ...deps.diffLines(hit.id, vg)], event);
   }
 

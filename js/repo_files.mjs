@@ -1,5 +1,6 @@
-// Reads files of the repository (package.json, the lock file, node_modules) for the vitest
-// that checks the pinned dependencies; in .mjs because tsc checks js/ without Node's types.
+// Reads files of the repository (package.json, the lock file, node_modules, js/ itself) for the
+// vitests that check pinned dependencies and the source's shape; in .mjs because tsc checks js/
+// without Node's types.
 import { readFileSync, readdirSync } from "node:fs";
 import path from "node:path";
 
@@ -15,4 +16,11 @@ export function readText(relative) {
 
 export function listFiles(relative) {
   return readdirSync(repoPath(relative));
+}
+
+/** Every file under `relative` (a folder of the repository), as repository paths. */
+export function listTree(relative) {
+  return readdirSync(repoPath(relative), { recursive: true, withFileTypes: true })
+    .filter((entry) => entry.isFile())
+    .map((entry) => path.relative(ROOT, path.join(entry.parentPath ?? entry.path, entry.name)));
 }

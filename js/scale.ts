@@ -1,14 +1,7 @@
 // The visible-node budget inside the explorer: requests that would draw too many nodes are cut
 // down to what fits (and the status line says so), "Expand all" opens one level per redraw,
 // and a layout failure lowers the budget. The rules themselves are in view/budget.ts.
-import {
-  createCounter,
-  type Counter,
-  fitBudget,
-  LAYOUT_BUDGET,
-  lowerBudget,
-  planExpandAll,
-} from "./view/budget";
+import { createCounter, type Counter, fitBudget, LAYOUT_BUDGET, lowerBudget, planExpandAll } from "./view/budget";
 import * as text from "./view/budget_text";
 import { expandGroup, groupsToDepth } from "./view/expansion";
 import type { FoldState } from "./view/folding";

@@ -6,7 +6,7 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { Graphviz } from "@hpcc-js/wasm";
 import type { AnyModel } from "@anywidget/types";
-import type { WidgetModel } from "./explorer";
+import type { WidgetModel } from "./model_contract";
 import { createFoldControl } from "./fold_control";
 import { answerRequest, loadGraph } from "./kernel_sync";
 import { readText } from "./repo_files.mjs";
@@ -38,7 +38,11 @@ beforeAll(async () => {
 
 /** The synced traits the explorer reads, as a new GraphWidget has them (fold on, backward). */
 function widgetModel(traits: Record<string, unknown> = {}): AnyModel<WidgetModel> {
-  return { get: (key: string) => traits[key], on: () => undefined, off: () => undefined } as unknown as AnyModel<WidgetModel>;
+  return {
+    get: (key: string) => traits[key],
+    on: () => undefined,
+    off: () => undefined,
+  } as unknown as AnyModel<WidgetModel>;
 }
 
 /** What the explorer draws first for `doc` after the kernel's request (depth -1: automatic). */
@@ -50,12 +54,24 @@ function explorerFirstDot(
   const model = widgetModel(traits);
   const bytes = new TextEncoder().encode(JSON.stringify(doc));
   let index: GraphIndex | null = null;
-  loadGraph(new DataView(bytes.buffer), () => true, (_read, next) => (index = next));
+  loadGraph(
+    new DataView(bytes.buffer),
+    () => true,
+    (_read, next) => (index = next),
+  );
   const idx = index as unknown as GraphIndex;
   const unused = (): never => {
     throw new Error("not on the way to the first drawing");
   };
-  const folds = createFoldControl(model, { index: () => idx, vg: unused, schedule: unused, afterDraw: unused, centre: unused, search: unused, decorate: unused });
+  const folds = createFoldControl(model, {
+    index: () => idx,
+    vg: unused,
+    schedule: unused,
+    afterDraw: unused,
+    centre: unused,
+    search: unused,
+    decorate: unused,
+  });
   folds.reset();
   const answer = answerRequest(idx, { id: 1, ...request }, [], () => ({ depth: 0, expanded: [] }), folds.on());
   const notes: string[] = [];
@@ -94,18 +110,29 @@ function wideGraph(groups: number, size: number, grouped = true): GraphPayload {
     for (let k = 0; k < size; k++) {
       const id = `n${g * size + k}`;
       nodes.push({ id, name: "AddGradNode", ptr: "0x0", kind: "op", group: grouped ? `g${g}` : null });
-      if (g * size + k > 0) edges.push({ id: `e${nodes.length}`, source: `n${g * size + k - 1}`, target: id, grad: null });
+      if (g * size + k > 0)
+        edges.push({ id: `e${nodes.length}`, source: `n${g * size + k - 1}`, target: id, grad: null });
     }
   }
-  const list = grouped ? Array.from({ length: groups }, (_, g) => ({ id: `g${g}`, name: `blocks.${g}`, type: "Block", parent: null })) : [];
+  const list = grouped
+    ? Array.from({ length: groups }, (_, g) => ({ id: `g${g}`, name: `blocks.${g}`, type: "Block", parent: null }))
+    : [];
   return { schema_version: "1.0", nodes, edges, groups: list };
 }
 
 /** The LeNet fixture with statistics and three kept steps (as trace(stats=True) writes). */
 function withSteps(): GraphPayload {
   const graph = fixture("lenet");
-  graph.edges.forEach((e, k) => (e.stats = { norm: 10 ** -(k % 5), max_abs: 1, mean_abs: 0.1, zero_fraction: 0, nan: 0, inf: 0 }));
-  graph.meta = { ...graph.meta, steps: { index: [7, 8, 9], norm: Object.fromEntries(graph.edges.map((e, k) => [e.id, [100, 10 ** -k, e.stats!.norm]])) } };
+  graph.edges.forEach((e, k) => {
+    e.stats = { norm: 10 ** -(k % 5), max_abs: 1, mean_abs: 0.1, zero_fraction: 0, nan: 0, inf: 0 };
+  });
+  graph.meta = {
+    ...graph.meta,
+    steps: {
+      index: [7, 8, 9],
+      norm: Object.fromEntries(graph.edges.map((e, k) => [e.id, [100, 10 ** -k, e.stats!.norm]])),
+    },
+  };
   return asDocument(graph);
 }
 
@@ -131,7 +158,10 @@ describe("the static view is the explorer's first drawing", () => {
 
   it.each([0, 1, 2, 9])("resnet18 at depth %i, then an edit", (depth) => {
     const doc = document("resnet18");
-    const edits = [["close", "g1"], ["open", "g5"]];
+    const edits = [
+      ["close", "g1"],
+      ["open", "g5"],
+    ];
     const options = JSON.stringify({ depth, edits });
     expect(viewDot(JSON.stringify(doc), options)).toBe(explorerFirstDot(doc, { depth, edits }).dot);
   });
@@ -168,7 +198,8 @@ describe("the static view is the explorer's first drawing", () => {
     const doc = asDiff();
     expect(viewDot(JSON.stringify(doc), "{}")).toBe(explorerFirstDot(doc).dot);
     const coloured = viewDot(JSON.stringify(doc), JSON.stringify({ static: true }));
-    for (const colour of [LIGHT.diffAdded, LIGHT.diffRemoved, LIGHT.diffChanged]) expect(coloured).toContain(`color="${colour}"`);
+    for (const colour of [LIGHT.diffAdded, LIGHT.diffRemoved, LIGHT.diffChanged])
+      expect(coloured).toContain(`color="${colour}"`);
   });
 
   it("cuts a request down to the visible-node budget with the explorer's words", () => {
@@ -188,7 +219,9 @@ describe("the static view is the explorer's first drawing", () => {
     expect(result.dot).toBe(explorerFirstDot(doc).dot);
     expect(result.visible).toEqual(doc.nodes.slice(0, 2000).map((n) => n.id));
     expect(result.notes).toEqual(explorerFirstDot(doc).notes);
-    expect(result.notes).toEqual(["Showing the 2,000 nodes nearest the outputs of 2,500 nodes: even with every layer group closed the graph is over the 2,000-node limit of one layout."]);
+    expect(result.notes).toEqual([
+      "Showing the 2,000 nodes nearest the outputs of 2,500 nodes: even with every layer group closed the graph is over the 2,000-node limit of one layout.",
+    ]);
   });
 });
 
@@ -197,7 +230,10 @@ describe("static view options", () => {
   const error = (options: unknown): { error: string; kind: string } => JSON.parse(view(lenet, JSON.stringify(options)));
 
   it("says what is wrong with an option, and what to pass", () => {
-    expect(error({ depth: -2 })).toEqual({ error: expect.stringMatching(/^depth must be an integer >= 0/), kind: "option" });
+    expect(error({ depth: -2 })).toEqual({
+      error: expect.stringMatching(/^depth must be an integer >= 0/),
+      kind: "option",
+    });
     expect(error({ expanded: ["g999"] }).error).toMatch(/^no layer group g999 in this graph \(its ids: g0, g1/);
     expect(error({ expanded: ["g1"], depth: 1 }).error).toBe("give expanded or depth, not both");
     expect(error({ rankdir: "BT" }).error).toBe('rankdir must be "TB" or "LR"');
@@ -211,13 +247,18 @@ describe("static view options", () => {
   });
 
   it("says why a document cannot be read", () => {
-    expect(JSON.parse(view('{"schema_version": "9"}', "{}"))).toEqual({ error: expect.stringMatching(/^Cannot show this graph: unknown graph schema_version "9"/), kind: "graph" });
+    expect(JSON.parse(view('{"schema_version": "9"}', "{}"))).toEqual({
+      error: expect.stringMatching(/^Cannot show this graph: unknown graph schema_version "9"/),
+      kind: "graph",
+    });
     expect(JSON.parse(view("{not json", "{}")).kind).toBe("graph");
   });
 
   it("opens exactly the given groups, direction and labels as asked", () => {
     const doc = document("lenet");
-    const result = JSON.parse(view(JSON.stringify(doc), JSON.stringify({ expanded: ["g0", "g1"], rankdir: "LR", edgeLabels: true })));
+    const result = JSON.parse(
+      view(JSON.stringify(doc), JSON.stringify({ expanded: ["g0", "g1"], rankdir: "LR", edgeLabels: true })),
+    );
     expect(result.expanded).toEqual(["g0", "g1"]);
     expect(result.dot).toContain("rankdir=LR");
     expect(result.dot).toMatch(/ -> [^\n]* label="/); // edges carry their gradient's labels
@@ -244,13 +285,25 @@ describe("static colours", () => {
     };
     const rgb = (hex: string): number[] => [1, 3, 5].map((i) => parseInt(hex.slice(i, i + 2), 16));
     const mix = (a: string, pct: number, b: string): string =>
-      "#" + rgb(a).map((c, i) => Math.round((c * pct) / 100 + (rgb(b)[i] * (100 - pct)) / 100).toString(16).padStart(2, "0")).join("");
-    for (const name of ["fg", "muted", "bg", "border", "accent", "green", "amber"] as const) expect(LIGHT[name]).toBe(fallback(name));
+      `#${rgb(a)
+        .map((c, i) =>
+          Math.round((c * pct) / 100 + (rgb(b)[i] * (100 - pct)) / 100)
+            .toString(16)
+            .padStart(2, "0"),
+        )
+        .join("")}`;
+    for (const name of ["fg", "muted", "bg", "border", "accent", "green", "amber"] as const)
+      expect(LIGHT[name]).toBe(fallback(name));
     expect(LIGHT.bad).toBe(/--pvw-bad:\s*(#[0-9a-f]{6})/.exec(css)?.[1]);
     // The mixes widget.css declares: [palette entry, colour, percent, over].
     const mixes: Array<[keyof typeof LIGHT, string, number, string]> = [
-      ["op", "fg", 8, "bg"], ["param", "green", 24, "bg"], ["output", "accent", 26, "bg"], ["group", "amber", 26, "bg"],
-      ["paramStroke", "green", 60, "bg"], ["clusterStroke", "amber", 55, "border"], ["nonfinite", "bad", 22, "bg"],
+      ["op", "fg", 8, "bg"],
+      ["param", "green", 24, "bg"],
+      ["output", "accent", 26, "bg"],
+      ["group", "amber", 26, "bg"],
+      ["paramStroke", "green", 60, "bg"],
+      ["clusterStroke", "amber", 55, "border"],
+      ["nonfinite", "bad", 22, "bg"],
     ];
     for (const [entry, colour, pct, over] of mixes) {
       const declared = css.includes(`color-mix(in srgb, var(--pvw-${colour}) ${pct}%, var(--pvw-${over}))`);
@@ -262,24 +315,39 @@ describe("static colours", () => {
     expect(LIGHT.diffAdded).toBe(LIGHT.green);
     expect(css).toContain(`--pvw-diff-removed: var(--jp-error-color1, ${LIGHT.diffRemoved});`);
     expect(css).toContain(`--pvw-diff-changed: ${LIGHT.diffChanged};`);
-    expect(LIGHT.cluster).toBe(`${LIGHT.fg}${Math.round(0.04 * 255).toString(16).padStart(2, "0")}`);
+    expect(LIGHT.cluster).toBe(
+      `${LIGHT.fg}${Math.round(0.04 * 255)
+        .toString(16)
+        .padStart(2, "0")}`,
+    );
   });
 });
 
 describe("hostile names in the static picture", () => {
   it.each([0, 1, 99])("stay text at depth %i", (depth) => {
     const graph = hostileGraph();
-    const result = JSON.parse(view(JSON.stringify(asDocument(graph)), JSON.stringify({ depth, static: true, edgeLabels: true })));
+    const result = JSON.parse(
+      view(JSON.stringify(asDocument(graph)), JSON.stringify({ depth, static: true, edgeLabels: true })),
+    );
     const svg = graphviz.layout(result.dot, "svg", "dot");
     expect(svgProblem(svg)).toBeNull();
     const texts = svgTexts(svg);
     const bytes = new TextEncoder().encode(JSON.stringify(asDocument(graph)));
     let index: GraphIndex | null = null;
-    loadGraph(new DataView(bytes.buffer), () => true, (_r, next) => (index = next));
-    const vg = buildVisibleGraph(index as unknown as GraphIndex, new Set(groupsToDepth(index as unknown as GraphIndex, depth)));
+    loadGraph(
+      new DataView(bytes.buffer),
+      () => true,
+      (_r, next) => (index = next),
+    );
+    const vg = buildVisibleGraph(
+      index as unknown as GraphIndex,
+      new Set(groupsToDepth(index as unknown as GraphIndex, depth)),
+    );
     expect(result.visible).toEqual(vg.nodes.map((n) => n.id));
     for (const vn of vg.nodes) {
-      expect(texts.get(elementId(vn.id))).toEqual(nodeLines(index as unknown as GraphIndex, vn).flatMap((t) => t.split("\n")));
+      expect(texts.get(elementId(vn.id))).toEqual(
+        nodeLines(index as unknown as GraphIndex, vn).flatMap((t) => t.split("\n")),
+      );
     }
   });
 });

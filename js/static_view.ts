@@ -46,16 +46,25 @@ function readOptions(optionsJson: string): Options {
 
 const isInt = (v: unknown): v is number => typeof v === "number" && Number.isInteger(v);
 
-function wantedGroups(index: GraphIndex, o: Options): { expanded?: string[]; depth?: number; edits?: unknown[]; fold: boolean } {
+function wantedGroups(
+  index: GraphIndex,
+  o: Options,
+): { expanded?: string[]; depth?: number; edits?: unknown[]; fold: boolean } {
   check(o.expanded === undefined || o.depth === undefined, "give expanded or depth, not both");
   check(o.fold === undefined || typeof o.fold === "boolean", "fold must be true or false");
   const fold = o.fold !== false;
   if (o.expanded !== undefined && o.expanded !== null) {
     const ids = o.expanded;
-    check(Array.isArray(ids) && ids.every((id) => typeof id === "string"), "expanded must be a list of layer-group ids");
+    check(
+      Array.isArray(ids) && ids.every((id) => typeof id === "string"),
+      "expanded must be a list of layer-group ids",
+    );
     const missing = (ids as string[]).filter((id) => !index.groups.has(id));
     const some = [...index.groups.keys()].slice(0, 8).join(", ") || "none: this graph has no layer groups";
-    check(missing.length === 0, `no layer group ${missing.slice(0, 5).join(", ")} in this graph (its ids: ${some}${index.groups.size > 8 ? ", ..." : ""})`);
+    check(
+      missing.length === 0,
+      `no layer group ${missing.slice(0, 5).join(", ")} in this graph (its ids: ${some}${index.groups.size > 8 ? ", ..." : ""})`,
+    );
     return { expanded: ids as string[], edits: Array.isArray(o.edits) ? o.edits : [], fold };
   }
   const depth = o.depth ?? -1;
@@ -69,9 +78,15 @@ function dotOptions(index: GraphIndex, o: Options): DotOptions {
   const edgeLabels = o.edgeLabels ?? DEFAULT_DOT_OPTIONS.edgeLabels;
   check(typeof edgeLabels === "boolean", "edgeLabels must be true or false");
   check(o.gradColour === undefined || typeof o.gradColour === "boolean", "gradColour must be true or false");
-  check(o.step === undefined || o.step === null || isInt(o.step), "step must be a position in meta.steps.index, or null for the last");
+  check(
+    o.step === undefined || o.step === null || isInt(o.step),
+    "step must be a position in meta.steps.index, or null for the last",
+  );
   check(o.view === undefined || o.view === "backward" || o.view === "forward", 'view must be "backward" or "forward"');
-  const grad = startColouring(index, { on: o.gradColour as boolean | undefined, step: o.step as number | null | undefined });
+  const grad = startColouring(index, {
+    on: o.gradColour as boolean | undefined,
+    step: o.step as number | null | undefined,
+  });
   check(typeof grad !== "string", String(grad));
   return {
     rankdir: rankdir as DotOptions["rankdir"],

@@ -1,17 +1,9 @@
 // What the kernel knows of how the drawing is drawn: GraphWidget._view_options, written by the
 // browser only (so that Python can save a picture of the view the user sees).
 import type { AnyModel } from "@anywidget/types";
-import type { WidgetModel } from "./explorer";
-import type { RankDir } from "./view/dot";
+import type { ViewOptions, WidgetModel } from "./model_contract";
 
-export interface ViewOptions {
-  rankdir: RankDir;
-  edgeLabels: boolean;
-  /** "Colour by |grad|" is on (false too when the graph has no statistics). */
-  gradColour: boolean;
-  /** The step slider: a position in meta.steps.index (null when the graph keeps no steps). */
-  step: number | null;
-}
+export type { ViewOptions } from "./model_contract";
 
 const KEYS: (keyof ViewOptions)[] = ["rankdir", "edgeLabels", "gradColour", "step"];
 

@@ -2,7 +2,8 @@
 // First: starts the layout worker and the WASM compile before the rest is evaluated.
 import { workerRunning } from "./layout/start";
 import type { RenderProps } from "@anywidget/types";
-import { createExplorer, type WidgetModel } from "./explorer";
+import { createExplorer } from "./explorer";
+import type { WidgetModel } from "./model_contract";
 import "./widget.css";
 
 /** Longest initialize() waits for the layout worker to run, should it never say so. */

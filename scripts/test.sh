@@ -14,6 +14,9 @@ step "ruff"
 "$PY/ruff" format --check .
 step "mypy"
 "$PY/mypy"
+step "biome (TypeScript lint and format)"
+npx --no-install biome lint
+npx --no-install biome format
 step "tsc"
 npx --no-install tsc --noEmit -p .
 step "vitest"

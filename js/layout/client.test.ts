@@ -35,7 +35,13 @@ class FakeWorker implements WorkerLike {
   }
 }
 
-const ok = (req: LayoutRequest): LayoutReply => ({ id: req.id, ok: true, svg: `<svg>${req.dot}</svg>`, ms: 1, version: "x" });
+const ok = (req: LayoutRequest): LayoutReply => ({
+  id: req.id,
+  ok: true,
+  svg: `<svg>${req.dot}</svg>`,
+  ms: 1,
+  version: "x",
+});
 
 function spawner(answer: (req: LayoutRequest) => LayoutReply | "hang" | "crash") {
   const workers: FakeWorker[] = [];
@@ -84,7 +90,8 @@ describe("layout client", () => {
     const client = createLayoutClient("", 1000, spawn, () => Promise.resolve(module));
     let loading = false;
     const warm = client.warm().then(() => (loading = true));
-    const status = (s: "started" | "loading") => workers[0].onmessage?.({ data: { id: 0, status: s } } as MessageEvent<WorkerMessage>);
+    const status = (s: "started" | "loading") =>
+      workers[0].onmessage?.({ data: { id: 0, status: s } } as MessageEvent<WorkerMessage>);
     status("started");
     await new Promise((r) => setTimeout(r, 5));
     expect(loading).toBe(false);
@@ -95,7 +102,9 @@ describe("layout client", () => {
 
   it("fails only the layout that failed, and continues in a fresh worker", async () => {
     const { workers, spawn } = spawner((req) =>
-      req.dot === "bad" ? { id: req.id, ok: false, error: "memory access out of bounds", name: "RuntimeError" } : ok(req),
+      req.dot === "bad"
+        ? { id: req.id, ok: false, error: "memory access out of bounds", name: "RuntimeError" }
+        : ok(req),
     );
     const module = new WebAssembly.Module(new Uint8Array([0, 97, 115, 109, 1, 0, 0, 0]));
     const client = createLayoutClient("", 1000, spawn, () => Promise.resolve(module));
@@ -120,7 +129,9 @@ describe("layout client", () => {
   });
 
   it("gives up on a hung layout after the timeout, and on a crashed worker", async () => {
-    const { workers, spawn } = spawner((req) => (req.dot === "slow" ? "hang" : req.dot === "crash" ? "crash" : ok(req)));
+    const { workers, spawn } = spawner((req) =>
+      req.dot === "slow" ? "hang" : req.dot === "crash" ? "crash" : ok(req),
+    );
     const client = createLayoutClient("", 50, spawn);
     await expect(client.layout("slow")).rejects.toThrow("did not finish within 0 s");
     await expect(client.layout("crash")).rejects.toThrow("layout worker failed: boom");
@@ -177,7 +188,10 @@ describe("the bundled layout worker", () => {
     expect(timings.instantiate).toBeGreaterThan(0);
     expect(timings.warmUp).toBeGreaterThan(0);
     // A layout asked for before Graphviz is ready goes first: no warm-up.
-    const busy = await statuses([{ id: 1, dot: "digraph { a }" }, { id: 0, wasm: await wasm() }]);
+    const busy = await statuses([
+      { id: 1, dot: "digraph { a }" },
+      { id: 0, wasm: await wasm() },
+    ]);
     expect(busy.map((m) => ("status" in m ? m.status : m.id))).toEqual(["started", "loading", "ready", 1]);
     expect((busy[2] as { timings: { warmUp: number } }).timings.warmUp).toBe(0);
   }, 60_000);
@@ -193,6 +207,8 @@ describe("the bundled layout worker", () => {
     await expect(c.layout("digraph { a -> }")).rejects.toThrow(/syntax error/);
     const chain = `digraph { ${Array.from({ length: 30_000 }, (_, i) => `n${i} -> n${i + 1};`).join(" ")} }`;
     await expect(c.layout(chain)).rejects.toThrow(/Maximum call stack size exceeded|memory|unreachable/);
-    await expect(c.layout("digraph { x -> y }")).resolves.toMatchObject({ svg: expect.stringContaining("x&#45;&gt;y") });
+    await expect(c.layout("digraph { x -> y }")).resolves.toMatchObject({
+      svg: expect.stringContaining("x&#45;&gt;y"),
+    });
   }, 60_000);
 });

@@ -28,7 +28,10 @@ async function instantiate(module: WebAssembly.Module): Promise<GraphvizWasm> {
   const empty = new Uint8Array(0);
   wasm.instantiate = (source: unknown, imports: unknown) =>
     source instanceof Uint8Array && source.length === 0
-      ? (original.call(WebAssembly, module, imports) as Promise<WebAssembly.Instance>).then((instance) => ({ instance, module }))
+      ? (original.call(WebAssembly, module, imports) as Promise<WebAssembly.Instance>).then((instance) => ({
+          instance,
+          module,
+        }))
       : original.call(WebAssembly, source, imports);
   try {
     return new Graphviz(await pvwGraphvizModule({ wasmBinary: empty, locateFile: () => "" }));
@@ -39,7 +42,9 @@ async function instantiate(module: WebAssembly.Module): Promise<GraphvizWasm> {
 
 let provided: (module: WebAssembly.Module) => void = () => undefined;
 /** Graphviz, once the module has been provided (by the page, in a message) and instantiated. */
-const loaded: Promise<GraphvizWasm> = new Promise<WebAssembly.Module>((resolve) => (provided = resolve)).then(instantiate);
+const loaded: Promise<GraphvizWasm> = new Promise<WebAssembly.Module>((resolve) => (provided = resolve)).then(
+  instantiate,
+);
 
 export function provide(module: WebAssembly.Module): Promise<GraphvizWasm> {
   provided(module);

@@ -78,7 +78,10 @@ export function readGraphvizModule() {
 const patchedGraphviz = {
   name: "pvw-patched-graphviz",
   setup(build) {
-    build.onResolve({ filter: /^@hpcc-js\/wasm\/graphviz$/ }, () => ({ path: graphvizModulePath(), namespace: "pvw-hpcc" }));
+    build.onResolve({ filter: /^@hpcc-js\/wasm\/graphviz$/ }, () => ({
+      path: graphvizModulePath(),
+      namespace: "pvw-hpcc",
+    }));
     build.onLoad({ filter: /.*/, namespace: "pvw-hpcc" }, async (args) => ({
       contents: patchGraphviz(await readGraphvizModule()),
       loader: "js",

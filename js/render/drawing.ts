@@ -7,6 +7,7 @@ import { graphviz, type Graphviz } from "d3-graphviz";
 import { select, type BaseType } from "d3-selection";
 import { transition } from "d3-transition";
 import { zoom as d3zoom, zoomIdentity, type ZoomBehavior, type ZoomTransform } from "d3-zoom";
+import { ANIMATION_MS } from "./timing";
 
 export type Zoom = ZoomBehavior<Element, unknown>;
 
@@ -33,15 +34,6 @@ export interface Drawing {
 }
 
 export const ZOOM_EXTENT: [number, number] = [0.05, 8];
-const ANIMATION_MS = 450;
-/** An animated render not done this long after its animation should have ended never will. */
-export const STUCK_AFTER_MS = ANIMATION_MS + 1500;
-
-/** d3-graphviz never finished an animated render, so its callback would never come and every
- * later render would wait behind it: the drawing must be replaced. Its transitions run on
- * animation frames; in JupyterLab about one page load in five, the notebook's first widget
- * had a render (then deferred to a d3 timer) that never ran at all. */
-export class DrawingStuck extends Error {}
 
 /** Size the SVG to its container: pixels outside, Graphviz points (3/4 px) inside. */
 export function sizeSvg(svg: Element, width: number, height: number): void {
@@ -70,14 +62,17 @@ let drawings = 0; // names each drawing's layout transition
 
 export function d3Drawing(host: HTMLElement, width: number, height: number): Drawing {
   // useWorker:false - d3-graphviz's worker would load Graphviz from a script URL (a CDN).
-  const gv: AnyGraphviz = graphviz(host as never, {
-    useWorker: false,
-    fit: false,
-    zoom: true,
-    zoomScaleExtent: ZOOM_EXTENT,
-    width,
-    height,
-  } as never);
+  const gv: AnyGraphviz = graphviz(
+    host as never,
+    {
+      useWorker: false,
+      fit: false,
+      zoom: true,
+      zoomScaleExtent: ZOOM_EXTENT,
+      width,
+      height,
+    } as never,
+  );
   gv.keyMode("id");
   // If edges are ever tweened point by point again: 20 points each, not one per unit of
   // length (the default), which made one toggle of the Llama view take 4 s.
@@ -112,12 +107,9 @@ export function d3Drawing(host: HTMLElement, width: number, height: number): Dra
         setAnimation(animated);
         laidOut = svgText;
         const fresh = !drawn;
-        const watchdog = animated
-          ? setTimeout(() => reject(new DrawingStuck("the animated drawing never finished")), STUCK_AFTER_MS)
-          : undefined;
+        // An animated render may never call back (./timing.ts): the draw loop watches for that.
         try {
           gv.renderDot(dot, () => {
-            clearTimeout(watchdog);
             laidOut = "";
             drawn = true;
             const svg = self.svg();
@@ -128,7 +120,6 @@ export function d3Drawing(host: HTMLElement, width: number, height: number): Dra
             resolve();
           });
         } catch (err) {
-          clearTimeout(watchdog);
           reject(err instanceof Error ? err : new Error(String(err)));
         }
       });
@@ -180,7 +171,9 @@ export function plainDrawing(host: HTMLElement, width: number, height: number): 
       host.replaceChildren(svg);
       behavior = (d3zoom() as Zoom)
         .scaleExtent(ZOOM_EXTENT)
-        .on("zoom", (event: { transform: ZoomTransform }) => graph?.setAttribute("transform", event.transform.toString()));
+        .on("zoom", (event: { transform: ZoomTransform }) =>
+          graph?.setAttribute("transform", event.transform.toString()),
+        );
       select(svg as Element).call(behavior);
       const start = carry ? carried(carry, translation) : zoomIdentity.translate(translation.x, translation.y);
       behavior.transform(select(svg as Element), start);

@@ -1,12 +1,11 @@
-// The renderer: has DOT text laid out in the layout worker and draws the SVG with zoom and
-// pan (./drawing.ts); reports pointer events as (kind, id) pairs. What to draw is decided in
-// ../view.
+// The renderer: draws the SVG the layout worker made of DOT text, with zoom and pan
+// (./drawing.ts); reports pointer events as (kind, id) pairs. What to draw is decided in
+// ../view, when to draw in ../draw_loop.ts.
 import { select } from "d3-selection";
 import "d3-transition"; // selection.transition(), for animated zooms
 import { zoomIdentity, zoomTransform } from "d3-zoom";
-import type { LayoutClient, LayoutResult } from "../layout/client";
 import { CLUSTER_SUFFIX, ID_PREFIX } from "../view/dot";
-import { type Carry, d3Drawing, type Drawing, DrawingStuck, plainDrawing } from "./drawing";
+import { type Carry, d3Drawing, type Drawing, plainDrawing } from "./drawing";
 import { type Box, graphvizBox } from "./graphviz_box";
 import { assertPlainSvg } from "./svg_guard";
 import { type Anchors, centreView, fitView, keepView, outOfView, pickAnchor, type View } from "./viewport";
@@ -44,16 +43,14 @@ export interface Opening {
   focus: string | null;
 }
 
-export interface RenderResult {
-  /** False when a newer render superseded this one before it was drawn. */
-  drawn: boolean;
-  layout: LayoutResult | null;
-}
-
 export interface GraphvizView {
-  /** Lay `dot` out in the worker and draw it; rejects, leaving the drawing as it was, if
-   * Graphviz fails. Any DOT goes, which makes this also the hook to test that failure path. */
-  render(dot: string, options: RenderOptions): Promise<RenderResult>;
+  /** Draw `svg`, the layout of `dot` (one drawing at a time: ../draw_loop.ts); rejects,
+   * leaving the drawing as it was, if the SVG is refused (./svg_guard.ts). An animated drawing
+   * may never finish; `current()` false: a newer drawing is wanted. */
+  draw(dot: string, svg: string, options: RenderOptions, current: () => boolean): Promise<void>;
+  /** The drawing under way never finished (d3-graphviz waiting on animation frames): leave
+   * it, and draw the same SVG plainly. */
+  replaceStuck(): Promise<void>;
   fit(animate?: boolean): void;
   zoomBy(factor: number): void;
   centerOn(elementId: string): void;
@@ -69,7 +66,7 @@ const HIT_KEY = "pvw-hit";
 
 function hitOf(target: EventTarget | null): Hit | null {
   const el = target instanceof Element ? target.closest("g.node, g.edge, g.cluster") : null;
-  if (!el || !el.id.startsWith(ID_PREFIX)) return null;
+  if (!el?.id.startsWith(ID_PREFIX)) return null;
   const kind = el.classList.contains("node") ? "node" : el.classList.contains("edge") ? "edge" : "cluster";
   let id = el.id.slice(ID_PREFIX.length);
   if (kind === "cluster" && id.endsWith(CLUSTER_SUFFIX)) id = id.slice(0, -CLUSTER_SUFFIX.length);
@@ -101,11 +98,19 @@ function layer(container: HTMLElement): HTMLElement {
   return el;
 }
 
-export function createGraphvizView(
-  container: HTMLElement,
-  handlers: PointerHandlers,
-  layout: LayoutClient,
-): GraphvizView {
+/** A drawing under way: what it draws, and what it keeps of the one before. */
+interface Placing {
+  drawing: Drawing;
+  dot: string;
+  svgText: string;
+  options: RenderOptions;
+  picked: ReturnType<typeof pickAnchor> | null;
+  carry: Carry | null;
+  animate: boolean;
+  start: number;
+}
+
+export function createGraphvizView(container: HTMLElement, handlers: PointerHandlers): GraphvizView {
   const size = (): { width: number; height: number } => ({
     width: Math.max(container.clientWidth, 200),
     height: Math.max(container.clientHeight, 150),
@@ -114,8 +119,7 @@ export function createGraphvizView(
   const hosts = { d3: layer(container), plain: layer(container) };
   let drawing: Drawing | null = null;
   let drawnBox: Box | null = null; // Graphviz's box of what is drawn
-  let queue: Promise<void> = Promise.resolve();
-  let wanted = 0;
+  let placing: Placing | null = null;
   let autoFit = true; // refit after redraws until the user pans or zooms
   let opened: Opening | null = null; // a first view kept on resize until the view is moved
   const hint = createViewHint(); // "Showing part of the graph", over the drawing
@@ -168,7 +172,11 @@ export function createGraphvizView(
     const [min, max] = behavior.scaleExtent();
     if (v.k < min) behavior.scaleExtent([v.k, max]);
     const t = zoomIdentity.translate(v.x, v.y).scale(v.k);
-    if (animate) select(root).transition().duration(300).call(behavior.transform as never, t);
+    if (animate)
+      select(root)
+        .transition()
+        .duration(300)
+        .call(behavior.transform as never, t);
     else behavior.transform(select(root) as never, t);
   }
 
@@ -189,20 +197,26 @@ export function createGraphvizView(
   async function draw(dot: string, svgText: string, options: RenderOptions): Promise<void> {
     const root = svg();
     const picked = root && options.anchors ? pickAnchor(root, options.anchors) : null;
-    const carry: Carry | null = root && drawing ? { transform: zoomTransform(root), translation: drawing.translation() } : null;
+    const carry: Carry | null =
+      root && drawing ? { transform: zoomTransform(root), translation: drawing.translation() } : null;
     const animate = options.animate && !options.plain && root !== null;
     const start = performance.now();
+    const used = use(options.plain ? "plain" : "d3");
+    const at: Placing = { drawing: used, dot, svgText, options, picked, carry, animate, start };
+    placing = at;
     try {
-      await use(options.plain ? "plain" : "d3").draw(dot, svgText, animate, carry);
+      await used.draw(dot, svgText, animate, carry);
     } catch (err) {
-      if (!(err instanceof DrawingStuck)) throw err;
-      // d3-graphviz may still run that render one day: it keeps its host, out of the page, and
-      // the next redraw starts a fresh one. The same SVG, drawn plainly, meanwhile.
-      hosts.d3.remove();
-      hosts.d3 = layer(container);
-      drawing = null;
-      await use("plain").draw(dot, svgText, false, carry);
+      if (placing === at) placing = null;
+      throw err;
     }
+    if (placing !== at) return; // replaced as stuck (replaceStuck), or superseded meanwhile
+    placing = null;
+    settle(at);
+  }
+
+  /** After a drawing: hit paths, classes, and the view (kept, fitted or opened). */
+  function settle({ svgText, options, picked, animate, start }: Placing): void {
     drawnBox = graphvizBox(svgText);
     afterRender();
     const now = svg();
@@ -220,10 +234,13 @@ export function createGraphvizView(
   function openView(): void {
     const root = svg();
     const frame = root && drawnBox ? frameOf(root, drawnBox) : null;
-    if (!root || !frame || !opened) return view.fit(false);
-    const { view: v, partial } = openingView(frame, opened.focus ? labelCentre(root, opened.focus) : null);
-    if (!partial) return view.fit(false);
-    apply(v, false);
+    const opening =
+      root && frame && opened ? openingView(frame, opened.focus ? labelCentre(root, opened.focus) : null) : null;
+    if (!opening?.partial) {
+      view.fit(false);
+      return;
+    }
+    apply(opening.view, false);
     autoFit = false;
   }
 
@@ -241,33 +258,34 @@ export function createGraphvizView(
   container.addEventListener("mouseleave", onLeave);
 
   const view: GraphvizView = {
-    render(dot, options) {
-      // Serialised (one drawing at a time); a render asked for while others wait supersedes
-      // them, so quick clicks never queue up stale layouts.
-      const ticket = ++wanted;
-      const job = queue.then(async (): Promise<RenderResult> => {
-        if (ticket !== wanted) return { drawn: false, layout: null };
-        const start = performance.now();
-        const result = await layout.layout(dot);
-        performance.measure("pvw:layout", { start, detail: { graphvizMs: result.ms } });
-        if (ticket !== wanted) return { drawn: false, layout: result };
-        assertPlainSvg(result.svg); // nothing from a name may become markup (./svg_guard.ts)
-        // The view's first drawing goes in as plain SVG: with the page's code still cold, that
-        // is ~3x quicker on screen than d3-graphviz's join (measured: 25 vs 65 ms, ResNet-50).
-        // d3-graphviz then takes the same SVG over, after that frame, so redraws can animate.
-        const takeOver = drawing === null && !options.plain;
-        await draw(dot, result.svg, takeOver ? { ...options, plain: true } : options);
-        if (takeOver) {
-          await afterPaint();
-          if (ticket === wanted) await draw(dot, result.svg, { ...options, animate: false, anchors: null });
-        }
-        return { drawn: true, layout: result };
-      });
-      queue = job.then(
-        () => undefined,
-        () => undefined,
-      );
-      return job;
+    async draw(dot, svgText, options, current) {
+      assertPlainSvg(svgText); // nothing from a name may become markup (./svg_guard.ts)
+      // The view's first drawing goes in as plain SVG: with the page's code still cold, that
+      // is ~3x quicker on screen than d3-graphviz's join (measured: 25 vs 65 ms, ResNet-50).
+      // d3-graphviz then takes the same SVG over, after that frame, so redraws can animate.
+      const takeOver = drawing === null && !options.plain;
+      await draw(dot, svgText, takeOver ? { ...options, plain: true } : options);
+      if (takeOver) {
+        await afterPaint();
+        if (current()) await draw(dot, svgText, { ...options, animate: false, anchors: null });
+      }
+    },
+    async replaceStuck() {
+      const stuck = placing;
+      if (!stuck) return;
+      // d3-graphviz may still run that render one day: it keeps its host, out of the page, and
+      // the next redraw starts a fresh one. The same SVG, drawn plainly, meanwhile, keeping
+      // what the stuck drawing had kept of the one before.
+      hosts.d3.remove();
+      hosts.d3 = layer(container);
+      drawing = null;
+      const plain = use("plain");
+      placing = { ...stuck, drawing: plain };
+      await plain.draw(stuck.dot, stuck.svgText, false, stuck.carry);
+      if (placing?.drawing !== plain) return; // superseded meanwhile
+      const at = placing;
+      placing = null;
+      settle(at);
     },
     fit(animate = false): void {
       const root = svg();

@@ -8,7 +8,17 @@ const SVG_NS = "http://www.w3.org/2000/svg";
 export const PX_PER_PT = 4 / 3;
 
 const SHAPE = ["fill", "fill-opacity", "stroke", "stroke-opacity", "stroke-width", "stroke-dasharray", "opacity"];
-const TEXT = ["fill", "fill-opacity", "font-family", "font-size", "font-weight", "font-style", "text-anchor", "text-decoration-line", "opacity"];
+const TEXT = [
+  "fill",
+  "fill-opacity",
+  "font-family",
+  "font-size",
+  "font-weight",
+  "font-style",
+  "text-anchor",
+  "text-decoration-line",
+  "opacity",
+];
 const PROPS: Record<string, string[]> = {
   path: SHAPE,
   polygon: SHAPE,

@@ -26,7 +26,10 @@ describe("svg guard", () => {
     const graph = name === "hostile" ? hostileGraph() : fixture(name);
     const index = buildIndex(graph);
     for (const depth of [0, 1, 2, 99]) {
-      for (const options of [{ rankdir: "TB" as const, edgeLabels: false }, { rankdir: "LR" as const, edgeLabels: true }]) {
+      for (const options of [
+        { rankdir: "TB" as const, edgeLabels: false },
+        { rankdir: "LR" as const, edgeLabels: true },
+      ]) {
         const vg = buildVisibleGraph(index, new Set(groupsToDepth(index, depth)));
         const svg = graphviz.layout(visibleGraphToDot(index, vg, options), "svg", "dot");
         expect(svgProblem(svg), `${name} at depth ${depth}`).toBeNull();
@@ -52,10 +55,18 @@ describe("svg guard", () => {
     ["foreign content", "<foreignObject><img src=x></foreignObject>", "<foreignObject>"],
     ["an unquoted attribute", "<g id=x onclick=alert(1)></g>", "<g id=x onclick=alert(1)>"],
     ["a single-quoted attribute", "<g id='x'></g>", "<g id='x'>"],
-    ["an animation", '<set attributeName="onmouseover" to="alert(1)"/>', '<set attributeName="onmouseover" to="alert(1)"/>'],
+    [
+      "an animation",
+      '<set attributeName="onmouseover" to="alert(1)"/>',
+      '<set attributeName="onmouseover" to="alert(1)"/>',
+    ],
     ["a style sheet", "<style>*{}</style>", "<style>"],
-    ["a CDATA section", "<text><![CDATA[<img src=x onerror=alert(1)>]]></text>", "<![CDATA[<img src=x onerror=alert(1)>"],
-    ["an entity declaration", '<!DOCTYPE svg [<!ENTITY x "y">]>', "<!DOCTYPE svg [<!ENTITY x \"y\">"],
+    [
+      "a CDATA section",
+      "<text><![CDATA[<img src=x onerror=alert(1)>]]></text>",
+      "<![CDATA[<img src=x onerror=alert(1)>",
+    ],
+    ["an entity declaration", '<!DOCTYPE svg [<!ENTITY x "y">]>', '<!DOCTYPE svg [<!ENTITY x "y">'],
     ["an image", '<image href="x"/>', '<image href="x"/>'],
     ["a comment an HTML parser ends early", "<!-- a --!><img src=x onerror=alert(1)> -->", "<!-- a --!>"],
     ["a raw '<' in text", '<text x="1">a < b</text>', "< b</text>"],

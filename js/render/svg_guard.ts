@@ -5,14 +5,60 @@
 // elements and attributes Graphviz draws our DOT with, so a mistake in the escaping (or an
 // HTML-like label with <IMG>/HREF) is refused instead of becoming an image, link or handler.
 
-const ELEMENTS = new Set(["svg", "g", "title", "text", "path", "polygon", "polyline", "ellipse", "defs", "linearGradient", "radialGradient", "stop"]);
+const ELEMENTS = new Set([
+  "svg",
+  "g",
+  "title",
+  "text",
+  "path",
+  "polygon",
+  "polyline",
+  "ellipse",
+  "defs",
+  "linearGradient",
+  "radialGradient",
+  "stop",
+]);
 
 const ATTRIBUTES = new Set([
-  "width", "height", "viewBox", "xmlns", "xmlns:xlink", "id", "class", "transform",
-  "fill", "fill-opacity", "stroke", "stroke-width", "stroke-dasharray", "stroke-opacity",
-  "points", "d", "cx", "cy", "rx", "ry", "x", "y", "x1", "y1", "x2", "y2",
-  "text-anchor", "font-family", "font-size", "font-weight", "font-style", "text-decoration",
-  "baseline-shift", "xml:space", "offset", "stop-color", "stop-opacity", "gradientUnits",
+  "width",
+  "height",
+  "viewBox",
+  "xmlns",
+  "xmlns:xlink",
+  "id",
+  "class",
+  "transform",
+  "fill",
+  "fill-opacity",
+  "stroke",
+  "stroke-width",
+  "stroke-dasharray",
+  "stroke-opacity",
+  "points",
+  "d",
+  "cx",
+  "cy",
+  "rx",
+  "ry",
+  "x",
+  "y",
+  "x1",
+  "y1",
+  "x2",
+  "y2",
+  "text-anchor",
+  "font-family",
+  "font-size",
+  "font-weight",
+  "font-style",
+  "text-decoration",
+  "baseline-shift",
+  "xml:space",
+  "offset",
+  "stop-color",
+  "stop-opacity",
+  "gradientUnits",
   "gradientTransform",
 ]);
 
@@ -31,7 +77,7 @@ export function svgProblem(svg: string): string | null {
   const body = svg.replace(PROLOGUE, "");
   if (!/^(<!--(?:(?!--)[^<>])*-->\s*)*<svg[\s>]/.test(body)) return "no SVG";
   const bad = BAD_TAG.exec(body);
-  return bad ? body.slice(bad.index, bad.index + 60).split(">")[0] + ">" : null;
+  return bad ? `${body.slice(bad.index, bad.index + 60).split(">")[0]}>` : null;
 }
 
 /** Throws (the drawing stays as it was, the status line says why) unless `svg` passes. */

@@ -107,10 +107,6 @@ export function outOfView(root: SVGSVGElement): boolean {
   const drawn = root.querySelector<SVGGElement>("g")?.getBoundingClientRect();
   const area = root.getBoundingClientRect();
   return (
-    !drawn ||
-    drawn.right < area.left ||
-    drawn.left > area.right ||
-    drawn.bottom < area.top ||
-    drawn.top > area.bottom
+    !drawn || drawn.right < area.left || drawn.left > area.right || drawn.bottom < area.top || drawn.top > area.bottom
   );
 }

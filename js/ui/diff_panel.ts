@@ -1,8 +1,18 @@
 // A diff of two graphs in the explorer (GraphWidget.diff): the status-line button with the
 // counts that shows the diff summary in the inspector, the legend of the marks, and what the
 // DOT writer, inspector and tooltip ask about the marks (view/diff.ts has the logic).
-import type { Inspection } from "../view/describe";
-import { diffInfo, diffMarking, diffOverview, diffSections, diffTooltip, graphTally, tallyText, type DiffInfo, type DiffMarking } from "../view/diff";
+import type { Inspection } from "../view/inspection";
+import {
+  diffInfo,
+  diffMarking,
+  diffOverview,
+  diffSections,
+  diffTooltip,
+  graphTally,
+  tallyText,
+  type DiffInfo,
+  type DiffMarking,
+} from "../view/diff";
 import type { GraphIndex } from "../view/graph_index";
 import type { VisibleGraph } from "../view/visible";
 import { button, h } from "./dom";
@@ -29,10 +39,15 @@ export function createDiffPanel(onShow: () => void): DiffPanel {
   let marking: DiffMarking | null = null;
   let overviewClosed = false;
 
-  const show = button("", "Show the differences between the two graphs in the inspector", () => {
-    overviewClosed = false;
-    onShow();
-  }, "pvw-diff-summary");
+  const show = button(
+    "",
+    "Show the differences between the two graphs in the inspector",
+    () => {
+      overviewClosed = false;
+      onShow();
+    },
+    "pvw-diff-summary",
+  );
   show.classList.add("pvw-diff-button");
   const legend = h("span", { className: "pvw-diff-legend", testid: "pvw-diff-legend" });
   legend.setAttribute("aria-label", "Diff marks");
@@ -49,7 +64,11 @@ export function createDiffPanel(onShow: () => void): DiffPanel {
       statusEl.hidden = info === null;
       if (!info) return;
       const { nodes, edges } = graphTally(next.graph);
-      const text = tallyText({ added: nodes.added + edges.added, removed: nodes.removed + edges.removed, changed: nodes.changed + edges.changed });
+      const text = tallyText({
+        added: nodes.added + edges.added,
+        removed: nodes.removed + edges.removed,
+        changed: nodes.changed + edges.changed,
+      });
       show.textContent = `${info.labels[0]} \u2192 ${info.labels[1]}: ${text || "no differences"}`;
       legend.replaceChildren(...diffLegend(info.labels));
     },

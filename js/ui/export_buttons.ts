@@ -46,7 +46,10 @@ async function pngOf(svg: SVGSVGElement, width: number, height: number): Promise
     if (!context) throw new Error(`this browser gives no ${width}x${height} px canvas`);
     context.drawImage(image, 0, 0, width, height);
     return await new Promise<Blob>((resolve, reject) =>
-      canvas.toBlob((blob) => (blob ? resolve(blob) : reject(new Error(`no PNG of ${width}x${height} px`))), "image/png"),
+      canvas.toBlob(
+        (blob) => (blob ? resolve(blob) : reject(new Error(`no PNG of ${width}x${height} px`))),
+        "image/png",
+      ),
     );
   } finally {
     URL.revokeObjectURL(url);
@@ -74,15 +77,26 @@ export function createExportButtons(drawn: () => SVGSVGElement | null, say: (mes
       download(await pngOf(out.svg, w, h), `${FILE_STEM}.png`);
       if (scale < PNG_SCALE) {
         const why = `${PNG_SCALE}x would pass what a canvas safely holds`;
-        say({ text: `PNG saved at ${scale.toFixed(2)}x (${w}x${h} px): ${why}. The SVG has every detail.`, kind: "info" });
+        say({
+          text: `PNG saved at ${scale.toFixed(2)}x (${w}x${h} px): ${why}. The SVG has every detail.`,
+          kind: "info",
+        });
       }
     } catch (err) {
-      say({ text: `Could not make the PNG (${err instanceof Error ? err.message : String(err)}); the SVG button saves the drawing.`, kind: "error" });
+      say({
+        text: `Could not make the PNG (${err instanceof Error ? err.message : String(err)}); the SVG button saves the drawing.`,
+        kind: "error",
+      });
     }
   };
   return h("span", { className: "pvw-export" }, [
     h("span", { className: "pvw-sep" }),
     button("SVG", "Download the drawing as shown, as an SVG file", saveSvg, "pvw-save-svg"),
-    button("PNG", `Download the drawing as shown, as a PNG image (${PNG_SCALE}x)`, () => void savePng(), "pvw-save-png"),
+    button(
+      "PNG",
+      `Download the drawing as shown, as a PNG image (${PNG_SCALE}x)`,
+      () => void savePng(),
+      "pvw-save-png",
+    ),
   ]);
 }

@@ -23,7 +23,13 @@ export interface GradFlowTab {
 function rect(cls: string, fraction: number | null, thin: boolean): SVGElement[] {
   if (fraction === null) return [];
   const r = document.createElementNS(SVG, "rect");
-  const attrs = { class: cls, x: "0", y: thin ? "25%" : "0", height: thin ? "50%" : "100%", width: `${(fraction * 100).toFixed(2)}%` };
+  const attrs = {
+    class: cls,
+    x: "0",
+    y: thin ? "25%" : "0",
+    height: thin ? "50%" : "100%",
+    width: `${(fraction * 100).toFixed(2)}%`,
+  };
   for (const [k, v] of Object.entries(attrs)) r.setAttribute(k, v);
   return [r];
 }
@@ -42,7 +48,9 @@ function describe(b: FlowBar, flow: GradFlow): string {
 
 function mark(b: FlowBar): HTMLElement {
   const bad = barNonFinite(b);
-  const text = b.badge ?? (bad ? [b.nan > 0 ? "NaN" : "", b.inf > 0 ? "Inf" : ""].filter(Boolean).join("/") : b.absent ? "\u2013" : "");
+  const text =
+    b.badge ??
+    (bad ? [b.nan > 0 ? "NaN" : "", b.inf > 0 ? "Inf" : ""].filter(Boolean).join("/") : b.absent ? "\u2013" : "");
   return h("span", { className: `pvw-flow-mark${b.badge || bad ? " pvw-flow-mark-bad" : ""}`, text });
 }
 
@@ -55,7 +63,11 @@ function barRow(b: FlowBar, flow: GradFlow, onPick: (node: string) => void): HTM
   else svg.append(...rect("pvw-flow-max", at(b.max), false), ...rect("pvw-flow-mean", at(b.mean), true));
   const track = h("span", { className: "pvw-flow-track" }, [svg]);
   track.style.backgroundSize = `${100 / (flow.hi - flow.lo)}% 100%`; // a gridline per decade
-  const row = h("button", { className: "pvw-flow-row" }, [h("span", { className: "pvw-flow-name", text: b.label }), track, mark(b)]);
+  const row = h("button", { className: "pvw-flow-row" }, [
+    h("span", { className: "pvw-flow-name", text: b.label }),
+    track,
+    mark(b),
+  ]);
   row.type = "button";
   row.title = describe(b, flow);
   row.setAttribute("aria-label", row.title);
@@ -81,9 +93,16 @@ function axis(flow: GradFlow): HTMLElement {
 }
 
 function legend(flow: GradFlow): HTMLElement {
-  const key = (cls: string, text: string): HTMLElement => h("span", { className: "pvw-flow-key" }, [h("span", { className: `pvw-flow-swatch ${cls}` }), text]);
-  const keys = flow.metric === "norm" ? [key("pvw-flow-mean", "\u2016g\u2016 (L2 norm)")] : [key("pvw-flow-max", "max |g|"), key("pvw-flow-mean", "mean |g|")];
-  const step = flow.step === null ? [] : [h("span", { className: "pvw-flow-step", testid: "pvw-flow-step", text: `step ${flow.step}` })];
+  const key = (cls: string, text: string): HTMLElement =>
+    h("span", { className: "pvw-flow-key" }, [h("span", { className: `pvw-flow-swatch ${cls}` }), text]);
+  const keys =
+    flow.metric === "norm"
+      ? [key("pvw-flow-mean", "\u2016g\u2016 (L2 norm)")]
+      : [key("pvw-flow-max", "max |g|"), key("pvw-flow-mean", "mean |g|")];
+  const step =
+    flow.step === null
+      ? []
+      : [h("span", { className: "pvw-flow-step", testid: "pvw-flow-step", text: `step ${flow.step}` })];
   return h("div", { className: "pvw-flow-legend" }, [...keys, ...step]);
 }
 
@@ -108,14 +127,25 @@ export function createGradFlowTab(onPick: (node: string) => void): GradFlowTab {
       el.replaceChildren(line("This graph has no parameters."));
       return;
     }
-    const rows = h("div", { className: "pvw-flow-rows", testid: "pvw-flow-rows" }, flow.bars.map((b) => barRow(b, flow, onPick)));
+    const rows = h(
+      "div",
+      { className: "pvw-flow-rows", testid: "pvw-flow-rows" },
+      flow.bars.map((b) => barRow(b, flow, onPick)),
+    );
     const absent = flow.bars.filter((b) => b.absent !== null).length;
     el.replaceChildren(
       legend(flow),
       ...(flow.note ? [line(flow.note)] : []),
       axis(flow),
       rows,
-      ...(absent ? [h("div", { className: "pvw-pane-foot", text: `${absent} parameter(s) without a value (\u2013): hover a row for why.` })] : []),
+      ...(absent
+        ? [
+            h("div", {
+              className: "pvw-pane-foot",
+              text: `${absent} parameter(s) without a value (\u2013): hover a row for why.`,
+            }),
+          ]
+        : []),
     );
   }
 

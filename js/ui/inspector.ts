@@ -1,5 +1,5 @@
 // Side panel describing the selected node, edge or layer group.
-import type { InfoItem, Inspection } from "../view/describe";
+import type { InfoItem, Inspection } from "../view/inspection";
 import { button, h } from "./dom";
 import { sparklineSvg } from "./sparkline";
 
@@ -9,7 +9,10 @@ export interface Inspector {
 }
 
 /** `onSelect(ref, action)`: a link was clicked (`action`: unfold or fold a run, see InfoItem). */
-export function createInspector(onSelect: (id: string, action?: InfoItem["action"]) => void, onClose: () => void): Inspector {
+export function createInspector(
+  onSelect: (id: string, action?: InfoItem["action"]) => void,
+  onClose: () => void,
+): Inspector {
   const el = h("aside", { className: "pvw-inspector", testid: "pvw-inspector" });
   el.setAttribute("aria-label", "Inspector");
   el.hidden = true;
@@ -41,9 +44,15 @@ export function createInspector(onSelect: (id: string, action?: InfoItem["action
             value = h("span", { className: "pvw-value", text: item.value });
           }
           if (item.hint) value.title = item.hint;
-          const row = h("div", { className: "pvw-row" }, [h("span", { className: "pvw-key", text: item.label }), value]);
+          const row = h("div", { className: "pvw-row" }, [
+            h("span", { className: "pvw-key", text: item.label }),
+            value,
+          ]);
           if (!item.spark) return row;
-          const spark = h("div", { className: "pvw-row pvw-spark-row" }, [h("span", { className: "pvw-key" }), sparklineSvg(item.spark.values, item.spark.steps)]);
+          const spark = h("div", { className: "pvw-row pvw-spark-row" }, [
+            h("span", { className: "pvw-key" }),
+            sparklineSvg(item.spark.values, item.spark.steps),
+          ]);
           return h("div", {}, [row, spark]);
         });
         return h("section", { className: "pvw-section" }, [h("h4", { text: section.title }), ...rows]);

@@ -3,7 +3,7 @@
 // rule), asked for with a custom message the first time the tab opens; a saved page with no
 // kernel may carry the same message in the model's `_layer_rows`. Names are shown as text.
 import type { AnyModel } from "@anywidget/types";
-import type { WidgetModel } from "../explorer";
+import type { WidgetModel } from "../model_contract";
 import { LAYER_ROWS, readTable, type LayerTable } from "../view/layer_rows";
 import { button, h } from "./dom";
 import { revealInPane } from "./pane_scroll";
@@ -53,18 +53,41 @@ export function createLayersTab(model: AnyModel<WidgetModel>, onPick: (group: st
 
   function render(t: LayerTable): void {
     table = t;
-    const head = h("tr", {}, HEADERS.map((text) => h("th", { text })));
+    const head = h(
+      "tr",
+      {},
+      HEADERS.map((text) => h("th", { text })),
+    );
     const rows = t.rows.map((r) => {
       const name = button(r.name || r.group, `Select ${r.name || r.group} in the graph`, () => undefined);
       name.className = "pvw-link pvw-layers-name";
       name.style.paddingLeft = `${r.depth * 12}px`;
-      const cells = [r.type, count(r.params), count(r.trainable), String(r.grad_nodes), r.grads_in.join(", ") || "-", r.grads_out.join(", ") || "-"];
-      const tr = h("tr", { className: "pvw-layers-row" }, [h("td", {}, [name]), ...cells.map((text) => h("td", { text }))]);
-      Object.assign(tr.dataset, { group: r.group, name: r.name, depth: String(r.depth), params: String(r.params), trainable: String(r.trainable) });
+      const cells = [
+        r.type,
+        count(r.params),
+        count(r.trainable),
+        String(r.grad_nodes),
+        r.grads_in.join(", ") || "-",
+        r.grads_out.join(", ") || "-",
+      ];
+      const tr = h("tr", { className: "pvw-layers-row" }, [
+        h("td", {}, [name]),
+        ...cells.map((text) => h("td", { text })),
+      ]);
+      Object.assign(tr.dataset, {
+        group: r.group,
+        name: r.name,
+        depth: String(r.depth),
+        params: String(r.params),
+        trainable: String(r.trainable),
+      });
       tr.addEventListener("click", () => onPick(r.group)); // the name button's click lands here too
       return tr;
     });
-    const grid = h("table", { className: "pvw-layers-table", testid: "pvw-layers-table" }, [h("thead", {}, [head]), h("tbody", {}, rows)]);
+    const grid = h("table", { className: "pvw-layers-table", testid: "pvw-layers-table" }, [
+      h("thead", {}, [head]),
+      h("tbody", {}, rows),
+    ]);
     const foot = h("div", {
       className: "pvw-pane-foot",
       testid: "pvw-layers-total",
@@ -102,7 +125,8 @@ export function createLayersTab(model: AnyModel<WidgetModel>, onPick: (group: st
     asked = ++requests;
     say("Asking the kernel for the layer table\u2026");
     timer = setTimeout(() => {
-      if (!table) say("No layer table yet: the kernel has not answered (it may be busy or stopped; a saved page has no kernel).");
+      if (!table)
+        say("No layer table yet: the kernel has not answered (it may be busy or stopped; a saved page has no kernel).");
     }, NO_ANSWER_MS);
     try {
       model.send({ type: LAYER_ROWS, id: asked });

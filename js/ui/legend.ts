@@ -5,7 +5,10 @@ import { h } from "./dom";
 /** Text for each reading of the graph: widget.css shows the one the root's data-reading names
  * (set by ui/reading.ts). */
 function byReading(backward: string, forward: string): Node[] {
-  return [h("span", { className: "pvw-read-backward", text: backward }), h("span", { className: "pvw-read-forward", text: forward })];
+  return [
+    h("span", { className: "pvw-read-backward", text: backward }),
+    h("span", { className: "pvw-read-forward", text: forward }),
+  ];
 }
 
 const ENTRIES: Array<[string, string | Node[]]> = [
@@ -20,7 +23,12 @@ export function createLegend(): HTMLElement {
   const el = h(
     "div",
     { className: "pvw-legend", testid: "pvw-legend" },
-    ENTRIES.map(([kind, text]) => h("span", { className: "pvw-legend-item" }, [h("i", { className: `pvw-swatch pvw-swatch-${kind}` }), ...(typeof text === "string" ? [text] : text)])),
+    ENTRIES.map(([kind, text]) =>
+      h("span", { className: "pvw-legend-item" }, [
+        h("i", { className: `pvw-swatch pvw-swatch-${kind}` }),
+        ...(typeof text === "string" ? [text] : text),
+      ]),
+    ),
   );
   el.setAttribute("aria-label", "Legend");
   return el;
@@ -48,7 +56,10 @@ export function rampLegend(stops: { colour: string; norm: number }[]): HTMLEleme
 export function diffLegend(labels: [string, string]): HTMLElement[] {
   const [a, b] = labels;
   const item = (status: string, text: string, what: string): HTMLElement =>
-    h("span", { className: "pvw-legend-item", title: what }, [h("i", { className: `pvw-swatch pvw-swatch-diff-${status}` }), text]);
+    h("span", { className: "pvw-legend-item", title: what }, [
+      h("i", { className: `pvw-swatch pvw-swatch-diff-${status}` }),
+      text,
+    ]);
   return [
     item("added", "added", `only in ${b}`),
     item("removed", "removed", `only in ${a}`),

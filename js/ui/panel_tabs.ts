@@ -4,7 +4,7 @@
 // selection made elsewhere (the graph, Python) brings it to the front, one made from a tab
 // keeps that tab.
 import type { AnyModel } from "@anywidget/types";
-import type { WidgetModel } from "../explorer";
+import type { WidgetModel } from "../model_contract";
 import { parseInstanceId, type GraphIndex } from "../view/graph_index";
 import { button, h } from "./dom";
 import { createGradFlowTab } from "./grad_flow_tab";
@@ -28,7 +28,11 @@ export interface PanelTabs {
   destroy(): void;
 }
 
-export function createPanelTabs(model: AnyModel<WidgetModel>, inspector: Inspector, navigate: (id: string) => void): PanelTabs {
+export function createPanelTabs(
+  model: AnyModel<WidgetModel>,
+  inspector: Inspector,
+  navigate: (id: string) => void,
+): PanelTabs {
   const uid = `pvw-panel-${++views}`;
   let index: GraphIndex | null = null;
   let active: TabId = "inspector";
@@ -47,13 +51,20 @@ export function createPanelTabs(model: AnyModel<WidgetModel>, inspector: Inspect
   const pane = (id: TabId, title: string, body: HTMLElement): HTMLElement => {
     const close = button("\u00d7", "Close the panel", () => activate("inspector", false), `pvw-close-${id}`);
     close.classList.add("pvw-pane-close");
-    const header = h("header", { className: "pvw-pane-header" }, [h("div", { className: "pvw-inspector-title", text: title }), close]);
+    const header = h("header", { className: "pvw-pane-header" }, [
+      h("div", { className: "pvw-inspector-title", text: title }),
+      close,
+    ]);
     return h("div", { className: `pvw-pane pvw-pane-${id}`, testid: `pvw-pane-${id}` }, [header, body]);
   };
   const hint = h("div", { className: "pvw-pane pvw-pane-hint", testid: "pvw-pane-hint" }, [
     h("div", { className: "pvw-pane-line", text: "Nothing selected: click a node, edge or layer in the graph." }),
   ]);
-  const panes: Record<TabId, HTMLElement> = { inspector: hint, layers: pane("layers", "Layers", layers.el), flow: pane("flow", "Gradient flow", flow.el) };
+  const panes: Record<TabId, HTMLElement> = {
+    inspector: hint,
+    layers: pane("layers", "Layers", layers.el),
+    flow: pane("flow", "Gradient flow", flow.el),
+  };
 
   const strip = h("div", { className: "pvw-tabs", testid: "pvw-tabs" });
   strip.setAttribute("role", "tablist");
@@ -77,7 +88,14 @@ export function createPanelTabs(model: AnyModel<WidgetModel>, inspector: Inspect
   });
   strip.addEventListener("keydown", (event) => {
     const at = tabs.findIndex((t) => t.tab === document.activeElement);
-    const moves: Record<string, number> = { ArrowDown: at + 1, ArrowRight: at + 1, ArrowUp: at - 1, ArrowLeft: at - 1, Home: 0, End: tabs.length - 1 };
+    const moves: Record<string, number> = {
+      ArrowDown: at + 1,
+      ArrowRight: at + 1,
+      ArrowUp: at - 1,
+      ArrowLeft: at - 1,
+      Home: 0,
+      End: tabs.length - 1,
+    };
     if (at < 0 || !(event.key in moves)) return;
     event.preventDefault();
     const next = tabs[(moves[event.key] + tabs.length) % tabs.length];
@@ -85,7 +103,13 @@ export function createPanelTabs(model: AnyModel<WidgetModel>, inspector: Inspect
     activate(next.id, true);
   });
 
-  const side = h("div", { className: "pvw-side", testid: "pvw-side" }, [inspector.el, hint, panes.layers, panes.flow, strip]);
+  const side = h("div", { className: "pvw-side", testid: "pvw-side" }, [
+    inspector.el,
+    hint,
+    panes.layers,
+    panes.flow,
+    strip,
+  ]);
 
   /** Whether a pane shows: the inspector only with something in it, unless opened by hand. */
   function isOpen(): boolean {

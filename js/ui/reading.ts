@@ -1,7 +1,7 @@
 // The "Backward / Forward" toggle in the toolbar, and the synced `view` trait it reads and
 // writes (GraphWidget(y, view="forward"), w.view = ...): which reading the graph is drawn in.
 import type { AnyModel } from "@anywidget/types";
-import type { WidgetModel } from "../explorer";
+import type { WidgetModel } from "../model_contract";
 import type { GraphIndex } from "../view/graph_index";
 import { READINGS, readingFor, readsForward, type Reading } from "../view/forward";
 import { button, h } from "./dom";
@@ -22,19 +22,27 @@ const TEXT: Record<Reading, [string, string]> = {
 
 export function createReadingToggle(model: AnyModel<WidgetModel>, onChange: () => void): ReadingToggle {
   const buttons = READINGS.map((reading) =>
-    button(TEXT[reading][0], TEXT[reading][1], () => {
-      model.set("view", reading);
-      model.save_changes();
-    }, `pvw-reading-${reading}`),
+    button(
+      TEXT[reading][0],
+      TEXT[reading][1],
+      () => {
+        model.set("view", reading);
+        model.save_changes();
+      },
+      `pvw-reading-${reading}`,
+    ),
   );
-  const el = h("span", { className: "pvw-reading", testid: "pvw-reading" }, [h("span", { className: "pvw-sep" }), ...buttons]);
+  const el = h("span", { className: "pvw-reading", testid: "pvw-reading" }, [
+    h("span", { className: "pvw-sep" }),
+    ...buttons,
+  ]);
   el.setAttribute("role", "group");
   el.setAttribute("aria-label", "Read the graph backward or forward");
 
   let graph: GraphIndex["graph"] | null = null;
   const show = (): void => {
     const wanted = model.get("view") === "forward" ? "forward" : "backward";
-    READINGS.forEach((reading, i) => buttons[i].setAttribute("aria-pressed", String(reading === wanted)));
+    for (const [i, reading] of READINGS.entries()) buttons[i].setAttribute("aria-pressed", String(reading === wanted));
     // What the legend and other reading-worded text follow (widget.css).
     const root = el.closest<HTMLElement>(".pvw-root");
     if (root && graph) root.dataset.reading = readingFor(graph, wanted);

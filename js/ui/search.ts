@@ -9,7 +9,11 @@ export interface SearchBox {
 }
 
 export function createSearchBox(onQuery: (text: string) => void, onStep: (delta: number) => void): SearchBox {
-  const input = h("input", { className: "pvw-search-input", testid: "pvw-search", title: "Search ops, layers and parameters" });
+  const input = h("input", {
+    className: "pvw-search-input",
+    testid: "pvw-search",
+    title: "Search ops, layers and parameters",
+  });
   input.type = "search";
   input.placeholder = "Search ops, layers, params";
   input.spellcheck = false;

@@ -15,12 +15,18 @@ function svgEl(tag: string, attrs: Record<string, string>): SVGElement {
 
 export function sparklineSvg(values: (number | null)[], steps: number[]): SVGElement {
   const shape = sparkline(values, WIDTH, HEIGHT);
-  const svg = svgEl("svg", { width: String(WIDTH), height: String(HEIGHT), viewBox: `0 0 ${WIDTH} ${HEIGHT}`, class: "pvw-sparkline" });
+  const svg = svgEl("svg", {
+    width: String(WIDTH),
+    height: String(HEIGHT),
+    viewBox: `0 0 ${WIDTH} ${HEIGHT}`,
+    class: "pvw-sparkline",
+  });
   svg.dataset.testid = "pvw-sparkline";
   svg.setAttribute("role", "img");
   const shown = values.map((v, k) => `step ${steps[k]}: ${v === null ? "\u2013" : formatNorm(v)}`).join(", ");
   svg.setAttribute("aria-label", `gradient norm by step: ${shown}`);
-  for (const points of shape.lines) svg.append(svgEl("polyline", { points, fill: "none", class: "pvw-sparkline-line" }));
+  for (const points of shape.lines)
+    svg.append(svgEl("polyline", { points, fill: "none", class: "pvw-sparkline-line" }));
   for (const p of shape.points) {
     const dot = svgEl("circle", { cx: String(p.x), cy: String(p.y), r: "2", class: "pvw-sparkline-dot" });
     const title = svgEl("title", {});

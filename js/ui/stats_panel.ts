@@ -2,7 +2,7 @@
 // toggle and the step slider (toolbar), the colour legend and the "Jump to first NaN/Inf"
 // button (status line), and the state they set, which the DOT writer and inspector read.
 import type { GraphIndex } from "../view/graph_index";
-import type { Inspection } from "../view/describe";
+import type { Inspection } from "../view/inspection";
 import { gradOverview } from "../view/describe_stats";
 import { firstNonFinite, type NormScale } from "../view/grad_stats";
 import { gradColouring, seriesScale, stepSeries, type GradColouring, type StepSeries } from "../view/grad_view";
@@ -31,19 +31,35 @@ export function createStatsPanel(onChange: () => void, onJump: (id: string) => v
   let step: number | null = null;
   let overviewClosed = false;
 
-  const toggle = h("input", { testid: "pvw-colour-grad", title: "Colour edges by the L2 norm of their gradient (log scale)" });
+  const toggle = h("input", {
+    testid: "pvw-colour-grad",
+    title: "Colour edges by the L2 norm of their gradient (log scale)",
+  });
   toggle.type = "checkbox";
-  const slider = h("input", { className: "pvw-step", testid: "pvw-step", title: "Colour by the norms of this kept step" });
+  const slider = h("input", {
+    className: "pvw-step",
+    testid: "pvw-step",
+    title: "Colour by the norms of this kept step",
+  });
   slider.type = "range";
   const stepText = h("span", { className: "pvw-step-text", testid: "pvw-step-text" });
   const colourControl = h("label", { className: "pvw-control" }, [h("span", { text: "Colour by |grad|" }), toggle]);
   const stepControl = h("label", { className: "pvw-control" }, [h("span", { text: "Step" }), slider, stepText]);
-  const toolbarEl = h("span", { className: "pvw-grad-controls" }, [h("span", { className: "pvw-sep" }), colourControl, stepControl]);
+  const toolbarEl = h("span", { className: "pvw-grad-controls" }, [
+    h("span", { className: "pvw-sep" }),
+    colourControl,
+    stepControl,
+  ]);
 
   let jumpTarget: string | null = null;
-  const jump = button("Jump to first NaN/Inf", "Select the GradNode where the first NaN/Inf gradient was made", () => {
-    if (jumpTarget) onJump(jumpTarget);
-  }, "pvw-jump-nonfinite");
+  const jump = button(
+    "Jump to first NaN/Inf",
+    "Select the GradNode where the first NaN/Inf gradient was made",
+    () => {
+      if (jumpTarget) onJump(jumpTarget);
+    },
+    "pvw-jump-nonfinite",
+  );
   jump.classList.add("pvw-jump");
   const legend = h("span", { className: "pvw-grad-legend", testid: "pvw-grad-legend" });
   legend.setAttribute("aria-label", "Gradient norm colours");

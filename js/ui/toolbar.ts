@@ -31,7 +31,11 @@ function labelled(text: string, control: HTMLElement): HTMLLabelElement {
 
 /** `extra`: controls shown after the edge-labels box (e.g. gradient colouring). */
 export function createToolbar(actions: ToolbarActions, search: HTMLElement, extra: HTMLElement[] = []): Toolbar {
-  const depth = h("select", { className: "pvw-select", testid: "pvw-depth", title: "Expand layer groups to this depth" });
+  const depth = h("select", {
+    className: "pvw-select",
+    testid: "pvw-depth",
+    title: "Expand layer groups to this depth",
+  });
   depth.addEventListener("change", () => actions.setDepth(Number(depth.value)));
   const direction = h("select", { className: "pvw-select", testid: "pvw-direction", title: "Layout direction" });
   direction.append(new Option("\u2193 top-bottom", "TB"), new Option("\u2192 left-right", "LR"));

@@ -18,7 +18,9 @@ export function createTooltip(host: HTMLElement): Tooltip {
         this.hide();
         return;
       }
-      el.replaceChildren(...lines.map((line, i) => h("div", { className: i === 0 ? "pvw-tooltip-title" : "", text: line })));
+      el.replaceChildren(
+        ...lines.map((line, i) => h("div", { className: i === 0 ? "pvw-tooltip-title" : "", text: line })),
+      );
       el.hidden = false;
       const box = host.getBoundingClientRect();
       const x = event.clientX - box.left + 14;

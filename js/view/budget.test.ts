@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import {
   LAYOUT_BUDGET,
   MIN_BUDGET,
+  afterLayoutFailure,
   createCounter,
   fitBudget,
   lowerBudget,
@@ -139,5 +140,28 @@ describe("lowerBudget", () => {
     expect(lowerBudget(2000, 1800)).toBe(1080);
     expect(lowerBudget(2000, 100)).toBe(MIN_BUDGET);
     expect(lowerBudget(500, 5000)).toBe(500);
+  });
+});
+
+describe("after a layout failure", () => {
+  const failed = { nodes: 3000, open: ["g1", "g2"] };
+  it("goes back to the groups drawn before when they differ", () => {
+    expect(afterLayoutFailure(failed, { open: ["g1"] }, 1800)).toEqual({
+      next: "back",
+      text: "Back to the previous view.",
+    });
+  });
+  it("keeps the drawing on screen when it shows these very groups", () => {
+    expect(afterLayoutFailure(failed, { open: ["g1", "g2"] }, 1800).next).toBe("stay");
+  });
+  it("with nothing drawn, tries again only if the lowered budget cuts the view down", () => {
+    expect(afterLayoutFailure(failed, null, lowerBudget(LAYOUT_BUDGET, failed.nodes))).toEqual({
+      next: "retry",
+      text: "Trying again with fewer nodes.",
+    });
+    expect(afterLayoutFailure({ nodes: 100, open: [] }, null, lowerBudget(LAYOUT_BUDGET, 100))).toEqual({
+      next: "stay",
+      text: "Nothing is drawn.",
+    });
   });
 });

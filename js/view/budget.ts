@@ -171,3 +171,20 @@ export function planExpandAll(
 export function lowerBudget(budget: number, failedNodes: number): number {
   return Math.max(MIN_BUDGET, Math.min(budget, Math.floor(failedNodes * 0.6)));
 }
+
+/** What the view does after Graphviz failed on a drawing of `open` (`nodes` visible):
+ * back to the groups drawn before if they differ; with nothing drawn yet, try again if the
+ * (lowered) budget now cuts the view down; else leave it there. `text` ends the status line. */
+export type AfterFailure = { next: "back" | "retry" | "stay"; text: string };
+
+export function afterLayoutFailure(
+  failed: { nodes: number; open: readonly string[] },
+  drawn: { open: readonly string[] } | null,
+  budget: number,
+): AfterFailure {
+  if (drawn && drawn.open.join(",") !== failed.open.join(","))
+    return { next: "back", text: "Back to the previous view." };
+  if (drawn) return { next: "stay", text: "The previous drawing stays." };
+  if (failed.nodes > budget) return { next: "retry", text: "Trying again with fewer nodes." };
+  return { next: "stay", text: "Nothing is drawn." };
+}

@@ -27,7 +27,13 @@ export function expandAllDone(plan: LevelPlan, budget: number): string {
 }
 
 /** After opening group `id` was cut down to what fits. */
-export function openGroupCut(index: GraphIndex, id: string, fitted: Fitted, requestedCount: number, budget: number): string {
+export function openGroupCut(
+  index: GraphIndex,
+  id: string,
+  fitted: Fitted,
+  requestedCount: number,
+  budget: number,
+): string {
   const group = index.groups.get(id);
   const name = group ? groupTitle(group) : id;
   const over = `would draw ${nodes(requestedCount)}, over ${limit(budget)}`;

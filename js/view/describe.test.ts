@@ -41,8 +41,12 @@ describe.each(FIXTURE_NAMES)("inspector and tooltips for %s", (name) => {
       expect(info?.subtitle).toContain(g.type);
       expect(text(info)).toContain(`"GradNodes","value":"${inside.size} (`);
       const { into, out } = boundaryEdges(index, g.id);
-      expect(into.map((e) => e.id)).toEqual(graph.edges.filter((e) => inside.has(e.target) && !inside.has(e.source)).map((e) => e.id));
-      expect(out.map((e) => e.id)).toEqual(graph.edges.filter((e) => inside.has(e.source) && !inside.has(e.target)).map((e) => e.id));
+      expect(into.map((e) => e.id)).toEqual(
+        graph.edges.filter((e) => inside.has(e.target) && !inside.has(e.source)).map((e) => e.id),
+      );
+      expect(out.map((e) => e.id)).toEqual(
+        graph.edges.filter((e) => inside.has(e.source) && !inside.has(e.target)).map((e) => e.id),
+      );
       for (const e of [...into, ...out]) expect(text(info)).toContain(formatShape(e.grad?.shape));
     }
   });

@@ -1,49 +1,24 @@
 // Text for the inspector panel and the hover tooltip. Pure: returns plain data the UI renders.
-import {
-  countsText,
-  formatGrad,
-  formatGradFull,
-  formatShape,
-  gradSummary,
-  groupTitle,
-  plural,
-} from "./format";
+import { countsText, formatGrad, formatGradFull, formatShape, gradSummary, groupTitle, plural } from "./format";
 import { callText } from "./dot";
 import { carried, opTitle, shownEnds, type Reading } from "./forward";
 import { groupStats, parseInstanceId, type GraphIndex } from "./graph_index";
 import { inspectRun, memberSections, runTooltip } from "./describe_run";
 import { parseRunId } from "./folding";
-import { edgeStatsSections, groupStatsText, mergedStatsLine, nodeStatsLines, nodeStatsSections } from "./describe_stats";
+import {
+  edgeStatsSections,
+  groupStatsText,
+  mergedStatsLine,
+  nodeStatsLines,
+  nodeStatsSections,
+} from "./describe_stats";
 import { jittorSections, jittorTooltip } from "./jittor";
 import { pyLayerFacts, pyLayerSections } from "./pylayers";
 import type { GraphEdge, GraphNode, SlotInfo } from "./types";
 import type { VisibleEdge, VisibleGraph } from "./visible";
+import type { InfoItem, InfoSection, Inspection } from "./inspection";
 
-export interface InfoItem {
-  label: string;
-  value: string;
-  /** Payload id to select when the item is clicked. */
-  ref?: string;
-  /** Longer text shown on hover (e.g. a full file path). */
-  hint?: string;
-  /** Norms over the kept steps (trace(steps=K)), drawn as a sparkline. */
-  spark?: { values: (number | null)[]; steps: number[] };
-  /** A click does this to the run `ref` instead of selecting it (describe_run.ts). */
-  action?: "unfold" | "fold";
-}
-
-export interface InfoSection {
-  title: string;
-  items: InfoItem[];
-}
-
-export interface Inspection {
-  kind: "node" | "edge" | "group" | "overview";
-  id: string;
-  title: string;
-  subtitle: string;
-  sections: InfoSection[];
-}
+export type { InfoItem, InfoSection, Inspection } from "./inspection";
 
 const KIND_TEXT: Record<GraphNode["kind"], string> = {
   op: "operation",
@@ -122,8 +97,11 @@ export function inspectNode(index: GraphIndex, id: string, reading: Reading = "b
   const ins = index.inEdges.get(id) ?? [];
   const outs = index.outEdges.get(id) ?? [];
   const forward = reading === "forward"; // what comes in is what the backward sends out
-  const neighbour = (label: string, e: GraphEdge, end: string) =>
-    ({ label, value: `${refTitle(index, end, reading)}  ${formatGrad(e.grad)}`, ref: end });
+  const neighbour = (label: string, e: GraphEdge, end: string) => ({
+    label,
+    value: `${refTitle(index, end, reading)}  ${formatGrad(e.grad)}`,
+    ref: end,
+  });
   const neighbours = [
     ...(forward ? outs : ins).map((e) => neighbour("\u2190 from", e, shownEnds(e, reading).from)),
     ...(forward ? ins : outs).map((e) => neighbour("\u2192 to", e, shownEnds(e, reading).to)),
@@ -180,7 +158,12 @@ function gradItems(index: GraphIndex, edge: GraphEdge): InfoItem[] {
   ];
 }
 
-export function inspectEdge(index: GraphIndex, vg: VisibleGraph, id: string, reading: Reading = "backward"): Inspection | null {
+export function inspectEdge(
+  index: GraphIndex,
+  vg: VisibleGraph,
+  id: string,
+  reading: Reading = "backward",
+): Inspection | null {
   const edge = index.edges.get(id);
   const drawn = vg.edgeById.get(id);
   const title = (id: string): string => refTitle(index, id, reading);
@@ -292,14 +275,25 @@ export function inspectGroup(index: GraphIndex, id: string, reading: Reading = "
         ],
       },
       ...section("Parameters", limited(params, params.length)),
-      ...section(`${carriedTitle(reading)}s in`, gradSummary(enter.map((e) => e.grad)).map((t) => ({ label: "in", value: t }))),
-      ...section(`${carriedTitle(reading)}s out`, gradSummary(leave.map((e) => e.grad)).map((t) => ({ label: "out", value: t }))),
+      ...section(
+        `${carriedTitle(reading)}s in`,
+        gradSummary(enter.map((e) => e.grad)).map((t) => ({ label: "in", value: t })),
+      ),
+      ...section(
+        `${carriedTitle(reading)}s out`,
+        gradSummary(leave.map((e) => e.grad)).map((t) => ({ label: "out", value: t })),
+      ),
     ],
   };
 }
 
 /** Inspector content for any selectable id; null if the id is unknown. */
-export function inspect(index: GraphIndex, vg: VisibleGraph, id: string, reading: Reading = "backward"): Inspection | null {
+export function inspect(
+  index: GraphIndex,
+  vg: VisibleGraph,
+  id: string,
+  reading: Reading = "backward",
+): Inspection | null {
   if (index.nodes.has(id)) return inspectNode(index, id, reading);
   if (parseRunId(index, id)) return inspectRun(index, vg, id); // repeated blocks
   const inst = parseInstanceId(index, id);
@@ -335,7 +329,9 @@ export function nodeTooltip(index: GraphIndex, vg: VisibleGraph, id: string, rea
   if (node) {
     const layer = layerOf(index, id);
     const op = opTitle(node.name, reading); // read forward, the GradNode's name when no op is known
-    const lines = [node.kind === "param" ? nodeTitle(node) : reading === "forward" && op === node.name ? op : `${op} (${node.name})`];
+    const lines = [
+      node.kind === "param" ? nodeTitle(node) : reading === "forward" && op === node.name ? op : `${op} (${node.name})`,
+    ];
     if (node.param) lines.push(`parameter ${formatGrad({ ...node.param, place: null })}`);
     if (node.tensor) lines.push(`output ${formatGradFull(node.tensor)}`);
     if (layer) lines.push(`layer ${layer}`);
@@ -354,6 +350,14 @@ export function nodeTooltip(index: GraphIndex, vg: VisibleGraph, id: string, rea
   const calls = index.calls(inst.group).length;
   const stats = groupStats(index, inst.group, calls > 1 ? inst.call : undefined);
   const hint = vg.clusterById.has(id) ? "click the label to collapse" : "click to expand";
-  const grads = groupStatsText(index, calls > 1 ? (index.calls(inst.group)[inst.call] ?? []) : index.descendantNodes(inst.group));
-  return [groupTitle(group) + callText(inst.call, calls), countsText(stats.ops, stats.params), ...(grads ? [grads] : []), hint];
+  const grads = groupStatsText(
+    index,
+    calls > 1 ? (index.calls(inst.group)[inst.call] ?? []) : index.descendantNodes(inst.group),
+  );
+  return [
+    groupTitle(group) + callText(inst.call, calls),
+    countsText(stats.ops, stats.params),
+    ...(grads ? [grads] : []),
+    hint,
+  ];
 }

@@ -15,7 +15,8 @@ function matmulAndWeight(graph: GraphPayload) {
   const params = new Map(graph.nodes.filter((n) => n.kind === "param").map((n) => [n.id, n] as const));
   for (const e of graph.edges) {
     const source = graph.nodes.find((n) => n.id === e.source);
-    if (source?.name === "MatmulGradNode" && params.has(e.target)) return { op: source, param: params.get(e.target)!, edge: e };
+    if (source?.name === "MatmulGradNode" && params.has(e.target))
+      return { op: source, param: params.get(e.target)!, edge: e };
   }
   throw new Error("no matmul with a weight");
 }
@@ -33,19 +34,42 @@ describe("a node read forward", () => {
     expect(fwd?.title).toBe("matmul");
     expect(fwd?.subtitle).toContain("MatmulGradNode");
     expect(inspectNode(index, op.id)?.title).toBe("MatmulGradNode");
-    expect(nodeTooltip(index, buildVisibleGraph(index, new Set()), op.id, "forward")[0]).toBe("matmul (MatmulGradNode)");
+    expect(nodeTooltip(index, buildVisibleGraph(index, new Set()), op.id, "forward")[0]).toBe(
+      "matmul (MatmulGradNode)",
+    );
   });
 
   it("lists its inputs (parameters among them) as where it comes from, the ops using it as where it goes", () => {
     const neighbours = items(inspectNode(index, op.id, "forward")?.sections ?? [], "Neighbours");
-    const from = neighbours.filter((i) => i.label.includes("from")).map((i) => i.ref).sort();
-    const to = neighbours.filter((i) => i.label.includes("to")).map((i) => i.ref).sort();
-    expect(from).toEqual(graph.edges.filter((e) => e.source === op.id).map((e) => e.target).sort());
-    expect(to).toEqual(graph.edges.filter((e) => e.target === op.id).map((e) => e.source).sort());
+    const from = neighbours
+      .filter((i) => i.label.includes("from"))
+      .map((i) => i.ref)
+      .sort();
+    const to = neighbours
+      .filter((i) => i.label.includes("to"))
+      .map((i) => i.ref)
+      .sort();
+    expect(from).toEqual(
+      graph.edges
+        .filter((e) => e.source === op.id)
+        .map((e) => e.target)
+        .sort(),
+    );
+    expect(to).toEqual(
+      graph.edges
+        .filter((e) => e.target === op.id)
+        .map((e) => e.source)
+        .sort(),
+    );
     expect(from).toContain(param.id);
     // Read backward: the other way round.
     const back = items(inspectNode(index, op.id)?.sections ?? [], "Neighbours");
-    expect(back.filter((i) => i.label.includes("from")).map((i) => i.ref).sort()).toEqual(to);
+    expect(
+      back
+        .filter((i) => i.label.includes("from"))
+        .map((i) => i.ref)
+        .sort(),
+    ).toEqual(to);
   });
 });
 
@@ -70,7 +94,9 @@ describe("an edge read forward", () => {
     const ve = open.edgeById.get(edge.id)!;
     const lines = edgeTooltip(index, ve, "forward");
     expect(lines[0]).toBe(`${param.param?.name} \u2192 matmul`);
-    expect(lines[1]).toBe(`dtype float32 \u00b7 shape ${formatShape(param.param?.shape ?? null)} \u00b7 place ${edge.grad?.place}`);
+    expect(lines[1]).toBe(
+      `dtype float32 \u00b7 shape ${formatShape(param.param?.shape ?? null)} \u00b7 place ${edge.grad?.place}`,
+    );
     const bare = { ...ve, edges: [{ ...edge, grad: null }] };
     expect(edgeTooltip(index, bare, "forward")[1]).toBe("tensor: unknown");
     expect(edgeTooltip(index, bare)[1]).toBe("gradient: unknown");

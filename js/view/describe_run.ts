@@ -1,7 +1,7 @@
 // Label, tooltip and inspector text for a run of repeated blocks (repeats.ts, folding.ts):
 // how many blocks, which, what each holds and what all hold together, the gradients entering
 // and leaving it. Pure; plain data the UI renders.
-import type { InfoItem, InfoSection, Inspection } from "./describe";
+import type { InfoItem, InfoSection, Inspection } from "./inspection";
 import { groupStatsText } from "./describe_stats";
 import { parseRunId, sliceTitle, type RunSlice } from "./folding";
 import { countsText, formatShape, gradSummary, groupTitle } from "./format";
@@ -42,7 +42,12 @@ function totals(index: GraphIndex, s: RunSlice): ReturnType<typeof groupStats> {
   const all = s.members.map((m) => groupStats(index, m));
   const sum = (key: "ops" | "params" | "nodes"): number => all.reduce((n, st) => n + st[key], 0);
   const known = all.every((st) => st.values !== null);
-  return { ops: sum("ops"), params: sum("params"), nodes: sum("nodes"), values: known ? all.reduce((n, st) => n + (st.values as number), 0) : null };
+  return {
+    ops: sum("ops"),
+    params: sum("params"),
+    nodes: sum("nodes"),
+    values: known ? all.reduce((n, st) => n + (st.values as number), 0) : null,
+  };
 }
 
 function memberName(index: GraphIndex, id: string): string {
@@ -104,12 +109,25 @@ export function inspectRun(index: GraphIndex, vg: VisibleGraph, id: string): Ins
   const alone = shownAlone(vg, run.members);
   const parent = run.parent ? index.groups.get(run.parent) : undefined;
   const view: InfoItem[] = [
-    ...(folded ? [{ label: "unfold", value: `show the ${s.members.length} blocks`, ref: s.id, action: "unfold" as const }] : []),
-    ...(alone.length > 0 ? [{ label: "fold", value: `fold ${rangeName(run, 0, run.members.length - 1)} again`, ref: run.id, action: "fold" as const }] : []),
+    ...(folded
+      ? [{ label: "unfold", value: `show the ${s.members.length} blocks`, ref: s.id, action: "unfold" as const }]
+      : []),
+    ...(alone.length > 0
+      ? [
+          {
+            label: "fold",
+            value: `fold ${rangeName(run, 0, run.members.length - 1)} again`,
+            ref: run.id,
+            action: "fold" as const,
+          },
+        ]
+      : []),
   ];
   const section = (title: string, items: InfoItem[]): InfoSection[] => (items.length > 0 ? [{ title, items }] : []);
   const limited = (items: InfoItem[]): InfoItem[] =>
-    items.length <= LIST_LIMIT ? items : [...items.slice(0, LIST_LIMIT), { label: "\u2026", value: `${items.length - LIST_LIMIT} more` }];
+    items.length <= LIST_LIMIT
+      ? items
+      : [...items.slice(0, LIST_LIMIT), { label: "\u2026", value: `${items.length - LIST_LIMIT} more` }];
   return {
     kind: "group",
     id,
@@ -120,7 +138,10 @@ export function inspectRun(index: GraphIndex, vg: VisibleGraph, id: string): Ins
         title: "Repeated block",
         items: [
           { label: "type", value: run.type },
-          { label: "blocks", value: `${s.members.length}: ${base} \u2026 ${memberName(index, s.members[s.members.length - 1])}` },
+          {
+            label: "blocks",
+            value: `${s.members.length}: ${base} \u2026 ${memberName(index, s.members[s.members.length - 1])}`,
+          },
           { label: "same", value: "ops, edges between them, parameter shapes" },
           ...(parent ? [{ label: "in", value: groupTitle(parent), ref: parent.id }] : []),
           ...(s.id !== run.id ? [{ label: "part of", value: sliceTitle(whole), ref: run.id }] : []),
@@ -136,8 +157,14 @@ export function inspectRun(index: GraphIndex, vg: VisibleGraph, id: string): Ins
         ],
       },
       ...section("Parameters of each block", limited(params)),
-      ...section("Gradients in", gradSummary(into.map((e) => e.grad)).map((t) => ({ label: "in", value: t }))),
-      ...section("Gradients out", gradSummary(out.map((e) => e.grad)).map((t) => ({ label: "out", value: t }))),
+      ...section(
+        "Gradients in",
+        gradSummary(into.map((e) => e.grad)).map((t) => ({ label: "in", value: t })),
+      ),
+      ...section(
+        "Gradients out",
+        gradSummary(out.map((e) => e.grad)).map((t) => ({ label: "out", value: t })),
+      ),
       ...section("Blocks", limited(members)),
     ],
   };

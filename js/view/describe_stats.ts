@@ -2,8 +2,16 @@
 // over the kept steps, a parameter's grad_status, where the first NaN/Inf was born, a group's
 // aggregate, and the overview of the largest and smallest gradients. Pure.
 import type { GraphIndex } from "./graph_index";
-import type { InfoItem, InfoSection, Inspection } from "./describe";
-import { aggregate, aggregateText, extremeEdges, firstNonFinite, formatNorm, statsItems, statsLine } from "./grad_stats";
+import type { InfoItem, InfoSection, Inspection } from "./inspection";
+import {
+  aggregate,
+  aggregateText,
+  extremeEdges,
+  firstNonFinite,
+  formatNorm,
+  statsItems,
+  statsLine,
+} from "./grad_stats";
 import { gradStatusText, mergeStats, stepSeries } from "./grad_view";
 import { shortOpName } from "./format";
 import type { GraphEdge, GraphNode } from "./types";
@@ -81,17 +89,24 @@ export function nodeStatsLines(index: GraphIndex, node: GraphNode): string[] {
   const out: string[] = [];
   const status = gradStatusText(node);
   if (status) out.push(`gradient: ${status}`);
-  if (isFirstNonFinite(index, node.id)) out.push(`first NaN/Inf, born in ${index.graph.meta?.nonfinite_in_forward === true ? "the forward" : "the backward"}`);
+  if (isFirstNonFinite(index, node.id))
+    out.push(
+      `first NaN/Inf, born in ${index.graph.meta?.nonfinite_in_forward === true ? "the forward" : "the backward"}`,
+    );
   return out;
 }
 
 /** "max ‖g‖ 3.2e+1 · 4 NaN" over what a group's nodes send; "" without statistics. */
 export function groupStatsText(index: GraphIndex, nodeIds: Iterable<string>): string {
-  return aggregateText(aggregate(index.graph, nodeIds, index.outEdges));
+  return aggregateText(aggregate(nodeIds, index.outEdges));
 }
 
 function edgeRef(index: GraphIndex, e: GraphEdge): InfoItem {
-  return { label: formatNorm(e.stats?.norm ?? 0), value: `${title(index, e.source)} \u2192 ${title(index, e.target)}`, ref: e.id };
+  return {
+    label: formatNorm(e.stats?.norm ?? 0),
+    value: `${title(index, e.source)} \u2192 ${title(index, e.target)}`,
+    ref: e.id,
+  };
 }
 
 /** With nothing selected: the largest and smallest gradients, and the first NaN/Inf. */
@@ -105,11 +120,27 @@ export function gradOverview(index: GraphIndex): Inspection | null {
     ...(bad > 0 ? [{ label: "NaN/Inf", value: `${bad} edge${bad === 1 ? "" : "s"}` }] : []),
     ...graph.nodes
       .filter((n) => n.grad_status)
-      .map((n) => ({ label: n.grad_status === "none" ? "\u2205 grad" : "0 grad", value: title(index, n.id), ref: n.id })),
+      .map((n) => ({
+        label: n.grad_status === "none" ? "\u2205 grad" : "0 grad",
+        value: title(index, n.id),
+        ref: n.id,
+      })),
   ];
   const sections: InfoSection[] = [];
   if (problems.length > 0) sections.push({ title: "Problems", items: problems });
-  sections.push({ title: `Largest \u2016g\u2016 (top ${TOP})`, items: extremeEdges(graph, TOP, "largest").map((e) => edgeRef(index, e)) });
-  sections.push({ title: `Smallest \u2016g\u2016 (top ${TOP})`, items: extremeEdges(graph, TOP, "smallest").map((e) => edgeRef(index, e)) });
-  return { kind: "overview", id: "", title: "Gradients", subtitle: "click an edge or node for its statistics", sections };
+  sections.push({
+    title: `Largest \u2016g\u2016 (top ${TOP})`,
+    items: extremeEdges(graph, TOP, "largest").map((e) => edgeRef(index, e)),
+  });
+  sections.push({
+    title: `Smallest \u2016g\u2016 (top ${TOP})`,
+    items: extremeEdges(graph, TOP, "smallest").map((e) => edgeRef(index, e)),
+  });
+  return {
+    kind: "overview",
+    id: "",
+    title: "Gradients",
+    subtitle: "click an edge or node for its statistics",
+    sections,
+  };
 }

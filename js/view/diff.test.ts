@@ -1,5 +1,15 @@
 import { describe, expect, it } from "vitest";
-import { changeLabel, changeValue, diffInfo, diffMarking, diffOverview, diffSections, diffTooltip, mergedStatus, tallyText } from "./diff";
+import {
+  changeLabel,
+  changeValue,
+  diffInfo,
+  diffMarking,
+  diffOverview,
+  diffSections,
+  diffTooltip,
+  mergedStatus,
+  tallyText,
+} from "./diff";
 import { visibleGraphToDot } from "./dot";
 import { buildIndex } from "./graph_index";
 import { decodePayload, PayloadError } from "./payload";
@@ -7,7 +17,10 @@ import { chainFromJson, document, fixture } from "./test_fixtures";
 import type { DiffMark, GraphPayload } from "./types";
 import { buildVisibleGraph } from "./visible";
 
-const SHAPE: DiffMark = { status: "changed", changes: [{ field: "shape", of: "outputs.grad_x", a: [2, 16], b: [2, 32] }] };
+const SHAPE: DiffMark = {
+  status: "changed",
+  changes: [{ field: "shape", of: "outputs.grad_x", a: [2, 16], b: [2, 32] }],
+};
 
 /** The LeNet fixture as a diff: the first op added, the second changed, the last parameter
  * removed, one edge changed in norm and one added; labels "fp32" and "amp". */
@@ -20,8 +33,17 @@ function asDiff(): { graph: GraphPayload; added: string; changed: string; remove
   params[params.length - 1].diff = { status: "removed", changes: [] };
   graph.edges[1].diff = { status: "changed", changes: [{ field: "norm", a: 1.23456, b: 4.5 }] };
   graph.edges[2].diff = { status: "added", changes: [] };
-  graph.meta = { ...graph.meta, diff: { labels: ["fp32", "amp"], rtol: 0.1, counts: {}, compared: ["shape", "stats"] } };
-  return { graph, added: ops[0].id, changed: ops[1].id, removed: params[params.length - 1].id, edge: graph.edges[1].id };
+  graph.meta = {
+    ...graph.meta,
+    diff: { labels: ["fp32", "amp"], rtol: 0.1, counts: {}, compared: ["shape", "stats"] },
+  };
+  return {
+    graph,
+    added: ops[0].id,
+    changed: ops[1].id,
+    removed: params[params.length - 1].id,
+    edge: graph.edges[1].id,
+  };
 }
 
 describe("schema 2.2 diff marks in the payload", () => {
@@ -67,7 +89,9 @@ describe("diff marks in the view", () => {
     for (const vn of vg.nodes.filter((n) => n.group && n.calls === 1)) {
       const inside = graph.nodes.filter((n) => chainFromJson(graph, n.id).includes(vn.group!.id));
       const ids = new Set(inside.map((n) => n.id));
-      const marks = [...inside, ...graph.edges.filter((e) => ids.has(e.source))].flatMap((x) => (x.diff ? [x.diff.status] : []));
+      const marks = [...inside, ...graph.edges.filter((e) => ids.has(e.source))].flatMap((x) =>
+        x.diff ? [x.diff.status] : [],
+      );
       const expected = tallyText({
         added: marks.filter((m) => m === "added").length,
         removed: marks.filter((m) => m === "removed").length,
@@ -82,7 +106,13 @@ describe("diff marks in the view", () => {
   });
 
   it("marks a merged edge by the one status its gradients share, else changed", () => {
-    const e = (status?: DiffMark["status"]) => ({ id: "e", source: "a", target: "b", grad: null, ...(status ? { diff: { status, changes: [] } } : {}) });
+    const e = (status?: DiffMark["status"]) => ({
+      id: "e",
+      source: "a",
+      target: "b",
+      grad: null,
+      ...(status ? { diff: { status, changes: [] } } : {}),
+    });
     expect(mergedStatus([e(), e()])).toBeNull();
     expect(mergedStatus([e("added"), e("added")])).toBe("added");
     expect(mergedStatus([e("removed"), e()])).toBe("changed");
@@ -112,8 +142,12 @@ describe("diff in the inspector", () => {
     ]);
     expect(diffSections(index, removed, undefined, info)[0].items[0].value).toBe("only in fp32 (removed)");
     const same = graph.nodes.find((n) => !n.diff)!;
-    expect(diffSections(index, same.id, undefined, info)[0].items).toEqual([{ label: "status", value: "the same in both" }]);
-    expect(diffTooltip(index, [changed], info)).toEqual(["changed from fp32 to amp \u00b7 output grad_x shape [2, 16] \u2192 [2, 32]"]);
+    expect(diffSections(index, same.id, undefined, info)[0].items).toEqual([
+      { label: "status", value: "the same in both" },
+    ]);
+    expect(diffTooltip(index, [changed], info)).toEqual([
+      "changed from fp32 to amp \u00b7 output grad_x shape [2, 16] \u2192 [2, 32]",
+    ]);
   });
 
   it("summarises the diff with nothing selected: counts, then entries that select their item", () => {
@@ -122,7 +156,11 @@ describe("diff in the inspector", () => {
     const overview = diffOverview(index, diffInfo(graph)!);
     expect(overview.title).toBe("Differences fp32 \u2192 amp");
     const counts = Object.fromEntries(overview.sections[0].items.map((i) => [i.label, i.value]));
-    expect(counts).toMatchObject({ added: "1 node \u00b7 1 edge", removed: "1 node \u00b7 0 edges", changed: "1 node \u00b7 1 edge" });
+    expect(counts).toMatchObject({
+      added: "1 node \u00b7 1 edge",
+      removed: "1 node \u00b7 0 edges",
+      changed: "1 node \u00b7 1 edge",
+    });
     const refs = overview.sections.slice(1).map((s) => [s.title, s.items.map((i) => i.ref)]);
     expect(refs).toEqual([
       ["Added (2)", [added, graph.edges[2].id]],

@@ -1,7 +1,7 @@
 // A diff of two graphs (schema 2.2, GraphWidget.diff) as the view shows it: which visible
 // nodes and edges are marked added / removed / changed, what a collapsed layer holds of them,
 // the words for a change, and the inspector's sections and overview. Pure: plain data out.
-import type { InfoItem, InfoSection, Inspection } from "./describe";
+import type { InfoItem, InfoSection, Inspection } from "./inspection";
 import { formatShape, groupTitle, plural, shortOpName } from "./format";
 import type { GraphIndex } from "./graph_index";
 import { parseInstanceId } from "./graph_index";
@@ -85,7 +85,10 @@ export function diffMarking(index: GraphIndex): DiffMarking {
   const tallyOf = (vn: VisibleNode): Tally | null => {
     if (!vn.group) return null;
     let t = tallies.get(vn.id);
-    if (!t) tallies.set(vn.id, (t = groupTally(index, vn.group.id, vn.call)));
+    if (!t) {
+      t = groupTally(index, vn.group.id, vn.call);
+      tallies.set(vn.id, t);
+    }
     return t;
   };
   return {
@@ -94,7 +97,8 @@ export function diffMarking(index: GraphIndex): DiffMarking {
       const t = tallyOf(vn);
       if (!t || !tallyText(t)) return null;
       // A layer only added or only removed is drawn so; any other mix counts as changed.
-      const only = t.added && !t.removed && !t.changed ? "added" : t.removed && !t.added && !t.changed ? "removed" : "changed";
+      const only =
+        t.added && !t.removed && !t.changed ? "added" : t.removed && !t.added && !t.changed ? "removed" : "changed";
       return `pvw-diff-holds pvw-diff-${only}`;
     },
     edgeClass(ve) {
@@ -116,7 +120,13 @@ function value(v: unknown, field: string): string {
   return String(v);
 }
 
-const FIELD_TEXT: Record<string, string> = { max_abs: "max |g|", norm: "\u2016g\u2016", grad_status: "gradient", nan: "NaN count", inf: "Inf count" };
+const FIELD_TEXT: Record<string, string> = {
+  max_abs: "max |g|",
+  norm: "\u2016g\u2016",
+  grad_status: "gradient",
+  nan: "NaN count",
+  inf: "Inf count",
+};
 
 /** Where and what: "shape", "param dtype", "output grad_x shape", "input slots". */
 export function changeLabel(c: DiffChange): string {
@@ -143,7 +153,11 @@ function markItems(mark: DiffMark, info: DiffInfo): InfoItem[] {
   const [a, b] = info.labels;
   return [
     { label: "status", value: statusText(mark, info) },
-    ...mark.changes.map((c) => ({ label: "change", value: `${changeLabel(c)}: ${changeValue(c)}`, hint: `${a} \u2192 ${b}` })),
+    ...mark.changes.map((c) => ({
+      label: "change",
+      value: `${changeLabel(c)}: ${changeValue(c)}`,
+      hint: `${a} \u2192 ${b}`,
+    })),
     { label: "shown", value: `${mark.status === "removed" ? a : b}'s values` },
   ];
 }
@@ -181,7 +195,12 @@ function entryText(index: GraphIndex, id: string, mark: DiffMark): string {
 const LIST_LIMIT = 8;
 
 /** The marked nodes and edges among `nodes` / `edges`, as clickable items, per status. */
-function listSections(index: GraphIndex, nodes: Iterable<GraphNode>, edges: Iterable<GraphEdge>, limit: number): InfoSection[] {
+function listSections(
+  index: GraphIndex,
+  nodes: Iterable<GraphNode>,
+  edges: Iterable<GraphEdge>,
+  limit: number,
+): InfoSection[] {
   const items: Record<DiffStatus, InfoItem[]> = { added: [], removed: [], changed: [] };
   const counts = emptyTally();
   for (const x of [...nodes, ...edges]) {
@@ -200,7 +219,9 @@ function listSections(index: GraphIndex, nodes: Iterable<GraphNode>, edges: Iter
 
 function comparedText(info: DiffInfo): string {
   const stats = info.compared.includes("stats");
-  const tol = Number.isFinite(info.rtol) ? ` (\u2016g\u2016, max |g| beyond ${+(info.rtol * 100).toPrecision(3)}%)` : "";
+  const tol = Number.isFinite(info.rtol)
+    ? ` (\u2016g\u2016, max |g| beyond ${+(info.rtol * 100).toPrecision(3)}%)`
+    : "";
   return `dtype, shape, slot${stats ? `, gradient statistics${tol}` : ""}`;
 }
 
@@ -208,7 +229,10 @@ function comparedText(info: DiffInfo): string {
 export function diffOverview(index: GraphIndex, info: DiffInfo): Inspection {
   const { nodes, edges } = graphTally(index.graph);
   const [a, b] = info.labels;
-  const count = (s: DiffStatus): InfoItem => ({ label: s, value: `${plural(nodes[s], "node")} \u00b7 ${plural(edges[s], "edge")}` });
+  const count = (s: DiffStatus): InfoItem => ({
+    label: s,
+    value: `${plural(nodes[s], "node")} \u00b7 ${plural(edges[s], "edge")}`,
+  });
   const same = !tallyText(nodes) && !tallyText(edges);
   return {
     kind: "overview",
@@ -223,11 +247,17 @@ export function diffOverview(index: GraphIndex, info: DiffInfo): Inspection {
 }
 
 /** The inspector's "Difference" sections for a selected node, edge or layer. */
-export function diffSections(index: GraphIndex, id: string, drawn: VisibleEdge | undefined, info: DiffInfo): InfoSection[] {
+export function diffSections(
+  index: GraphIndex,
+  id: string,
+  drawn: VisibleEdge | undefined,
+  info: DiffInfo,
+): InfoSection[] {
   const own = index.nodes.get(id)?.diff ?? index.edges.get(id)?.diff;
   const title = `Difference ${info.labels[0]} \u2192 ${info.labels[1]}`;
   if (own) return [{ title, items: markItems(own, info) }];
-  if (index.nodes.has(id) || index.edges.has(id)) return [{ title, items: [{ label: "status", value: "the same in both" }] }];
+  if (index.nodes.has(id) || index.edges.has(id))
+    return [{ title, items: [{ label: "status", value: "the same in both" }] }];
   if (drawn && drawn.edges.length > 1) {
     const merged = listSections(index, [], drawn.edges, LIST_LIMIT);
     return merged.length > 0 ? merged.map((s) => ({ ...s, title: `${title}: ${s.title.toLowerCase()}` })) : [];

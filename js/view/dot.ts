@@ -50,7 +50,9 @@ export function dotString(text: string): string {
 // Label text comes from user code (layer, class and parameter names). XML 1.0 has no place for
 // most C0 controls or unpaired surrogates: Graphviz would copy them into the SVG raw, which an
 // XML parser (d3-graphviz's) rejects, so they are shown as U+FFFD.
-const NOT_XML = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\ufffe\uffff]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
+// biome-ignore lint/suspicious/noControlCharactersInRegex: matching those controls is the point
+const NOT_XML =
+  /[\u0000-\u0008\u000b\u000c\u000e-\u001f\ufffe\uffff]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
 
 function printable(text: string): string {
   return text.replace(/\r\n?/g, "\n").replace(NOT_XML, "\ufffd");
@@ -146,7 +148,15 @@ function nodeClass(vn: VisibleNode, grad: GradColouring | null | undefined): str
   return grad?.groupNonFinite(vn) ? `pvw-group${run} pvw-nonfinite` : `pvw-${vn.kind}${run}`;
 }
 
-function nodeLine(index: GraphIndex, vn: VisibleNode, indent: string, grad?: GradColouring | null, palette?: DotPalette | null, reading?: Reading, diff?: DiffMarking | null): string {
+function nodeLine(
+  index: GraphIndex,
+  vn: VisibleNode,
+  indent: string,
+  grad?: GradColouring | null,
+  palette?: DotPalette | null,
+  reading?: Reading,
+  diff?: DiffMarking | null,
+): string {
   const mark = diff?.nodeClass(vn);
   const cls = mark ? `${nodeClass(vn, grad)} ${mark}` : nodeClass(vn, grad);
   const label = dotLabel(index, vn, reading);
@@ -165,7 +175,12 @@ function edgeLine(vg: VisibleGraph, ve: VisibleEdge, options: DotOptions): strin
   const colour = options.grad?.edgeColour(ve) ?? null;
   // A coloured edge keeps Graphviz's stroke (widget.css greys only the others).
   const mark = options.diff?.edgeClass(ve);
-  list.push(["class", dotString(`${ve.edges.length > 1 ? "pvw-merged" : "pvw-single"}${colour ? " pvw-graded" : ""}${mark ? ` ${mark}` : ""}`)]);
+  list.push([
+    "class",
+    dotString(
+      `${ve.edges.length > 1 ? "pvw-merged" : "pvw-single"}${colour ? " pvw-graded" : ""}${mark ? ` ${mark}` : ""}`,
+    ),
+  ]);
   if (colour) list.push(["color", dotString(colour)], ["penwidth", ve.edges.length > 1 ? "2.6" : "2"]);
   else if (ve.edges.length > 1) list.push(["penwidth", "1.6"]);
   // A parameter may sit beside the op that uses it (same rank) instead of one rank below:
@@ -241,7 +256,11 @@ export function visibleGraphToDot(
   ];
   const palette = options.palette;
   if (palette) {
-    out.push(`  graph [${attrs(palette.graph)}];`, `  node [${attrs(palette.node)}];`, `  edge [${attrs(palette.edge)}];`);
+    out.push(
+      `  graph [${attrs(palette.graph)}];`,
+      `  node [${attrs(palette.node)}];`,
+      `  edge [${attrs(palette.edge)}];`,
+    );
   }
   emitClusters(index, vg, null, "  ", out, options.grad, palette, options.reading, options.diff);
   for (const ve of vg.edges) out.push(edgeLine(vg, ve, options));

@@ -28,7 +28,9 @@ describe.each(FIXTURE_NAMES)("expansion of %s", (name) => {
     expect(groupsToDepth(index, 0)).toEqual(wrapper ? [wrapper] : []);
     expect(groupsToDepth(index, index.maxLevel + 1)).toEqual(allGroups);
     for (let d = 0; d <= index.maxLevel + 1; d++) {
-      expect(groupsToDepth(index, d)).toEqual(graph.groups.filter((g) => levelFromJson(graph, g.id) < d).map((g) => g.id));
+      expect(groupsToDepth(index, d)).toEqual(
+        graph.groups.filter((g) => levelFromJson(graph, g.id) < d).map((g) => g.id),
+      );
     }
   });
 
@@ -59,7 +61,7 @@ describe.each(FIXTURE_NAMES)("expansion of %s", (name) => {
     };
     // Nodes and groups interleaved, in another order too.
     const ids = [...graph.nodes.map((n) => n.id), ...allGroups];
-    const mixed = ids.map((id, k) => ids[(k * 7) % ids.length]);
+    const mixed = ids.map((_, k) => ids[(k * 7) % ids.length]);
     for (let d = 0; d <= index.maxLevel + 1; d++) {
       const open = new Set(groupsToDepth(index, d));
       const rep = representer(index, open);

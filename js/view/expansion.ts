@@ -139,7 +139,7 @@ export function reveal(index: GraphIndex, expanded: Iterable<string>, id: string
 /** An edit the kernel made after its depth request (GraphWidget._request.edits). */
 export type PendingEdit = unknown;
 
-/** The kernel's view request (GraphWidget._request). */
+/** The kernel's view request (GraphWidget._request; the protocol: js/kernel_sync.ts). */
 export interface ViewRequest {
   id: number;
   depth: number;
@@ -169,7 +169,12 @@ export function openToDepth(index: GraphIndex, depth: number, fold = false): Vie
  * ["close", id], ["set", ids], ["all"] (every group; the depth becomes the deepest).
  * Unknown groups and malformed edits are skipped.
  */
-export function applyEdits(index: GraphIndex, state: ViewState, edits: readonly PendingEdit[], fold = false): ViewState {
+export function applyEdits(
+  index: GraphIndex,
+  state: ViewState,
+  edits: readonly PendingEdit[],
+  fold = false,
+): ViewState {
   let { depth, expanded } = state;
   for (const edit of edits) {
     const [op, arg] = Array.isArray(edit) ? edit : [];
@@ -177,7 +182,10 @@ export function applyEdits(index: GraphIndex, state: ViewState, edits: readonly 
       depth = index.maxLevel + 1;
       expanded = groupsToDepth(index, depth, fold);
     } else if (op === "set" && Array.isArray(arg)) {
-      expanded = normalizeExpanded(index, arg.filter((id): id is string => typeof id === "string"));
+      expanded = normalizeExpanded(
+        index,
+        arg.filter((id): id is string => typeof id === "string"),
+      );
     } else if (typeof arg === "string" && index.groups.has(arg)) {
       if (op === "open") expanded = expandGroup(index, expanded, arg);
       else if (op === "close") expanded = collapseGroup(index, expanded, arg);
@@ -187,6 +195,11 @@ export function applyEdits(index: GraphIndex, state: ViewState, edits: readonly 
 }
 
 /** A whole request, from scratch. */
-export function resolveRequest(index: GraphIndex, depth: number, edits: readonly PendingEdit[], fold = false): ViewState {
+export function resolveRequest(
+  index: GraphIndex,
+  depth: number,
+  edits: readonly PendingEdit[],
+  fold = false,
+): ViewState {
   return applyEdits(index, openToDepth(index, depth, fold), edits, fold);
 }

@@ -6,7 +6,14 @@
 // (explorer.redraw, ui/stats_panel.reset). static_view.test.ts checks it against those.
 import { createCounter, fitBudget, LAYOUT_BUDGET } from "./budget";
 import * as budgetText from "./budget_text";
-import { applyEdits, depthShown, normalizeExpanded, resolveRequest, type PendingEdit, type ViewState } from "./expansion";
+import {
+  applyEdits,
+  depthShown,
+  normalizeExpanded,
+  resolveRequest,
+  type PendingEdit,
+  type ViewState,
+} from "./expansion";
 import { foldRuns, type FoldState } from "./folding";
 import type { GraphIndex } from "./graph_index";
 import { gradColouring, seriesScale, stepSeries, type GradColouring } from "./grad_view";
@@ -73,10 +80,14 @@ export function startColouring(index: GraphIndex, wanted: WantedColouring = {}):
   if (wanted.on === false) return null;
   const step = wanted.step ?? null;
   if (scale === null) {
-    return wanted.on || step !== null ? "this graph has no gradient statistics: build it inside trace(model, stats=True)" : null;
+    return wanted.on || step !== null
+      ? "this graph has no gradient statistics: build it inside trace(model, stats=True)"
+      : null;
   }
   if (step !== null && !(series && step >= 0 && step < series.index.length)) {
-    const kept = series ? `0 to ${series.index.length - 1}, for steps ${series.index.join(", ")}` : "none: only the last backward's";
+    const kept = series
+      ? `0 to ${series.index.length - 1}, for steps ${series.index.join(", ")}`
+      : "none: only the last backward's";
     return `step is a position among the kept steps (${kept}), not ${step}`;
   }
   return gradColouring(index, scale, series, step ?? (series ? series.index.length - 1 : null));

@@ -66,7 +66,9 @@ describe("a folded Llama decoder stack", () => {
     expect(line).toContain("model.layers.0\u20133 \u00b7 LlamaDecoderLayer \u00d74");
     expect(line).toContain("shape=box3d");
     expect(line).toContain('class="pvw-group pvw-run"');
-    const ops = [...nodesInside(graph, layers[0])].filter((id) => graph.nodes.find((n) => n.id === id)?.kind !== "param");
+    const ops = [...nodesInside(graph, layers[0])].filter(
+      (id) => graph.nodes.find((n) => n.id === id)?.kind !== "param",
+    );
     expect(line).toContain(`each ${ops.length} ops \u00b7 ${nodesInside(graph, layers[0]).size - ops.length} params`);
     const shape = into[0].grad?.shape?.join(", ");
     const edgeLine = dot.split("\n").find((l) => l.includes(`-> "${runId}"`)) ?? "";
@@ -107,7 +109,9 @@ describe("a folded Llama decoder stack", () => {
     const tip = nodeTooltip(index, vg, runId);
     expect(tip[0]).toBe("model.layers.0\u20133 \u00b7 LlamaDecoderLayer \u00d74");
     const values = (gid: string): number =>
-      graph.nodes.filter((n) => n.kind === "param" && nodesInside(graph, gid).has(n.id)).reduce((acc, n) => acc + (n.param?.shape ?? []).reduce((a, d) => a * d, 1), 0);
+      graph.nodes
+        .filter((n) => n.kind === "param" && nodesInside(graph, gid).has(n.id))
+        .reduce((acc, n) => acc + (n.param?.shape ?? []).reduce((a, d) => a * d, 1), 0);
     const each = values(layers[0]);
     expect(tip.join("\n")).toContain(`(${each.toLocaleString("en-US")} values)`);
     expect(tip.join("\n")).toContain(`(${layers.reduce((n, l) => n + values(l), 0).toLocaleString("en-US")} values)`);
@@ -118,7 +122,12 @@ describe("a folded Llama decoder stack", () => {
     const items = info?.sections.flatMap((s) => s.items) ?? [];
     expect(items.filter((i) => i.label === "block").map((i) => i.ref)).toEqual(layers);
     const params = graph.nodes.filter((n) => n.kind === "param" && nodesInside(graph, layers[0]).has(n.id));
-    expect(items.filter((i) => i.label === "param").map((i) => i.value).sort()).toEqual(
+    expect(
+      items
+        .filter((i) => i.label === "param")
+        .map((i) => i.value)
+        .sort(),
+    ).toEqual(
       params.map((n) => `${n.param?.name.replace("model.layers.0.", "")} [${n.param?.shape?.join(", ")}]`).sort(),
     );
     expect(items.find((i) => i.action === "unfold")?.ref).toBe(runId);
@@ -127,13 +136,22 @@ describe("a folded Llama decoder stack", () => {
     expect(reopened.find((i) => i.action === "fold")?.ref).toBe(runId);
     // A member's own inspector names its run.
     const member = inspect(index, unfolded, layers[2])?.sections.find((s) => s.title === "Repeated block");
-    expect(member?.items[0]).toMatchObject({ value: "3 of 4 in model.layers.0\u20133 \u00b7 LlamaDecoderLayer \u00d74", ref: runId });
+    expect(member?.items[0]).toMatchObject({
+      value: "3 of 4 in model.layers.0\u20133 \u00b7 LlamaDecoderLayer \u00d74",
+      ref: runId,
+    });
   });
 
   it("run ids name consecutive members of one run", () => {
     expect(parseRunId(index, runId)?.members).toEqual(layers);
     expect(parseRunId(index, `${layers[1]}..${layers[2]}`)?.members).toEqual(layers.slice(1, 3));
-    for (const bad of [`${layers[2]}..${layers[1]}`, `${layers[1]}..${layers[1]}`, layers[0], `${layers[0]}..n1`, `${runId}..x`]) {
+    for (const bad of [
+      `${layers[2]}..${layers[1]}`,
+      `${layers[1]}..${layers[1]}`,
+      layers[0],
+      `${layers[0]}..n1`,
+      `${runId}..x`,
+    ]) {
       expect(parseRunId(index, bad)).toBeNull();
     }
     expect(membersToUnfold(index, runId)).toEqual(layers);
@@ -154,7 +172,11 @@ describe("a folded Llama decoder stack", () => {
 });
 
 function dotLabelOf(index: GraphIndex, vg: ReturnType<typeof buildVisibleGraph>, id: string): string {
-  return visibleGraphToDot(index, vg).split("\n").find((l) => l.includes(`id="pvw-${id}"`)) ?? "";
+  return (
+    visibleGraphToDot(index, vg)
+      .split("\n")
+      .find((l) => l.includes(`id="pvw-${id}"`)) ?? ""
+  );
 }
 
 describe.each(Object.keys(REPEAT_FIXTURES))("counting folded views of %s", (name) => {
@@ -219,7 +241,9 @@ describe("gradient statistics", () => {
     const graph = synthetic(4, 2, 3);
     const blocks = indexedGroups(graph, "blocks");
     const stats = (nan: number) => ({ norm: 1, max_abs: 1, mean_abs: 0.1, zero_fraction: 0, nan, inf: 0 });
-    graph.edges.forEach((e) => (e.stats = stats(0)));
+    graph.edges.forEach((e) => {
+      e.stats = stats(0);
+    });
     const inside = nodesInside(graph, blocks[2]);
     const bad = graph.edges.find((e) => inside.has(e.source) && inside.has(e.target));
     bad!.stats = stats(3);
@@ -228,7 +252,9 @@ describe("gradient statistics", () => {
     const open = groupsToDepth(index, index.maxLevel + 1, true);
     const runId = `${blocks[0]}..${blocks[3]}`;
     const line = (vg: ReturnType<typeof draw>, id: string): string =>
-      visibleGraphToDot(index, vg, { rankdir: "TB", edgeLabels: false, grad: colouring }).split("\n").find((l) => l.includes(`id="pvw-${id}"`)) ?? "";
+      visibleGraphToDot(index, vg, { rankdir: "TB", edgeLabels: false, grad: colouring })
+        .split("\n")
+        .find((l) => l.includes(`id="pvw-${id}"`)) ?? "";
     expect(line(draw(index, open), runId)).toContain('class="pvw-group pvw-run pvw-nonfinite"');
     // Unfolded: only the block that holds it.
     const unfolded = draw(index, open, { on: true, unfolded: new Set(blocks) });

@@ -38,7 +38,13 @@ export interface Folded {
 }
 
 function slice(run: RepeatRun, from: number, to: number): RunSlice {
-  return { id: runSliceId(run.members[from], run.members[to]), run, from, to, members: run.members.slice(from, to + 1) };
+  return {
+    id: runSliceId(run.members[from], run.members[to]),
+    run,
+    from,
+    to,
+    members: run.members.slice(from, to + 1),
+  };
 }
 
 /** The slice a run id (or the id of part of a run) stands for, or null. */

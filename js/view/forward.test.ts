@@ -85,7 +85,11 @@ describe("forward op names", () => {
 
 /** (edge id, tail, head) of every edge statement, and (id, label) of every node statement. */
 function parseDot(dot: string) {
-  const edges = [...dot.matchAll(/^\s*"([^"]+)" -> "([^"]+)" \[id="pvw-([^"]+)"/gm)].map((m) => ({ id: m[3], tail: m[1], head: m[2] }));
+  const edges = [...dot.matchAll(/^\s*"([^"]+)" -> "([^"]+)" \[id="pvw-([^"]+)"/gm)].map((m) => ({
+    id: m[3],
+    tail: m[1],
+    head: m[2],
+  }));
   return { edges };
 }
 
@@ -116,13 +120,19 @@ function drawnEdges(svg: string): Map<string, string> {
 describe.each(FIXTURE_NAMES)("forward DOT for %s", (name) => {
   const graph = fixture(name);
   const index = buildIndex(graph);
-  const options = (reading?: "forward" | "backward"): DotOptions => ({ rankdir: "TB", edgeLabels: true, ...(reading ? { reading } : {}) });
+  const options = (reading?: "forward" | "backward"): DotOptions => ({
+    rankdir: "TB",
+    edgeLabels: true,
+    ...(reading ? { reading } : {}),
+  });
 
   it("is the backward DOT unchanged when the reading is backward or absent", () => {
     for (const depth of [0, 1, 99]) {
       const vg = buildVisibleGraph(index, new Set(groupsToDepth(index, depth)));
       expect(visibleGraphToDot(index, vg, options("backward"))).toBe(visibleGraphToDot(index, vg, options()));
-      expect(visibleGraphToDot(index, vg, { ...DEFAULT_DOT_OPTIONS, reading: "backward" })).toBe(visibleGraphToDot(index, vg));
+      expect(visibleGraphToDot(index, vg, { ...DEFAULT_DOT_OPTIONS, reading: "backward" })).toBe(
+        visibleGraphToDot(index, vg),
+      );
     }
   });
 
@@ -140,7 +150,8 @@ describe.each(FIXTURE_NAMES)("forward DOT for %s", (name) => {
     const vg = buildVisibleGraph(index, new Set(groupsToDepth(index, depth)));
     const fwdSvg = graphviz.layout(visibleGraphToDot(index, vg, options("forward")), "svg", "dot");
     const bwdSvg = graphviz.layout(visibleGraphToDot(index, vg, options("backward")), "svg", "dot");
-    const ids = (svg: string) => [...svg.matchAll(/<g id="([^"]+)" class="([^"]+)"/g)].map((m) => `${m[1]} ${m[2]}`).sort();
+    const ids = (svg: string) =>
+      [...svg.matchAll(/<g id="([^"]+)" class="([^"]+)"/g)].map((m) => `${m[1]} ${m[2]}`).sort();
     expect(ids(fwdSvg)).toEqual(ids(bwdSvg));
     const fwd = drawnEdges(fwdSvg);
     expect(fwd.size).toBe(vg.edges.length);
@@ -182,7 +193,9 @@ describe.each(FIXTURE_NAMES)("forward DOT for %s", (name) => {
 describe("|grad| colouring read forward", () => {
   it("colours every edge as read backward: the same gradient, whichever way the arrow points", () => {
     const graph = fixture("lenet");
-    graph.edges.forEach((e, k) => (e.stats = { norm: 10 ** -(k % 5), max_abs: 1, mean_abs: 0.1, zero_fraction: 0, nan: 0, inf: 0 }));
+    graph.edges.forEach((e, k) => {
+      e.stats = { norm: 10 ** -(k % 5), max_abs: 1, mean_abs: 0.1, zero_fraction: 0, nan: 0, inf: 0 };
+    });
     const index = buildIndex(graph);
     const grad = gradColouring(index, seriesScale(graph, null)!, null, null);
     const colours = (reading: "forward" | "backward") => {
@@ -201,7 +214,13 @@ describe("forward reading of hostile names", () => {
   it("draws every label as its text, and never names an op it cannot tell", () => {
     const index = buildIndex(hostileGraph());
     const vg = buildVisibleGraph(index, new Set(index.groups.keys()));
-    const texts = svgTexts(graphviz.layout(visibleGraphToDot(index, vg, { rankdir: "LR", edgeLabels: true, reading: "forward" }), "svg", "dot"));
+    const texts = svgTexts(
+      graphviz.layout(
+        visibleGraphToDot(index, vg, { rankdir: "LR", edgeLabels: true, reading: "forward" }),
+        "svg",
+        "dot",
+      ),
+    );
     const evil = [...index.nodes.values()].find((n) => n.name.startsWith("<svg"));
     expect(evil).toBeDefined();
     expect(texts.get(`pvw-${evil?.id}`)?.[0]).toBe(evil?.name);

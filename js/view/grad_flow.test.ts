@@ -28,7 +28,13 @@ function resnet18Params(): string[] {
 }
 
 const s = (norm: number, extra: Partial<GradStats> = {}): GradStats => ({
-  norm, max_abs: norm / 3, mean_abs: norm / 30, zero_fraction: 0, nan: 0, inf: 0, ...extra,
+  norm,
+  max_abs: norm / 3,
+  mean_abs: norm / 30,
+  zero_fraction: 0,
+  nan: 0,
+  inf: 0,
+  ...extra,
 });
 
 const into = (graph: GraphPayload, name: string) => {
@@ -62,7 +68,9 @@ describe("the gradient flow chart", () => {
 
   it("gives each parameter the mean and max |grad| its one incoming gradient carried", () => {
     const graph = fixture("lenet");
-    graph.edges.forEach((e, k) => (e.stats = s(10 ** -(k % 6))));
+    graph.edges.forEach((e, k) => {
+      e.stats = s(10 ** -(k % 6));
+    });
     const flow = gradFlow(buildIndex(graph), stepSeries(graph), null)!;
     expect(flow.metric).toBe("mean-max");
     expect(flow.note).toBeNull();
@@ -70,7 +78,11 @@ describe("the gradient flow chart", () => {
     for (const b of flow.bars) {
       const { edges } = into(graph, b.label);
       expect(edges.length).toBe(1);
-      expect([b.mean, b.max, b.norm]).toEqual([edges[0].stats!.mean_abs, edges[0].stats!.max_abs, edges[0].stats!.norm]);
+      expect([b.mean, b.max, b.norm]).toEqual([
+        edges[0].stats!.mean_abs,
+        edges[0].stats!.max_abs,
+        edges[0].stats!.norm,
+      ]);
       expect(b.badge).toBeNull();
       expect(b.absent).toBeNull();
       // Every value sits on the axis.
@@ -82,7 +94,9 @@ describe("the gradient flow chart", () => {
 
   it("badges zero and missing gradients, marks NaN/Inf, and says why a value is absent", () => {
     const graph = fixture("lenet");
-    graph.edges.forEach((e) => (e.stats = s(1)));
+    graph.edges.forEach((e) => {
+      e.stats = s(1);
+    });
     into(graph, "fc.0.weight").node.grad_status = "zero";
     const gone = into(graph, "fc.2.bias");
     gone.node.grad_status = "none";
@@ -107,11 +121,15 @@ describe("the gradient flow chart", () => {
 
   it("at an earlier kept step shows the norms kept for it, and says mean/max are not kept", () => {
     const graph = fixture("lenet");
-    graph.edges.forEach((e) => (e.stats = s(1)));
+    graph.edges.forEach((e) => {
+      e.stats = s(1);
+    });
     const dead = into(graph, "fc.0.weight");
     dead.node.grad_status = "zero"; // at the last step only
     const norms: Record<string, (number | null)[]> = {};
-    graph.edges.forEach((e, k) => (norms[e.id] = [10 ** -k, null, 1]));
+    graph.edges.forEach((e, k) => {
+      norms[e.id] = [10 ** -k, null, 1];
+    });
     norms[dead.edges[0].id] = [0, 0, 0];
     graph.meta = { ...graph.meta, steps: { index: [4, 5, 6], norm: norms, nonfinite: {} } };
     const index = buildIndex(graph);

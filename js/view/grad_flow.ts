@@ -77,20 +77,36 @@ const hasStats = (graph: GraphIndex["graph"]): boolean => graph.edges.some((e) =
 function bar(id: string, index: GraphIndex, series: StepSeries | null, k: number | null, last: boolean): FlowBar {
   const node = index.nodes.get(id)!;
   const out: FlowBar = {
-    node: id, label: node.param?.name ?? node.name, badge: null,
-    mean: null, max: null, norm: null, nan: 0, inf: 0, absent: null,
+    node: id,
+    label: node.param?.name ?? node.name,
+    badge: null,
+    mean: null,
+    max: null,
+    norm: null,
+    nan: 0,
+    inf: 0,
+    absent: null,
   };
   if (last && node.grad_status === "zero") return { ...out, badge: gradBadge(node), mean: 0, max: 0, norm: 0 };
   if (last && node.grad_status === "none") return { ...out, badge: gradBadge(node) };
   const into = index.inEdges.get(id) ?? [];
   if (into.length > 1) {
     // Its gradient is the sum of these; the sum's mean and max were never computed.
-    return { ...out, absent: `its gradient is the sum of ${into.length} gradients (used ${into.length} times): not recorded` };
+    return {
+      ...out,
+      absent: `its gradient is the sum of ${into.length} gradients (used ${into.length} times): not recorded`,
+    };
   }
   const stats: GradStats | null = into.length === 1 ? statsAt(into[0], series, k) : null;
   if (!stats) return { ...out, absent: "no statistics were recorded for its gradient at this step" };
   const known = (v: number): number | null => (Number.isNaN(v) ? null : v);
-  const values = { mean: known(stats.mean_abs), max: known(stats.max_abs), norm: known(stats.norm), nan: stats.nan, inf: stats.inf };
+  const values = {
+    mean: known(stats.mean_abs),
+    max: known(stats.max_abs),
+    norm: known(stats.norm),
+    nan: stats.nan,
+    inf: stats.inf,
+  };
   // An earlier step's all-zero gradient gets the badge the graph gives the last step's.
   const zero = !last && stats.norm === 0 && !isNonFinite(stats);
   return { ...out, ...values, badge: zero ? gradBadge({ ...node, grad_status: "zero" }) : null };

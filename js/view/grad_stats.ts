@@ -64,7 +64,11 @@ export function formatNorm(value: number): string {
 
 /** One line for a tooltip: "‖g‖ 1.2e-3 · max 4.0e-4 · mean 1.0e-5 · 12% zeros · 2 NaN". */
 export function statsLine(s: GradStats): string {
-  const parts = [`\u2016g\u2016 ${formatNorm(s.norm)}`, `max ${formatNorm(s.max_abs)}`, `mean ${formatNorm(s.mean_abs)}`];
+  const parts = [
+    `\u2016g\u2016 ${formatNorm(s.norm)}`,
+    `max ${formatNorm(s.max_abs)}`,
+    `mean ${formatNorm(s.mean_abs)}`,
+  ];
   if (s.zero_fraction > 0) parts.push(`${Math.round(s.zero_fraction * 100)}% zeros`);
   if (s.nan > 0) parts.push(`${s.nan} NaN`);
   if (s.inf > 0) parts.push(`${s.inf} Inf`);
@@ -98,7 +102,7 @@ export interface Aggregate {
 }
 
 /** What the gradients sent by ``nodeIds`` add up to (a collapsed group's badge). */
-export function aggregate(graph: GraphPayload, nodeIds: Iterable<string>, outEdges: ReadonlyMap<string, GraphEdge[]>): Aggregate {
+export function aggregate(nodeIds: Iterable<string>, outEdges: ReadonlyMap<string, GraphEdge[]>): Aggregate {
   const out: Aggregate = { edges: 0, maxNorm: 0, nan: 0, inf: 0 };
   for (const id of nodeIds) {
     for (const e of outEdges.get(id) ?? []) {

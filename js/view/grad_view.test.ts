@@ -11,14 +11,22 @@ import type { GradStats, GraphPayload } from "./types";
 import { buildVisibleGraph } from "./visible";
 
 const s = (norm: number, extra: Partial<GradStats> = {}): GradStats => ({
-  norm, max_abs: norm, mean_abs: norm / 10, zero_fraction: 0, nan: 0, inf: 0, ...extra,
+  norm,
+  max_abs: norm,
+  mean_abs: norm / 10,
+  zero_fraction: 0,
+  nan: 0,
+  inf: 0,
+  ...extra,
 });
 
 /** The LeNet fixture with statistics: norms 10^-k along the edges, a NaN on the last edge into
  * a parameter, a dead parameter, and three kept steps. */
 function withStats(): { graph: GraphPayload; nanEdge: string; dead: string } {
   const graph = fixture("lenet");
-  graph.edges.forEach((e, k) => (e.stats = s(10 ** -(k % 5))));
+  graph.edges.forEach((e, k) => {
+    e.stats = s(10 ** -(k % 5));
+  });
   const params = graph.nodes.filter((n) => n.kind === "param");
   const dead = params[0];
   dead.grad_status = "zero";
@@ -69,12 +77,16 @@ describe("gradient statistics in the drawing", () => {
     const grad = gradColouring(index, seriesScale(graph, series)!, series, null);
     const open = buildVisibleGraph(index, new Set(groupsToDepth(index, 99)));
     const dot = visibleGraphToDot(index, open, { rankdir: "TB", edgeLabels: false, grad });
-    expect(dot).toMatch(new RegExp(`id="pvw-${nanEdge}" class="pvw-single pvw-graded" color="${NONFINITE_COLOUR}" penwidth=2`));
+    expect(dot).toMatch(
+      new RegExp(`id="pvw-${nanEdge}" class="pvw-single pvw-graded" color="${NONFINITE_COLOUR}" penwidth=2`),
+    );
     expect(dot).toMatch(new RegExp(`id="pvw-${dead}" class="pvw-param pvw-badge" label="[^"]*\\\\n0 grad"`));
     const closed = buildVisibleGraph(index, new Set(groupsToDepth(index, 0)));
     const bad = closed.nodes.filter((vn) => grad.groupNonFinite(vn));
     expect(bad.length).toBe(1);
-    expect(visibleGraphToDot(index, closed, { rankdir: "TB", edgeLabels: false, grad })).toContain(`class="pvw-group pvw-nonfinite"`);
+    expect(visibleGraphToDot(index, closed, { rankdir: "TB", edgeLabels: false, grad })).toContain(
+      `class="pvw-group pvw-nonfinite"`,
+    );
     // Step 7 had no NaN: nothing red then.
     const before = gradColouring(index, seriesScale(graph, series)!, series, 0);
     expect(closed.nodes.some((vn) => before.groupNonFinite(vn))).toBe(false);
@@ -103,7 +115,11 @@ describe("gradient statistics in the drawing", () => {
     const group = closed.nodes.find((n) => n.kind === "group")!;
     expect(nodeTooltip(index, closed, group.id).join("\n")).toMatch(/max \u2016g\u2016 1\.0e\+0/);
     const overview = gradOverview(index)!;
-    expect(overview.sections.map((x) => x.title)).toEqual(["Problems", "Largest \u2016g\u2016 (top 10)", "Smallest \u2016g\u2016 (top 10)"]);
+    expect(overview.sections.map((x) => x.title)).toEqual([
+      "Problems",
+      "Largest \u2016g\u2016 (top 10)",
+      "Smallest \u2016g\u2016 (top 10)",
+    ]);
     expect(overview.sections[1].items).toHaveLength(10);
     expect(overview.sections[1].items.every((i) => i.ref && index.edges.has(i.ref))).toBe(true);
     expect(gradOverview(buildIndex(fixture("lenet")))).toBeNull();

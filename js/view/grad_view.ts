@@ -19,11 +19,13 @@ const numbers = (v: unknown): v is (number | null)[] =>
 /** The graph's kept steps, or null when it has fewer than two (nothing to slide through). */
 export function stepSeries(graph: GraphPayload): StepSeries | null {
   const raw = graph.meta?.steps as { index?: unknown; norm?: unknown; nonfinite?: unknown } | undefined;
-  if (!raw || !numbers(raw.index) || raw.index.length < 2 || typeof raw.norm !== "object" || raw.norm === null) return null;
+  if (!raw || !numbers(raw.index) || raw.index.length < 2 || typeof raw.norm !== "object" || raw.norm === null)
+    return null;
   const norm = new Map<string, (number | null)[]>();
   for (const [id, v] of Object.entries(raw.norm)) if (numbers(v)) norm.set(id, v);
   const nonfinite = new Map<string, number[]>();
-  for (const [id, v] of Object.entries((raw.nonfinite ?? {}) as object)) if (numbers(v)) nonfinite.set(id, v as number[]);
+  for (const [id, v] of Object.entries((raw.nonfinite ?? {}) as object))
+    if (numbers(v)) nonfinite.set(id, v as number[]);
   return { index: raw.index as number[], norm, nonfinite };
 }
 
@@ -66,7 +68,12 @@ export interface GradColouring {
   groupNonFinite(vn: VisibleNode): boolean;
 }
 
-export function gradColouring(index: GraphIndex, scale: NormScale, series: StepSeries | null, k: number | null): GradColouring {
+export function gradColouring(
+  index: GraphIndex,
+  scale: NormScale,
+  series: StepSeries | null,
+  k: number | null,
+): GradColouring {
   const of = (e: GraphEdge): GradStats | null => statsAt(e, series, k);
   return {
     edgeColour: (ve) => scale.colour(mergeStats(ve.edges.map(of))),
@@ -75,10 +82,12 @@ export function gradColouring(index: GraphIndex, scale: NormScale, series: StepS
       const runNodes = vn.run ? vn.run.members.flatMap((m) => index.descendantNodes(m)) : null;
       if (!vn.group && !runNodes) return false;
       const nodes = runNodes ?? (vn.group ? (index.calls(vn.group.id)[vn.call] ?? []) : []);
-      return nodes.some((n) => (index.outEdges.get(n) ?? []).some((e) => {
-        const s = of(e);
-        return s !== null && isNonFinite(s);
-      }));
+      return nodes.some((n) =>
+        (index.outEdges.get(n) ?? []).some((e) => {
+          const s = of(e);
+          return s !== null && isNonFinite(s);
+        }),
+      );
     },
   };
 }

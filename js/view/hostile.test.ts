@@ -6,7 +6,16 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { Graphviz } from "@hpcc-js/wasm";
 import { svgProblem } from "../render/svg_guard";
 import { inspectGroup, inspectNode, nodeTooltip } from "./describe";
-import { callText, clusterElementId, clusterLabel, dotText, elementId, htmlText, nodeLines, visibleGraphToDot } from "./dot";
+import {
+  callText,
+  clusterElementId,
+  clusterLabel,
+  dotText,
+  elementId,
+  htmlText,
+  nodeLines,
+  visibleGraphToDot,
+} from "./dot";
 import { groupsToDepth } from "./expansion";
 import { groupTitle } from "./format";
 import { buildIndex } from "./graph_index";
@@ -48,7 +57,7 @@ describe("hostile names through Graphviz", () => {
   });
 
   it("keeps Graphviz escapes, entities and quotes as text in plain and HTML-like labels", () => {
-    const text = 'a\\N b\\G c\\l d\\\\ e&amp; f&lt; g"h\' i\\';
+    const text = "a\\N b\\G c\\l d\\\\ e&amp; f&lt; g\"h' i\\";
     const dot = `digraph { a [label=${dotText(text)}]; b [label=<<B>${htmlText(text)}</B>>]; }`;
     const svg = graphviz.layout(dot, "svg", "dot");
     expect(svgTexts(svg).get("node1")).toEqual([text]);
@@ -86,7 +95,11 @@ describe("hostile names as text", () => {
     const layer = info?.sections.find((s) => s.title === "Layer")?.items ?? [];
     expect(layer.slice(0, 2).map((i) => i.value)).toEqual([HOSTILE.class, HOSTILE.layers[1]]);
     const vg = buildVisibleGraph(index, new Set(index.ancestors(group.id)));
-    const tip = nodeTooltip(index, vg, [...vg.nodeById.keys()].find((id) => vg.nodeById.get(id)?.group?.id === group.id) ?? "");
+    const tip = nodeTooltip(
+      index,
+      vg,
+      [...vg.nodeById.keys()].find((id) => vg.nodeById.get(id)?.group?.id === group.id) ?? "",
+    );
     expect(tip[0]).toBe(`${HOSTILE.layers[1]} \u00b7 ${HOSTILE.class}`);
   });
 

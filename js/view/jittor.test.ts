@@ -16,7 +16,9 @@ import { buildVisibleGraph } from "./visible";
 const graph = decodePayload(trainDoc);
 const index = buildIndex(graph);
 const open = buildVisibleGraph(index, new Set(index.groups.keys()));
-const meta = graph.meta as { jittor: { grad_of: Record<string, string>; executions: { jit_key: string; ops: string[] }[] } };
+const meta = graph.meta as {
+  jittor: { grad_of: Record<string, string>; executions: { jit_key: string; ops: string[] }[] };
+};
 const text = (x: unknown): string => JSON.stringify(x);
 const title = (id: string): string => index.nodes.get(id)?.name ?? id;
 
@@ -35,7 +37,9 @@ describe("Jittor facts in the inspector", () => {
       expect(back.map((i) => i.ref)).toContain(bwd);
       expect(nodeTooltip(index, open, bwd)).toContain(`backward of ${title(fwd)} (${fwd})`);
     }
-    const forwardOnly = graph.nodes.filter((n) => !(n.id in meta.jittor.grad_of) && !Object.values(meta.jittor.grad_of).includes(n.id));
+    const forwardOnly = graph.nodes.filter(
+      (n) => !(n.id in meta.jittor.grad_of) && !Object.values(meta.jittor.grad_of).includes(n.id),
+    );
     for (const n of forwardOnly) expect(section(n.id, "Gradient")).toBeUndefined();
   });
 
@@ -47,7 +51,9 @@ describe("Jittor facts in the inspector", () => {
       const heads = items.filter((i) => i.label === "fused in" || i.label === "ran as");
       expect(heads.length).toBe(runs.length);
       runs.forEach((run, k) => {
-        expect(heads[k].value).toBe(`${shortJitKey(run.jit_key)} with ${run.ops.length} op${run.ops.length === 1 ? "" : "s"}`);
+        expect(heads[k].value).toBe(
+          `${shortJitKey(run.jit_key)} with ${run.ops.length} op${run.ops.length === 1 ? "" : "s"}`,
+        );
         expect(heads[k].label).toBe(run.ops.length > 1 ? "fused in" : "ran as");
         expect(heads[k].hint).toContain(run.jit_key);
         if (run.ops.length > 1) fusedSeen++;
@@ -57,7 +63,11 @@ describe("Jittor facts in the inspector", () => {
     }
     expect(fusedSeen).toBeGreaterThan(10);
     // the fixture runs one broadcast_to in two fused groups
-    expect(graph.nodes.some((n) => (section(n.id, "Execution")?.items ?? []).filter((i) => i.label === "fused in").length === 2)).toBe(true);
+    expect(
+      graph.nodes.some(
+        (n) => (section(n.id, "Execution")?.items ?? []).filter((i) => i.label === "fused in").length === 2,
+      ),
+    ).toBe(true);
   });
 
   it("titles slots as plain inputs/outputs and gives no tracing hint", () => {
@@ -78,7 +88,10 @@ describe("Jittor facts in the inspector", () => {
   it("skips meta.jittor entries that are not in its shape", () => {
     const odd: GraphPayload = {
       ...graph,
-      meta: { source: "jittor", jittor: { grad_of: { n1: 7, n2: "n3" }, executions: [null, { ops: "n1" }, { ops: ["n1", 4], jit_key: 5 }] } },
+      meta: {
+        source: "jittor",
+        jittor: { grad_of: { n1: 7, n2: "n3" }, executions: [null, { ops: "n1" }, { ops: ["n1", 4], jit_key: 5 }] },
+      },
     };
     const facts = jittorFacts(odd);
     expect([...(facts?.gradOf.entries() ?? [])]).toEqual([["n2", "n3"]]);

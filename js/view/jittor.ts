@@ -68,7 +68,7 @@ function read(jt: Record<string, unknown>): JittorFacts {
 /** The Jittor facts of a graph, or null for a graph that did not come from Jittor. */
 export function jittorFacts(graph: GraphPayload): JittorFacts | null {
   const meta = graph.meta;
-  if (!meta || meta.source !== "jittor" || !isRecord(meta.jittor)) return null;
+  if (meta?.source !== "jittor" || !isRecord(meta.jittor)) return null;
   let facts = cache.get(meta);
   if (facts === undefined) {
     facts = read(meta.jittor);

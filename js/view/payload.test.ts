@@ -18,21 +18,52 @@ const withoutVersion = (p: GraphPayload): Omit<GraphPayload, "schema_version"> =
 function small(): Record<string, any> {
   return {
     schema_version: "2.0",
-    tensors: [["float32", [1, 84], "cpu"], ["float32", [84], "cpu"], [null, null, null]],
+    tensors: [
+      ["float32", [1, 84], "cpu"],
+      ["float32", [84], "cpu"],
+      [null, null, null],
+    ],
     files: ["model.py"],
-    sites: [[0, 21, "forward"], [0, 7, null]],
+    sites: [
+      [0, 21, "forward"],
+      [0, 7, null],
+    ],
     ops: {
       MatmulGradNode: {
         inputs: [{ name: "grad_out", tensor: "@Grad" }, { name: "x" }],
-        outputs: [{ name: "grad_x", tensor: "@Grad" }, { name: "grad_y", tensor: "@Grad" }],
+        outputs: [
+          { name: "grad_x", tensor: "@Grad" },
+          { name: "grad_y", tensor: "@Grad" },
+        ],
       },
     },
     nodes: [
-      { id: "n0", name: "MatmulGradNode", ptr: "0x1", kind: "output", group: "g1", call_site: 0,
-        inputs: [0, null], outputs: [0, 1], tensor: 0 },
-      { id: "n1", name: "MatmulGradNode", ptr: "0x2", call_site: 1,
-        inputs: [0, { name: "extra", tensor: "T_1", grad: 2 }, { name: "more" }], outputs: [1] },
-      { id: "n2", name: "GradNodeAccumulation", ptr: "0x3", kind: "param", param: { name: "fc.bias", shape: [84], dtype: "float32" } },
+      {
+        id: "n0",
+        name: "MatmulGradNode",
+        ptr: "0x1",
+        kind: "output",
+        group: "g1",
+        call_site: 0,
+        inputs: [0, null],
+        outputs: [0, 1],
+        tensor: 0,
+      },
+      {
+        id: "n1",
+        name: "MatmulGradNode",
+        ptr: "0x2",
+        call_site: 1,
+        inputs: [0, { name: "extra", tensor: "T_1", grad: 2 }, { name: "more" }],
+        outputs: [1],
+      },
+      {
+        id: "n2",
+        name: "GradNodeAccumulation",
+        ptr: "0x3",
+        kind: "param",
+        param: { name: "fc.bias", shape: [84], dtype: "float32" },
+      },
       { id: "n3", name: "GradNodeAccumulation", ptr: "0x4", kind: "param", param: { name: "leaf" } },
     ],
     edges: [
@@ -40,7 +71,10 @@ function small(): Record<string, any> {
       { id: "e1", source: "n0", target: "n2", index: 1, grad: 1, slot: 1 },
       { id: "e2", source: "n1", target: "n3", slot: "grad_w" },
     ],
-    groups: [{ id: "g0", name: "", type: "Model" }, { id: "g1", name: "fc", type: "Linear", parent: "g0" }],
+    groups: [
+      { id: "g0", name: "", type: "Model" },
+      { id: "g1", name: "fc", type: "Linear", parent: "g0" },
+    ],
     meta: { annotations: ["dump"] },
   };
 }
@@ -80,14 +114,20 @@ describe("decodePayload", () => {
     expect(payload.groups).toHaveLength(doc.groups.length);
     const keys = ["call_site", "group", "id", "inputs", "kind", "name", "outputs", "param", "ptr", "tensor"];
     for (const n of payload.nodes) expect(Object.keys(n).sort()).toEqual(keys);
-    for (const e of payload.edges) expect(Object.keys(e).sort()).toEqual(["grad", "id", "index", "slot", "source", "target"]);
+    for (const e of payload.edges)
+      expect(Object.keys(e).sort()).toEqual(["grad", "id", "index", "slot", "source", "target"]);
   });
 
   it("spells out every field, filling the defaults", () => {
     const p = decodePayload(small());
     const [n0, n1, n2, n3] = p.nodes;
     expect(n0).toEqual({
-      id: "n0", name: "MatmulGradNode", ptr: "0x1", kind: "output", group: "g1", param: null,
+      id: "n0",
+      name: "MatmulGradNode",
+      ptr: "0x1",
+      kind: "output",
+      group: "g1",
+      param: null,
       call_site: { file: "model.py", line: 21, function: "forward" },
       inputs: [
         { name: "grad_out", tensor: "@Grad", dtype: "float32", shape: [1, 84], place: "cpu" },
@@ -112,8 +152,22 @@ describe("decodePayload", () => {
     expect(n3.param).toEqual({ name: "leaf", shape: null, dtype: null });
     expect(n3.inputs).toEqual([]);
     expect(p.edges).toEqual([
-      { id: "e0", source: "n0", target: "n1", index: 0, grad: { dtype: "float32", shape: [1, 84], place: "cpu" }, slot: "grad_x" },
-      { id: "e1", source: "n0", target: "n2", index: 1, grad: { dtype: "float32", shape: [84], place: "cpu" }, slot: "grad_y" },
+      {
+        id: "e0",
+        source: "n0",
+        target: "n1",
+        index: 0,
+        grad: { dtype: "float32", shape: [1, 84], place: "cpu" },
+        slot: "grad_x",
+      },
+      {
+        id: "e1",
+        source: "n0",
+        target: "n2",
+        index: 1,
+        grad: { dtype: "float32", shape: [84], place: "cpu" },
+        slot: "grad_y",
+      },
       { id: "e2", source: "n1", target: "n3", index: 0, grad: null, slot: "grad_w" },
     ]);
     expect(p.groups).toEqual([
@@ -133,21 +187,111 @@ describe("decodePayload", () => {
   });
 
   const broken: Array<[string, (d: Record<string, any>) => void, RegExp]> = [
-    ["an unknown version", (d) => { d.schema_version = "3.0"; }, /unknown graph schema_version "3.0": this widget reads '2.2', '2.1', '2.0' and '1.0'/],
-    ["no version", (d) => { delete d.schema_version; }, /unknown graph schema_version undefined/],
-    ["no nodes", (d) => { delete d.nodes; }, /malformed schema 2.0 graph document: "nodes" is not an array/],
-    ["no tensors table", (d) => { d.tensors = {}; }, /"tensors" is not an array/],
-    ["an edge grad out of range", (d) => { d.edges[1].grad = 9; }, /edge e1: tensor index 9 is out of range \(table has 3\)/],
-    ["a node tensor out of range", (d) => { d.nodes[0].tensor = -1; }, /node n0: tensor index -1 is out of range/],
-    ["a slot tensor out of range", (d) => { d.nodes[0].inputs[1] = 3; }, /node n0 inputs\[1\]: tensor index 3 is out of range/],
-    ["stats that are not six numbers", (d) => { d.edges[0].stats = [1, 2]; }, /edge e0: stats is not \[norm, max_abs/],
-    ["a slot beyond the signature", (d) => { d.nodes[0].outputs.push(0); }, /node n0 outputs\[2\]: ops\["MatmulGradNode"\]\.outputs slot index 2 is out of range \(table has 2\)/],
-    ["an op without a signature", (d) => { d.ops = {}; }, /node n0 inputs\[0\]: ops\["MatmulGradNode"\]\.inputs slot index 0 is out of range \(table has 0\)/],
-    ["a call site out of range", (d) => { d.nodes[1].call_site = 2; }, /node n1: site index 2 is out of range/],
-    ["a file out of range", (d) => { d.sites[1][0] = 1; }, /sites\[1\]: file index 1 is out of range/],
-    ["an edge slot out of range", (d) => { d.edges[0].slot = 5; }, /edge e0: slot \(outputs of n0\) index 5 is out of range/],
-    ["a short tensor entry", (d) => { d.tensors[0] = ["float32"]; }, /tensors\[0\]: expected \[dtype, shape, place\]/],
-    ["a node that is not an object", (d) => { d.nodes[1] = null; }, /malformed schema 2.0 graph document: /],
+    [
+      "an unknown version",
+      (d) => {
+        d.schema_version = "3.0";
+      },
+      /unknown graph schema_version "3.0": this widget reads '2.2', '2.1', '2.0' and '1.0'/,
+    ],
+    [
+      "no version",
+      (d) => {
+        delete d.schema_version;
+      },
+      /unknown graph schema_version undefined/,
+    ],
+    [
+      "no nodes",
+      (d) => {
+        delete d.nodes;
+      },
+      /malformed schema 2.0 graph document: "nodes" is not an array/,
+    ],
+    [
+      "no tensors table",
+      (d) => {
+        d.tensors = {};
+      },
+      /"tensors" is not an array/,
+    ],
+    [
+      "an edge grad out of range",
+      (d) => {
+        d.edges[1].grad = 9;
+      },
+      /edge e1: tensor index 9 is out of range \(table has 3\)/,
+    ],
+    [
+      "a node tensor out of range",
+      (d) => {
+        d.nodes[0].tensor = -1;
+      },
+      /node n0: tensor index -1 is out of range/,
+    ],
+    [
+      "a slot tensor out of range",
+      (d) => {
+        d.nodes[0].inputs[1] = 3;
+      },
+      /node n0 inputs\[1\]: tensor index 3 is out of range/,
+    ],
+    [
+      "stats that are not six numbers",
+      (d) => {
+        d.edges[0].stats = [1, 2];
+      },
+      /edge e0: stats is not \[norm, max_abs/,
+    ],
+    [
+      "a slot beyond the signature",
+      (d) => {
+        d.nodes[0].outputs.push(0);
+      },
+      /node n0 outputs\[2\]: ops\["MatmulGradNode"\]\.outputs slot index 2 is out of range \(table has 2\)/,
+    ],
+    [
+      "an op without a signature",
+      (d) => {
+        d.ops = {};
+      },
+      /node n0 inputs\[0\]: ops\["MatmulGradNode"\]\.inputs slot index 0 is out of range \(table has 0\)/,
+    ],
+    [
+      "a call site out of range",
+      (d) => {
+        d.nodes[1].call_site = 2;
+      },
+      /node n1: site index 2 is out of range/,
+    ],
+    [
+      "a file out of range",
+      (d) => {
+        d.sites[1][0] = 1;
+      },
+      /sites\[1\]: file index 1 is out of range/,
+    ],
+    [
+      "an edge slot out of range",
+      (d) => {
+        d.edges[0].slot = 5;
+      },
+      /edge e0: slot \(outputs of n0\) index 5 is out of range/,
+    ],
+    [
+      "a short tensor entry",
+      (d) => {
+        d.tensors[0] = ["float32"];
+      },
+      /tensors\[0\]: expected \[dtype, shape, place\]/,
+    ],
+    [
+      "a node that is not an object",
+      (d) => {
+        d.nodes[1] = null;
+      },
+      /malformed schema 2.0 graph document: /,
+    ],
   ];
   it.each(broken)("says what is wrong with %s", (_, change, message) => {
     const doc = small();

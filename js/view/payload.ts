@@ -108,7 +108,8 @@ function readStats(raw: unknown, id: unknown): GradStats {
 function readSites(doc: Json): Site[] {
   const files = doc.files as string[];
   return (doc.sites as unknown[]).map((site, k) => {
-    if (!Array.isArray(site) || site.length !== 3) throw new PayloadError(`sites[${k}]: expected [file, line, function]`);
+    if (!Array.isArray(site) || site.length !== 3)
+      throw new PayloadError(`sites[${k}]: expected [file, line, function]`);
     const f: unknown = site[0];
     if (!inRange(files, f)) throw outOfRange(files, f, `sites[${k}]: file`);
     return { file: files[f], line: site[1] as number, function: site[2] as string | null };
@@ -134,7 +135,7 @@ function decodeV2(doc: Json): GraphPayload {
   const tensors = (doc.tensors as unknown[]).map((t, k): GradInfo => {
     if (!Array.isArray(t) || t.length !== 3) throw new PayloadError(`tensors[${k}]: expected [dtype, shape, place]`);
     const [dtype, shape, place] = t as Tensor;
-    return Object.freeze({ dtype, shape: shape === null ? null : Object.freeze([...shape]) as number[], place });
+    return Object.freeze({ dtype, shape: shape === null ? null : (Object.freeze([...shape]) as number[]), place });
   });
   /** The tensor `k` refers to (null for none); `owner` names the referrer in an error. */
   const grad = (k: unknown, owner: string, id: unknown): GradInfo | null => {
@@ -158,7 +159,8 @@ function decodeV2(doc: Json): GraphPayload {
       let named: SlotName;
       if (spelled) named = entry as SlotName;
       else if (inRange(signature, j)) named = signature[j];
-      else throw outOfRange(signature, j, `node ${String(n.id)} ${side}[${j}]: ops[${JSON.stringify(op)}].${side} slot`);
+      else
+        throw outOfRange(signature, j, `node ${String(n.id)} ${side}[${j}]: ops[${JSON.stringify(op)}].${side} slot`);
       const k = spelled ? (entry as { grad?: number }).grad : entry;
       let g = UNKNOWN;
       if (k !== null && k !== undefined) {

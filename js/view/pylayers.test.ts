@@ -56,7 +56,9 @@ describe("PyLayer facts", () => {
     expect(nodeTooltip(index, vg, "n1")).toContain("recomputes layers.0, hiding 2 parameters");
   });
   it("says nothing about other nodes", () => {
-    expect(pyLayerSections(graph, "n0")).toEqual([{ title: "Python backward", items: [{ label: "PyLayer", value: "PyLayer" }] }]);
+    expect(pyLayerSections(graph, "n0")).toEqual([
+      { title: "Python backward", items: [{ label: "PyLayer", value: "PyLayer" }] },
+    ]);
     expect(pyLayerSections(graph, "n9")).toEqual([]);
   });
   it("shows every notice line, or the single notice", () => {

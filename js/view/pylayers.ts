@@ -63,7 +63,11 @@ export function pyLayerSections(graph: GraphPayload, id: string): { title: strin
   const facts = pyLayerFacts(graph, id);
   if (!facts) return [];
   const about: Item[] = [{ label: "PyLayer", value: facts.cls }];
-  if (facts.layer) about.push({ label: "recomputes", value: facts.layerType ? `${facts.layer} \u00b7 ${facts.layerType}` : facts.layer });
+  if (facts.layer)
+    about.push({
+      label: "recomputes",
+      value: facts.layerType ? `${facts.layer} \u00b7 ${facts.layerType}` : facts.layer,
+    });
   const sections = [{ title: "Python backward", items: about }];
   if (facts.hidden.length > 0) {
     const items = facts.hidden.slice(0, SHOWN).map((p) => ({
@@ -79,6 +83,7 @@ export function pyLayerSections(graph: GraphPayload, id: string): { title: strin
 /** Every one-line notice of the graph: meta.notices, else meta.notice. */
 export function noticeLines(graph: GraphPayload): string[] {
   const meta = graph.meta ?? {};
-  if (Array.isArray(meta.notices)) return meta.notices.filter((n): n is string => typeof n === "string" && n.length > 0);
+  if (Array.isArray(meta.notices))
+    return meta.notices.filter((n): n is string => typeof n === "string" && n.length > 0);
   return typeof meta.notice === "string" && meta.notice ? [meta.notice] : [];
 }

@@ -118,8 +118,21 @@ describe("what makes two blocks the same", () => {
     blocks(graph).forEach((gid, k) => {
       const op = nodesOf(graph, gid)[0];
       const id = `p${k}`;
-      graph.nodes.push({ id, name: "GradNodeAccumulation", ptr: "0x0", kind: "param", group: gid, param: { name: `blocks.${k}.w`, shape: [k === 1 ? 5 : 4], dtype: "float32" } });
-      graph.edges.push({ id: `ep${k}`, source: op.id, target: id, index: 1, grad: { dtype: "float32", shape: [4], place: "cpu" } });
+      graph.nodes.push({
+        id,
+        name: "GradNodeAccumulation",
+        ptr: "0x0",
+        kind: "param",
+        group: gid,
+        param: { name: `blocks.${k}.w`, shape: [k === 1 ? 5 : 4], dtype: "float32" },
+      });
+      graph.edges.push({
+        id: `ep${k}`,
+        source: op.id,
+        target: id,
+        index: 1,
+        grad: { dtype: "float32", shape: [4], place: "cpu" },
+      });
     });
     const b = blocks(graph);
     expect(runsOf(graph)).toEqual([b.slice(2)]);
@@ -180,6 +193,7 @@ describe("splitIndex", () => {
   it("splits the index that ends a layer path", () => {
     expect(splitIndex("model.layers.12")).toEqual(["model.layers", 12]);
     expect(splitIndex("3")).toEqual(["", 3]);
-    for (const name of ["conv1", "layers.01", "layers.", "layers.-1", "layers.1e3", ""]) expect(splitIndex(name)).toBeNull();
+    for (const name of ["conv1", "layers.01", "layers.", "layers.-1", "layers.1e3", ""])
+      expect(splitIndex(name)).toBeNull();
   });
 });

@@ -84,7 +84,7 @@ export function createSignatures(index: GraphIndex): (groupId: string) => Signat
   // order), with their target and what the signature says of them, as numbers.
   const ids = [...index.nodes.keys()];
   const num = new Map<string, number>();
-  ids.forEach((id, i) => num.set(id, i));
+  for (const [i, id] of ids.entries()) num.set(id, i);
   const start = new Int32Array(ids.length + 1);
   const edges: number[] = []; // per edge: target, index, slot text, gradient text
   const grads = new Map<GradInfo, number>(); // decoded payloads share one object per tensor
@@ -118,7 +118,10 @@ export function createSignatures(index: GraphIndex): (groupId: string) => Signat
     if (labels[i] < 0) {
       const node = index.nodes.get(ids[i]) as GraphNode;
       const p = node.param;
-      labels[i] = p || node.kind === "param" ? text(`\u0000param|${node.name}|${p?.dtype ?? "?"}[${shapeKey(p?.shape)}]`) : text(node.name);
+      labels[i] =
+        p || node.kind === "param"
+          ? text(`\u0000param|${node.name}|${p?.dtype ?? "?"}[${shapeKey(p?.shape)}]`)
+          : text(node.name);
     }
     return labels[i];
   };

@@ -23,7 +23,7 @@ export function searchGraph(index: GraphIndex, query: string): SearchHit[] {
   if (!q) return [];
   const hits: SearchHit[] = [];
   for (const n of index.nodes.values()) {
-    if (n.param?.name && n.param.name.toLowerCase().includes(q)) {
+    if (n.param?.name?.toLowerCase().includes(q)) {
       hits.push({ id: n.id, field: "param", text: n.param.name });
     } else if (n.kind !== "param" && opMatches(n.name, q)) {
       hits.push({ id: n.id, field: "op", text: shortOpName(n.name) });

@@ -83,11 +83,7 @@ function walk(vg: VisibleGraph, start: string[], forward: boolean): { nodes: Set
 }
 
 /** Element id -> CSS classes for a selection and its upstream/downstream paths. */
-export function selectionClasses(
-  index: GraphIndex,
-  vg: VisibleGraph,
-  id: string,
-): Map<string, Set<string>> {
+export function selectionClasses(index: GraphIndex, vg: VisibleGraph, id: string): Map<string, Set<string>> {
   const out = new Map<string, Set<string>>();
   const add = (elId: string, role: Role): void => {
     const set = out.get(elId) ?? new Set<string>();

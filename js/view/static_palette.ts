@@ -53,32 +53,83 @@ export interface DotPalette {
 /** A node's fill and stroke by its kind (op, param, output, group; badge, NaN/Inf). */
 function kindColours(classes: string): Attrs {
   const has = (c: string): boolean => classes.split(" ").includes(c);
-  if (has("pvw-badge")) return [["fillcolor", q(LIGHT.param)], ["color", q(LIGHT.bad)], ["penwidth", "2"]];
-  if (has("pvw-nonfinite")) return [["fillcolor", q(LIGHT.nonfinite)], ["color", q(LIGHT.bad)], ["penwidth", "2"]];
-  if (has("pvw-param")) return [["fillcolor", q(LIGHT.param)], ["color", q(LIGHT.paramStroke)]];
-  if (has("pvw-output")) return [["fillcolor", q(LIGHT.output)], ["color", q(LIGHT.accent)]];
-  if (has("pvw-group")) return [["fillcolor", q(LIGHT.group)], ["color", q(LIGHT.amber)]];
+  if (has("pvw-badge"))
+    return [
+      ["fillcolor", q(LIGHT.param)],
+      ["color", q(LIGHT.bad)],
+      ["penwidth", "2"],
+    ];
+  if (has("pvw-nonfinite"))
+    return [
+      ["fillcolor", q(LIGHT.nonfinite)],
+      ["color", q(LIGHT.bad)],
+      ["penwidth", "2"],
+    ];
+  if (has("pvw-param"))
+    return [
+      ["fillcolor", q(LIGHT.param)],
+      ["color", q(LIGHT.paramStroke)],
+    ];
+  if (has("pvw-output"))
+    return [
+      ["fillcolor", q(LIGHT.output)],
+      ["color", q(LIGHT.accent)],
+    ];
+  if (has("pvw-group"))
+    return [
+      ["fillcolor", q(LIGHT.group)],
+      ["color", q(LIGHT.amber)],
+    ];
   return [];
 }
 
 /** The stroke of a diff mark (GraphWidget.diff), which wins over the kind's, as in widget.css. */
 function diffStroke(classes: string, width: { added: string; removed: string; changed: string }): Attrs {
   const has = (c: string): boolean => classes.split(" ").includes(c);
-  if (has("pvw-diff-added")) return [["color", q(LIGHT.diffAdded)], ["penwidth", width.added]];
-  if (has("pvw-diff-removed")) return [["color", q(LIGHT.diffRemoved)], ["penwidth", width.removed]];
-  if (has("pvw-diff-changed")) return [["color", q(LIGHT.diffChanged)], ["penwidth", width.changed]];
+  if (has("pvw-diff-added"))
+    return [
+      ["color", q(LIGHT.diffAdded)],
+      ["penwidth", width.added],
+    ];
+  if (has("pvw-diff-removed"))
+    return [
+      ["color", q(LIGHT.diffRemoved)],
+      ["penwidth", width.removed],
+    ];
+  if (has("pvw-diff-changed"))
+    return [
+      ["color", q(LIGHT.diffChanged)],
+      ["penwidth", width.changed],
+    ];
   return [];
 }
 
 export const STATIC_PALETTE: DotPalette = {
-  graph: [["bgcolor", q(LIGHT.bg)], ["fontcolor", q(LIGHT.muted)]],
-  node: [["color", q(LIGHT.border)], ["fontcolor", q(LIGHT.fg)], ["fillcolor", q(LIGHT.op)]],
+  graph: [
+    ["bgcolor", q(LIGHT.bg)],
+    ["fontcolor", q(LIGHT.muted)],
+  ],
+  node: [
+    ["color", q(LIGHT.border)],
+    ["fontcolor", q(LIGHT.fg)],
+    ["fillcolor", q(LIGHT.op)],
+  ],
   // Coloured (graded) edges set their own colour, which wins over this default.
-  edge: [["color", q(LIGHT.muted)], ["fontcolor", q(LIGHT.muted)]],
-  nodeColours: (classes) => [...kindColours(classes), ...diffStroke(classes, { added: "3", removed: "2.5", changed: "3" })],
+  edge: [
+    ["color", q(LIGHT.muted)],
+    ["fontcolor", q(LIGHT.muted)],
+  ],
+  nodeColours: (classes) => [
+    ...kindColours(classes),
+    ...diffStroke(classes, { added: "3", removed: "2.5", changed: "3" }),
+  ],
   edgeColours(mark) {
     const stroke = diffStroke(mark, { added: "2.5", removed: "2", changed: "2.5" });
     return mark.split(" ").includes("pvw-diff-removed") ? [...stroke, ["style", "dashed"]] : stroke;
   },
-  cluster: [["style", q("rounded,dashed,filled")], ["fillcolor", q(LIGHT.cluster)], ["color", q(LIGHT.clusterStroke)]],
+  cluster: [
+    ["style", q("rounded,dashed,filled")],
+    ["fillcolor", q(LIGHT.cluster)],
+    ["color", q(LIGHT.clusterStroke)],
+  ],
 };

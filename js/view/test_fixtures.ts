@@ -98,7 +98,8 @@ export function synthetic(blocks: number, subs: number, ops: number): GraphPaylo
   const add = (group: string): string => {
     const id = `n${nodes.length}`;
     nodes.push({ id, name: "AddGradNode", ptr: "0x0", kind: "op", group });
-    if (nodes.length > 1) edges.push({ id: `e${edges.length}`, source: `n${nodes.length - 2}`, target: id, grad: null });
+    if (nodes.length > 1)
+      edges.push({ id: `e${edges.length}`, source: `n${nodes.length - 2}`, target: id, grad: null });
     return id;
   };
   for (let b = 0; b < blocks; b++) {

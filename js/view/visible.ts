@@ -71,7 +71,11 @@ export function probeOf(index: GraphIndex, id: string): string | undefined {
 }
 
 /** `folded`: repeated blocks drawn as one node each (folding.foldRuns), absent: none. */
-export function buildVisibleGraph(index: GraphIndex, expanded: ReadonlySet<string>, folded?: Folded | null): VisibleGraph {
+export function buildVisibleGraph(
+  index: GraphIndex,
+  expanded: ReadonlySet<string>,
+  folded?: Folded | null,
+): VisibleGraph {
   const repOf = new Map<string, string>(); // nodes, then groups
   const closedRep = representer(index, expanded);
   // A closed member of a folded run is drawn as the run's slice (members have one call).

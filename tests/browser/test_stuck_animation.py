@@ -1,4 +1,4 @@
-"""An animated redraw that d3 never runs must not freeze the widget (js/render/drawing.ts).
+"""An animated redraw that d3 never runs must not freeze the widget (js/draw_loop.ts watches it).
 
 d3-graphviz starts an animated render from a d3 timer, which waits for an animation frame; in
 JupyterLab that render sometimes never started (the first widget of a notebook stayed
@@ -34,7 +34,7 @@ NO_FRAMES = """(() => {
   window.__pvwNoFrames = false;
   window.requestAnimationFrame = (cb) => (window.__pvwNoFrames ? (held.push(cb), 0) : raf(cb));
 })();"""
-STUCK_AFTER_S = 1.95  # drawing.ts: STUCK_AFTER_MS
+STUCK_AFTER_S = 1.95  # js/render/timing.ts: STUCK_AFTER_MS
 GRAPH_NODES = "[data-testid=pvw-graph] svg g.node"
 
 
