@@ -76,7 +76,7 @@ class AnomalyFinder:
 
     def check(self, step: int, norm: np.ndarray, nan: np.ndarray, inf: np.ndarray,
               loss: float | None) -> list[Anomaly]:  # fmt: skip
-        bad = np.nan_to_num(nan) + np.nan_to_num(inf) > 0
+        bad = (nan + inf) > 0
         loss_bad = loss is not None and not np.isfinite(loss)
         if bad.any() or loss_bad:
             found = [] if self._in_nonfinite else [self._nonfinite(step, nan, inf, bad, loss)]
@@ -114,8 +114,9 @@ class AnomalyFinder:
 
     def _spikes(self, step: int, norms: np.ndarray) -> list[Anomaly]:
         seen = self._history[: min(self._seen, len(self._history))]
-        with np.errstate(all="ignore"):
-            median = np.nanmedian(seen, axis=0) if len(seen) else norms * np.nan
+        # A layer without a gradient in some step of the window gets a NaN median: no spike
+        # is claimed for it (np.median, not nanmedian: this runs every step).
+        median = np.median(seen, axis=0)
         limit = self.t["spike_factor"] * median
         over = norms > limit  # NaN compares False: no gradient, no spike
         found = []

@@ -19,10 +19,12 @@ import numpy as np
 from ..tracer.capture.cpu_reduce import CHUNK, array_stats
 from ..tracer.capture.grad_stats import _reduce as reduce_on_device
 
+_dot, _max, _min = np.dot, np.maximum.reduce, np.minimum.reduce
+
 
 class GradSummary:
-    """``read()``: (norm, max_abs, nan, inf) arrays over ``params``, NaN norm for a parameter
-    without a gradient this step; and ``loss_value(t)``."""
+    """``read()``: (norm, max_abs, nan, inf) arrays over ``params``; NaN norm and max_abs
+    (and 0 NaN/Inf) for a parameter without a gradient this step."""
 
     def __init__(self, params: list[Any]) -> None:
         self.params = params
@@ -32,42 +34,44 @@ class GradSummary:
         import paddle
 
         n = len(self.params)
-        out = np.full((4, n), np.nan)
+        out = np.zeros((4, n))
+        out[:2] = np.nan  # norm, max_abs NaN: no gradient (NaN/Inf counts stay 0)
         on_device: list[tuple[int, Any, Any]] = []
+        numpy_dtypes = (paddle.float32, paddle.float64)
         for i, p in enumerate(self.params):
             g = p.grad
             if g is None or not g._is_initialized():
                 continue
-            row = self._cpu(paddle, g) if g.place.is_cpu_place() else None
+            row = None
+            if g.dtype in numpy_dtypes and g.place.is_cpu_place():
+                row = self._cpu(g)
             if row is None:
                 sizes, counts = reduce_on_device(paddle, g)
                 on_device.append((i, sizes, counts))
             else:
                 out[:, i] = row
         if on_device:  # one copy to the host for all of them
-            with paddle.no_grad():
-                flat = paddle.concat(
-                    [paddle.concat([s, c.astype("float64")]) for _, s, c in on_device]
-                )
+            flat = paddle.concat([paddle.concat([s, c.astype("float64")]) for _, s, c in on_device])
             rows = np.asarray(flat.cpu().numpy(), np.float64).reshape(-1, 6)
             for (i, _, _), r in zip(on_device, rows):
                 out[:, i] = [r[0], r[1], r[4], r[5] - r[4]]
         return out[0], out[1], out[2], out[3]
 
-    def _cpu(self, paddle: Any, g: Any) -> list[float] | None:
-        if g.dtype not in (paddle.float32, paddle.float64):
-            return None  # bfloat16/float16: NumPy cannot read them; the tensor-op path can
+    def _cpu(self, g: Any) -> list[float] | None:
+        """A float32/float64 CPU gradient, read in place."""
         try:
             a = np.from_dlpack(g.detach()).reshape(-1)
         except (BufferError, TypeError, RuntimeError):
             return None
-        if a.size == 0:
-            return [0.0, 0.0, 0.0, 0.0]
-        squares, top = 0.0, 0.0
-        for k in range(0, a.size, CHUNK):  # each chunk read three times while in cache
-            c = a[k : k + CHUNK]
-            squares += float(np.dot(c, c))
-            top = max(top, float(np.maximum.reduce(c)), -float(np.minimum.reduce(c)))
+        if a.size <= CHUNK:  # most gradients: one dot, one max, one min
+            squares = float(_dot(a, a))
+            top = max(float(_max(a)), -float(_min(a))) if a.size else 0.0
+        else:  # chunk by chunk: each chunk is read three times while it is in the cache
+            squares, top = 0.0, 0.0
+            for k in range(0, a.size, CHUNK):
+                c = a[k : k + CHUNK]
+                squares += float(_dot(c, c))
+                top = max(top, float(_max(c)), -float(_min(c)))
         if math.isfinite(squares):
             return [math.sqrt(squares), top, 0.0, 0.0]
         # NaN/Inf, or finite values whose squares overflow: the exact account
@@ -83,13 +87,11 @@ class GradSummary:
 
 def loss_value(t: Any) -> float | None:
     """The value of a one-element loss tensor (None for anything else)."""
-    import paddle
-
     try:
         if t is None or int(t.size) != 1:
             return None
-        if t.place.is_cpu_place() and t.dtype in (paddle.float32, paddle.float64):
-            return float(np.from_dlpack(t.detach()).reshape(-1)[0])
+        if t.place.is_cpu_place():
+            return float(t.item())
         return float(t.detach().astype("float64").cpu().numpy().reshape(-1)[0])
     except (AttributeError, RuntimeError, TypeError, ValueError, BufferError):
         return None
