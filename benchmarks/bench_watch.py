@@ -143,9 +143,10 @@ def memory(steps: int) -> None:
                 at100 = process.memory_info().rss
     end = process.memory_info().rss
     mb = 2**20
+    size = sum(f.stat().st_size for f in path.rglob("*") if f.is_file())
     print(f"mlp memory: {steps} watched steps (every=100): RSS {at100 / mb:.0f} MB at step 100, "
           f"{end / mb:.0f} MB at the end: +{(end - at100) / mb:.1f} MB (goal < 50 MB); run log "
-          f"{sum(f.stat().st_size for f in path.rglob('*') if f.is_file()) / mb:.1f} MB")  # fmt: skip
+          f"{size / mb:.1f} MB")  # fmt: skip
 
 
 def main() -> None:
