@@ -27,13 +27,20 @@ def watch_of(
     return RunWatch(model, run_dir, every, thresholds)
 
 
+def discovering_watch(run_dir: str | os.PathLike[str], every: int) -> RunWatch:
+    """The CLI's watch: no model given; the one the first backward reaches is watched."""
+    from ...runs.watch import RunWatch
+
+    return RunWatch(None, run_dir, every, None, discover=True)
+
+
 def watched_backward(
     session: TraceSession, original: Any, roots: list[Any], args: tuple[Any, ...],
     kwargs: dict[str, Any], *, copies: bool,
 ) -> Any:  # fmt: skip
     watch = session.watch
     assert watch is not None
-    if copies:  # paddle.grad sets no .grad: not a training step, passed through
+    if copies or not watch.ready(roots):  # paddle.grad sets no .grad: not a training step
         return original(*args, **kwargs)
     if not watch.full_due():
         result = original(*args, **kwargs)
