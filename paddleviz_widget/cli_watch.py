@@ -54,7 +54,7 @@ def main(argv: list[str]) -> int:
     from .tracer.capture.session import TraceSession
     from .tracer.capture.watched import discovering_watch
 
-    session = TraceSession(None, stats=True)
+    session = TraceSession(None, stats=True, slots=False)  # no VLOG: its cost, on every capture
     try:
         session.watch = discovering_watch(options.run_dir, options.every)
         with session:

@@ -72,15 +72,17 @@ def capture_step(name: str) -> int | None:
     return None
 
 
-def write_atomic(path: Path, data: bytes) -> None:
-    """Readers see the old file or the whole new one, never part of it."""
+def write_atomic(path: Path, data: bytes, sync: bool = False) -> None:
+    """Readers see the old file or the whole new one, never part of it; ``sync``: on disk
+    before it replaces the old one (also through a machine crash)."""
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     with open(tmp, "wb") as f:
         f.write(data)
         f.flush()
-        os.fsync(f.fileno())
+        if sync:
+            os.fsync(f.fileno())
     os.replace(tmp, path)
 
 
 def write_json_atomic(path: Path, value: Any) -> None:
-    write_atomic(path, json.dumps(value, indent=1).encode())
+    write_atomic(path, json.dumps(value, indent=1).encode(), sync=True)

@@ -165,6 +165,8 @@ class TraceSession:
                              f"steps={steps})")  # fmt: skip
         self.stats = stats
         self.watch = watch_of(model, every, run_dir, thresholds)
+        if self.watch is not None and slots is None:
+            self.slots = False  # watched runs: full captures without VLOG (its cost) unless asked
         self.history = StatsHistory(steps or 1) if stats else None
         self.records: list[BackwardRecord] = []
         self.scopes: LayerScopes | None = None  # on exit: the forwards still kept, as data
