@@ -203,3 +203,24 @@ def test_thresholds_are_checked_and_kept(tmp_path):
     with trace(model, run_dir=tmp_path / "run", thresholds={"spike_factor": 4}):
         train(model, opt, 2)
     assert open_run(tmp_path / "run").meta["thresholds"]["spike_factor"] == 4.0
+
+
+def test_layer_whose_gradient_vanishes_is_reported_when_it_starts(tmp_path):
+    model, opt = _setup()
+    scale = {"now": 1.0}
+    for p in model.fc2.parameters():
+        p.register_hook(lambda g: g * scale["now"])  # fc2's own gradient only, not upstream's
+
+    def shrink(step, x):
+        if step == 60:
+            scale["now"] = 1e-6
+
+    with trace(model, every=1000, run_dir=tmp_path / "run"):
+        train(model, opt, 80, before=shrink)
+    run = open_run(tmp_path / "run")
+    [anomaly] = run.problems()
+    assert (anomaly.step, anomaly.kind, anomaly.layer) == (60, "vanishing", "fc2")
+    assert anomaly.params == ["fc2.weight", "fc2.bias"]
+    assert run.captured_steps == [0, 61]
+    norms = run.layer_norm()
+    assert norms[60, 1] < 1e-3 * min(norms[60, 0], norms[60, 2])
