@@ -123,11 +123,11 @@ class AnomalyFinder:
         for j in np.flatnonzero(over & ~self._spiking):
             total = j == len(self.layers)
             layer = "" if total else self.layers[j]
-            where = "the total gradient norm" if total else f"layer {layer or '(model)'}"
+            what = "total gradient norm" if total else f"gradient norm of layer {layer or '-'}"
             params = [] if total else self._params_of(j)
             found.append(Anomaly(
                 step, "spike", layer, params, float(norms[j]), float(limit[j]),
-                f"step {step}: gradient norm spike in {where}: {norms[j]:.4g}, "
+                f"step {step}: spike in the {what}: {norms[j]:.4g}, "
                 f"{norms[j] / median[j]:.3g}x its median {median[j]:.4g} over the last "
                 f"{len(seen)} steps (threshold {self.t['spike_factor']:g}x)"
                 + (f"; parameters {_names(params)}" if params else ""),

@@ -98,7 +98,7 @@ class RunLogWriter:
             f.write(json.dumps(record) + "\n")
 
     def write_capture(self, step: int, document: dict[str, Any]) -> None:
-        data = gzip.compress(json.dumps(document, separators=(",", ":")).encode(), 6)
+        data = gzip.compress(json.dumps(document, separators=(",", ":")).encode(), 1)
         fmt.write_atomic(self.path / fmt.CAPTURES / fmt.capture_name(step), data)
 
     def close(self, status: str = "finished", error: str | None = None) -> None:
