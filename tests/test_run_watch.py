@@ -224,3 +224,22 @@ def test_layer_whose_gradient_vanishes_is_reported_when_it_starts(tmp_path):
     assert run.captured_steps == [0, 61]
     norms = run.layer_norm()
     assert norms[60, 1] < 1e-3 * min(norms[60, 0], norms[60, 2])
+
+
+def test_a_failing_run_log_stops_itself_and_the_training_goes_on(tmp_path, capsys):
+    import shutil
+
+    model, opt = _setup()
+    losses: list[float] = []
+
+    def record(step, loss):
+        losses.append(float(loss))
+        if step == 50:
+            shutil.rmtree(tmp_path / "run")  # e.g. a cleanup script: step 99's part fails
+        return True
+
+    with trace(model, every=1000, run_dir=tmp_path / "run"):
+        train(model, opt, 120, after_backward=record)
+    assert len(losses) == 120
+    err = capsys.readouterr().err
+    assert "paddleviz_widget: run log" in err and "stopped at step 99" in err

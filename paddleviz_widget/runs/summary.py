@@ -27,6 +27,11 @@ SMALL = 1 << 12
 _NUMPY = {"float32": np.float32, "float64": np.float64}
 
 
+def _IN_PLACE_API(paddle: Any) -> bool:  # noqa: N802
+    """Tensor.data_ptr/is_contiguous/is_dense exist (Paddle 3.x); else the tensor-op path."""
+    return all(hasattr(paddle.Tensor, name) for name in ("data_ptr", "is_contiguous", "is_dense"))
+
+
 class GradSummary:
     """``read()``: (norm, max_abs, nan, inf) arrays over ``params``; NaN norm and max_abs
     (and 0 NaN/Inf) for a parameter without a gradient this step.
@@ -49,7 +54,8 @@ class GradSummary:
             cpu = p.place.is_cpu_place()
             shape = list(p.shape)
             numel = int(np.prod(shape)) if shape else 1
-            self._plain.append((p.dtype, np_dtype, numel, shape) if cpu and np_dtype else None)
+            in_place = cpu and np_dtype is not None and _IN_PLACE_API(paddle)
+            self._plain.append((p.dtype, np_dtype, numel, shape) if in_place else None)
         self._paddle = paddle
 
     def read(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:

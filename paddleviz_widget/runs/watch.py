@@ -10,6 +10,7 @@ A step is one backward call (Tensor.backward / paddle.autograd.backward). Full c
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import traceback
@@ -112,6 +113,16 @@ class RunWatch:
             return
         document.setdefault("meta", {})["step"] = step
         self.writer.write_capture(step, document)
+
+    def fail(self, error: Exception) -> None:
+        """Something of ours failed: say so once, stop recording; the training goes on."""
+        line = traceback.format_exception_only(type(error), error)[-1].strip()
+        print(f"paddleviz_widget: run log {self.run_dir} stopped at step {self.step}: {line}",
+              file=sys.stderr)  # fmt: skip
+        writer, self.writer, self._gave_up, self.model = self.writer, None, True, None
+        if writer is not None:
+            with contextlib.suppress(Exception):  # e.g. the disk is full: nothing more to do
+                writer.close("stopped", f"paddleviz_widget: {line}")
 
     def close(self, error: BaseException | None = None) -> None:
         if self.writer is None:

@@ -44,8 +44,7 @@ def watched_backward(
         return original(*args, **kwargs)
     if not watch.full_due():
         result = original(*args, **kwargs)
-        watch.after_backward(roots)
-        _arm_recorder(session)
+        _record(session, watch, roots, None)
         return result
     result = session._captured_backward(original, roots, args, kwargs, copies=False)
 
@@ -54,11 +53,21 @@ def watched_backward(
 
         return build_graph(roots[0], model=session.model)
 
-    watch.after_backward(roots, graph)
+    _record(session, watch, roots, graph)
     session._settle(0)  # the captured graph is written: hold none of its GradNodes
     session.records.clear()
-    _arm_recorder(session)
     return result
+
+
+def _record(session: TraceSession, watch: RunWatch, roots: list[Any], graph: Any) -> None:
+    """The step's summary (and capture); a failure of ours never reaches the training."""
+    try:
+        watch.after_backward(roots, graph)
+        _arm_recorder(session)
+    except Exception as error:  # noqa: BLE001
+        watch.fail(error)
+        if session._recorder is not None and session._recorder.recording:
+            session._recorder.pause()
 
 
 def _arm_recorder(session: TraceSession) -> None:
