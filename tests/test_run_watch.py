@@ -243,3 +243,31 @@ def test_a_failing_run_log_stops_itself_and_the_training_goes_on(tmp_path, capsy
     assert len(losses) == 120
     err = capsys.readouterr().err
     assert "paddleviz_widget: run log" in err and "stopped at step 99" in err
+
+
+def test_big_gradients_read_on_two_threads_equal_the_gradients(tmp_path):
+    import threading
+
+    paddle.seed(1)
+    model = paddle.nn.Sequential(paddle.nn.Linear(1024, 1024), paddle.nn.Linear(1024, 1024),
+                                 paddle.nn.Linear(1024, 2))  # fmt: skip
+    expected = []
+    with trace(model, every=1000, run_dir=tmp_path / "run"):
+        for step in range(4):
+            x = paddle.randn([4, 1024])
+            if step == 2:
+                x[0, 5] = float("inf")  # Inf/NaN in the first layer's weight gradient
+            model(x).square().mean().backward()
+            grads = [p.grad.numpy().astype(np.float64) for p in model.parameters()]
+            finite = [g[np.isfinite(g)] for g in grads]
+            expected.append([(float(np.sqrt((f**2).sum())), int(np.isnan(g).sum()),
+                              int(np.isinf(g).sum())) for f, g in zip(finite, grads)])  # fmt: skip
+            model.clear_gradients()
+        assert any(t.name.startswith("pvw-run-summary") for t in threading.enumerate())
+    assert not any(t.name.startswith("pvw-run-summary") for t in threading.enumerate())
+    run = open_run(tmp_path / "run")
+    want = np.array(expected)
+    np.testing.assert_allclose(run.param_stat("norm"), want[:, :, 0], rtol=1e-5)
+    np.testing.assert_array_equal(run.param_stat("nan"), want[:, :, 1])
+    np.testing.assert_array_equal(run.param_stat("inf"), want[:, :, 2])
+    assert want[2, 0, 1] + want[2, 0, 2] > 0

@@ -13,11 +13,12 @@ from __future__ import annotations
 
 import ctypes
 import math
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
 
-from ..tracer.capture.cpu_reduce import CHUNK, array_stats
+from ..tracer.capture.cpu_reduce import CHUNK, SPLIT_FROM, array_stats
 from ..tracer.capture.grad_stats import _reduce as reduce_on_device
 
 _dot, _max, _min = np.dot, np.maximum.reduce, np.minimum.reduce
@@ -46,6 +47,7 @@ class GradSummary:
 
         self.params = params
         self._scratch: dict[Any, np.ndarray] = {}
+        self._helper: ThreadPoolExecutor | None = None
         # Per parameter: (paddle dtype, NumPy dtype, element count, shape) when its gradient
         # can be read in place (a float32/float64 parameter on the CPU), else None.
         self._plain: list[tuple[Any, Any, int, list[int]] | None] = []
@@ -82,8 +84,8 @@ class GradSummary:
             else:
                 big.append((i, a))
         with np.errstate(all="ignore"):  # overflowing squares are handled: no warning of ours
-            for i, a in big:
-                out[:, i] = self._big(a)
+            for i, row in self._bigs(big):
+                out[:, i] = row
             for group in small.values():
                 self._small(group, out)
         del keep
@@ -141,8 +143,35 @@ class GradSummary:
         if math.isfinite(squares):
             return [math.sqrt(squares), top, 0.0, 0.0]
         # NaN/Inf, or finite values whose squares overflow: the exact account
-        norm, max_abs, _, _, nan, nonfinite = array_stats(a, self._buffer(a.dtype, CHUNK))
+        norm, max_abs, _, _, nan, nonfinite = array_stats(a, np.empty(CHUNK, a.dtype))
         return [norm, max_abs, nan, nonfinite - nan]
+
+    def _bigs(self, big: list[tuple[int, np.ndarray]]) -> list[tuple[int, list[float]]]:
+        """The big gradients, in two halves of about equal size when there is much to read:
+        the second on a helper thread (after backward Paddle leaves the cores idle; NumPy's
+        reductions run without the GIL)."""
+        if len(big) < 2 or sum(a.size for _, a in big) < 4 * SPLIT_FROM:
+            return [(i, self._big(a)) for i, a in big]
+        halves: tuple[list[tuple[int, np.ndarray]], ...] = ([], [])
+        load = [0, 0]
+        for i, a in sorted(big, key=lambda item: -item[1].size):
+            side = 0 if load[0] <= load[1] else 1
+            halves[side].append((i, a))
+            load[side] += a.size
+        if self._helper is None:
+            self._helper = ThreadPoolExecutor(1, thread_name_prefix="pvw-run-summary")
+        theirs = self._helper.submit(self._quietly, halves[1])
+        return self._quietly(halves[0]) + theirs.result()
+
+    def _quietly(self, items: list[tuple[int, np.ndarray]]) -> list[tuple[int, list[float]]]:
+        with np.errstate(all="ignore"):  # per thread
+            return [(i, self._big(a)) for i, a in items]
+
+    def release(self) -> None:
+        """Let the helper thread go (the run ended)."""
+        if self._helper is not None:
+            self._helper.shutdown()
+            self._helper = None
 
     def _buffer(self, dtype: Any, size: int) -> np.ndarray:
         held = self._scratch.get(dtype)

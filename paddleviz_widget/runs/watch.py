@@ -120,11 +120,17 @@ class RunWatch:
         print(f"paddleviz_widget: run log {self.run_dir} stopped at step {self.step}: {line}",
               file=sys.stderr)  # fmt: skip
         writer, self.writer, self._gave_up, self.model = self.writer, None, True, None
+        summary = getattr(self, "_summary", None)
+        if summary is not None:
+            summary.release()
         if writer is not None:
             with contextlib.suppress(Exception):  # e.g. the disk is full: nothing more to do
                 writer.close("stopped", f"paddleviz_widget: {line}")
 
     def close(self, error: BaseException | None = None) -> None:
+        summary = getattr(self, "_summary", None)
+        if summary is not None:
+            summary.release()
         if self.writer is None:
             return
         if error is None:
