@@ -104,7 +104,9 @@ class AnomalyFinder:
         if loss is not None and not np.isfinite(loss):
             parts.append(f"the loss is {loss}")
         if names:
-            parts.append(f"NaN/Inf gradients in {len(names)} parameter"
+            shown = [layer or "(model)" for layer in layers]
+            where = f"layer{'s' if len(shown) > 1 else ''} {_names(shown, 3)}"
+            parts.append(f"NaN/Inf gradients in {where}, {len(names)} parameter"
                          f"{'s' if len(names) > 1 else ''}: {_names(counts)}")  # fmt: skip
         return Anomaly(
             step, "nonfinite", layers[0] if layers else "", names,
