@@ -271,3 +271,21 @@ def test_big_gradients_read_on_two_threads_equal_the_gradients(tmp_path):
     np.testing.assert_array_equal(run.param_stat("nan"), want[:, :, 1])
     np.testing.assert_array_equal(run.param_stat("inf"), want[:, :, 2])
     assert want[2, 0, 1] + want[2, 0, 2] > 0
+
+
+def test_tensor_op_path_of_other_devices_gives_the_same_summary():
+    """The path gradients on a GPU (or a Paddle without in-place reading) take, run on the
+    CPU: the same numbers as NumPy's in-place reading, NaN/Inf included."""
+    from paddleviz_widget.runs.summary import GradSummary
+
+    paddle.seed(2)
+    model = paddle.nn.Sequential(paddle.nn.Linear(300, 300), paddle.nn.Linear(300, 3))
+    x = paddle.randn([4, 300])
+    x[1, 7] = float("nan")
+    model(x).square().mean().backward()
+    params = list(model.parameters())
+    numpy_path = GradSummary(params).read()
+    tensor_ops = GradSummary(params, in_place=False).read()
+    for a, b in zip(numpy_path, tensor_ops):
+        np.testing.assert_allclose(a, b, rtol=1e-6)
+    assert numpy_path[2].sum() > 0  # NaN counted

@@ -42,7 +42,8 @@ class GradSummary:
     The small ones are copied into one buffer and reduced by segment (np.*.reduceat): four
     NumPy calls per step instead of four per parameter."""
 
-    def __init__(self, params: list[Any]) -> None:
+    def __init__(self, params: list[Any], *, in_place: bool = True) -> None:
+        """``in_place=False``: every gradient through the tensor ops (other devices' path)."""
         import paddle
 
         self.params = params
@@ -56,8 +57,8 @@ class GradSummary:
             cpu = p.place.is_cpu_place()
             shape = list(p.shape)
             numel = int(np.prod(shape)) if shape else 1
-            in_place = cpu and np_dtype is not None and _IN_PLACE_API(paddle)
-            self._plain.append((p.dtype, np_dtype, numel, shape) if in_place else None)
+            readable = in_place and cpu and np_dtype is not None and _IN_PLACE_API(paddle)
+            self._plain.append((p.dtype, np_dtype, numel, shape) if readable else None)
         self._paddle = paddle
 
     def read(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
