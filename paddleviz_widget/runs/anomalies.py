@@ -140,23 +140,25 @@ class AnomalyFinder:
     def _vanishings(self, step: int, norms: np.ndarray) -> list[Anomaly]:
         present = np.flatnonzero(~np.isnan(norms))
         now = np.zeros(len(norms), bool)
+        if len(present) < 2:
+            self._vanishing = now
+            return []
+        values = norms[present]
+        before = np.concatenate([[np.inf], values[:-1]])  # each layer's neighbours with a
+        after = np.concatenate([values[1:], [np.inf]])  # gradient, in the model's order
+        reference = np.minimum(before, after)
+        ratio = self.t["vanishing_ratio"]
+        now[present] = (reference > 0) & (values < ratio * reference)
         found = []
-        for k, j in enumerate(present):
-            around = [norms[present[m]] for m in (k - 1, k + 1) if 0 <= m < len(present)]
-            if not around:
-                continue
-            reference = min(around)
-            if reference > 0 and norms[j] < self.t["vanishing_ratio"] * reference:
-                now[j] = True
-                if not self._vanishing[j]:
-                    layer = self.layers[j]
-                    found.append(Anomaly(
-                        step, "vanishing", layer, self._params_of(j), float(norms[j]),
-                        float(self.t["vanishing_ratio"] * reference),
-                        f"step {step}: vanishing gradient in layer {layer or '(model)'}: norm "
-                        f"{norms[j]:.3g}, under {self.t['vanishing_ratio']:g}x its neighbours' "
-                        f"({reference:.3g}); parameters {_names(self._params_of(j))}",
-                    ))  # fmt: skip
+        for k in np.flatnonzero(now[present] & ~self._vanishing[present]):
+            j, ref = present[k], float(reference[k])
+            layer = self.layers[j]
+            found.append(Anomaly(
+                step, "vanishing", layer, self._params_of(j), float(norms[j]), ratio * ref,
+                f"step {step}: vanishing gradient in layer {layer or '(model)'}: norm "
+                f"{norms[j]:.3g}, under {ratio:g}x its neighbours' ({ref:.3g}); "
+                f"parameters {_names(self._params_of(j))}",
+            ))  # fmt: skip
         self._vanishing = now
         return found
 
