@@ -45,6 +45,7 @@ examples:
   {PROG} -o graph.html train.py --epochs 1
   {PROG} -o graph.svg --step 2 train.py     # the second backward call
   {PROG} -o out/graph.json --all train.py   # out/graph_001.json, ...
+  {PROG} train.py --run-dir runs/exp1       # log the whole run (--every N: full captures)
 """
 
 
@@ -93,6 +94,11 @@ def _take_trailing(parser: argparse.ArgumentParser, options: argparse.Namespace)
 
 
 def main(argv: list[str] | None = None) -> int:
+    from .cli_watch import main as watch_main
+    from .cli_watch import wants_run_dir
+
+    if wants_run_dir(sys.argv[1:] if argv is None else argv):  # train.py --run-dir runs/exp1
+        return watch_main(sys.argv[1:] if argv is None else argv)
     parser = _parser()
     options = parser.parse_args(argv)
     if options.output is None:

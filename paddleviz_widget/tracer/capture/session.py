@@ -15,8 +15,8 @@ graph as plain data.
 from __future__ import annotations
 
 import functools
-from collections import deque
-from collections.abc import Callable, Collection, Iterator
+import os
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from typing import Any
 
@@ -25,11 +25,14 @@ from ..read.pylayer_info import PyLayerInfo, describe_pylayers
 from ..read.replay_safety import is_pylayer
 from ..read.walk import WalkResult, walk_backward_graph
 from .anchors import Anchor, anchor_of, any_alive, is_tensor, live_node, proven, user_tensors
+from .backward_args import as_list, grad_targets, layer_count
 from .backward_capture import DUMP_KWARG, CapturedBackward, run_captured
 from .layer_scopes import LayerScopeRecorder, LayerScopes
+from .recent_sessions import RECENT_SESSIONS
 from .stack_gate import CALL_STACK_FLAG, LibraryForwardGate, call_stacks_off
 from .stats_rows import BackwardStats
 from .stats_watch import StatsHistory, run_with_stats, stats_available
+from .watched import watch_of, watched_backward
 
 # Slot names come from Paddle's VLOG 6, which costs about 0.5 ms per GradNode here (Paddle's
 # formatting, about +30% backward time, plus capture and parsing: benchmarks/RESULTS.md). By
@@ -120,30 +123,13 @@ class BackwardRecord:
         return bool(self.roots) or proven(self.anchors, wanted) == wanted
 
 
-def _layer_count(model: Any) -> int:
-    return sum(1 for _ in model.sublayers(include_self=True))
-
-
-def _as_list(value: Any) -> list[Any]:
-    return list(value) if isinstance(value, (list, tuple)) else [value]
-
-
-def _grad_targets(args: tuple[Any, ...], kwargs: dict[str, Any]) -> frozenset[int] | None:
-    """The GradNodes of paddle.grad's ``inputs`` (a leaf's accumulation node, else grad_fn)."""
-    inputs = args[1] if len(args) > 1 else kwargs.get("inputs")
-    no_grad_vars = args[7] if len(args) > 7 else kwargs.get("no_grad_vars")
-    if inputs is None or no_grad_vars is not None:
-        return None
-    nodes = (grad_node_of(t) for t in _as_list(inputs) if is_tensor(t))
-    return frozenset(int(n.node_ptr()) for n in nodes if n is not None)
-
-
 class TraceSession:
     """Use as ``with trace(model):`` around the forward and the backward."""
 
     def __init__(
         self, model: Any = None, *, call_sites: bool | None = None, slots: bool | None = None,
-        stats: bool = False, steps: int | None = None,
+        stats: bool = False, steps: int | None = None, every: int | None = None,
+        run_dir: str | os.PathLike[str] | None = None, thresholds: dict[str, float] | None = None,
     ) -> None:  # fmt: skip
         import paddle
 
@@ -154,13 +140,16 @@ class TraceSession:
             )
         self.model = model
         if call_sites is None:  # per-op Python stacks cost ~0.2 ms an op in the forward
-            call_sites = model is None or _layer_count(model) <= CALL_SITE_MAX_LAYERS
+            call_sites = model is None or layer_count(model) <= CALL_SITE_MAX_LAYERS
         self.call_sites = call_sites
         self.slots = slots
         if steps is not None and not stats:
             raise ValueError("steps= keeps gradient statistics: use trace(model, stats=True, "
                              f"steps={steps})")  # fmt: skip
         self.stats = stats
+        self.watch = watch_of(model, every, run_dir, thresholds)
+        if self.watch is not None and slots is None:
+            self.slots = False  # watched runs: full captures without VLOG (its cost) unless asked
         self.history = StatsHistory(steps or 1) if stats else None
         self.records: list[BackwardRecord] = []
         self.scopes: LayerScopes | None = None  # on exit: the forwards still kept, as data
@@ -179,6 +168,8 @@ class TraceSession:
         self._recorder = LayerScopeRecorder(self.model, observer=self._gate)
         self._recorder.start()
         try:
+            if self.watch is not None:
+                self.watch.start()
             if self.call_sites:
                 self._set_call_stack_flag()
             self._patch_backward_entry_points()
@@ -189,7 +180,11 @@ class TraceSession:
         return self
 
     def __exit__(self, *exc_info: Any) -> None:
-        self._undo()
+        try:
+            self._undo()
+        finally:
+            if self.watch is not None:
+                self.watch.close(exc_info[1])
         RECENT_SESSIONS.add(self)
 
     def _undo(self) -> None:
@@ -273,8 +268,8 @@ class TraceSession:
             return make
 
         tensor_backward = wrapping(copies=False, roots_of=lambda tensor: [tensor])
-        autograd_backward = wrapping(copies=False, roots_of=_as_list)
-        grad = wrapping(copies=True, roots_of=_as_list)  # paddle.grad runs on node copies
+        autograd_backward = wrapping(copies=False, roots_of=as_list)
+        grad = wrapping(copies=True, roots_of=as_list)  # paddle.grad runs on node copies
 
         self._swap(paddle.Tensor, "backward", tensor_backward)
         self._swap(paddle.autograd, "backward", autograd_backward)
@@ -290,10 +285,18 @@ class TraceSession:
     ) -> Any:  # fmt: skip
         if self._in_backward:  # e.g. paddle.grad inside a PyLayer's backward: already captured
             return original(*args, **kwargs)
+        if self.watch is not None:
+            return watched_backward(self, original, roots, args, kwargs, copies=copies)
+        return self._captured_backward(original, roots, args, kwargs, copies=copies)
+
+    def _captured_backward(
+        self, original: Any, roots: list[Any], args: tuple[Any, ...], kwargs: dict[str, Any],
+        *, copies: bool,
+    ) -> Any:  # fmt: skip
         nodes = tuple(n for n in (grad_node_of(t) for t in roots if is_tensor(t)) if n)
         record = BackwardRecord(nodes, CapturedBackward(), copies)
         if copies:
-            record.targets = _grad_targets(args, kwargs)
+            record.targets = grad_targets(args, kwargs)
         record.scan(self.model)  # kept for matching graphs later
         self._anchor(record, roots)
         slot_log = self.slots
@@ -315,7 +318,8 @@ class TraceSession:
         record.captured = captured
         self.records.append(record)
         self._backwards += 1
-        if self._backwards >= CALL_STACK_STEPS and self._stop_stacks is not None:
+        stack_steps = 1 if self.watch is not None else CALL_STACK_STEPS
+        if self._backwards >= stack_steps and self._stop_stacks is not None:
             self._stop_stacks()
             self._stop_stacks = None
         if self._recorder is not None:
@@ -350,30 +354,10 @@ class TraceSession:
             record.anchors = tuple(own)
 
 
-class _RecentSessions:
-    """The last few finished traces, newest last, for build_graph to find its own in."""
-
-    def __init__(self, size: int = 2) -> None:
-        self._items: deque[TraceSession] = deque(maxlen=size)
-
-    def add(self, session: TraceSession) -> None:
-        if session in self._items:
-            self._items.remove(session)
-        self._items.append(session)
-
-    def newest_first(self) -> Iterator[TraceSession]:
-        return reversed(list(self._items))
-
-    def clear(self) -> None:
-        self._items.clear()
-
-
-RECENT_SESSIONS = _RecentSessions()
-
-
 def trace(
     model: Any = None, *, call_sites: bool | None = None, slots: bool | None = None,
-    stats: bool = False, steps: int | None = None,
+    stats: bool = False, steps: int | None = None, every: int | None = None,
+    run_dir: str | os.PathLike[str] | None = None, thresholds: dict[str, float] | None = None,
 ) -> TraceSession:  # fmt: skip
     """Record what ``build_graph``/``GraphWidget`` need while your forward and backward run::
 
@@ -394,5 +378,13 @@ def trace(
     zeros, NaN/Inf), where a NaN/Inf was born, and parameters whose gradient is all zeros
     (Paddle >= 3.0). ``steps``: keep the statistics of the last K backward passes, for the
     widget's step slider (memory: K times one step's edges).
+    ``run_dir``: watch a whole training run and write its run log there (README "Watching a
+    training run"): every backward's per-parameter gradient summary, anomalies, and a full
+    capture (the graph; with ``stats``, its statistics) of step 0, every ``every``-th step
+    (default 100) and the step after an anomaly; ``thresholds``: the anomaly rules' (see
+    paddleviz_widget/runs/anomalies.py). Read it with ``paddleviz_widget.open_run``.
     """
-    return TraceSession(model, call_sites=call_sites, slots=slots, stats=stats, steps=steps)
+    return TraceSession(
+        model, call_sites=call_sites, slots=slots, stats=stats, steps=steps, every=every,
+        run_dir=run_dir, thresholds=thresholds,
+    )  # fmt: skip

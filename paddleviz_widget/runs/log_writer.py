@@ -1,0 +1,164 @@
+"""Writes a run log (format.py) from one process: a Parquet part every FLUSH_EVERY steps, an
+JSON-lines tail appended every step, anomalies and captures as they come.
+
+Crash safety: every file but the tail and anomalies.jsonl is written whole and renamed into
+place; the tail gets one line per step, flushed to the OS before the next step starts,
+so a SIGKILL loses at most the step being recorded (the OS keeps what was written). fsync
+runs only on run.json: a machine crash (power loss) may lose the last seconds of a run, a
+price paid for not waiting on the disk during training.
+"""
+
+from __future__ import annotations
+
+import datetime
+import gzip
+import json
+import math
+import os
+import socket
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from . import format as fmt
+from .errors import RunLogError
+from .params import ParamInfo
+
+
+class RunLogWriter:
+    def __init__(
+        self, run_dir: str | os.PathLike[str], *, params: Sequence[ParamInfo], layers: list[str],
+        every: int, thresholds: dict[str, float], rank: int = 0, world_size: int = 1,
+    ) -> None:  # fmt: skip
+        import pyarrow as pa
+
+        self.path = Path(run_dir)
+        if (self.path / fmt.META).exists():
+            raise RunLogError(
+                f"{self.path} already holds a run log: give trace(run_dir=) or --run-dir a new "
+                "directory (e.g. runs/exp2), or delete the old one"
+            )
+        if self.path.exists() and not self.path.is_dir():
+            raise RunLogError(f"{self.path} is a file, not a directory: give run_dir a folder")
+        (self.path / fmt.STEPS).mkdir(parents=True, exist_ok=True)
+        (self.path / fmt.CAPTURES).mkdir(exist_ok=True)
+        import paddle
+
+        self.meta: dict[str, Any] = {
+            "run_schema": fmt.RUN_SCHEMA,
+            "status": "running",
+            "every": every,
+            "flush_every": fmt.FLUSH_EVERY,
+            "rank": rank,
+            "world_size": world_size,
+            "paddle_version": str(paddle.__version__),
+            "started": datetime.datetime.now(datetime.timezone.utc).isoformat(),
+            "pid": os.getpid(),
+            "host": socket.gethostname(),
+            "thresholds": dict(thresholds),
+            "params": [p.to_json() for p in params],
+            "layers": list(layers),
+        }
+        self._schema = fmt.schema()
+        self._names = pa.array([p.name for p in params], pa.string())
+        self._layers = pa.array(layers, pa.string())
+        self._layer_index = np.array([layers.index(p.layer) for p in params], np.int32)
+        self._n = len(params)
+        self._pending: list[Any] = []  # the steps since the last part, as written
+        self._tail_file: Any = None
+        self._write_meta()
+        self._new_tail()
+
+    # -- per step ---------------------------------------------------------------------------
+    def write_step(
+        self, step: int, norm: np.ndarray, max_abs: np.ndarray, nan: np.ndarray, inf: np.ndarray,
+        loss: float | None,
+    ) -> None:  # fmt: skip
+        """One step's summary; NaN in ``norm`` marks a parameter without a gradient."""
+        absent = np.isnan(norm)
+        row = (step, norm.astype(np.float32), max_abs.astype(np.float32), nan, inf, loss)
+        self._pending.append(row)
+        line = {"step": step, "loss": loss if loss is None or math.isfinite(loss) else str(loss)}
+        for key, values in zip(fmt.STATS, row[1:5]):
+            if key in ("nan", "inf"):
+                values = values.astype(np.int64)
+            listed = values.tolist()
+            if absent.any():
+                listed = [None if a else v for a, v in zip(absent.tolist(), listed)]
+            line[key] = listed
+        self._tail_file.write(json.dumps(line, separators=(",", ":")) + "\n")
+        self._tail_file.flush()  # to the OS: a SIGKILL from here on loses nothing of it
+        if len(self._pending) >= fmt.FLUSH_EVERY:
+            self._flush_part()
+
+    def write_anomaly(self, record: dict[str, Any]) -> None:
+        with open(self.path / fmt.ANOMALIES, "a", encoding="utf-8") as f:
+            f.write(json.dumps(record) + "\n")
+
+    def write_capture(self, step: int, document: dict[str, Any]) -> None:
+        data = gzip.compress(json.dumps(document, separators=(",", ":")).encode(), 1)
+        fmt.write_atomic(self.path / fmt.CAPTURES / fmt.capture_name(step), data)
+
+    def close(self, status: str = "finished", error: str | None = None) -> None:
+        if self._tail_file is None:
+            return
+        self._flush_part()
+        self._tail_file.close()
+        self._tail_file = None
+        (self.path / fmt.TAIL).unlink(missing_ok=True)
+        self.meta["status"] = status
+        self.meta["ended"] = datetime.datetime.now(datetime.timezone.utc).isoformat()
+        if error:
+            self.meta["error"] = error
+        self._write_meta()
+
+    # -- files ------------------------------------------------------------------------------
+    def _write_meta(self) -> None:
+        fmt.write_json_atomic(self.path / fmt.META, self.meta)
+
+    def _new_tail(self) -> None:
+        """An empty tail replaces the old one only once its steps are in a part."""
+        if self._tail_file is not None:
+            self._tail_file.close()
+        tmp = self.path / f".{fmt.TAIL}.tmp"
+        self._tail_file = open(tmp, "w", encoding="utf-8")  # noqa: SIM115 (appended every step)
+        os.replace(tmp, self.path / fmt.TAIL)
+
+    def _flush_part(self) -> None:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        if not self._pending:
+            return
+        steps = np.array([r[0] for r in self._pending], np.int64)
+        n = self._n
+        stacked = [np.concatenate([r[k] for r in self._pending]) for k in range(1, 5)]
+        absent = np.isnan(stacked[0])
+        mask = absent if absent.any() else None
+        losses = np.array([np.nan if r[5] is None else r[5] for r in self._pending])
+        known = np.repeat([r[5] is not None for r in self._pending], n)
+        table = pa.Table.from_arrays(
+            [
+                pa.array(np.repeat(steps, n)),
+                pa.DictionaryArray.from_arrays(np.tile(np.arange(n, dtype=np.int32), len(steps)),
+                                               self._names),
+                pa.DictionaryArray.from_arrays(np.tile(self._layer_index, len(steps)),
+                                               self._layers),
+                pa.array(stacked[0], mask=mask),
+                pa.array(stacked[1], mask=mask),
+                pa.array(stacked[2].astype(np.int64), mask=mask),
+                pa.array(stacked[3].astype(np.int64), mask=mask),
+                pa.array(np.repeat(losses, n), mask=~known),
+            ],
+            schema=self._schema,
+        )  # fmt: skip
+        first, last = int(steps[0]), int(steps[-1])
+        target = self.path / fmt.STEPS / fmt.part_name(first, last)
+        tmp = target.with_name(f".{target.name}.tmp")
+        pq.write_table(table, tmp, compression="zstd")
+        os.replace(tmp, target)  # no fsync: a SIGKILL loses nothing the OS has (see top)
+        self._pending = []
+        if self._tail_file is not None:
+            self._new_tail()
