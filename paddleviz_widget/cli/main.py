@@ -94,8 +94,8 @@ def _take_trailing(parser: argparse.ArgumentParser, options: argparse.Namespace)
 
 
 def main(argv: list[str] | None = None) -> int:
-    from .cli_watch import main as watch_main
-    from .cli_watch import wants_run_dir
+    from .watch import main as watch_main
+    from .watch import wants_run_dir
 
     if wants_run_dir(sys.argv[1:] if argv is None else argv):  # train.py --run-dir runs/exp1
         return watch_main(sys.argv[1:] if argv is None else argv)

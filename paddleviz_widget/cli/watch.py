@@ -10,8 +10,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from .runs.errors import RunLogError
-from .runs.watch import DEFAULT_EVERY
+from ..runs.errors import RunLogError
+from ..runs.watch import DEFAULT_EVERY
 from .script_runner import run_script
 
 PROG = "python -m paddleviz_widget"
@@ -51,8 +51,8 @@ def main(argv: list[str]) -> int:
     script, args = Path(rest[0]), rest[1:]
     if not script.is_file():
         parser.error(f"no such script: {script} (pass the path of a .py file)")
-    from .tracer.capture.session import TraceSession
-    from .tracer.capture.watched import discovering_watch
+    from ..tracer.capture.session import TraceSession
+    from ..tracer.capture.watched import discovering_watch
 
     session = TraceSession(None, stats=True, slots=False)  # no VLOG: its cost, on every capture
     try:
