@@ -81,10 +81,9 @@ class RunWatch:
         """Whether the next backward gets the full capture."""
         return self.step % self.every == 0 or self._after_anomaly
 
-    def after_backward(
-        self, roots: list[Any], graph: Callable[[], dict[str, Any]] | None = None
-    ) -> None:
-        """Record the step whose backward just ran; ``graph``: its full capture's document."""
+    def after_backward(self, roots: list[Any], *, full: bool = False, model: Any = None) -> None:
+        """Record the step whose backward just ran; ``full``: with its graph document (a full
+        capture: the session annotated this backward), ``model`` naming its parameters."""
         if self.writer is None:
             return
         import paddle
@@ -97,8 +96,10 @@ class RunWatch:
         found = self._finder.check(step, norm, nan, inf, loss)
         for anomaly in found:
             self.writer.write_anomaly(anomaly.to_json())
-        if graph is not None:
-            self._capture(step, graph)
+        if full:
+            from ..tracer.build import build_graph
+
+            self._capture(step, lambda: build_graph(roots[0], model=model))
         self._after_anomaly = bool(found)
         self.step += 1
 

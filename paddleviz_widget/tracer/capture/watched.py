@@ -44,25 +44,20 @@ def watched_backward(
         return original(*args, **kwargs)
     if not watch.full_due():
         result = original(*args, **kwargs)
-        _record(session, watch, roots, None)
+        _record(session, watch, roots, full=False)
         return result
     result = session._captured_backward(original, roots, args, kwargs, copies=False)
-
-    def graph() -> dict[str, Any]:
-        from ..build import build_graph
-
-        return build_graph(roots[0], model=session.model)
-
-    _record(session, watch, roots, graph)
+    # The watch builds the step's graph (runs/ sits above the tracer; capture never imports build)
+    _record(session, watch, roots, full=True)
     session._settle(0)  # the captured graph is written: hold none of its GradNodes
     session.records.clear()
     return result
 
 
-def _record(session: TraceSession, watch: RunWatch, roots: list[Any], graph: Any) -> None:
+def _record(session: TraceSession, watch: RunWatch, roots: list[Any], *, full: bool) -> None:
     """The step's summary (and capture); a failure of ours never reaches the training."""
     try:
-        watch.after_backward(roots, graph)
+        watch.after_backward(roots, full=full, model=session.model)
         _arm_recorder(session)
     except Exception as error:  # noqa: BLE001
         watch.fail(error)
