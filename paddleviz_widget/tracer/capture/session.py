@@ -21,12 +21,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..read.grad_node import grad_node_of
+from ..read.program_nodes import is_program_node
 from ..read.pylayer_info import PyLayerInfo, describe_pylayers
 from ..read.replay_safety import is_pylayer
 from ..read.walk import WalkResult, walk_backward_graph
 from .anchors import Anchor, anchor_of, any_alive, is_tensor, live_node, proven, user_tensors
 from .backward_capture import DUMP_KWARG, CapturedBackward, run_captured
 from .layer_scopes import LayerScopeRecorder, LayerScopes
+from .program_runs import ProgramRuns
 from .stack_gate import CALL_STACK_FLAG, LibraryForwardGate, call_stacks_off
 from .stats_rows import BackwardStats
 from .stats_watch import StatsHistory, run_with_stats, stats_available
@@ -170,6 +172,7 @@ class TraceSession:
         self._in_backward = False
         self._stop_stacks: Callable[[], None] | None = None
         self._backwards = 0
+        self.programs = ProgramRuns()
 
     # -- context manager -------------------------------------------------------------------
     def __enter__(self) -> TraceSession:
@@ -182,6 +185,8 @@ class TraceSession:
             if self.call_sites:
                 self._set_call_stack_flag()
             self._patch_backward_entry_points()
+            self.programs.start()
+            self._restore.append(self.programs.stop)
         except BaseException:
             self._undo()
             raise
@@ -299,6 +304,11 @@ class TraceSession:
         slot_log = self.slots
         if slot_log is None:  # decide by size
             slot_log = len(record.node_ptrs()) <= SLOT_LOG_MAX_NODES
+        loud = self._unquieted_programs(record)
+        if slot_log and loud:
+            # Its executor would print the program into the user's output under VLOG.
+            slot_log = False
+            record.captured.problems.append(loud)
         self._in_backward = True
         try:
             result, captured = run_captured(
@@ -312,6 +322,10 @@ class TraceSession:
             )
         finally:
             self._in_backward = False
+            for ptr in record.node_ptrs():
+                self.programs.forget(ptr)
+            self.programs.release_results()
+        captured.problems[:0] = record.captured.problems
         record.captured = captured
         self.records.append(record)
         self._backwards += 1
@@ -322,6 +336,22 @@ class TraceSession:
             self._recorder.end_epoch()
         self._settle(STRONG_RECORDS)
         return result
+
+    def _unquieted_programs(self, record: BackwardRecord) -> str | None:
+        """Why the slot log is skipped: a program node whose forward this trace did not see."""
+        walk = record.walk()
+        if walk is None:
+            return None
+        loud = [
+            n for n in walk.nodes if is_program_node(n.name) and not self.programs.quieted(n.ptr)
+        ]
+        if not loud:
+            return None
+        return (
+            f"Slot names not read: {loud[0].name} ran a program whose forward ran outside "
+            "trace() (Paddle would print that program into your output under the log); run "
+            "the forward inside `with trace(...)` too."
+        )
 
     def _run(self, record: BackwardRecord, tensors: list[Any], run: Callable[[], Any]) -> Any:
         """The backward itself, with gradient statistics captured if asked for."""

@@ -1,0 +1,142 @@
+"""See every compiled program the forward runs inside ``trace()``, and keep its executor quiet.
+
+A to_static model's backward is one GradNode (``Dy2StGradNode``) that runs a whole program in
+Paddle's PIR interpreter. With VLOG on (our log capture), that interpreter prints the program,
+its instructions and scope dumps, partly with ``std::cout`` to the user's stdout and partly as
+glog records our stderr capture cannot tell from the user's own output. Nothing of it is read
+here (the program's ops come from Paddle's program objects), so VLOG is switched off for
+exactly the time the program node runs: a gradient hook on each output of the program runs at
+the start of that node's run (Paddle applies a node's gradient hooks before its backward), and
+a post hook on the node right after it. Both do nothing outside a captured backward.
+
+Programs are seen through ``PartialProgramLayer.HOOKED_RUN_IMPL``, Paddle's own hook around
+each program run (a hook already there is called in turn and put back on exit). What is kept
+per program node: the PartialProgramLayer that ran it (weakly), for the program view.
+"""
+
+from __future__ import annotations
+
+import weakref
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..read.program_nodes import is_program_node
+from .hook_returns import HookResults
+from .vlog import flags_v_cell
+
+# Program nodes whose PartialProgramLayer is remembered (a training loop makes one a step).
+MAX_PROGRAM_NODES = 64
+
+
+@dataclass
+class _Quiet:
+    """Whether a captured backward is running, and the VLOG level a program run put aside."""
+
+    capturing: bool = False
+    saved: int | None = None
+
+
+QUIET = _Quiet()
+
+
+def _quiet(grad: Any) -> None:
+    cell = flags_v_cell()
+    if QUIET.capturing and QUIET.saved is None and cell is not None and cell.value:
+        QUIET.saved = int(cell.value)
+        cell.value = 0
+
+
+def loud_again() -> None:
+    cell = flags_v_cell()
+    if QUIET.saved is not None and cell is not None:
+        cell.value = QUIET.saved
+    QUIET.saved = None
+
+
+def _partial_program_class() -> Any:
+    try:
+        from paddle.jit.dy2static.pir_partial_program import PartialProgramLayer
+    except ImportError:  # Paddle without PIR programs: nothing to see or to quiet
+        return None
+    return PartialProgramLayer if hasattr(PartialProgramLayer, "HOOKED_RUN_IMPL") else None
+
+
+def _tensors(out: Any) -> list[Any]:
+    import paddle
+
+    items = out if isinstance(out, (list, tuple)) else [out]
+    return [t for t in items if isinstance(t, paddle.Tensor)]
+
+
+@dataclass
+class ProgramRuns:
+    """Installed by a TraceSession for its lifetime."""
+
+    # program node ptr -> the PartialProgramLayer that ran it (weak: Paddle's cache owns it)
+    layers: dict[int, Callable[[], Any]] = field(default_factory=dict)
+    _handles: dict[int, list[Any]] = field(default_factory=dict)  # node ptr -> hook handles
+    _results: HookResults | None = None
+    _restore: Callable[[], None] | None = None
+
+    def start(self) -> None:
+        cls = _partial_program_class()
+        if cls is None or flags_v_cell() is None:
+            return
+        previous = cls.HOOKED_RUN_IMPL
+
+        def hooked(run_impl: Any, inputs: Any, params: Any, attrs: Any) -> Any:
+            if previous is None:
+                out = run_impl(inputs, params, attrs)
+            else:
+                out = previous(run_impl, inputs, params, attrs)
+            self._saw(getattr(run_impl, "__self__", None), out)
+            return out
+
+        cls.HOOKED_RUN_IMPL = hooked
+
+        def restore() -> None:
+            cls.HOOKED_RUN_IMPL = previous
+
+        self._restore = restore
+
+    def stop(self) -> None:
+        if self._restore is not None:
+            self._restore()
+            self._restore = None
+        for ptr in list(self._handles):
+            self.forget(ptr)
+        if self._results is not None:
+            self._results.release()
+
+    def quieted(self, ptr: int) -> bool:
+        return ptr in self._handles
+
+    def forget(self, ptr: int) -> None:
+        """The node has run (or the session ends): take our hooks off it."""
+        for handle in self._handles.pop(ptr, ()):
+            handle.remove()
+
+    def release_results(self) -> None:
+        if self._results is not None:
+            self._results.release()
+
+    def _post(self, grad_outputs: Any, grad_inputs: Any) -> Any:
+        loud_again()
+        if self._results is None:
+            self._results = HookResults()
+        return self._results.returned(grad_outputs)
+
+    def _saw(self, layer: Any, out: Any) -> None:
+        for tensor in _tensors(out):
+            node = None if tensor.stop_gradient else tensor.grad_fn
+            if node is None or not is_program_node(str(node.name())):
+                continue
+            ptr = int(node.node_ptr())
+            if ptr not in self._handles:
+                self._handles[ptr] = [node._register_post_hook(self._post)]
+                if layer is not None:
+                    self.layers[ptr] = weakref.ref(layer)
+                    while len(self.layers) > MAX_PROGRAM_NODES:  # oldest first
+                        del self.layers[next(iter(self.layers))]
+            self._handles[ptr].append(tensor.register_hook(_quiet))
