@@ -1,6 +1,6 @@
 """User scripts whose fd-level output must be the same with and without paddleviz_widget.
 
-    python output_scenarios.py SCENARIO plain|trace   (or as a script run by the CLI / run.py)
+    python output_scenarios.py SCENARIO plain|trace|replay  (also run by the CLI, run.py)
 
 Each scenario runs a forward and a backward of the kind named, and the user's own code prints
 to stdout and stderr at Python and fd level from inside the backward (a PyLayer's backward, a
@@ -112,12 +112,18 @@ SCENARIOS = {f.__name__: f for f in (static_full, static_sot, recompute, pylayer
                                      llama_static)}  # fmt: skip
 
 
-def run(name: str, traced: bool) -> None:
+def run(name: str, mode: str) -> None:
     paddle.seed(0)
     model, loss_of = SCENARIOS[name]()
     say("before")
     for _step in range(2):
-        if traced:
+        if mode == "replay":  # build_graph outside trace(): replays the backward itself
+            from paddleviz_widget import build_graph
+
+            loss = loss_of()
+            build_graph(loss)
+            loss.backward()
+        elif mode == "trace":
             from paddleviz_widget import build_graph, trace
 
             with trace(model):
@@ -132,5 +138,5 @@ def run(name: str, traced: bool) -> None:
 
 
 if __name__ == "__main__":
-    # As a script run by the CLI or run.py: SCENARIO plain (the tool does the tracing).
-    run(sys.argv[1], sys.argv[2] == "trace")
+    # MODE: plain, trace, replay. As a script run by the CLI or run.py: plain (the tool traces).
+    run(sys.argv[1], sys.argv[2])

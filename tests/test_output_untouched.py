@@ -63,6 +63,12 @@ def test_trace_prints_nothing_of_its_own(scenario: str) -> None:
 
 
 @requires_paddle_33
+@pytest.mark.parametrize("scenario", ["static_full", "static_sot"])
+def test_build_graph_replay_prints_nothing_of_its_own(scenario: str) -> None:
+    assert _run(str(SCRIPT), scenario, "replay") == _plain(scenario)
+
+
+@requires_paddle_33
 @requires_paddleformers
 def test_trace_prints_nothing_on_paddleformers_llama() -> None:
     plain = _plain("llama")
