@@ -49,6 +49,7 @@ const KIND_TEXT: Record<GraphNode["kind"], string> = {
   op: "operation",
   param: "parameter",
   output: "output",
+  program_op: "op of a compiled program",
 };
 
 const LIST_LIMIT = 12;
@@ -201,6 +202,7 @@ export function inspectEdge(index: GraphIndex, vg: VisibleGraph, id: string, rea
         },
         { title: carriedTitle(reading), items: gradItems(index, edge) },
         ...edgeStatsSections(index, edge),
+        ...section("Gradient statistics", edge.no_stats ? [{ label: "none", value: edge.no_stats }] : []),
       ],
     };
   }
@@ -322,7 +324,8 @@ export function edgeTooltip(index: GraphIndex, ve: VisibleEdge, reading: Reading
     const e = ve.edges[0];
     const slot = edgeSlot(index, e);
     const stats = mergedStatsLine(ve.edges);
-    return [head, gradLine(e.grad, reading), ...(slot ? [`slot ${slot}`] : []), ...(stats ? [stats] : [])];
+    const none = stats || !e.no_stats ? [] : [e.no_stats];
+    return [head, gradLine(e.grad, reading), ...(slot ? [`slot ${slot}`] : []), ...(stats ? [stats] : []), ...none];
   }
   const lines = ve.edges.slice(0, LIST_LIMIT).map((e) => `${arrow(e)}: ${formatGradFull(e.grad)}`);
   if (ve.edges.length > LIST_LIMIT) lines.push(`\u2026 ${ve.edges.length - LIST_LIMIT} more`);

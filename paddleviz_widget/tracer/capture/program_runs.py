@@ -4,25 +4,29 @@ A to_static model's backward is one GradNode (``Dy2StGradNode``) that runs a who
 Paddle's PIR interpreter. With VLOG on (our log capture), that interpreter prints the program,
 its instructions and scope dumps, partly with ``std::cout`` to the user's stdout and partly as
 glog records our stderr capture cannot tell from the user's own output. Nothing of it is read
-here (the program's ops come from Paddle's program objects), so VLOG is switched off for
-exactly the time the program node runs: a gradient hook on each output of the program runs at
-the start of that node's run (Paddle applies a node's gradient hooks before its backward), and
-a post hook on the node right after it. Both do nothing outside a captured backward.
+here (the program's ops come from Paddle's program objects), so VLOG is off while the program
+runs: a gradient hook on each output of the program runs at the start of that node's run
+(Paddle applies a node's gradient hooks before its backward) and switches it off; a gradient
+hook on each input of the program (parameters included) switches it back on when the first
+node the program sends a gradient to starts (Paddle 3.3.1 calls no post hook of a
+Dy2StGradNode), and so does the end of the backward. The lines a node running in between
+would log are lost, never misread: the log parser reads nothing into a program node's run
+(log_parser). All hooks do nothing outside a captured backward, and come off after it.
 
 Programs are seen through ``PartialProgramLayer.HOOKED_RUN_IMPL``, Paddle's own hook around
 each program run (a hook already there is called in turn and put back on exit). What is kept
-per program node: the PartialProgramLayer that ran it (weakly), for the program view.
+per program node: the program that ran (weakly), for the program view.
 """
 
 from __future__ import annotations
 
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..read.program import ProgramRead, read_program
 from ..read.program_nodes import is_program_node
-from .hook_returns import HookResults
 from .vlog import flags_v_cell
 
 # Program nodes whose PartialProgramLayer is remembered (a training loop makes one a step).
@@ -47,6 +51,10 @@ def _quiet(grad: Any) -> None:
         cell.value = 0
 
 
+def _loud(grad: Any) -> None:
+    loud_again()
+
+
 def loud_again() -> None:
     cell = flags_v_cell()
     if QUIET.saved is not None and cell is not None:
@@ -62,6 +70,19 @@ def _partial_program_class() -> Any:
     return PartialProgramLayer if hasattr(PartialProgramLayer, "HOOKED_RUN_IMPL") else None
 
 
+def _train_program(layer: Any) -> Any:
+    """The program a PartialProgramLayer ran with gradients: its training program, read from
+    the cache Paddle already filled (never built here: ``layer.program`` may compile one)."""
+    if layer is None or not getattr(layer, "training", False):
+        return None
+    return getattr(layer, "__dict__", {}).get("train_program")
+
+
+def _made_by_program(tensor: Any) -> bool:
+    node = tensor.grad_fn
+    return node is not None and is_program_node(str(node.name()))
+
+
 def _tensors(out: Any) -> list[Any]:
     import paddle
 
@@ -73,10 +94,10 @@ def _tensors(out: Any) -> list[Any]:
 class ProgramRuns:
     """Installed by a TraceSession for its lifetime."""
 
-    # program node ptr -> the PartialProgramLayer that ran it (weak: Paddle's cache owns it)
-    layers: dict[int, Callable[[], Any]] = field(default_factory=dict)
+    # program node ptr -> the RunnableProgram that ran it (weak: Paddle's cache owns it)
+    programs: dict[int, Callable[[], Any]] = field(default_factory=dict)
     _handles: dict[int, list[Any]] = field(default_factory=dict)  # node ptr -> hook handles
-    _results: HookResults | None = None
+    _reads: dict[int, tuple[Callable[[], Any], ProgramRead]] = field(default_factory=dict)
     _restore: Callable[[], None] | None = None
 
     def start(self) -> None:
@@ -90,7 +111,7 @@ class ProgramRuns:
                 out = run_impl(inputs, params, attrs)
             else:
                 out = previous(run_impl, inputs, params, attrs)
-            self._saw(getattr(run_impl, "__self__", None), out)
+            self._saw(getattr(run_impl, "__self__", None), [*inputs, *params], out)
             return out
 
         cls.HOOKED_RUN_IMPL = hooked
@@ -106,8 +127,20 @@ class ProgramRuns:
             self._restore = None
         for ptr in list(self._handles):
             self.forget(ptr)
-        if self._results is not None:
-            self._results.release()
+
+    def read(self, ptrs: Iterable[int]) -> dict[int, ProgramRead]:
+        """The programs of these program nodes, read from Paddle's program objects (once per
+        program: a training loop runs the same one every step)."""
+        found = {}
+        for ptr in ptrs:
+            program = self.programs.get(ptr, lambda: None)()
+            if program is None:
+                continue
+            key = id(program)
+            if key not in self._reads or self._reads[key][0]() is not program:
+                self._reads[key] = (weakref.ref(program), read_program(program))
+            found[ptr] = self._reads[key][1]
+        return found
 
     def quieted(self, ptr: int) -> bool:
         return ptr in self._handles
@@ -117,26 +150,22 @@ class ProgramRuns:
         for handle in self._handles.pop(ptr, ()):
             handle.remove()
 
-    def release_results(self) -> None:
-        if self._results is not None:
-            self._results.release()
-
-    def _post(self, grad_outputs: Any, grad_inputs: Any) -> Any:
-        loud_again()
-        if self._results is None:
-            self._results = HookResults()
-        return self._results.returned(grad_outputs)
-
-    def _saw(self, layer: Any, out: Any) -> None:
+    def _saw(self, layer: Any, inputs: list[Any], out: Any) -> None:
         for tensor in _tensors(out):
             node = None if tensor.stop_gradient else tensor.grad_fn
             if node is None or not is_program_node(str(node.name())):
                 continue
             ptr = int(node.node_ptr())
             if ptr not in self._handles:
-                self._handles[ptr] = [node._register_post_hook(self._post)]
-                if layer is not None:
-                    self.layers[ptr] = weakref.ref(layer)
-                    while len(self.layers) > MAX_PROGRAM_NODES:  # oldest first
-                        del self.layers[next(iter(self.layers))]
+                # An input made by another program stays quiet: its node is that program.
+                self._handles[ptr] = [
+                    t.register_hook(_loud)
+                    for t in _tensors(inputs)
+                    if not t.stop_gradient and not _made_by_program(t)
+                ]
+                program = _train_program(layer)
+                if program is not None:
+                    self.programs[ptr] = weakref.ref(program)
+                    while len(self.programs) > MAX_PROGRAM_NODES:  # oldest first
+                        del self.programs[next(iter(self.programs))]
             self._handles[ptr].append(tensor.register_hook(_quiet))

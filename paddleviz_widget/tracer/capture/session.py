@@ -17,10 +17,11 @@ from __future__ import annotations
 import functools
 from collections import deque
 from collections.abc import Callable, Collection, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from ..read.grad_node import grad_node_of
+from ..read.program import ProgramRead
 from ..read.program_nodes import is_program_node
 from ..read.pylayer_info import PyLayerInfo, describe_pylayers
 from ..read.replay_safety import is_pylayer
@@ -73,6 +74,8 @@ class BackwardRecord:
     # by) and the kept steps of the same shape, read while the nodes were held.
     positions: dict[int, int] | None = None
     signature: tuple[str, ...] = ()
+    # Program nodes (to_static): each one's program, read from Paddle's program objects.
+    programs: dict[int, ProgramRead] = field(default_factory=dict)
     _ptrs: frozenset[int] | None = None
 
     def walk(self) -> WalkResult | None:
@@ -304,6 +307,7 @@ class TraceSession:
         slot_log = self.slots
         if slot_log is None:  # decide by size
             slot_log = len(record.node_ptrs()) <= SLOT_LOG_MAX_NODES
+        record.programs = self.programs.read(record.node_ptrs())
         loud = self._unquieted_programs(record)
         if slot_log and loud:
             # Its executor would print the program into the user's output under VLOG.
@@ -324,7 +328,6 @@ class TraceSession:
             self._in_backward = False
             for ptr in record.node_ptrs():
                 self.programs.forget(ptr)
-            self.programs.release_results()
         captured.problems[:0] = record.captured.problems
         record.captured = captured
         self.records.append(record)
