@@ -98,6 +98,8 @@ class ProgramRuns:
     programs: dict[int, Callable[[], Any]] = field(default_factory=dict)
     _handles: dict[int, list[Any]] = field(default_factory=dict)  # node ptr -> hook handles
     _reads: dict[int, tuple[Callable[[], Any], ProgramRead]] = field(default_factory=dict)
+    # program node ptr -> its inputs then its parameters (weakly), one per next_functions entry
+    _sent_to: dict[int, list[Callable[[], Any]]] = field(default_factory=dict)
     _restore: Callable[[], None] | None = None
 
     def start(self) -> None:
@@ -142,6 +144,12 @@ class ProgramRuns:
             found[ptr] = self._reads[key][1]
         return found
 
+    def receivers(self, ptr: int) -> list[Any] | None:
+        """The tensors a program node sends its gradients to, one per ``next_functions``
+        entry (None where gone), or None if this session did not see its forward."""
+        refs = self._sent_to.get(ptr)
+        return None if refs is None else [ref() for ref in refs]
+
     def quieted(self, ptr: int) -> bool:
         return ptr in self._handles
 
@@ -149,6 +157,7 @@ class ProgramRuns:
         """The node has run (or the session ends): take our hooks off it."""
         for handle in self._handles.pop(ptr, ()):
             handle.remove()
+        self._sent_to.pop(ptr, None)
 
     def _saw(self, layer: Any, inputs: list[Any], out: Any) -> None:
         for tensor in _tensors(out):
@@ -163,6 +172,7 @@ class ProgramRuns:
                     for t in _tensors(inputs)
                     if not t.stop_gradient and not _made_by_program(t)
                 ]
+                self._sent_to[ptr] = [weakref.ref(t) for t in _tensors(inputs)]
                 program = _train_program(layer)
                 if program is not None:
                     self.programs[ptr] = weakref.ref(program)

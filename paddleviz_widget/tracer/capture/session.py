@@ -361,7 +361,9 @@ class TraceSession:
         if self.history is None or not stats_available(record.roots):
             return run()
         with call_stacks_off():  # our reductions are ops too: no Python stack for each
-            result, stats = run_with_stats(run, record.roots, [t for t in tensors if is_tensor(t)])
+            result, stats = run_with_stats(
+                run, record.roots, [t for t in tensors if is_tensor(t)], self.programs.receivers
+            )
         record.stats = stats
         walk = record.walk()
         if walk is not None:

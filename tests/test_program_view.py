@@ -1,0 +1,164 @@
+"""A to_static model's program node opens into its program's backward ops (issue 23).
+
+Oracle: Paddle's own program objects, reached through the to_static function itself
+(``StaticFunction.get_concrete_program``), not through the tracer's run hook: op types and
+counts, the parameter (``param.name``) each gradient output belongs to, and shapes. Parameter
+shapes come from the model's parameters.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import paddle
+import pytest
+from paddle_versions import requires_paddle_33, requires_post_hooks
+from program_models import inputs
+
+from paddleviz_widget import build_graph, trace
+from paddleviz_widget.graph.model import Graph
+from paddleviz_widget.graph.problems import find_problems
+
+PROGRAM = "to_static program"
+
+
+def _traced(name: str, **kwargs: Any) -> tuple[Any, Any, Any, dict[str, Any]]:
+    model, x = inputs(name)
+    static = paddle.jit.to_static(model, full_graph=True)
+    with trace(model, **kwargs):
+        y = static(x)
+        y.sum().backward()
+    return model, static, x, build_graph(y)
+
+
+def _backward_ops(static: Any, x: Any) -> tuple[list[Any], dict[str, list[str]]]:
+    _, layer = static.forward.get_concrete_program(x)
+    program = layer.train_program
+    return list(program.backward_program.global_block().ops), program.program_name_attr
+
+
+def _shape(value: Any) -> tuple[int, ...] | None:
+    try:
+        return tuple(int(d) for d in value.shape)
+    except (ValueError, RuntimeError):
+        return None
+
+
+@requires_paddle_33
+@pytest.mark.parametrize("name", ["mlp", "cnn", "block"])
+def test_program_ops_are_paddles_own(name: str) -> None:
+    model, static, x, doc = _traced(name)
+    graph = Graph.from_dict(doc)  # the document reads back through the codec
+    ops, attr = _backward_ops(static, x)
+    expected = Counter(op.name().removeprefix("pd_op.") for op in ops
+                       if op.name() != "builtin.shadow_output")  # fmt: skip
+    program_nodes = [n for n in graph.nodes if n.kind == "program_op"]
+    assert Counter(n.name for n in program_nodes) == expected
+    # One program group, opening the Dy2St node's own layer group; every op inside it.
+    (owner,) = [n for n in graph.nodes if n.name == "Dy2StGradNode"]
+    (group,) = [g for g in graph.groups if g.type == PROGRAM]
+    assert group.parent == owner.group
+    parents = {g.id: g.parent for g in graph.groups}
+    for node in program_nodes:
+        chain, at = [], node.group
+        while at is not None:
+            chain.append(at)
+            at = parents[at]
+        assert group.id in chain
+        assert node.ptr == owner.ptr
+    # Edges in program order; every one says why it has no statistics.
+    order = {n.id: k for k, n in enumerate(program_nodes)}
+    inner = [e for e in graph.edges if e.source in order and e.target in order]
+    assert inner and all(order[e.source] < order[e.target] for e in inner)
+    program_edges = [e for e in graph.edges if e.id.startswith(f"{group.id}_")]
+    assert all(e.no_stats and e.stats is None for e in program_edges)
+    # Shapes inside are shapes of the program's own gradient values.
+    shapes = {_shape(v) for op in ops for v in op.results()} - {None}
+    assert {e.grad.shape for e in inner if e.grad is not None} <= shapes
+    # Each parameter gradient leaves for that parameter's node, named as the model names it.
+    by_static = {p.name: (n, tuple(p.shape)) for n, p in model.named_parameters()}
+    nodes = {n.id: n for n in graph.nodes}
+    leaving = {
+        nodes[e.target].param.name: e.grad.shape
+        for e in program_edges
+        if nodes[e.target].param is not None and e.grad is not None
+    }
+    sent = [p for p, g in zip(attr["bp"], attr["bp_g"], strict=True) if g != "Fake_var"]
+    assert leaving == {by_static[p][0]: by_static[p][1] for p in sent}
+
+
+@requires_paddle_33
+def test_program_ops_sit_in_the_layers_that_made_them() -> None:
+    model, static, x, doc = _traced("mlp")
+    graph = Graph.from_dict(doc)
+    groups = {g.id: g for g in graph.groups}
+    placed = {
+        (n.name, groups[n.group].name)
+        for n in graph.nodes
+        if n.kind == "program_op" and n.group is not None
+    }
+    assert ("matmul_grad", "fc1") in placed and ("matmul_grad", "fc2") in placed
+    assert ("add_grad", "fc1") in placed and ("add_grad", "fc2") in placed
+    fc1 = next(
+        g for g in graph.groups if g.name == "fc1" and groups[g.parent or ""].type == PROGRAM
+    )
+    assert fc1.type == "Linear"
+    # tanh is called by the model's own forward, in no sublayer: directly in the program group.
+    (tanh,) = [n for n in graph.nodes if n.name == "tanh_grad"]
+    assert groups[tanh.group or ""].type == PROGRAM
+    assert tanh.call_site is not None and tanh.call_site.file.endswith("program_models.py")
+
+
+@requires_paddle_33
+@requires_post_hooks
+def test_stats_on_the_program_node_edges_and_none_inside() -> None:
+    model, x = inputs("mlp")
+    plain_model, _ = inputs("mlp")
+    static = paddle.jit.to_static(model, full_graph=True)
+    with trace(model, stats=True):
+        y = static(x)
+        y.sum().backward()
+    graph = Graph.from_dict(build_graph(y))
+    (owner,) = [n for n in graph.nodes if n.name == "Dy2StGradNode"]
+    outer = [e for e in graph.edges if e.source == owner.id and e.id.startswith("e")]
+    assert outer and all(e.stats is not None for e in outer)
+    # Each leaving edge's statistics are those of the gradient its parameter got.
+    nodes = {n.id: n for n in graph.nodes}
+    grads = {n: p.grad.numpy() for n, p in model.named_parameters()}
+    for e in outer:
+        g = grads[nodes[e.target].param.name]
+        assert e.stats.norm == pytest.approx(float(np.linalg.norm(g)), rel=1e-6)
+        assert e.stats.max_abs == pytest.approx(float(np.abs(g).max()), rel=1e-6)
+    inside = [e for e in graph.edges if e.id.startswith("p")]
+    assert inside and all(e.stats is None and e.no_stats for e in inside)
+    # .grad as a run without the widget gives it.
+    plain = paddle.jit.to_static(plain_model, full_graph=True)
+    plain(x).sum().backward()
+    for (name, p), (_, q) in zip(model.named_parameters(), plain_model.named_parameters(),
+                                 strict=True):  # fmt: skip
+        assert np.array_equal(p.grad.numpy(), q.grad.numpy()), name
+
+
+@requires_paddle_33
+@requires_post_hooks
+def test_problems_inside_a_to_static_model() -> None:
+    model, static, x, doc = _traced("sqrt", stats=True)
+    graph = Graph.from_dict(doc)
+    found = find_problems(graph)
+    by_kind = {p.kind: p for p in found}
+    # The Inf is born inside the program: today's problems() names its node ...
+    (owner,) = [n for n in graph.nodes if n.name == "Dy2StGradNode"]
+    assert by_kind["nonfinite"].node == owner.id
+    # ... and the document places the op that makes it in its layer, for a rule to name it.
+    groups = {g.id: g for g in graph.groups}
+    (sqrt,) = [n for n in graph.nodes if n.name == "sqrt_grad"]
+    assert sqrt.call_site is not None
+    source = Path(sqrt.call_site.file).read_text().splitlines()
+    assert "return paddle.sqrt(x)" in source[sqrt.call_site.line - 1]
+    # The dead parameters are named with the model's names.
+    zero = {p.name for p in found if p.kind == "zero"}
+    assert zero == {"dead.weight", "dead.bias"}
+    assert groups[sqrt.group or ""].type in (PROGRAM, "Sqrt")
