@@ -69,3 +69,22 @@ def inputs(name: str) -> Any:
         "sqrt": lambda: -paddle.ones([3, 4]),  # relu makes zeros: sqrt'(0) is Inf
     }[name]()
     return model, x
+
+
+class Broken(nn.Layer):
+    """Two graph breaks (a Python float of a tensor): SOT compiles the pieces between."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc1 = nn.Linear(4, 8)
+        self.fc2 = nn.Linear(8, 8)
+        self.fc3 = nn.Linear(8, 2)
+
+    def forward(self, x: paddle.Tensor) -> paddle.Tensor:
+        h = paddle.tanh(self.fc1(x))
+        if float(h.sum()) > 1e9:
+            h = h * 0
+        h = paddle.tanh(self.fc2(h))
+        if float(h.sum()) > 1e9:
+            h = h * 0
+        return self.fc3(h)

@@ -16,7 +16,7 @@ import numpy as np
 import paddle
 import pytest
 from paddle_versions import requires_paddle_33, requires_post_hooks
-from program_models import inputs
+from program_models import Broken, inputs
 
 from paddleviz_widget import build_graph, trace
 from paddleviz_widget.graph.model import Graph
@@ -57,6 +57,12 @@ def test_program_ops_are_paddles_own(name: str) -> None:
                        if op.name() != "builtin.shadow_output")  # fmt: skip
     program_nodes = [n for n in graph.nodes if n.kind == "program_op"]
     assert Counter(n.name for n in program_nodes) == expected
+    # trace()'s layer hooks, which run while Paddle builds the program, left it as it is.
+    untraced, ux = inputs(name)
+    plain = paddle.jit.to_static(untraced, full_graph=True)
+    plain(ux).sum().backward()
+    plain_ops, _ = _backward_ops(plain, ux)
+    assert Counter(op.name() for op in plain_ops) == Counter(op.name() for op in ops)
     # One program group, opening the Dy2St node's own layer group; every op inside it.
     (owner,) = [n for n in graph.nodes if n.name == "Dy2StGradNode"]
     (group,) = [g for g in graph.groups if g.type == PROGRAM]
@@ -140,6 +146,30 @@ def test_stats_on_the_program_node_edges_and_none_inside() -> None:
     for (name, p), (_, q) in zip(model.named_parameters(), plain_model.named_parameters(),
                                  strict=True):  # fmt: skip
         assert np.array_equal(p.grad.numpy(), q.grad.numpy()), name
+
+
+@requires_paddle_33
+def test_sot_program_nodes_open_on_their_own(monkeypatch: pytest.MonkeyPatch) -> None:
+    """full_graph=False: SOT compiles the pieces between graph breaks; each program node
+    gets its own program group, and the eager nodes between them stay as they are."""
+    monkeypatch.setenv("MIN_GRAPH_SIZE", "0")  # SOT runs small pieces eagerly otherwise
+    paddle.seed(0)
+    model, x = Broken(), paddle.randn([3, 4])
+    static = paddle.jit.to_static(model, full_graph=False)
+    with trace(model):
+        y = static(x)
+        y.sum().backward()
+    graph = Graph.from_dict(build_graph(y))
+    owners = [n for n in graph.nodes if n.name == "Dy2StGradNode"]
+    programs = [g for g in graph.groups if g.type == PROGRAM]
+    assert len(owners) >= 2 and len(programs) == len(owners)
+    for owner in owners:
+        mine = [n for n in graph.nodes if n.kind == "program_op" and n.ptr == owner.ptr]
+        assert mine and len({n.group for n in mine}) >= 1
+        (group,) = [g for g in programs if g.id == f"p{owner.id[1:]}"]
+        assert group.parent == owner.group
+    eager = [n for n in graph.nodes if n.kind in ("op", "output") and n.name != "Dy2StGradNode"]
+    assert {"MatmulGradNode", "AddGradNode"} <= {n.name for n in eager}
 
 
 @requires_paddle_33
