@@ -21,6 +21,7 @@ from program_models import Broken, inputs
 from paddleviz_widget import build_graph, trace
 from paddleviz_widget.graph.model import Graph
 from paddleviz_widget.graph.problems import find_problems
+from paddleviz_widget.graph.schema import validate_graph_dict
 
 PROGRAM = "to_static program"
 
@@ -51,7 +52,9 @@ def _shape(value: Any) -> tuple[int, ...] | None:
 @pytest.mark.parametrize("name", ["mlp", "cnn", "block"])
 def test_program_ops_are_paddles_own(name: str) -> None:
     model, static, x, doc = _traced(name)
+    validate_graph_dict(doc)  # schema 2.2 with program_op nodes and no_stats edges
     graph = Graph.from_dict(doc)  # the document reads back through the codec
+    assert graph.to_dict() == doc
     ops, attr = _backward_ops(static, x)
     expected = Counter(op.name().removeprefix("pd_op.") for op in ops
                        if op.name() != "builtin.shadow_output")  # fmt: skip
