@@ -1,6 +1,6 @@
 """User scripts whose fd-level output must be the same with and without paddleviz_widget.
 
-    python output_scenarios.py SCENARIO plain|trace|replay  (also run by the CLI, run.py)
+    python output_scenarios.py SCENARIO MODE  (also run by the CLI, run.py)
 
 Each scenario runs a forward and a backward of the kind named, and the user's own code prints
 to stdout and stderr at Python and fd level from inside the backward (a PyLayer's backward, a
@@ -123,6 +123,13 @@ def run(name: str, mode: str) -> None:
             loss = loss_of()
             build_graph(loss)
             loss.backward()
+        elif mode == "late":  # the forward outside trace(), the backward inside
+            from paddleviz_widget import build_graph, trace
+
+            loss = loss_of()
+            with trace(model):
+                loss.backward()
+            build_graph(loss)
         elif mode == "trace":
             from paddleviz_widget import build_graph, trace
 
@@ -138,5 +145,5 @@ def run(name: str, mode: str) -> None:
 
 
 if __name__ == "__main__":
-    # MODE: plain, trace, replay. As a script run by the CLI or run.py: plain (the tool traces).
+    # MODE: plain, trace, replay, late; run by the CLI or run.py: plain (the tool traces).
     run(sys.argv[1], sys.argv[2])

@@ -69,6 +69,12 @@ def test_build_graph_replay_prints_nothing_of_its_own(scenario: str) -> None:
 
 
 @requires_paddle_33
+def test_a_forward_outside_trace_prints_nothing_either() -> None:
+    """Its program cannot be quieted: that backward is traced without the log."""
+    assert _run(str(SCRIPT), "static_full", "late") == _plain("static_full")
+
+
+@requires_paddle_33
 @requires_paddleformers
 def test_trace_prints_nothing_on_paddleformers_llama() -> None:
     plain = _plain("llama")

@@ -152,6 +152,20 @@ def test_stats_on_the_program_node_edges_and_none_inside() -> None:
 
 
 @requires_paddle_33
+def test_a_forward_outside_trace_leaves_the_program_closed_and_says_why() -> None:
+    model, x = inputs("mlp")
+    static = paddle.jit.to_static(model, full_graph=True)
+    y = static(x)
+    with trace(model):
+        y.sum().backward()
+    doc = build_graph(y)
+    assert not [n for n in doc["nodes"] if n.get("kind") == "program_op"]
+    notices = doc["meta"].get("notices") or [doc["meta"]["notice"]]
+    assert any("1 Dy2StGradNode node(s) shown closed" in n and "outside trace()" in n
+               for n in notices)  # fmt: skip
+
+
+@requires_paddle_33
 def test_sot_program_nodes_open_on_their_own(monkeypatch: pytest.MonkeyPatch) -> None:
     """full_graph=False: SOT compiles the pieces between graph breaks; each program node
     gets its own program group, and the eager nodes between them stay as they are."""

@@ -308,11 +308,10 @@ class TraceSession:
         if slot_log is None:  # decide by size
             slot_log = len(record.node_ptrs()) <= SLOT_LOG_MAX_NODES
         record.programs = self.programs.read(record.node_ptrs())
-        loud = self._unquieted_programs(record)
-        if slot_log and loud:
-            # Its executor would print the program into the user's output under VLOG.
+        if slot_log and self._unquieted_programs(record):
+            # Its executor would print the program into the user's output under VLOG (the
+            # graph's notice says its forward ran outside trace(): merge/collect.py).
             slot_log = False
-            record.captured.problems.append(loud)
         self._in_backward = True
         try:
             result, captured = run_captured(
@@ -328,7 +327,6 @@ class TraceSession:
             self._in_backward = False
             for ptr in record.node_ptrs():
                 self.programs.forget(ptr)
-        captured.problems[:0] = record.captured.problems
         record.captured = captured
         self.records.append(record)
         self._backwards += 1
@@ -340,20 +338,11 @@ class TraceSession:
         self._settle(STRONG_RECORDS)
         return result
 
-    def _unquieted_programs(self, record: BackwardRecord) -> str | None:
-        """Why the slot log is skipped: a program node whose forward this trace did not see."""
+    def _unquieted_programs(self, record: BackwardRecord) -> bool:
+        """Whether a program node's forward ran unseen by this trace (it cannot be quieted)."""
         walk = record.walk()
-        if walk is None:
-            return None
-        loud = [
-            n for n in walk.nodes if is_program_node(n.name) and not self.programs.quieted(n.ptr)
-        ]
-        if not loud:
-            return None
-        return (
-            f"Slot names not read: {loud[0].name} ran a program whose forward ran outside "
-            "trace() (Paddle would print that program into your output under the log); run "
-            "the forward inside `with trace(...)` too."
+        return walk is not None and any(
+            is_program_node(n.name) and not self.programs.quieted(n.ptr) for n in walk.nodes
         )
 
     def _run(self, record: BackwardRecord, tensors: list[Any], run: Callable[[], Any]) -> Any:

@@ -60,6 +60,22 @@ def program_view_available() -> bool:
     return hasattr(RunnableProgram, "program_name_attr")
 
 
+def program_closed_notice(name: str, count: int) -> str:
+    """Why ``count`` program nodes stay closed, in one line."""
+    import paddle
+
+    what = f"{count} {name} node(s) shown closed"
+    if not program_view_available():
+        return (
+            f"{what}: paddle {paddle.__version__} has no PIR program objects "
+            "(RunnableProgram.program_name_attr) to read a to_static program's backward ops from."
+        )
+    return (
+        f"{what}: their program's forward ran outside trace() (or in eval mode); run the "
+        "forward inside `with paddleviz_widget.trace(model):` to open them into their ops."
+    )
+
+
 def _meta(value: Any) -> tuple[str | None, tuple[int, ...] | None]:
     try:
         shape = tuple(int(d) for d in value.shape)
