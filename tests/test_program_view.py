@@ -22,6 +22,7 @@ from paddleviz_widget import build_graph, trace
 from paddleviz_widget.graph.model import Graph
 from paddleviz_widget.graph.problems import find_problems
 from paddleviz_widget.graph.schema import validate_graph_dict
+from paddleviz_widget.tracer.read.program import program_view_available
 
 PROGRAM = "to_static program"
 
@@ -163,6 +164,16 @@ def test_a_forward_outside_trace_leaves_the_program_closed_and_says_why() -> Non
     notices = doc["meta"].get("notices") or [doc["meta"]["notice"]]
     assert any("1 Dy2StGradNode node(s) shown closed" in n and "outside trace()" in n
                for n in notices)  # fmt: skip
+
+
+@pytest.mark.skipif(program_view_available(), reason="this Paddle opens program nodes")
+def test_a_paddle_without_the_program_view_says_so_in_one_line() -> None:
+    """Paddle 3.0 (no HOOKED_RUN_IMPL; its program node is named "GradNodeBase") and 2.6."""
+    _, _, _, doc = _traced("mlp")
+    assert not [n for n in doc["nodes"] if n.get("kind") == "program_op"]
+    notices = doc["meta"].get("notices") or [doc["meta"].get("notice")]
+    closed = [n for n in notices if n and "node(s) shown closed" in n]
+    assert len(closed) == 1 and paddle.__version__ in closed[0]
 
 
 @requires_paddle_33

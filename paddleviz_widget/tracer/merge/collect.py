@@ -12,8 +12,7 @@ from ..capture.replay import Leaves, discover_model, find_leaves
 from ..capture.session import RECENT_SESSIONS, SLOT_LOG_MAX_NODES, BackwardRecord, TraceSession
 from ..parse.log_parser import ParsedLog
 from ..read.params import accumulation_ptr, param_infos_by_ptr, unreached_params
-from ..read.program import program_closed_notice
-from ..read.program_nodes import is_program_node
+from ..read.program import maybe_program_node, program_closed_notice
 from ..read.pylayer_info import PyLayerInfo, describe_pylayers, recompute_notice
 from ..read.walk import ACCUMULATION_NODE, WalkResult, next_ptrs
 from .annotate import Annotations, EdgeNote
@@ -197,7 +196,7 @@ def collect_annotations(
         log = len(walk.nodes) <= SLOT_LOG_MAX_NODES  # as trace(slots=None) decides
         notice = replay_into(ann, walk, graph.nexts, roots, leaves, log=log, traced=traced).notice
     _add_param_shaped_edges(ann, graph)
-    closed = [n for n in walk.nodes if is_program_node(n.name) and n.ptr not in ann.programs]
+    closed = [n for n in walk.nodes if maybe_program_node(n.name) and n.ptr not in ann.programs]
     if closed:
         ann.notes.append(program_closed_notice(closed[0].name, len(closed)))
     if ann.programs and model is not None:

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ...graph.model import CallSite
+from .program_nodes import is_program_node
 
 FAKE = "Fake_var"
 _LIBRARY_MARKERS = ("/site-packages/paddle/", "/paddle/base/", "/paddle/jit/", "<frozen ")
@@ -52,12 +53,21 @@ class ProgramRead:
 
 
 def program_view_available() -> bool:
-    """Whether this Paddle has PIR programs with the attributes read here."""
+    """Whether this Paddle has PIR programs with the attributes read here, and the run hook
+    that ties a program to its GradNode (``HOOKED_RUN_IMPL``: in 3.3, not in 3.0)."""
     try:
-        from paddle.jit.dy2static.pir_partial_program import RunnableProgram
+        from paddle.jit.dy2static.pir_partial_program import PartialProgramLayer, RunnableProgram
     except ImportError:
         return False
-    return hasattr(RunnableProgram, "program_name_attr")
+    return hasattr(RunnableProgram, "program_name_attr") and hasattr(
+        PartialProgramLayer, "HOOKED_RUN_IMPL"
+    )
+
+
+def maybe_program_node(name: str) -> bool:
+    """A program node by its name; where the program view is unavailable also Paddle 3.0's
+    nameless one ("GradNodeBase": its RunProgramGradNode does not name itself)."""
+    return is_program_node(name) or (name == "GradNodeBase" and not program_view_available())
 
 
 def program_closed_notice(name: str, count: int) -> str:
@@ -67,8 +77,9 @@ def program_closed_notice(name: str, count: int) -> str:
     what = f"{count} {name} node(s) shown closed"
     if not program_view_available():
         return (
-            f"{what}: paddle {paddle.__version__} has no PIR program objects "
-            "(RunnableProgram.program_name_attr) to read a to_static program's backward ops from."
+            f"{what}: if they run paddle.jit.to_static programs, paddle {paddle.__version__} "
+            "lacks what opening them needs (PIR programs with PartialProgramLayer."
+            "HOOKED_RUN_IMPL, as in 3.3)."
         )
     return (
         f"{what}: their program's forward ran outside trace() (or in eval mode); run the "
