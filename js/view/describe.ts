@@ -1,4 +1,5 @@
 // Text for the inspector panel and the hover tooltip. Pure: returns plain data the UI renders.
+import { isProgramGroup } from "./program_groups";
 import {
   countsText,
   formatGrad,
@@ -267,7 +268,7 @@ export function inspectGroup(index: GraphIndex, id: string, reading: Reading = "
     kind: "group",
     id,
     title: group.name || group.type,
-    subtitle: `${group.type} \u00b7 layer group`,
+    subtitle: isProgramGroup(group) ? "the backward ops of one compiled program" : `${group.type} \u00b7 layer group`,
     sections: [
       {
         title: "Layer",
@@ -285,7 +286,9 @@ export function inspectGroup(index: GraphIndex, id: string, reading: Reading = "
       {
         title: "Contents",
         items: [
-          { label: "GradNodes", value: `${stats.nodes} (${countsText(stats.ops, stats.params)})` },
+          isProgramGroup(group)
+            ? { label: "ops", value: `${stats.nodes}, run as one GradNode` }
+            : { label: "GradNodes", value: `${stats.nodes} (${countsText(stats.ops, stats.params)})` },
           ...(calls > 1
             ? [{ label: "drawn as", value: `${calls} separate parts (used more than once, or not connected)` }]
             : []),

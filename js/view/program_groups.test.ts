@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import programJson from "../../tests/fixtures/graphs/mlp_to_static.json";
+import { counts } from "./budget_text";
 import { groupsToDepth, openToDepth } from "./expansion";
 import { buildIndex } from "./graph_index";
 import { decodePayload } from "./payload";
@@ -32,5 +33,12 @@ describe("a to_static program group", () => {
     const shown = opened.nodes.filter((n) => n.node?.kind === "program_op");
     expect(shown.length).toBe(ops.length);
     expect(shown.every((n) => n.kind === "op")).toBe(true); // drawn as ops
+  });
+});
+
+describe("the status line of a graph with a program", () => {
+  it("counts the program's ops apart from the GradNodes", () => {
+    const vg = buildVisibleGraph(index, new Set(groupsToDepth(index, index.maxLevel + 1)));
+    expect(counts(index, vg)).toMatch(/^5 GradNodes \+ 5 program ops · /);
   });
 });

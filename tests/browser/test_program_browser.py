@@ -35,9 +35,15 @@ def test_the_program_node_opens_into_its_ops(explorer: Explorer) -> None:
     assert layer_clusters and all(
         explorer.element(f"pvw-{g}-cluster").count() == 1 for g in layer_clusters
     )
+    inspector = explorer.page.get_by_test_id("pvw-inspector")
+    inspector.wait_for(state="visible")  # the clicked group is selected
+    text = inspector.inner_text()
+    assert f"{len(ops)}, run as one GradNode" in text
     explorer.page.get_by_test_id("pvw-fit").click()
     explorer.page.wait_for_timeout(600)
     save_screenshot(explorer.root, "program_open")
+    status = explorer.page.get_by_test_id("pvw-status").inner_text()
+    assert f"+ {len(ops)} program ops" in status
 
     # An edge between two ops of the program: its shape, and why there are no statistics.
     inner = next(
