@@ -88,3 +88,16 @@ class Broken(nn.Layer):
         if float(h.sum()) > 1e9:
             h = h * 0
         return self.fc3(h)
+
+
+class Outer(nn.Layer):
+    """An eager model with a to_static sublayer: the program sends a gradient to an eager op."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.pre = nn.Linear(3, 4)
+        self.mlp = paddle.jit.to_static(MLP(), full_graph=True)
+        self.post = nn.Linear(2, 1)
+
+    def forward(self, x: paddle.Tensor) -> paddle.Tensor:
+        return self.post(self.mlp(nn.functional.relu(self.pre(x))))

@@ -16,7 +16,7 @@ import numpy as np
 import paddle
 import pytest
 from paddle_versions import requires_paddle_33, requires_post_hooks
-from program_models import Broken, inputs
+from program_models import Broken, Outer, inputs
 
 from paddleviz_widget import build_graph, trace
 from paddleviz_widget.graph.model import Graph
@@ -220,3 +220,28 @@ def test_problems_inside_a_to_static_model() -> None:
     zero = {p.name for p in found if p.kind == "zero"}
     assert zero == {"dead.weight", "dead.bias"}
     assert groups[sqrt.group or ""].type in (PROGRAM, "Sqrt")
+
+
+@requires_paddle_33
+@requires_post_hooks
+def test_a_to_static_sublayer_sends_to_the_eager_ops_around_it() -> None:
+    paddle.seed(0)
+    model, x = Outer(), paddle.randn([3, 3])
+    with trace(model, stats=True):
+        y = model(x)
+        y.sum().backward()
+    graph = Graph.from_dict(build_graph(y))
+    nodes = {n.id: n for n in graph.nodes}
+    (owner,) = [n for n in graph.nodes if n.name == "Dy2StGradNode"]
+    # The input's gradient leaves the program for the eager ReLU, from the op that made it.
+    (to_relu,) = [e for e in graph.edges if e.source == owner.id
+                  and nodes[e.target].name == "ReluGradNode"]  # fmt: skip
+    assert to_relu.stats is not None  # what the ReLU node got, from this program alone
+    (inside,) = [e for e in graph.edges if nodes[e.source].kind == "program_op"
+                 and e.target == to_relu.target]  # fmt: skip
+    assert nodes[inside.source].name == "matmul_grad" and inside.grad is not None
+    assert inside.grad.shape == to_relu.grad.shape == (3, 4)
+    # Parameters inside it carry the model's full names.
+    leaving = [e for e in graph.edges if nodes[e.source].kind == "program_op"]
+    named = {p.name for e in leaving if (p := nodes[e.target].param) is not None}
+    assert named == {"mlp.fc1.weight", "mlp.fc1.bias", "mlp.fc2.weight", "mlp.fc2.bias"}
