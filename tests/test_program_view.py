@@ -245,3 +245,20 @@ def test_a_to_static_sublayer_sends_to_the_eager_ops_around_it() -> None:
     leaving = [e for e in graph.edges if nodes[e.source].kind == "program_op"]
     named = {p.name for e in leaving if (p := nodes[e.target].param) is not None}
     assert named == {"mlp.fc1.weight", "mlp.fc1.bias", "mlp.fc2.weight", "mlp.fc2.bias"}
+
+
+@requires_paddle_33
+def test_paddle_grad_through_a_program(capfd: pytest.CaptureFixture[str]) -> None:
+    """paddle.grad returns the parameters' gradients without running their nodes: the log
+    stays off from the program to the end, which is expected, not a log 'partly understood'."""
+    model, x = inputs("mlp")
+    static = paddle.jit.to_static(model, full_graph=True)
+    capfd.readouterr()
+    with trace(model):
+        y = static(x)
+        paddle.grad(y.sum(), list(model.parameters()))
+    out, err = capfd.readouterr()
+    assert "executed by pir interpreter" not in out + err and "Details:" not in err
+    doc = build_graph(y)
+    assert "notice" not in doc["meta"]
+    assert [n for n in doc["nodes"] if n.get("kind") == "program_op"]

@@ -278,8 +278,8 @@ class _Parser:
                 run.inputs = self._read(run.input_dump).inputs
         if not self.runs:
             self.issues["no GradNode run found (is this a VLOG>=4 backward log?)"] += 1
-        if self.open_backwards:
-            self.issues["log ends before backward finished"] += 1
+        if self.open_backwards:  # unless it ended in a program's quiet time (paddle.grad)
+            self._lost("log ends before backward finished")
         if self.legacy:  # no end-of-backward line: a cut log leaves pending nodes that never ran
             ran = set(self.by_ptr)
             never = {e.target_ptr for r in self.runs for e in r.edges} - ran
