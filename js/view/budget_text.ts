@@ -74,8 +74,11 @@ export function reading(bytes: number): string {
 export function counts(index: GraphIndex, vg: VisibleGraph): string {
   const g = index.graph;
   const collapsed = vg.nodes.filter((n) => n.kind === "group").length;
+  // The ops inside compiled programs (to_static) are not GradNodes: counted apart.
+  const programOps = g.nodes.filter((n) => n.kind === "program_op").length;
+  const ops = programOps ? ` + ${plural(programOps, "program op")}` : "";
   return (
-    `${plural(g.nodes.length, "GradNode")} \u00b7 ${plural(g.edges.length, "edge")} \u00b7 ` +
+    `${plural(g.nodes.length - programOps, "GradNode")}${ops} \u00b7 ${plural(g.edges.length, "edge")} \u00b7 ` +
     `${plural(g.groups.length, "layer group")} \u2014 showing ${plural(vg.nodes.length, "node")} ` +
     `(${plural(collapsed, "collapsed group")}), ${plural(vg.edges.length, "edge")}`
   );

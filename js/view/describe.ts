@@ -1,4 +1,5 @@
 // Text for the inspector panel and the hover tooltip. Pure: returns plain data the UI renders.
+import { isProgramGroup } from "./program_groups";
 import { countsText, formatGrad, formatGradFull, formatShape, gradSummary, groupTitle, plural } from "./format";
 import { callText } from "./dot";
 import { carried, opTitle, shownEnds, type Reading } from "./forward";
@@ -24,6 +25,7 @@ const KIND_TEXT: Record<GraphNode["kind"], string> = {
   op: "operation",
   param: "parameter",
   output: "output",
+  program_op: "op of a compiled program",
 };
 
 const LIST_LIMIT = 12;
@@ -184,6 +186,7 @@ export function inspectEdge(
         },
         { title: carriedTitle(reading), items: gradItems(index, edge) },
         ...edgeStatsSections(index, edge),
+        ...section("Gradient statistics", edge.no_stats ? [{ label: "none", value: edge.no_stats }] : []),
       ],
     };
   }
@@ -248,7 +251,7 @@ export function inspectGroup(index: GraphIndex, id: string, reading: Reading = "
     kind: "group",
     id,
     title: group.name || group.type,
-    subtitle: `${group.type} \u00b7 layer group`,
+    subtitle: isProgramGroup(group) ? "the backward ops of one compiled program" : `${group.type} \u00b7 layer group`,
     sections: [
       {
         title: "Layer",
@@ -266,7 +269,9 @@ export function inspectGroup(index: GraphIndex, id: string, reading: Reading = "
       {
         title: "Contents",
         items: [
-          { label: "GradNodes", value: `${stats.nodes} (${countsText(stats.ops, stats.params)})` },
+          isProgramGroup(group)
+            ? { label: "ops", value: `${stats.nodes}, run as one GradNode` }
+            : { label: "GradNodes", value: `${stats.nodes} (${countsText(stats.ops, stats.params)})` },
           ...(calls > 1
             ? [{ label: "drawn as", value: `${calls} separate parts (used more than once, or not connected)` }]
             : []),
@@ -316,7 +321,8 @@ export function edgeTooltip(index: GraphIndex, ve: VisibleEdge, reading: Reading
     const e = ve.edges[0];
     const slot = edgeSlot(index, e);
     const stats = mergedStatsLine(ve.edges);
-    return [head, gradLine(e.grad, reading), ...(slot ? [`slot ${slot}`] : []), ...(stats ? [stats] : [])];
+    const none = stats || !e.no_stats ? [] : [e.no_stats];
+    return [head, gradLine(e.grad, reading), ...(slot ? [`slot ${slot}`] : []), ...(stats ? [stats] : []), ...none];
   }
   const lines = ve.edges.slice(0, LIST_LIMIT).map((e) => `${arrow(e)}: ${formatGradFull(e.grad)}`);
   if (ve.edges.length > LIST_LIMIT) lines.push(`\u2026 ${ve.edges.length - LIST_LIMIT} more`);

@@ -1,6 +1,7 @@
 // Which layer groups are open: depth presets, the default depth, the kernel's requests, and
 // which visible element stands for each node. Pure. The only implementation of these rules:
 // the kernel (paddleviz_widget/widget.py) asks for a depth and the browser resolves it.
+import { isProgramGroup } from "./program_groups";
 import { heldGroups } from "./folding";
 import { instanceId, type GraphIndex } from "./graph_index";
 import { repeatsOf } from "./repeats";
@@ -12,7 +13,9 @@ export const DEFAULT_NODE_BUDGET = 150;
  * `fold`: repeated blocks are folded, and their members stay closed (folding.heldGroups). */
 export function groupsToDepth(index: GraphIndex, depth: number, fold = false): string[] {
   const held = heldGroups(index, fold);
-  return [...index.groups.keys()].filter((id) => (index.level.get(id) ?? 0) < depth && !held.has(id));
+  return [...index.groups.keys()].filter(
+    (id) => (index.level.get(id) ?? 0) < depth && !held.has(id) && !isProgramGroup(index.groups.get(id)),
+  );
 }
 
 /**

@@ -40,7 +40,10 @@ function fixtureNodeNames(): Set<string> {
       } else if (entry.endsWith(".json") && dir !== "tests/fixtures/jittor") {
         const doc = JSON.parse(readText(file)) as unknown;
         const nodes = Array.isArray(doc) ? doc : ((doc as { nodes?: unknown[] }).nodes ?? []);
-        for (const n of nodes as { name?: unknown }[]) if (typeof n?.name === "string") names.add(n.name);
+        // A compiled program's ops (kind "program_op") are not GradNodes.
+        for (const n of nodes as { name?: unknown; kind?: unknown }[]) {
+          if (typeof n?.name === "string" && n.kind !== "program_op") names.add(n.name);
+        }
       }
     }
   };

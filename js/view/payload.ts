@@ -224,6 +224,7 @@ function decodeV2(doc: Json): GraphPayload {
       slot,
       ...(e.stats === undefined ? {} : { stats: readStats(e.stats, e.id) }),
       ...(e.diff === undefined ? {} : readDiff(e.diff, "edge", e.id)),
+      ...(typeof e.no_stats === "string" ? { no_stats: e.no_stats } : {}),
     });
   }
 

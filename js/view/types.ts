@@ -13,7 +13,7 @@ export interface SlotInfo extends GradInfo {
   tensor: string | null;
 }
 
-export type NodeKind = "op" | "param" | "output";
+export type NodeKind = "op" | "param" | "output" | "program_op";
 
 /** trace(stats=True): the gradient one edge carried. norm (L2), max_abs and mean_abs are over
  * the finite elements; nan and inf count the others; zero_fraction is over all. */
@@ -66,6 +66,8 @@ export interface GraphEdge {
   /** Name of the backward output slot the gradient leaves its source by (e.g. "grad_x"). */
   slot?: string | null;
   stats?: GradStats | null;
+  /** Why there are no statistics here (e.g. inside a compiled program). */
+  no_stats?: string;
   diff?: DiffMark;
 }
 

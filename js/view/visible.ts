@@ -102,7 +102,7 @@ export function buildVisibleGraph(
     const outer = index.ancestors(run ? run.members[0] : inst ? inst.group : rep); // all expanded, innermost first
     const vn: VisibleNode = {
       id: rep,
-      kind: node ? node.kind : "group",
+      kind: node ? (node.kind === "program_op" ? "op" : node.kind) : "group", // drawn as ops
       node,
       group,
       call: inst?.call ?? 0,

@@ -148,6 +148,8 @@ def encode_parts(graph: GraphParts) -> dict[str, Any]:
             d["stats"] = [getattr(e.stats, f) for f in GradStats.FIELDS]
         if e.diff is not None:
             d["diff"] = _diff_json(e.diff)
+        if e.no_stats is not None:
+            d["no_stats"] = e.no_stats
         edges.append(d)
     groups = []
     for g in graph.groups:
@@ -330,6 +332,7 @@ def _decode_v2(doc: Mapping[str, Any]) -> GraphParts:
             slot=slot(e),
             stats=_stats(e.get("stats"), f"edge {e['id']}"),
             diff=_diff(e.get("diff")),
+            no_stats=e.get("no_stats"),
         )
         for e in doc["edges"]
     )

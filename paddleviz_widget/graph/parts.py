@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
-NODE_KINDS = ("op", "param", "output")
+NODE_KINDS = ("op", "param", "output", "program_op")
 
 
 @dataclass(frozen=True)
@@ -125,6 +125,7 @@ class Edge:
     slot: str | None = None  # the backward output slot that sends it, e.g. "grad_x"
     stats: GradStats | None = None  # trace(stats=True): what the gradient looked like
     diff: DiffMark | None = None  # in a diff of two graphs (graph/diff.py)
+    no_stats: str | None = None  # why no statistics can be had (inside a compiled program)
 
 
 @dataclass(frozen=True)

@@ -8,6 +8,7 @@ from ..graph.model import Graph
 from .capture.gc_pause import gc_paused
 from .merge.annotate import annotated_graph
 from .merge.collect import NO_TRACE_NOTICE, collect_annotations
+from .merge.program_ops import with_program_ops
 from .read.inputs import normalize_roots
 from .read.tensor_info import tensor_grad_info
 from .read.walk import walk_backward_graph
@@ -45,6 +46,10 @@ def _trace_graph(y: Any, *, model: Any, params: Any, replay: bool) -> Graph:
     if replay and big and ann.notice == NO_TRACE_NOTICE:
         ann.notice = TOO_BIG_NOTICE.format(n=len(walk.nodes), limit=REPLAY_MAX_NODES)
     graph = annotated_graph(walk, ann, root_tensors)
+    if ann.programs:  # to_static: each program node opens into its program's backward ops
+        index_of = {n.ptr: n.index for n in walk.nodes}
+        programs = {index_of[p]: r for p, r in ann.programs.items() if p in index_of}
+        graph = with_program_ops(graph, walk, programs, ann.static_names, ann.layer_types)
     meta = {
         **graph.meta,
         "paddle_version": paddle.__version__,

@@ -28,6 +28,7 @@ from ..parse.log_parser import (
 )
 from ..parse.paddle_dump import BackwardDump, find_dump_files, parse_backward_dot
 from .gc_pause import gc_paused
+from .program_runs import QUIET, loud_again
 from .stderr_capture import capture_stderr
 from .vlog import VlogUnavailableError, vlog_level
 
@@ -133,7 +134,12 @@ def run_captured(
             with gc_paused(), capture_stderr(pass_warnings=not quiet) as cap:
                 try:
                     with vlog_level(REQUIRED_VLOG_LEVEL):
-                        result = run(extra)
+                        QUIET.capturing = True  # program nodes run with VLOG off
+                        try:
+                            result = run(extra)
+                        finally:
+                            QUIET.capturing = False
+                            loud_again()
                 except VlogUnavailableError as exc:
                     captured.problems.append(str(exc))
                     logged = False  # no log was written: nothing to parse or warn about

@@ -9,6 +9,11 @@ CPU gradient is read in place by NumPy instead (``cpu_reduce``): no copy, and si
 reductions where each Paddle op would allocate its result.
 (What a node received is what its senders sent: no need to reduce it twice.)
 
+A program node (paddle.jit.to_static) runs no post hook (Paddle 3.3.1): what it sends is read
+by a gradient hook on each tensor it sends to (its inputs and parameters, as the forward gave
+them), where that tensor's node gets its gradient from this program node alone; a gradient
+summed with another sender's is not this edge's, and is left out.
+
 Not hooked: accumulation nodes (Paddle refuses), PyLayer nodes (their gradients are the
 user's Python), and node types whose backward sends a *list* of tensors through one slot
 (concat, stack, ...): Paddle 3.3 cannot take such a hook's result back and would abort the
@@ -17,11 +22,12 @@ backward. Their edges get no statistics, and the graph says so.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from math import prod
 from typing import Any
 
+from ..read.program_nodes import is_program_node
 from ..read.replay_safety import is_pylayer
 from ..read.walk import ACCUMULATION_NODE
 from .cpu_reduce import CpuReader
@@ -99,21 +105,60 @@ class StatsCapture:
         self._numel: list[int] = []
         self._host_rows: dict[int, list[float]] = {}  # rows reduced on the CPU, already read
         self.runs: list[NodeRun] = []  # in the order the nodes ran
+        self._program_runs: dict[int, NodeRun] = {}
         self.skipped: set[int] = set()  # ptrs of op nodes that could not be hooked
         self.output_rows: list[int] = []  # rows of the tensors backward starts from
         self._results = HookResults()  # what Paddle would keep of our hooks' results
         self._cpu = CpuReader()
 
-    def arm(self, nodes: Iterable[Any]) -> None:
+    def arm(
+        self, nodes: Iterable[Any], receivers: Callable[[int], list[Any] | None] | None = None,
+        senders: dict[int, list[tuple[int, int]]] | None = None,
+    ) -> None:  # fmt: skip
+        """``receivers``: for a program node, the tensors it sends to (ProgramRuns.receivers);
+        ``senders``: who sends to each node (stats_watch.senders_of)."""
         for node in nodes:
             name = str(node.name())
             ptr = int(node.node_ptr())
+            if is_program_node(name):
+                self._arm_program(node, ptr, receivers, senders or {})
+                continue
             if not hookable(name):
                 if name != ACCUMULATION_NODE:
                     self.skipped.add(ptr)
                 continue
             edges = len(node.next_functions)
             self._handles.append(node._register_post_hook(self._hook_for(ptr, edges)))
+
+    def _arm_program(
+        self, node: Any, ptr: int, receivers: Callable[[int], list[Any] | None] | None,
+        senders: dict[int, list[tuple[int, int]]],
+    ) -> None:  # fmt: skip
+        tensors = receivers(ptr) if receivers is not None else None
+        targets = node.next_functions
+        if tensors is None or len(tensors) != len(targets):
+            self.skipped.add(ptr)
+            return
+        for index, (tensor, target) in enumerate(zip(tensors, targets)):
+            if tensor is None or target is None or tensor.stop_gradient:
+                continue
+            if senders.get(int(target.node_ptr())) != [(ptr, index)]:
+                continue  # its gradient is summed with another sender's: not this edge's
+            self._handles.append(tensor.register_hook(self._program_hook(ptr, index)))
+
+    def _program_hook(self, ptr: int, index: int) -> Callable[[Any], None]:
+        def hook(grad: Any) -> None:
+            import paddle
+
+            run = self._program_runs.get(ptr)
+            if run is None:
+                run = self._program_runs[ptr] = NodeRun(ptr)
+                self.runs.append(run)
+            if _usable(paddle, grad):
+                with paddle.no_grad(), vlog_silenced():
+                    run.rows[index] = self._add(paddle, grad)
+
+        return hook
 
     def observe_outputs(self, tensors: Iterable[Any]) -> None:
         """Reduce the tensors backward starts from (the loss): NaN/Inf there means the

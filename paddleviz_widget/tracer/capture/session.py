@@ -17,10 +17,12 @@ from __future__ import annotations
 import functools
 import os
 from collections.abc import Callable, Collection
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from ..read.grad_node import grad_node_of
+from ..read.program import ProgramRead
+from ..read.program_nodes import is_program_node
 from ..read.pylayer_info import PyLayerInfo, describe_pylayers
 from ..read.replay_safety import is_pylayer
 from ..read.walk import WalkResult, walk_backward_graph
@@ -28,6 +30,7 @@ from .anchors import Anchor, anchor_of, any_alive, is_tensor, live_node, proven,
 from .backward_args import as_list, grad_targets, layer_count
 from .backward_capture import DUMP_KWARG, CapturedBackward, run_captured
 from .layer_scopes import LayerScopeRecorder, LayerScopes
+from .program_runs import ProgramRuns
 from .recent_sessions import RECENT_SESSIONS
 from .stack_gate import CALL_STACK_FLAG, LibraryForwardGate, call_stacks_off
 from .stats_rows import BackwardStats
@@ -74,6 +77,8 @@ class BackwardRecord:
     # by) and the kept steps of the same shape, read while the nodes were held.
     positions: dict[int, int] | None = None
     signature: tuple[str, ...] = ()
+    # Program nodes (to_static): each one's program, read from Paddle's program objects.
+    programs: dict[int, ProgramRead] = field(default_factory=dict)
     _ptrs: frozenset[int] | None = None
 
     def walk(self) -> WalkResult | None:
@@ -159,6 +164,7 @@ class TraceSession:
         self._in_backward = False
         self._stop_stacks: Callable[[], None] | None = None
         self._backwards = 0
+        self.programs = ProgramRuns()
 
     # -- context manager -------------------------------------------------------------------
     def __enter__(self) -> TraceSession:
@@ -173,6 +179,8 @@ class TraceSession:
             if self.call_sites:
                 self._set_call_stack_flag()
             self._patch_backward_entry_points()
+            self.programs.start()
+            self._restore.append(self.programs.stop)
         except BaseException:
             self._undo()
             raise
@@ -302,6 +310,11 @@ class TraceSession:
         slot_log = self.slots
         if slot_log is None:  # decide by size
             slot_log = len(record.node_ptrs()) <= SLOT_LOG_MAX_NODES
+        record.programs = self.programs.read(record.node_ptrs())
+        if slot_log and self._unquieted_programs(record):
+            # Its executor would print the program into the user's output under VLOG (the
+            # graph's notice says its forward ran outside trace(): merge/collect.py).
+            slot_log = False
         self._in_backward = True
         try:
             result, captured = run_captured(
@@ -315,6 +328,8 @@ class TraceSession:
             )
         finally:
             self._in_backward = False
+            for ptr in record.node_ptrs():
+                self.programs.forget(ptr)
         record.captured = captured
         self.records.append(record)
         self._backwards += 1
@@ -327,12 +342,21 @@ class TraceSession:
         self._settle(STRONG_RECORDS)
         return result
 
+    def _unquieted_programs(self, record: BackwardRecord) -> bool:
+        """Whether a program node's forward ran unseen by this trace (it cannot be quieted)."""
+        walk = record.walk()
+        return walk is not None and any(
+            is_program_node(n.name) and not self.programs.quieted(n.ptr) for n in walk.nodes
+        )
+
     def _run(self, record: BackwardRecord, tensors: list[Any], run: Callable[[], Any]) -> Any:
         """The backward itself, with gradient statistics captured if asked for."""
         if self.history is None or not stats_available(record.roots):
             return run()
         with call_stacks_off():  # our reductions are ops too: no Python stack for each
-            result, stats = run_with_stats(run, record.roots, [t for t in tensors if is_tensor(t)])
+            result, stats = run_with_stats(
+                run, record.roots, [t for t in tensors if is_tensor(t)], self.programs.receivers
+            )
         record.stats = stats
         walk = record.walk()
         if walk is not None:

@@ -53,22 +53,22 @@ def stats_available(roots: Sequence[Any]) -> bool:
 
 
 def run_with_stats(
-    run: Callable[[], Any], roots: Sequence[Any], outputs: Sequence[Any] = ()
-) -> tuple[Any, BackwardStats]:
+    run: Callable[[], Any], roots: Sequence[Any], outputs: Sequence[Any] = (),
+    receivers: Callable[[int], list[Any] | None] | None = None,
+) -> tuple[Any, BackwardStats]:  # fmt: skip
     """Run a backward over the graph of ``roots`` (GradNodes) with every hookable node
     hooked; ``outputs``: the tensors it starts from, checked for NaN/Inf of the forward."""
     capture = StatsCapture()
     try:
         nodes = node_objects(roots)
-        capture.arm(nodes)
+        senders = senders_of(nodes)
+        capture.arm(nodes, receivers, senders)
         with vlog_silenced():  # runs inside the backward's log capture: not Paddle's account
             capture.observe_outputs(outputs)
         result = run()
         with vlog_silenced():
             raw = capture.collect()
-        stats = backward_stats(
-            capture.runs, raw, capture.skipped, capture.output_rows, senders_of(nodes)
-        )
+        stats = backward_stats(capture.runs, raw, capture.skipped, capture.output_rows, senders)
         return result, stats
     finally:
         capture.disarm()

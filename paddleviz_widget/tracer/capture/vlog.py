@@ -55,7 +55,7 @@ def runtime_switch_available() -> bool:
     return new_enough and callable(getattr(_core(), "set_vlog_level", None))
 
 
-def _flags_v_cell() -> ctypes.c_int | None:
+def flags_v_cell() -> ctypes.c_int | None:
     """glog's FLAGS_v inside the already-loaded libpaddle, or None if not reachable."""
     global _flags_v
     if _flags_v is not None:
@@ -81,7 +81,7 @@ def _env_level() -> int | None:
 
 def get_vlog_level() -> int:
     """The global VLOG level in effect (see the module docstring for how it is read)."""
-    cell = _flags_v_cell()
+    cell = flags_v_cell()
     if cell is not None:
         return int(cell.value)
     env = _env_level()
@@ -133,7 +133,7 @@ def vlog_silenced() -> Iterator[None]:
     """No VLOG for a moment, written straight into glog's FLAGS_v (which every VLOG site
     reads): silent and cheap, for ops of ours that run inside a captured backward and whose
     log lines would otherwise be read as Paddle's account of the user's nodes."""
-    cell = _flags_v_cell()
+    cell = flags_v_cell()
     if cell is None or cell.value == 0:
         yield
         return

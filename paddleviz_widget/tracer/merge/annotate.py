@@ -67,6 +67,11 @@ class Annotations:
     steps: list[Any] = field(default_factory=list)  # StepStats, oldest first
     step_positions: dict[int, int] = field(default_factory=dict)  # ptr -> position in steps
     unreached: list[dict[str, str]] = field(default_factory=list)  # params no gradient reaches
+    # to_static: program node ptr -> its program (read/program.py), and what names its parts:
+    # param.name -> the model's name, layer path -> class name.
+    programs: dict[int, Any] = field(default_factory=dict)
+    static_names: dict[str, str] = field(default_factory=dict)
+    layer_types: dict[str, str] = field(default_factory=dict)
 
     def add_edges(self, notes: dict[tuple[int, int], EdgeNote]) -> None:
         """Fill in what is still unknown; sources added earlier win."""

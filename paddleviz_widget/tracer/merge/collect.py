@@ -12,6 +12,7 @@ from ..capture.replay import Leaves, discover_model, find_leaves
 from ..capture.session import RECENT_SESSIONS, SLOT_LOG_MAX_NODES, BackwardRecord, TraceSession
 from ..parse.log_parser import ParsedLog
 from ..read.params import accumulation_ptr, param_infos_by_ptr, unreached_params
+from ..read.program import maybe_program_node, program_closed_notice
 from ..read.pylayer_info import PyLayerInfo, describe_pylayers, recompute_notice
 from ..read.walk import ACCUMULATION_NODE, WalkResult, next_ptrs
 from .annotate import Annotations, EdgeNote
@@ -165,6 +166,8 @@ def collect_annotations(
     ann.params = param_infos_by_ptr(model=model, params=params) if (model or params) else {}
     for record in reversed(records):  # newest backward first; Paddle's stacks before layers'
         _add_captured(ann, record, graph)
+        for ptr, program in record.programs.items():
+            ann.programs.setdefault(ptr, program)
         if record.stats is not None:
             add_stats(ann, record.stats, walk)
     if session is not None and session.history is not None:
@@ -193,6 +196,12 @@ def collect_annotations(
         log = len(walk.nodes) <= SLOT_LOG_MAX_NODES  # as trace(slots=None) decides
         notice = replay_into(ann, walk, graph.nexts, roots, leaves, log=log, traced=traced).notice
     _add_param_shaped_edges(ann, graph)
+    closed = [n for n in walk.nodes if maybe_program_node(n.name) and n.ptr not in ann.programs]
+    if closed:
+        ann.notes.append(program_closed_notice(closed[0].name, len(closed)))
+    if ann.programs and model is not None:
+        ann.static_names = {p.name: n for n, p in model.named_parameters()}
+        ann.layer_types = {n: type(s).__name__ for n, s in model.named_sublayers()}
     if _bare(ann, graph) > 0 and ann.notice is None:
         unnamed = bare_leaf_edges(ann, walk, accumulation)
         if notice is None and unnamed:

@@ -93,7 +93,10 @@ _START = "RunBackward: Start Backward"
 _FINISH = "RunBackward: Finish Backward"
 # Accumulation nodes write no slot dump in Paddle 3.3.1 (their input is their edge's gradient),
 # nor does a PyLayer's node ("GradNodePyLayer_Cube"), whose backward is the user's Python.
-_NO_DUMP_NODES = {"GradNodeAccumulation"}
+# Program nodes (paddle.jit.to_static) run with VLOG off (capture/program_runs.py): whatever
+# is logged after one begins, until the next run begins, is never read into it.
+_PROGRAM_NODES = {"Dy2StGradNode", "RunProgramGradNode"}
+_NO_DUMP_NODES = {"GradNodeAccumulation", *_PROGRAM_NODES}
 _NO_DUMP_PREFIX = "GradNodePyLayer"
 
 
@@ -192,12 +195,18 @@ class _Parser:
             m = _NODE_PTR.match(line)
             target = self.by_ptr.get(_ptr(m.group("ptr")) or "") if m else None
             if target is None:
-                self.issues["gradnode_ptr lines naming no running node"] += 1
+                self._lost("gradnode_ptr lines naming no running node")
             self.dump_target = target
         elif _START in line:
             self.open_backwards += 1
         elif _FINISH in line:
             self.open_backwards = max(0, self.open_backwards - 1)
+
+    def _lost(self, issue: str) -> None:
+        """Lines of a node whose begin line fell in a program's quiet time are expected."""
+        run = self.current
+        if run is None or run.name not in _PROGRAM_NODES:
+            self.issues[issue] += 1
 
     def _begin(self, m: re.Match[str]) -> None:
         run = _Run(m.group("node"), _ptr(m.group("node_ptr")))
@@ -213,7 +222,7 @@ class _Parser:
             return
         run = self.by_ptr.get(_ptr(m.group("src_ptr")) or "")
         if run is None:
-            self.issues["edges from nodes whose run is not in the log"] += 1
+            self._lost("edges from nodes whose run is not in the log")
             self.last_edge = None
             return
         run.edges.append(PendingEdge(m.group("dst"), _ptr(m.group("dst_ptr")), None))
@@ -222,7 +231,7 @@ class _Parser:
     def _edge_grad(self, message: str) -> None:
         m = _EDGE_GRAD.search(message)
         if m is None or self.last_edge is None:
-            self.issues["gradient lines not matched to an edge"] += 1
+            self._lost("gradient lines not matched to an edge")
             return
         run, k = self.last_edge
         dims, place = parse_dims(m.group("dims")), normalize_place(m.group("place"))
@@ -236,13 +245,17 @@ class _Parser:
         run = self.current
         if m is None or run is None:
             self.issues["API banners outside a run"] += 1
+        elif run.name in _PROGRAM_NODES:
+            pass  # a node whose begin line fell in the program's quiet time: not this run's
         elif run.api is None:
             run.api = m.group("api")
 
     def _dump(self, message: str) -> None:
         run = self.dump_target
         if run is None:
-            self.issues["slot dumps outside a run"] += 1
+            self._lost("slot dumps outside a run")
+            return
+        if run.name in _PROGRAM_NODES:  # another node's, logged in the program's quiet time
             return
         if not _OUTPUT.search(message):
             # VLOG 5's inputs-only dump: VLOG 6 repeats the same inputs with the outputs, so
@@ -265,8 +278,8 @@ class _Parser:
                 run.inputs = self._read(run.input_dump).inputs
         if not self.runs:
             self.issues["no GradNode run found (is this a VLOG>=4 backward log?)"] += 1
-        if self.open_backwards:
-            self.issues["log ends before backward finished"] += 1
+        if self.open_backwards:  # unless it ended in a program's quiet time (paddle.grad)
+            self._lost("log ends before backward finished")
         if self.legacy:  # no end-of-backward line: a cut log leaves pending nodes that never ran
             ran = set(self.by_ptr)
             never = {e.target_ptr for r in self.runs for e in r.edges} - ran

@@ -1,0 +1,118 @@
+"""Open each program node (paddle.jit.to_static) into its program's backward ops: pure.
+
+Each program node gets a group of type "to_static program" (inside the node's own layer group)
+holding one node per backward op, in program order, grouped in turn by the layer that made the
+op's forward where Paddle recorded it: the layer owning a parameter the op reads, else the
+layer whose call path (``struct_name``) those ops share. Edges follow the gradient values
+between ops, with the program's own dtype/shape; entering edges come from the program node
+(the output gradients it is given), leaving edges go to the node that receives each gradient
+the program sends (a parameter's accumulation node, named with the model's own name).
+Hooks cannot see inside a program: its edges say so instead of carrying statistics.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from ...graph.model import Edge, GradInfo, Graph, Group, Node
+from ..read.program import FAKE, ProgramOp, ProgramRead
+from ..read.walk import WalkResult
+
+PROGRAM_GROUP_TYPE = "to_static program"
+NO_STATS = (
+    "inside a compiled program: Paddle runs it as one GradNode, so hooks see only the "
+    "gradients entering and leaving it"
+)
+
+
+def _op_name(op_type: str) -> str:
+    return op_type.removeprefix("pd_op.")
+
+
+def _layers_of(ops: tuple[ProgramOp, ...], names: dict[str, str]) -> list[str | None]:
+    """Each op's layer path (None where Paddle recorded none we can place)."""
+
+    def owner(param: str) -> str | None:
+        full = names.get(param)
+        return full.rsplit(".", 1)[0] if full and "." in full else None
+
+    by_struct: dict[str, str] = {}
+    for op in ops:
+        layers = {o for p in op.params if (o := owner(p))}
+        if op.struct_name and len(layers) == 1:
+            by_struct.setdefault(op.struct_name, layers.pop())
+    result: list[str | None] = []
+    for op in ops:
+        layers = {o for p in op.params if (o := owner(p))}
+        if len(layers) == 1:
+            result.append(layers.pop())
+        elif op.struct_name in by_struct:
+            result.append(by_struct[op.struct_name or ""])
+        else:
+            result.append(None)
+    return result
+
+
+def with_program_ops(
+    graph: Graph, walk: WalkResult, programs: dict[int, ProgramRead],
+    param_names: dict[str, str], layer_types: dict[str, str],
+) -> Graph:  # fmt: skip
+    """``programs``: walk index of a program node -> its program; ``param_names``: param.name
+    -> the model's name ("linear_0.w_0" -> "fc1.weight"); ``layer_types``: path -> class."""
+    if not programs:
+        return graph
+    nodes, edges, groups = list(graph.nodes), list(graph.edges), list(graph.groups)
+    by_id = {n.id: n for n in graph.nodes}
+    targets = {(e.source, e.slot): e.target for e in walk.edges}
+    for index, program in sorted(programs.items()):
+        owner = by_id[f"n{index}"]
+        pid = f"p{index}"
+        groups.append(Group(pid, f"{owner.name} program", PROGRAM_GROUP_TYPE, owner.group))
+        layer_groups: dict[str, str] = {}
+        producer: dict[int, tuple[str, int]] = {}  # value -> (op node id, output position)
+        layers = _layers_of(program.ops, param_names)
+        received = {n: k for k, n in enumerate(program.received)}
+        k_edge = 0
+
+        def add_edge(
+            source: str, target: str, value: int, position: int,
+            program: ProgramRead = program, pid: str = pid,
+        ) -> None:  # fmt: skip
+            nonlocal k_edge
+            v = program.values[value]
+            grad = GradInfo(dtype=v.dtype, shape=v.shape) if v.shape is not None else None
+            edges.append(Edge(f"{pid}_e{k_edge}", source, target, position, grad,
+                              no_stats=NO_STATS))  # fmt: skip
+            k_edge += 1
+
+        for k, (op, layer) in enumerate(zip(program.ops, layers)):
+            if op.sink is not None:  # the program hands this gradient out
+                if op.sink == FAKE or op.sink not in program.sends or not op.inputs:
+                    continue
+                slot = program.sends.index(op.sink)
+                target = targets.get((index, slot))
+                source = producer.get(op.inputs[0])
+                if target is not None and source is not None:
+                    add_edge(source[0], f"n{target}", op.inputs[0], source[1])
+                continue
+            group = pid
+            if layer is not None:
+                if layer not in layer_groups:
+                    layer_groups[layer] = f"{pid}_g{len(layer_groups)}"
+                    groups.append(Group(layer_groups[layer], layer,
+                                        layer_types.get(layer, "Layer"), pid))  # fmt: skip
+                group = layer_groups[layer]
+            node_id = f"{pid}_o{k}"
+            nodes.append(Node(id=node_id, name=_op_name(op.type), ptr=owner.ptr,
+                              kind="program_op", group=group, call_site=op.call_site))  # fmt: skip
+            for value in op.inputs:
+                name = program.values[value].name
+                if value in producer:
+                    add_edge(producer[value][0], node_id, value, producer[value][1])
+                elif name in received:
+                    add_edge(owner.id, node_id, value, received[name])
+            for position, value in enumerate(op.outputs):
+                producer[value] = (node_id, position)
+    meta = dict(graph.meta)
+    meta["annotations"] = sorted({*meta.get("annotations", ()), "program"})
+    return replace(graph, nodes=tuple(nodes), edges=tuple(edges), groups=tuple(groups), meta=meta)
