@@ -50,8 +50,8 @@ export function dotString(text: string): string {
 // Label text comes from user code (layer, class and parameter names). XML 1.0 has no place for
 // most C0 controls or unpaired surrogates: Graphviz would copy them into the SVG raw, which an
 // XML parser (d3-graphviz's) rejects, so they are shown as U+FFFD.
-// biome-ignore lint/suspicious/noControlCharactersInRegex: matching those controls is the point
 const NOT_XML =
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: matching those controls is the point
   /[\u0000-\u0008\u000b\u000c\u000e-\u001f\ufffe\uffff]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
 
 function printable(text: string): string {
