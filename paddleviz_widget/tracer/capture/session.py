@@ -26,6 +26,7 @@ from ..read.replay_safety import is_pylayer
 from ..read.walk import WalkResult, walk_backward_graph
 from .anchors import Anchor, anchor_of, any_alive, is_tensor, live_node, proven, user_tensors
 from .backward_capture import DUMP_KWARG, CapturedBackward, run_captured
+from .forward_finite import ForwardFiniteWatch
 from .layer_scopes import LayerScopeRecorder, LayerScopes
 from .stack_gate import CALL_STACK_FLAG, LibraryForwardGate, call_stacks_off
 from .stats_rows import BackwardStats
@@ -170,6 +171,7 @@ class TraceSession:
         self._in_backward = False
         self._stop_stacks: Callable[[], None] | None = None
         self._backwards = 0
+        self._finite: ForwardFiniteWatch | None = None  # stats: first non-finite layer output
 
     # -- context manager -------------------------------------------------------------------
     def __enter__(self) -> TraceSession:
@@ -182,6 +184,10 @@ class TraceSession:
             if self.call_sites:
                 self._set_call_stack_flag()
             self._patch_backward_entry_points()
+            if self.stats and self.model is not None:
+                self._finite = ForwardFiniteWatch(self.model)
+                self._restore.append(self._finite.stop)
+                self._finite.start()
         except BaseException:
             self._undo()
             raise
@@ -329,6 +335,8 @@ class TraceSession:
             return run()
         with call_stacks_off():  # our reductions are ops too: no Python stack for each
             result, stats = run_with_stats(run, record.roots, [t for t in tensors if is_tensor(t)])
+        if self._finite is not None:
+            stats.forward_culprit = self._finite.take()
         record.stats = stats
         walk = record.walk()
         if walk is not None:

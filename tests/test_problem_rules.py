@@ -1,0 +1,95 @@
+"""problems() on real models: at least ten healthy models of different kinds get no problem
+line, and each of the seven classic training bugs, planted in a small model of its own
+(tests/problem_models.py), is named by the package alone: the layer path, the parameter or
+GradNode, and for exploding/vanishing gradients the factor. The oracle is what each model
+planted, and Paddle's own gradients (``.grad``) for the zeros."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import problem_models as pm
+import pytest
+from paddle_versions import requires_post_hooks
+
+from paddleviz_widget.graph import Graph, validate_graph_dict
+from paddleviz_widget.graph.parts import GraphParts
+from paddleviz_widget.graph.problems import Problem, find_problems, problems_text
+
+pytestmark = requires_post_hooks
+
+
+def _problems(doc: dict[str, Any]) -> list[Problem]:
+    g = Graph.from_dict(doc)
+    return find_problems(GraphParts(g.nodes, g.edges, g.groups, g.meta))
+
+
+def _bug(name: str) -> tuple[Any, dict[str, Any], list[Problem]]:
+    make, steps = pm.BUGS[name]
+    model, doc = pm.traced(make, steps)
+    validate_graph_dict(doc)
+    found = _problems(doc)
+    # The explorer reads the same findings from the document.
+    assert doc["meta"]["problems"] == [p.to_dict() for p in found]
+    return model, doc, [p for p in found if p.severity == "problem"]
+
+
+@pytest.mark.parametrize("name", sorted(pm.HEALTHY))
+def test_a_healthy_model_gets_no_problem_line(name: str) -> None:
+    if name == "tiny_llama":
+        pytest.importorskip("paddleformers")
+    model, doc = pm.traced(pm.HEALTHY[name])
+    found = _problems(doc)
+    assert [p.line() for p in found if p.severity == "problem"] == []
+    assert problems_text(found).startswith("No problems found")
+    # BatchNorm's running statistics are never mentioned, not even as information.
+    assert not any(p.name.endswith(("_mean", "_variance")) for p in found)
+
+
+def test_a_nan_born_in_the_backward_names_its_layer_and_gradnode() -> None:
+    _, _, (p,) = _bug("nan_in_backward")
+    assert (p.kind, p.layer, p.name) == ("nonfinite", "block", "SqrtGradNode")
+    assert "made here from finite ones" in p.reason
+    assert p.site is not None and p.site.startswith(pm.__file__)
+
+
+def test_a_nan_made_in_the_forward_names_the_layer_and_its_log() -> None:
+    _, doc, (p,) = _bug("nan_in_forward")
+    assert (p.kind, p.layer, p.name) == ("nonfinite", "block", "LogGradNode")
+    assert doc["meta"]["forward_nonfinite"]["layer"] == "block"
+    assert doc["meta"]["forward_nonfinite"]["inputs_finite"] is True
+    assert "loss was already" not in p.reason
+
+
+def test_an_unused_layer_and_a_detached_branch_are_unreached() -> None:
+    for name, layer in (("unused_layer", "spare"), ("detached_branch", "gate")):
+        _, _, found = _bug(name)
+        assert {(p.kind, p.layer, p.name) for p in found} == {
+            ("unreached", layer, f"{layer}.weight"), ("unreached", layer, f"{layer}.bias")
+        }  # fmt: skip
+
+
+def test_dead_relus_name_where_the_zeros_start_and_the_rest_as_affected() -> None:
+    model, _, found = _bug("dead_relu")
+    (p,) = found  # one problem, not one per parameter
+    assert (p.kind, p.layer, p.name) == ("zero", "5", "ReluGradNode")
+    zero = {n for n, q in model.named_parameters() if not np.abs(q.grad.numpy()).any()}
+    assert zero == set(p.affected)  # Paddle's own .grad: exactly these are all zeros
+    assert {"0.weight", "2.weight", "4.bias"} <= zero
+
+
+def test_an_exploding_initialisation_names_the_scaled_layer_with_its_factor() -> None:
+    _, _, found = _bug("exploding_init")
+    (p,) = found
+    assert (p.kind, p.layer) == ("exploding", "6")  # the Linear whose weights are x1000
+    assert p.factor is not None and 300 < p.factor < 3000
+    assert f"x{p.factor:.3g}" in p.line()
+
+
+def test_vanishing_through_saturated_sigmoids_names_the_layers_and_the_op() -> None:
+    _, _, found = _bug("vanishing_sigmoid")
+    (p,) = found
+    assert p.kind == "vanishing" and p.name == "SigmoidGradNode"
+    assert p.layer == "1"  # the sigmoid after the first Linear, which sees inputs x1e3
+    assert "0" in p.affected and p.factor is not None and p.factor < 1e-4
