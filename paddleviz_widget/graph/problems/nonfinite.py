@@ -23,19 +23,24 @@ def _forward(flow: Flow, first: str, entry: dict[str, Any]) -> Problem:
     ops = [o for o in entry.get("ops") or () if o in flow.nodes]
     if not entry.get("inputs_finite", True):
         reason = (
-            "its input already held a NaN/Inf: it was made before any layer of the model "
-            f"(the data, or ops between layer calls); {FLAGS_HINT}"
+            "the model's input already held a NaN/Inf: it came with the data, before any "
+            "layer of the model ran"
         )
         return Problem("nonfinite", str(entry.get("layer_type")), reason, None, layer, site=at)
     kind = str(entry.get("layer_type"))
-    first_held = f"its forward output was the first to hold a NaN/Inf ({kind})"
+    before = entry.get("before")
+    first_held = (
+        f"the first NaN/Inf of the forward was made by this {kind}'s own code, before it "
+        f"called {before}"
+        if before else f"this {kind}'s forward output was the first to hold a NaN/Inf"
+    )  # fmt: skip
     suspects = [o for o in ops if flow.nodes[o].name.startswith(MAKERS)]
     if len(ops) == 1 or len(suspects) == 1:
         op = flow.nodes[ops[0] if len(ops) == 1 else suspects[0]]
         how = "its only op" if len(ops) == 1 else (
-            f"of its {len(ops)} ops the only one that can make a NaN/Inf from finite values"
+            f"the only one of its {len(ops)} ops that can make a NaN/Inf from finite values"
         )  # fmt: skip
-        reason = f"{first_held}: made by {op.name}, {how}"
+        reason = f"{first_held}: by {op.name}, {how}"
         return Problem("nonfinite", op.name, reason, op.id, layer, site=flow.site_of(op.id) or at)
     named = ", ".join(flow.nodes[o].name for o in suspects)
     which = (

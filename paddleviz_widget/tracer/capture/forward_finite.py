@@ -4,8 +4,9 @@ A forward post hook on every sublayer checks the floating tensors the layer retu
 finiteness check per layer output, none per op. Post hooks run as calls return, innermost
 first, so the first layer seen with a non-finite output is the innermost one that made it (its
 own ops, or a sublayer's, which would have been seen first). Its inputs are checked then, once:
-an input already non-finite means the NaN/Inf came from outside any layer of the model (the
-data, or ops in a forward between layer calls).
+an input already non-finite means the NaN/Inf was made by the ops of the layer that called it
+(its own forward code, before that call: pre hooks keep the call stack), or, for the model
+itself, came with the data.
 
 A CPU tensor is read in place (DLPack + NumPy min/max, no copy); on other devices the check
 is a device-side flag kept with its layer and read once, when the backward starts: no host
@@ -33,7 +34,9 @@ class ForwardCulprit:
 
     layer: str  # its path in the model ("encoder.layers.3.mlp"), the root by its class
     layer_type: str
-    inputs_finite: bool  # False: it received a NaN/Inf, made before any layer of the model
+    inputs_finite: bool  # False: the model's own input held a NaN/Inf (the data)
+    # The sublayer it was about to hand the NaN/Inf to, when its own ops made it between calls.
+    before: str | None = None
 
 
 def _tensors(value: Any, depth: int = 0) -> Iterator[Any]:
@@ -84,13 +87,20 @@ class ForwardFiniteWatch:
         }
         self._model = model
         self._handles: list[Any] = []
+        self._stack: list[Any] = []  # the layer calls running, outermost first
         self._found: ForwardCulprit | None = None
         # (layer, its outputs' finite flag, its inputs' flag) on devices NumPy cannot read
-        self._pending: list[tuple[Any, Any, Any]] = []
+        self._pending: list[tuple[Any, Any, Any, Any]] = []
 
     def start(self) -> None:
         for layer in self._model.sublayers(include_self=True):
+            self._handles.append(layer.register_forward_pre_hook(self._enter))
             self._handles.append(layer.register_forward_post_hook(self._hook))
+
+    def _enter(self, layer: Any, args: Any) -> None:
+        if layer is self._model:
+            self._stack = []  # a call that raised never popped
+        self._stack.append(layer)
 
     def stop(self) -> None:
         for handle in self._handles:
@@ -99,6 +109,8 @@ class ForwardFiniteWatch:
         self._pending = []
 
     def _hook(self, layer: Any, args: Any, outputs: Any) -> None:
+        if self._stack and self._stack[-1] is layer:
+            self._stack.pop()
         if self._found is not None:
             return
         try:
@@ -111,7 +123,7 @@ class ForwardFiniteWatch:
         for t in _tensors(outputs):
             ok = _cpu_finite(t) if t.place.is_cpu_place() else None
             if ok is False:
-                self._found = self._culprit(layer, _all_finite(args))
+                self._found = self._culprit(layer, _all_finite(args), self._caller())
                 self._pending = []
                 return
             if ok is None:
@@ -120,13 +132,22 @@ class ForwardFiniteWatch:
             flag = deferred[0] if len(deferred) == 1 else _all(deferred)
             # The inputs' flag too (not the inputs: the user's tensors are not held).
             inputs = [_device_flag(t) for t in _tensors(args)]
-            self._pending.append((layer, flag, _all(inputs) if inputs else None))
+            entry = (layer, flag, _all(inputs) if inputs else None, self._caller())
+            self._pending.append(entry)
 
-    def _culprit(self, layer: Any, inputs_finite: bool) -> ForwardCulprit:
-        return ForwardCulprit(
-            self._paths.get(id(layer), str(layer.full_name())), type(layer).__name__,
-            inputs_finite,
-        )  # fmt: skip
+    def _caller(self) -> Any:
+        return self._stack[-1] if self._stack else None
+
+    def _path(self, layer: Any) -> str:
+        return self._paths.get(id(layer), str(layer.full_name()))
+
+    def _culprit(self, layer: Any, inputs_finite: bool, caller: Any) -> ForwardCulprit:
+        if inputs_finite:
+            return ForwardCulprit(self._path(layer), type(layer).__name__, True)
+        if caller is None:  # the model's own input: the data
+            return ForwardCulprit(self._path(layer), type(layer).__name__, False)
+        # Made by the caller's own ops, before it called this layer.
+        return ForwardCulprit(self._path(caller), type(caller).__name__, True, self._path(layer))
 
     def take(self) -> ForwardCulprit | None:
         """The first non-finite layer since the last take (reads the pending flags once)."""
@@ -137,10 +158,10 @@ class ForwardFiniteWatch:
         import paddle
 
         with paddle.no_grad(), call_stacks_off():
-            flags = paddle.stack([f.reshape([]).cast("bool") for _, f, _ in pending]).numpy()
-        for (layer, _, inputs), ok in zip(pending, flags, strict=True):
+            flags = paddle.stack([e[1].reshape([]).cast("bool") for e in pending]).numpy()
+        for (layer, _, inputs, caller), ok in zip(pending, flags, strict=True):
             if not ok:
-                return self._culprit(layer, inputs is None or bool(inputs))
+                return self._culprit(layer, inputs is None or bool(inputs), caller)
         return None
 
 

@@ -116,6 +116,8 @@ def forward_nonfinite_meta(ann: Annotations, walk: WalkResult) -> dict[str, Any]
     c = ann.forward_culprit
     entry: dict[str, Any] = {"layer": c.layer, "layer_type": c.layer_type,
                              "inputs_finite": c.inputs_finite}  # fmt: skip
+    if c.before is not None:
+        entry["before"] = c.before
     gid = next((g.id for g in ann.groups if g.name == c.layer), None)
     if gid is None:
         return entry
