@@ -13,7 +13,7 @@ import { carried, opTitle, shownEnds, type Reading } from "./forward";
 import { groupStats, parseInstanceId, type GraphIndex } from "./graph_index";
 import { inspectRun, memberSections, runTooltip } from "./describe_run";
 import { parseRunId } from "./folding";
-import { edgeStatsSections, groupStatsText, mergedStatsLine, nodeStatsLines, nodeStatsSections } from "./describe_stats";
+import { edgeStatsSections, groupStatsText, mergedStatsLine, nodeStatsLines, nodeStatsSections, problemSections } from "./describe_stats";
 import { jittorSections, jittorTooltip } from "./jittor";
 import { pyLayerFacts, pyLayerSections } from "./pylayers";
 import type { GraphEdge, GraphNode, SlotInfo } from "./types";
@@ -267,6 +267,7 @@ export function inspectGroup(index: GraphIndex, id: string, reading: Reading = "
     title: group.name || group.type,
     subtitle: `${group.type} \u00b7 layer group`,
     sections: [
+      ...problemSections(index, id),
       {
         title: "Layer",
         items: [

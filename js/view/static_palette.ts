@@ -55,6 +55,8 @@ function kindColours(classes: string): Attrs {
   const has = (c: string): boolean => classes.split(" ").includes(c);
   if (has("pvw-badge")) return [["fillcolor", q(LIGHT.param)], ["color", q(LIGHT.bad)], ["penwidth", "2"]];
   if (has("pvw-nonfinite")) return [["fillcolor", q(LIGHT.nonfinite)], ["color", q(LIGHT.bad)], ["penwidth", "2"]];
+  // A culprit problems() names: its kind's fill, a red stroke.
+  if (has("pvw-problem")) return [...kindColours(classes.replace("pvw-problem", "")), ["color", q(LIGHT.bad)], ["penwidth", "2.5"]];
   if (has("pvw-param")) return [["fillcolor", q(LIGHT.param)], ["color", q(LIGHT.paramStroke)]];
   if (has("pvw-output")) return [["fillcolor", q(LIGHT.output)], ["color", q(LIGHT.accent)]];
   if (has("pvw-group")) return [["fillcolor", q(LIGHT.group)], ["color", q(LIGHT.amber)]];
