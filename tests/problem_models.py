@@ -23,7 +23,15 @@ def _mse(y: Any) -> Any:
 
 def traced(make: Callable[[], Made], steps: int = 2) -> tuple[nn.Layer, dict[str, Any]]:
     """The model and the graph document of its last traced step."""
-    from paddleviz_widget import build_graph, trace
+    from paddleviz_widget import build_graph
+
+    model, loss = traced_loss(make, steps)
+    return model, build_graph(loss, model=model)
+
+
+def traced_loss(make: Callable[[], Made], steps: int = 2) -> tuple[nn.Layer, Any]:
+    """The model and its last traced step's loss."""
+    from paddleviz_widget import trace
 
     paddle.seed(0)
     model, batch, loss_of = make()
@@ -37,7 +45,7 @@ def traced(make: Callable[[], Made], steps: int = 2) -> tuple[nn.Layer, dict[str
             if step < steps - 1:
                 opt.step()
                 opt.clear_grad()
-    return model, build_graph(loss, model=model)
+    return model, loss
 
 
 # -- healthy -------------------------------------------------------------------------------

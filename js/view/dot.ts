@@ -146,10 +146,10 @@ function attrs(list: Array<[string, string]>): string {
 function nodeClass(index: GraphIndex, vn: VisibleNode, grad: GradColouring | null | undefined): string {
   if (vn.node && gradBadge(vn.node)) return "pvw-param pvw-badge";
   const run = vn.run ? " pvw-run" : ""; // a folded run of repeated blocks
-  if (grad?.groupNonFinite(vn)) return `pvw-group${run} pvw-nonfinite`;
   // A culprit problems() names (meta.problems): its node, or its layer drawn collapsed.
-  const flagged = !vn.run && problemBadges(index.graph).has(vn.node?.id ?? vn.group?.id ?? "");
-  return flagged ? `pvw-${vn.kind} pvw-problem` : `pvw-${vn.kind}${run}`;
+  const flagged = !vn.run && problemBadges(index.graph).has(vn.node?.id ?? vn.group?.id ?? "") ? " pvw-problem" : "";
+  if (grad?.groupNonFinite(vn)) return `pvw-group${run} pvw-nonfinite${flagged}`;
+  return `pvw-${vn.kind}${run}${flagged}`;
 }
 
 function nodeLine(index: GraphIndex, vn: VisibleNode, indent: string, grad?: GradColouring | null, palette?: DotPalette | null, reading?: Reading, diff?: DiffMarking | null): string {
