@@ -18,14 +18,17 @@ def _culprit(graph: dict[str, Any]) -> dict[str, Any]:
     return found
 
 
-def test_the_culprit_and_its_layer_carry_the_badge(explorer: Explorer, graph: dict[str, Any]) -> None:
+def test_the_culprit_and_its_layer_carry_the_badge(
+    explorer: Explorer, graph: dict[str, Any]
+) -> None:
     p = _culprit(graph)
     assert (p["kind"], p["layer"], p["name"]) == ("nonfinite", "block", "LogGradNode")
     explorer.set_expanded("w.collapse_all()")
     explorer.set_expanded("w.expand('Tower')")  # the model open, its layers collapsed
     layer = explorer.page.locator(f"{GRAPH} svg g.node.pvw-problem")
     assert layer.count() == 1
-    assert "block" in (layer.text_content() or "") and "NaN/Inf made here" in (layer.text_content() or "")
+    text = layer.text_content() or ""
+    assert "block" in text and "NaN/Inf made here" in text
     explorer.set_expanded("w.expand_all()")
     node = explorer.element(f"pvw-{p['node']}")
     assert "pvw-problem" in (node.get_attribute("class") or "")
