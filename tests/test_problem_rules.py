@@ -93,3 +93,41 @@ def test_vanishing_through_saturated_sigmoids_names_the_layers_and_the_op() -> N
     assert p.kind == "vanishing" and p.name == "SigmoidGradNode"
     assert p.layer == "1"  # the sigmoid after the first Linear, which sees inputs x1e3
     assert "0" in p.affected and p.factor is not None and p.factor < 1e-4
+
+
+def test_the_forward_check_changes_no_output_gradient_or_random_state() -> None:
+    """trace(model, stats=True)'s per-layer finiteness check only reads: the dropout model's
+    loss, every .grad and the next random numbers are bitwise those of a plain run."""
+    import paddle
+
+    from paddleviz_widget import trace
+
+    def run(traced: bool) -> tuple[Any, dict[str, Any], Any]:
+        paddle.seed(0)
+        model, batch, loss_of = pm.dropout()
+        x = batch()
+        if traced:
+            with trace(model, stats=True):
+                loss = loss_of(model(x))
+                loss.backward()
+        else:
+            loss = loss_of(model(x))
+            loss.backward()
+        grads = {n: p.grad.numpy() for n, p in model.named_parameters()}
+        return loss.numpy(), grads, paddle.rand([4]).numpy()
+
+    plain, traced = run(False), run(True)
+    assert plain[0].tobytes() == traced[0].tobytes()
+    assert all(plain[1][n].tobytes() == traced[1][n].tobytes() for n in plain[1])
+    assert plain[2].tobytes() == traced[2].tobytes()
+
+
+def test_the_device_side_check_names_the_same_layer(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Off the CPU each layer's check is a flag left on the device and read once when the
+    backward starts; made to take that path here, it names the same culprit."""
+    from paddleviz_widget.tracer.capture import forward_finite
+
+    monkeypatch.setattr(forward_finite, "_cpu_finite", lambda t: None)
+    _, doc, (p,) = _bug("nan_in_forward")
+    assert (p.kind, p.layer, p.name) == ("nonfinite", "block", "LogGradNode")
+    assert doc["meta"]["forward_nonfinite"]["inputs_finite"] is True

@@ -59,11 +59,11 @@ def _cpu_finite(t: Any) -> bool | None:
     """Finite, read in place; None when NumPy cannot read it (half types, odd layouts)."""
     import paddle
 
-    if t.dtype not in (paddle.float32, paddle.float64) or not t._is_initialized():
+    if t.dtype not in (paddle.float32, paddle.float64):
         return None
     try:
         a = np.from_dlpack(t.detach()).reshape(-1)
-    except (BufferError, TypeError, RuntimeError):
+    except (BufferError, TypeError, RuntimeError, ValueError):  # odd layout, no data
         return None
     # max/min propagate NaN, and an Inf is its own max or min: two passes, no array made.
     return a.size == 0 or (math.isfinite(a.max()) and math.isfinite(a.min()))
@@ -88,6 +88,7 @@ class ForwardFiniteWatch:
         self._model = model
         self._handles: list[Any] = []
         self._stack: list[Any] = []  # the layer calls running, outermost first
+        self._last: Any = None  # the tensor checked last (held until the next check or take)
         self._found: ForwardCulprit | None = None
         # (layer, its outputs' finite flag, its inputs' flag) on devices NumPy cannot read
         self._pending: list[tuple[Any, Any, Any, Any]] = []
@@ -107,6 +108,7 @@ class ForwardFiniteWatch:
             handle.remove()
         self._handles = []
         self._pending = []
+        self._last = None
 
     def _hook(self, layer: Any, args: Any, outputs: Any) -> None:
         if self._stack and self._stack[-1] is layer:
@@ -121,6 +123,9 @@ class ForwardFiniteWatch:
     def _check(self, layer: Any, args: Any, outputs: Any) -> None:
         deferred = []
         for t in _tensors(outputs):
+            if t is self._last:  # a container returning its last sublayer's output: checked
+                continue
+            self._last = t
             ok = _cpu_finite(t) if t.place.is_cpu_place() else None
             if ok is False:
                 self._found = self._culprit(layer, _all_finite(args), self._caller())
@@ -152,7 +157,7 @@ class ForwardFiniteWatch:
     def take(self) -> ForwardCulprit | None:
         """The first non-finite layer since the last take (reads the pending flags once)."""
         found, pending = self._found, self._pending
-        self._found, self._pending = None, []
+        self._found, self._pending, self._last = None, [], None
         if found is not None or not pending:
             return found
         import paddle
