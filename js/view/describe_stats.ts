@@ -6,7 +6,7 @@ import type { InfoItem, InfoSection, Inspection } from "./describe";
 import { aggregate, aggregateText, extremeEdges, firstNonFinite, formatNorm, statsItems, statsLine } from "./grad_stats";
 import { gradStatusText, mergeStats, stepSeries } from "./grad_view";
 import { shortOpName } from "./format";
-import { graphProblems, problemsAt, problemTarget, problemWhere, type ProblemEntry } from "./problems";
+import { graphProblems, problemLabel, problemsAt, problemTarget, problemWhere, type ProblemEntry } from "./problems";
 import type { GraphEdge, GraphNode } from "./types";
 
 const TOP = 10;
@@ -57,7 +57,7 @@ export function nonFiniteText(index: GraphIndex): string {
 export function problemSections(index: GraphIndex, id: string): InfoSection[] {
   const found = problemsAt(index.graph, id);
   if (found.length === 0) return [];
-  return [{ title: "Problem", items: found.map((p) => ({ label: p.kind, value: p.reason })) }];
+  return [{ title: "Problem", items: found.map((p) => ({ label: problemLabel(p), value: p.reason })) }];
 }
 
 /** A parameter's badge, and for meta.first_nonfinite where the NaN/Inf came from. */
@@ -104,7 +104,7 @@ function edgeRef(index: GraphIndex, e: GraphEdge): InfoItem {
 
 function findingItem(index: GraphIndex, p: ProblemEntry): InfoItem {
   const ref = problemTarget(index.graph, p);
-  return { label: p.kind, value: problemWhere(p), hint: p.site ? `${p.site}: ${p.reason}` : p.reason, ...(ref ? { ref } : {}) };
+  return { label: problemLabel(p), value: problemWhere(p), hint: p.site ? `${p.site}: ${p.reason}` : p.reason, ...(ref ? { ref } : {}) };
 }
 
 /** problems()'s findings as the tracer wrote them: problems, then information apart. */

@@ -61,7 +61,7 @@ describe("problems() findings in the explorer", () => {
     const index = buildIndex(graph);
     const overview = gradOverview(index)!;
     const problems = overview.sections.find((s) => s.title === "Problems")!;
-    expect(problems.items.map((i) => [i.label, i.ref])).toEqual([["nonfinite", layerId], ["exploding", op]]);
+    expect(problems.items.map((i) => [i.label, i.ref])).toEqual([["first NaN/Inf", layerId], ["exploding", op]]);
     expect(overview.sections.find((s) => s.title === "For information")!.items[0].value).toBe("fc.4.bias");
     const vg = buildVisibleGraph(index, new Set(groupsToDepth(index, 99)));
     expect(inspect(index, vg, op)!.sections.find((s) => s.title === "Problem")!.items[0].value).toBe("grows x1.2e3");

@@ -62,6 +62,13 @@ export function problemTarget(graph: GraphPayload, p: ProblemEntry): string | nu
   return graph.groups.find((g) => g.name === p.layer)?.id ?? null;
 }
 
+const LABELS: Record<string, string> = { nonfinite: "first NaN/Inf", zero: "0 grad", none: "\u2205 grad" };
+
+/** A finding's kind in the inspector's words ("first NaN/Inf", "0 grad", "exploding"). */
+export function problemLabel(p: ProblemEntry): string {
+  return LABELS[p.kind] ?? p.kind;
+}
+
 /** The short line a culprit's label carries. */
 export function problemBadge(p: ProblemEntry): string {
   const f = p.factor === null ? "" : ` \u00d7${formatNorm(p.factor)}`;
