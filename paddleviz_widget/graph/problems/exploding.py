@@ -1,8 +1,9 @@
-"""Exploding gradients: the innermost layer whose backward multiplies the gradient by more than
-EXPLODING_FACTOR (what leaves it toward the inputs over what entered it), named with the op
-inside it that grows it most; and a total parameter-gradient norm far above the gradient the
-model got from the loss. The raw norm alone misleads: the culprit layer's own parameters can
-have the smallest gradient, and the layers behind it the largest."""
+"""Exploding gradients: the innermost layer (holding ops or parameters of its own, not a pure
+container) whose backward multiplies the gradient by more than EXPLODING_FACTOR (what leaves
+it toward the inputs over what entered it), named with the op inside it that grows it most;
+and a total parameter-gradient norm far above the gradient the model got from the loss. The
+raw norm alone misleads: the culprit layer's own parameters can have the smallest gradient,
+and the layers behind it the largest."""
 
 from __future__ import annotations
 
@@ -40,8 +41,13 @@ def model_input_norm(flow: Flow) -> float | None:
 
 
 def exploding(flow: Flow) -> list[Problem]:
+    # Layers that hold an op or a parameter of their own: a pure container (Sequential,
+    # LayerList) only multiplies its children's factors, which would add up over a deep stack.
+    owning = {chain[0] for chain in flow.chain.values() if chain}
     flagged = {}
     for g in flow.graph.groups:
+        if g.id not in owning:
+            continue
         f = group_factor(flow, g.id)
         if f is not None and f > EXPLODING_FACTOR:
             flagged[g.id] = f

@@ -32,28 +32,41 @@ class Flow:
     group_out: dict[str, list[Edge]] = field(default_factory=dict)
     node_in: dict[str, list[Edge]] = field(default_factory=dict)
     node_out: dict[str, list[Edge]] = field(default_factory=dict)
+    parent: dict[str, str | None] = field(default_factory=dict)
 
     @classmethod
     def of(cls, graph: GraphParts) -> Flow:
         flow = cls(graph)
-        parent = {g.id: g.parent for g in graph.groups}
+        flow.parent = parent = {g.id: g.parent for g in graph.groups}
         flow.group_name = {g.id: g.name for g in graph.groups}
+        chains: dict[str | None, tuple[str, ...]] = {None: ()}  # one per group, shared
         for n in graph.nodes:
             flow.nodes[n.id] = n
-            chain, g = [], n.group
-            while g is not None and g not in chain:
-                chain.append(g)
-                g = parent.get(g)
-            flow.chain[n.id] = tuple(chain)
+            chain = chains.get(n.group)
+            if chain is None:
+                found, g = [], n.group
+                while g is not None and g not in found:
+                    found.append(g)
+                    g = parent.get(g)
+                chain = chains[n.group] = tuple(found)
+            flow.chain[n.id] = chain
+        node_in, node_out, nodes = flow.node_in, flow.node_out, flow.nodes
         for e in graph.edges:
-            flow.node_in.setdefault(e.target, []).append(e)
-            flow.node_out.setdefault(e.source, []).append(e)
-            if flow.nodes[e.target].kind == "param":
+            node_in.setdefault(e.target, []).append(e)
+            node_out.setdefault(e.source, []).append(e)
+            if nodes[e.target].kind == "param":
                 continue  # into a parameter: not toward the inputs, not through the layer
-            src, dst = set(flow.chain[e.source]), set(flow.chain[e.target])
-            for g in dst - src:
+            src, dst = flow.chain[e.source], flow.chain[e.target]
+            if src is dst:
+                continue  # inside one layer (chains are shared per group): most edges
+            # Chains run inner to outer and end at a shared root: what is not shared is left
+            # (source side) and entered (target side).
+            shared = 0
+            while shared < min(len(src), len(dst)) and src[-1 - shared] == dst[-1 - shared]:
+                shared += 1
+            for g in dst[: len(dst) - shared]:
                 flow.group_in.setdefault(g, []).append(e)
-            for g in src - dst:
+            for g in src[: len(src) - shared]:
                 flow.group_out.setdefault(g, []).append(e)
         return flow
 
@@ -68,7 +81,7 @@ class Flow:
 
     def ancestors(self, gid: str) -> set[str]:
         """Groups holding ``gid`` (itself excluded)."""
-        parent = {g.id: g.parent for g in self.graph.groups}
+        parent = self.parent
         out, g = set(), parent.get(gid)
         while g is not None and g not in out:
             out.add(g)
@@ -78,9 +91,13 @@ class Flow:
 
 def norm_of(edges: list[Edge]) -> float | None:
     """Combined norm; None unless every edge has finite statistics."""
-    if not edges or any(e.stats is None or not e.stats.finite for e in edges):
-        return None
-    return combined(e.stats.norm for e in edges if e.stats is not None)
+    total = 0.0
+    for e in edges:
+        s = e.stats
+        if s is None or s.nan or s.inf:
+            return None
+        total += s.norm * s.norm
+    return math.sqrt(total) if edges else None
 
 
 def toward_inputs(flow: Flow, edges: list[Edge]) -> list[Edge]:

@@ -11,17 +11,17 @@ from .thresholds import VANISHING_FRACTION, VANISHING_OP_SHRINK, VANISHING_OPS_N
 
 
 def _param_layers(flow: Flow) -> list[str]:
-    """Groups that own a parameter directly, nearest the loss first (BFS order of their
-    earliest node: ids are n<k> in breadth-first order from the roots)."""
+    """Groups that own a parameter directly, nearest the loss first (by their earliest node:
+    nodes come in breadth-first order from the roots)."""
     first: dict[str, int] = {}
-    for n in flow.graph.nodes:
-        if n.kind == "param" and n.param is not None and flow.chain[n.id]:
-            gid = flow.chain[n.id][0]
-            for m in flow.graph.nodes:  # the group's earliest node
-                if flow.chain[m.id] and flow.chain[m.id][0] == gid:
-                    first.setdefault(gid, int(m.id[1:]))
-                    break
-    return sorted(first, key=first.__getitem__)
+    owners = set()
+    for k, n in enumerate(flow.graph.nodes):
+        chain = flow.chain[n.id]
+        if chain:
+            first.setdefault(chain[0], k)
+            if n.kind == "param" and n.param is not None:
+                owners.add(chain[0])
+    return sorted(owners, key=first.__getitem__)
 
 
 def vanishing(flow: Flow) -> list[Problem]:
