@@ -3,8 +3,9 @@ Calibrated on the healthy models of tests/problem_models.py, which must get no p
 and on the planted bugs there, which must be named."""
 
 # A layer group whose backward output (gradients leaving it toward the inputs) is this many
-# times what entered it makes the gradient explode. Healthy layers stay within ~x10 (Linear,
-# conv, BatchNorm, LayerNorm on unit-scale inputs; attention); x1000-scaled weights give ~x1e3.
+# times what entered it makes the gradient explode. Healthy layers stay within ~x11 (Linear,
+# conv, BatchNorm, LayerNorm, attention; the most in the tiny Llama's RMSNorm and decoder
+# layers); x1000-scaled weights give ~x1e3.
 EXPLODING_FACTOR = 100.0
 
 # Total norm of every parameter's gradient, relative to the gradient the model's output got
