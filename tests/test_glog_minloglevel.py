@@ -53,3 +53,27 @@ def test_capture_works_with_glog_minloglevel_2_and_leaves_it_as_it_was() -> None
     assert quiet["levels"] == [2, 2]  # put back after the backward
     # Nothing of Paddle's INFO log reached the user's stderr, which they had silenced.
     assert not [line for line in quiet_err.splitlines() if line.startswith("I")]
+
+
+@pytest.mark.skipif(not HAS_VLOG_SWITCH, reason="VLOG is switched at run time from Paddle 3.3")
+def test_where_the_level_cannot_be_lowered_the_notice_names_the_setting(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A Paddle build whose glog level is out of reach: the graph still has the dump's edge
+    gradients, and the notice says GLOG_minloglevel is why the slot names are missing."""
+    import paddle
+    import paddle.nn as nn
+
+    from paddleviz_widget import build_graph, trace
+    from paddleviz_widget.tracer.capture import vlog
+
+    monkeypatch.setattr(vlog, "_minloglevel_cell", lambda: None)
+    monkeypatch.setenv("GLOG_minloglevel", "2")
+    paddle.seed(0)
+    model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 3))
+    with trace(model):
+        y = model(paddle.randn([2, 4])).mean()
+        y.backward()
+    meta = build_graph(y)["meta"]
+    assert meta["notice"].startswith("GLOG_minloglevel=2 is set, which hides Paddle's C++ log")
+    assert "slot names" in meta["notice"] and "vlog" not in meta["annotations"]
