@@ -16,6 +16,8 @@ from paddle_versions import requires_post_hooks
 from paddleviz_widget.graph import Graph, validate_graph_dict
 from paddleviz_widget.graph.parts import GraphParts
 from paddleviz_widget.graph.problems import Problem, find_problems, problems_text
+from paddleviz_widget.graph.problems.flow import Flow, group_factor
+from paddleviz_widget.graph.problems.thresholds import EXPLODING_FACTOR
 
 pytestmark = requires_post_hooks
 
@@ -45,6 +47,12 @@ def test_a_healthy_model_gets_no_problem_line(name: str) -> None:
     assert problems_text(found).startswith("No problems found")
     # BatchNorm's running statistics are never mentioned, not even as information.
     assert not any(p.name.endswith(("_mean", "_variance")) for p in found)
+    # And not by a hair: every layer's growth factor is well under the threshold.
+    g = Graph.from_dict(doc)
+    flow = Flow.of(GraphParts(g.nodes, g.edges, g.groups, g.meta))
+    owning = {chain[0] for chain in flow.chain.values() if chain}
+    factors = [f for gid in owning if (f := group_factor(flow, gid)) is not None]
+    assert factors and max(factors) < EXPLODING_FACTOR / 4
 
 
 def test_a_nan_born_in_the_backward_names_its_layer_and_gradnode() -> None:
@@ -80,19 +88,26 @@ def test_dead_relus_name_where_the_zeros_start_and_the_rest_as_affected() -> Non
 
 
 def test_an_exploding_initialisation_names_the_scaled_layer_with_its_factor() -> None:
-    _, _, found = _bug("exploding_init")
+    model, _, found = _bug("exploding_init")
     (p,) = found
     assert (p.kind, p.layer) == ("exploding", "6")  # the Linear whose weights are x1000
     assert p.factor is not None and 300 < p.factor < 3000
     assert f"x{p.factor:.3g}" in p.line()
+    # What sorting by norm would say (Paddle's own .grad): the layers behind the culprit have
+    # far larger weight gradients than it has; only the growth factor points at it.
+    norms = {k: float(np.linalg.norm(model[k].weight.grad.numpy())) for k in range(0, 11, 2)}
+    assert max(norms, key=norms.__getitem__) < 6 and norms[4] > 100 * norms[6]
 
 
 def test_vanishing_through_saturated_sigmoids_names_the_layers_and_the_op() -> None:
-    _, _, found = _bug("vanishing_sigmoid")
+    model, _, found = _bug("vanishing_sigmoid")
     (p,) = found
     assert p.kind == "vanishing" and p.name == "SigmoidGradNode"
     assert p.layer == "1"  # the sigmoid after the first Linear, which sees inputs x1e3
     assert "0" in p.affected and p.factor is not None and p.factor < 1e-4
+    # Paddle's own .grad agrees: the first layer gets < 1e-4 of the last layer's gradient.
+    first, last = (np.linalg.norm(model[k].weight.grad.numpy()) for k in (0, 22))
+    assert first < 1e-4 * last
 
 
 def test_the_forward_check_changes_no_output_gradient_or_random_state() -> None:
