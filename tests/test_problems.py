@@ -1,9 +1,9 @@
-"""find_problems: what looks wrong in a graph's gradients, in words (graph/problems.py)."""
+"""find_problems: what looks wrong in a graph's gradients, in words (graph/problems/)."""
 
 from __future__ import annotations
 
 from paddleviz_widget.graph import CallSite, Graph, Node, ParamInfo
-from paddleviz_widget.graph.problems import find_problems, problems_text
+from paddleviz_widget.graph.problems import Problem, find_problems, problems_text
 
 
 def _graph(meta: dict, statuses: dict[str, str]) -> Graph:
@@ -33,11 +33,13 @@ def test_each_problem_is_named_with_its_reason():
         ("nonfinite", "SqrtGradNode", "n1"),
         ("zero", "fc.weight", "n2"),
         ("none", "emb.weight", "n4"),
-        ("unreached", "head.bias", None),
+        ("frozen", "head.bias", None),  # information, listed after the problems
     ]
     text = problems_text(find_problems(graph))
-    assert "made here from finite ones (forward op at model.py:12)" in text
-    assert "all zeros" in text and "stop_gradient=True" in text
+    assert "SqrtGradNode (model.py:12): the first NaN/Inf gradient was made here" in text
+    assert "all zeros" in text
+    assert text.index("For information (not problems):") < text.index("stop_gradient=True")
+    assert find_problems(graph)[-1].severity == "info"
 
 
 def test_a_nan_from_the_forward_says_so():
@@ -46,6 +48,23 @@ def test_a_nan_from_the_forward_says_so():
     assert "already NaN/Inf when the backward started" in reason
     assert "made here" not in reason  # no gradient was finite: it was not made here
     assert "FLAGS_check_nan_inf" in reason
+
+
+def test_a_forward_culprit_layer_is_named_before_the_loss_node():
+    meta = {"first_nonfinite": "n1", "nonfinite_in_forward": True,
+            "forward_nonfinite": {"layer": "enc.attn", "layer_type": "Attention",
+                                  "inputs_finite": True, "ops": ["n1"],
+                                  "call_site": {"file": "m.py", "line": 3}}}  # fmt: skip
+    (p,) = find_problems(_graph(meta, {}))
+    assert (p.layer, p.name, p.node) == ("enc.attn", "SqrtGradNode", "n1")
+    assert p.line().startswith("nonfinite  enc.attn / SqrtGradNode (model.py:12): ")
+
+
+def test_to_dict_keeps_the_old_keys_and_round_trips():
+    (p,) = find_problems(_graph({"first_nonfinite": "n1"}, {}))
+    d = p.to_dict()
+    assert {"kind", "name", "node", "reason"} <= set(d)
+    assert Problem.from_dict(d) == p
 
 
 def test_a_healthy_graph_has_nothing_to_say():

@@ -117,9 +117,11 @@ def test_the_widget_lists_problems_in_words_and_summarizes_layers():
     zero = {p.name for p in found if p.kind == "zero"}
     trainable = {n for n, p in model.named_parameters() if not p.stop_gradient}
     assert zero == trainable
-    assert [(p.name, p.kind) for p in found if p.kind == "unreached"] == [
-        ("fc.4.bias", "unreached")
+    # Frozen by the user: information, listed apart from the problems.
+    assert [(p.name, p.kind, p.severity) for p in found if p.kind in ("unreached", "frozen")] == [
+        ("fc.4.bias", "frozen", "info")
     ]
-    assert "stop_gradient=True" in str(found)
+    text = str(found)
+    assert text.index("For information (not problems):") < text.index("stop_gradient=True")
     rows = {r.name: r for r in w.summary().rows}
     assert rows["fc.0"].params == 576 * 120 + 120

@@ -4,7 +4,8 @@
 import type { GraphIndex } from "../view/graph_index";
 import type { Inspection } from "../view/inspection";
 import { gradOverview } from "../view/describe_stats";
-import { firstNonFinite, type NormScale } from "../view/grad_stats";
+import type { NormScale } from "../view/grad_stats";
+import { nonFiniteJump } from "../view/problems";
 import { gradColouring, seriesScale, stepSeries, type GradColouring, type StepSeries } from "../view/grad_view";
 import { button, h } from "./dom";
 import { rampLegend } from "./legend";
@@ -54,7 +55,7 @@ export function createStatsPanel(onChange: () => void, onJump: (id: string) => v
   let jumpTarget: string | null = null;
   const jump = button(
     "Jump to first NaN/Inf",
-    "Select the GradNode where the first NaN/Inf gradient was made",
+    "Select where the first NaN/Inf was made: the forward layer or op, or the GradNode",
     () => {
       if (jumpTarget) onJump(jumpTarget);
     },
@@ -103,7 +104,8 @@ export function createStatsPanel(onChange: () => void, onJump: (id: string) => v
         slider.max = String(series.index.length - 1);
         slider.value = String(step);
       }
-      jumpTarget = firstNonFinite(next.graph);
+      jumpTarget = nonFiniteJump(next.graph); // the culprit problems() names
+
       overviewClosed = false;
       show();
     },

@@ -12,6 +12,7 @@ import {
   mergedStatsLine,
   nodeStatsLines,
   nodeStatsSections,
+  problemSections,
 } from "./describe_stats";
 import { jittorSections, jittorTooltip } from "./jittor";
 import { pyLayerFacts, pyLayerSections } from "./pylayers";
@@ -253,6 +254,7 @@ export function inspectGroup(index: GraphIndex, id: string, reading: Reading = "
     title: group.name || group.type,
     subtitle: isProgramGroup(group) ? "the backward ops of one compiled program" : `${group.type} \u00b7 layer group`,
     sections: [
+      ...problemSections(index, id),
       {
         title: "Layer",
         items: [

@@ -14,6 +14,7 @@ import {
 } from "./grad_stats";
 import { gradStatusText, mergeStats, stepSeries } from "./grad_view";
 import { shortOpName } from "./format";
+import { graphProblems, problemLabel, problemsAt, problemTarget, problemWhere, type ProblemEntry } from "./problems";
 import type { GraphEdge, GraphNode } from "./types";
 
 const TOP = 10;
@@ -60,9 +61,16 @@ export function nonFiniteText(index: GraphIndex): string {
     : "the backward: this GradNode made NaN/Inf gradients from finite ones";
 }
 
+/** The findings of problems() that name this node or layer group (meta.problems). */
+export function problemSections(index: GraphIndex, id: string): InfoSection[] {
+  const found = problemsAt(index.graph, id);
+  if (found.length === 0) return [];
+  return [{ title: "Problem", items: found.map((p) => ({ label: problemLabel(p), value: p.reason })) }];
+}
+
 /** A parameter's badge, and for meta.first_nonfinite where the NaN/Inf came from. */
 export function nodeStatsSections(index: GraphIndex, node: GraphNode, site: string | null): InfoSection[] {
-  const out: InfoSection[] = [];
+  const out: InfoSection[] = [...problemSections(index, node.id)];
   const status = gradStatusText(node);
   if (status) out.push({ title: "Gradient", items: [{ label: "status", value: status }] });
   if (isFirstNonFinite(index, node.id)) {
@@ -109,25 +117,34 @@ function edgeRef(index: GraphIndex, e: GraphEdge): InfoItem {
   };
 }
 
-/** With nothing selected: the largest and smallest gradients, and the first NaN/Inf. */
+function findingItem(index: GraphIndex, p: ProblemEntry): InfoItem {
+  const ref = problemTarget(index.graph, p);
+  return {
+    label: problemLabel(p),
+    value: problemWhere(p),
+    hint: p.site ? `${p.site}: ${p.reason}` : p.reason,
+    ...(ref ? { ref } : {}),
+  };
+}
+
+/** problems()'s findings as the tracer wrote them: problems, then information apart. */
+function findingSections(index: GraphIndex, found: ProblemEntry[]): InfoSection[] {
+  const bad = found.filter((p) => p.severity === "problem");
+  const info = found.filter((p) => p.severity !== "problem");
+  return [
+    ...(bad.length > 0 ? [{ title: "Problems", items: bad.map((p) => findingItem(index, p)) }] : []),
+    ...(info.length > 0 ? [{ title: "For information", items: info.map((p) => findingItem(index, p)) }] : []),
+  ];
+}
+
+/** With nothing selected: problems() findings (or, in a document written before them, the
+ * first NaN/Inf and the parameters' badges), the largest and smallest gradients. */
 export function gradOverview(index: GraphIndex): Inspection | null {
   const graph = index.graph;
   if (!graph.edges.some((e) => e.stats)) return null;
-  const first = firstNonFinite(graph);
-  const bad = graph.edges.filter((e) => e.stats && (e.stats.nan > 0 || e.stats.inf > 0)).length;
-  const problems: InfoItem[] = [
-    ...(first ? [{ label: "first NaN/Inf", value: title(index, first), ref: first }] : []),
-    ...(bad > 0 ? [{ label: "NaN/Inf", value: `${bad} edge${bad === 1 ? "" : "s"}` }] : []),
-    ...graph.nodes
-      .filter((n) => n.grad_status)
-      .map((n) => ({
-        label: n.grad_status === "none" ? "\u2205 grad" : "0 grad",
-        value: title(index, n.id),
-        ref: n.id,
-      })),
-  ];
-  const sections: InfoSection[] = [];
-  if (problems.length > 0) sections.push({ title: "Problems", items: problems });
+  const sections: InfoSection[] = Array.isArray(graph.meta?.problems)
+    ? findingSections(index, graphProblems(graph))
+    : legacyProblems(index);
   sections.push({
     title: `Largest \u2016g\u2016 (top ${TOP})`,
     items: extremeEdges(graph, TOP, "largest").map((e) => edgeRef(index, e)),
@@ -143,4 +160,22 @@ export function gradOverview(index: GraphIndex): Inspection | null {
     subtitle: "click an edge or node for its statistics",
     sections,
   };
+}
+
+function legacyProblems(index: GraphIndex): InfoSection[] {
+  const graph = index.graph;
+  const first = firstNonFinite(graph);
+  const bad = graph.edges.filter((e) => e.stats && (e.stats.nan > 0 || e.stats.inf > 0)).length;
+  const problems: InfoItem[] = [
+    ...(first ? [{ label: "first NaN/Inf", value: title(index, first), ref: first }] : []),
+    ...(bad > 0 ? [{ label: "NaN/Inf", value: `${bad} edge${bad === 1 ? "" : "s"}` }] : []),
+    ...graph.nodes
+      .filter((n) => n.grad_status)
+      .map((n) => ({
+        label: n.grad_status === "none" ? "\u2205 grad" : "0 grad",
+        value: title(index, n.id),
+        ref: n.id,
+      })),
+  ];
+  return problems.length > 0 ? [{ title: "Problems", items: problems }] : [];
 }

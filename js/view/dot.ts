@@ -8,6 +8,7 @@ import { opTitle, shownEnds, type Reading } from "./forward";
 import type { DotPalette } from "./static_palette";
 import type { DiffMarking } from "./diff";
 import { runLines } from "./describe_run";
+import { problemBadges } from "./problems";
 import type { VisibleEdge, VisibleGraph, VisibleNode } from "./visible";
 
 export type RankDir = "TB" | "LR";
@@ -78,7 +79,12 @@ export function nodeLines(index: GraphIndex, vn: VisibleNode, reading: Reading =
   if (vn.run) return runLines(index, vn.run);
   if (vn.group) {
     const stats = groupStats(index, vn.group.id, vn.call);
-    return [groupTitle(vn.group), `${countsText(stats.ops, stats.params)}${callText(vn.call, vn.calls)}`];
+    const flagged = problemBadges(index.graph).get(vn.group.id);
+    return [
+      groupTitle(vn.group),
+      `${countsText(stats.ops, stats.params)}${callText(vn.call, vn.calls)}`,
+      ...(flagged ? [flagged] : []),
+    ];
   }
   const node = vn.node;
   if (!node) return [vn.id];
@@ -89,7 +95,8 @@ export function nodeLines(index: GraphIndex, vn: VisibleNode, reading: Reading =
     return [title, ...(shape ? [formatShape(shape)] : []), ...(badge ? [badge] : [])];
   }
   const title = opTitle(node.name, reading);
-  return node.tensor ? [title, formatGrad(node.tensor)] : [title];
+  const flagged = problemBadges(index.graph).get(node.id);
+  return [title, ...(node.tensor ? [formatGrad(node.tensor)] : []), ...(flagged ? [flagged] : [])];
 }
 
 export function nodeLabel(index: GraphIndex, vn: VisibleNode, reading: Reading = "backward"): string {
@@ -142,10 +149,13 @@ function attrs(list: Array<[string, string]>): string {
 }
 
 /** Extra classes: a parameter with a badge, a collapsed group holding a NaN/Inf (widget.css). */
-function nodeClass(vn: VisibleNode, grad: GradColouring | null | undefined): string {
+function nodeClass(index: GraphIndex, vn: VisibleNode, grad: GradColouring | null | undefined): string {
   if (vn.node && gradBadge(vn.node)) return "pvw-param pvw-badge";
   const run = vn.run ? " pvw-run" : ""; // a folded run of repeated blocks
-  return grad?.groupNonFinite(vn) ? `pvw-group${run} pvw-nonfinite` : `pvw-${vn.kind}${run}`;
+  // A culprit problems() names (meta.problems): its node, or its layer drawn collapsed.
+  const flagged = !vn.run && problemBadges(index.graph).has(vn.node?.id ?? vn.group?.id ?? "") ? " pvw-problem" : "";
+  if (grad?.groupNonFinite(vn)) return `pvw-group${run} pvw-nonfinite${flagged}`;
+  return `pvw-${vn.kind}${run}${flagged}`;
 }
 
 function nodeLine(
@@ -158,7 +168,7 @@ function nodeLine(
   diff?: DiffMarking | null,
 ): string {
   const mark = diff?.nodeClass(vn);
-  const cls = mark ? `${nodeClass(vn, grad)} ${mark}` : nodeClass(vn, grad);
+  const cls = mark ? `${nodeClass(index, vn, grad)} ${mark}` : nodeClass(index, vn, grad);
   const label = dotLabel(index, vn, reading);
   const line = diff?.groupLine(vn); // a collapsed layer's label is HTML-like: <...>
   const a = attrs([

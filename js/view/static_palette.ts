@@ -65,6 +65,9 @@ function kindColours(classes: string): Attrs {
       ["color", q(LIGHT.bad)],
       ["penwidth", "2"],
     ];
+  // A culprit problems() names: its kind's fill, a red stroke.
+  if (has("pvw-problem"))
+    return [...kindColours(classes.replace("pvw-problem", "")), ["color", q(LIGHT.bad)], ["penwidth", "2.5"]];
   if (has("pvw-param"))
     return [
       ["fillcolor", q(LIGHT.param)],

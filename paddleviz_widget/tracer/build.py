@@ -5,6 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from ..graph.model import Graph
+from ..graph.parts import GraphParts
+from ..graph.problems import find_problems
 from .capture.gc_pause import gc_paused
 from .merge.annotate import annotated_graph
 from .merge.collect import NO_TRACE_NOTICE, collect_annotations
@@ -57,6 +59,9 @@ def _trace_graph(y: Any, *, model: Any, params: Any, replay: bool) -> Graph:
             {"label": r.label, "node": f"n{idx}"} for idx, r in zip(walk.root_indices, roots)
         ],
     }
+    if any(e.stats is not None for e in graph.edges):  # trace(stats=True): what problems() says
+        parts = GraphParts(graph.nodes, graph.edges, graph.groups, meta)
+        meta["problems"] = [p.to_dict() for p in find_problems(parts)]
     return Graph(nodes=graph.nodes, edges=graph.edges, groups=graph.groups, meta=meta)
 
 

@@ -213,9 +213,11 @@ class GraphWidget(anywidget.AnyWidget):
     # -- words, tables and files -------------------------------------------------------------
 
     def problems(self) -> list[Problem]:
-        """What looks wrong in the gradients, in words: the GradNode where the first NaN/Inf
-        was born, parameters whose gradient was all zeros or never came, and parameters no
-        gradient reaches. Needs a graph built inside ``trace(model, stats=True)``."""
+        """What looks wrong in the gradients, in words, each naming the layer path, the
+        parameter or GradNode and the call site: where the first NaN/Inf was made (forward
+        layer or backward GradNode), exploding and vanishing gradients, where all-zero
+        gradients start, parameters no gradient reaches; frozen parameters as information,
+        after the problems. Rules: graph/problems/. Needs ``trace(model, stats=True)``."""
         return problems(self.graph)
 
     def summary(self) -> Summary | dict[str, Any]:

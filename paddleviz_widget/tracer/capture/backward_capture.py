@@ -30,7 +30,7 @@ from ..parse.paddle_dump import BackwardDump, find_dump_files, parse_backward_do
 from .gc_pause import gc_paused
 from .program_runs import QUIET, loud_again
 from .stderr_capture import capture_stderr
-from .vlog import VlogUnavailableError, vlog_level
+from .vlog import VlogUnavailableError, info_logged, min_log_level, vlog_level
 
 DUMP_KWARG = "dump_backward_graph_path"
 
@@ -131,9 +131,12 @@ def run_captured(
     try:
         if log:
             logged = True
-            with gc_paused(), capture_stderr(pass_warnings=not quiet) as cap:
+            # Severities the user's GLOG_minloglevel lets through still reach them; the log is
+            # written for us whatever it says (info_logged), and kept.
+            passed = "" if quiet else "WEF"[min(min_log_level(), 3) :]
+            with gc_paused(), capture_stderr(passed=passed) as cap:
                 try:
-                    with vlog_level(REQUIRED_VLOG_LEVEL):
+                    with info_logged(), vlog_level(REQUIRED_VLOG_LEVEL):
                         QUIET.capturing = True  # program nodes run with VLOG off
                         try:
                             result = run(extra)

@@ -29,6 +29,7 @@ from ..read.walk import WalkResult, walk_backward_graph
 from .anchors import Anchor, anchor_of, any_alive, is_tensor, live_node, proven, user_tensors
 from .backward_args import as_list, grad_targets, layer_count
 from .backward_capture import DUMP_KWARG, CapturedBackward, run_captured
+from .forward_finite import ForwardFiniteWatch
 from .layer_scopes import LayerScopeRecorder, LayerScopes
 from .program_runs import ProgramRuns
 from .recent_sessions import RECENT_SESSIONS
@@ -165,6 +166,7 @@ class TraceSession:
         self._stop_stacks: Callable[[], None] | None = None
         self._backwards = 0
         self.programs = ProgramRuns()
+        self._finite: ForwardFiniteWatch | None = None  # stats: first non-finite layer output
 
     # -- context manager -------------------------------------------------------------------
     def __enter__(self) -> TraceSession:
@@ -181,6 +183,10 @@ class TraceSession:
             self._patch_backward_entry_points()
             self.programs.start()
             self._restore.append(self.programs.stop)
+            if self.stats and self.model is not None:
+                self._finite = ForwardFiniteWatch(self.model)
+                self._restore.append(self._finite.stop)
+                self._finite.start()
         except BaseException:
             self._undo()
             raise
@@ -357,6 +363,8 @@ class TraceSession:
             result, stats = run_with_stats(
                 run, record.roots, [t for t in tensors if is_tensor(t)], self.programs.receivers
             )
+        if self._finite is not None:
+            stats.forward_culprit = self._finite.take()
         record.stats = stats
         walk = record.walk()
         if walk is not None:

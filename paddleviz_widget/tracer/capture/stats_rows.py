@@ -38,6 +38,8 @@ class BackwardStats:
     # node in `ran` did not send, it sent nothing (a parameter's "none")
     ran: frozenset[int] = frozenset()
     skipped: frozenset[int] = frozenset()  # op nodes that could not be hooked
+    # forward_finite.ForwardCulprit: the first layer whose forward output held a NaN/Inf
+    forward_culprit: Any = None
 
 
 def _stats(row: Sequence[float]) -> GradStats:

@@ -86,14 +86,14 @@ def _read_all(fd: int) -> bytes:
         chunks.append(chunk)
 
 
-def _collect(data: bytes, result: CapturedStderr, pass_warnings: bool) -> None:
+def _collect(data: bytes, result: CapturedStderr, passed: str) -> None:
     """Split what was captured; write the non-log part back to stderr byte for byte."""
     try:
         raw, exact = data.decode("utf-8"), True
     except UnicodeDecodeError:  # surrogateescape keeps the odd bytes for the write-back
         raw, exact = data.decode("utf-8", errors="surrogateescape"), False
     # Warnings and errors would have reached the user without the capture: they still do.
-    records, other = separate_log(raw, also_other="WEF" if pass_warnings else "")
+    records, other = separate_log(raw, also_other=passed)
     _write_through(other.encode("utf-8", "surrogateescape") if not exact else other.encode())
     if not exact:
         records = [_readable(r) for r in records]
@@ -104,12 +104,17 @@ def _collect(data: bytes, result: CapturedStderr, pass_warnings: bool) -> None:
 
 
 @contextlib.contextmanager
-def capture_stderr(*, pass_warnings: bool = True) -> Iterator[CapturedStderr]:
+def capture_stderr(
+    *, pass_warnings: bool = True, passed: str | None = None
+) -> Iterator[CapturedStderr]:
     """Redirect fd 2 into a temporary file for the block; yield where the log will be put.
 
     ``result.text`` holds the glog records once the block has exited. ``pass_warnings=False``
     keeps Paddle's W/E/F log lines too: for backward passes the user did not ask for.
+    ``passed``: the glog severities written back ("WEF" by default), instead.
     """
+    if passed is None:
+        passed = "WEF" if pass_warnings else ""
     result = CapturedStderr()
     _flush_python_stderr()
     _flush_c_stdio()
@@ -124,6 +129,6 @@ def capture_stderr(*, pass_warnings: bool = True) -> Iterator[CapturedStderr]:
                 _flush_python_stderr()
                 _flush_c_stdio()
                 os.dup2(saved, STDERR_FD, inheritable=inheritable)
-                _collect(_read_all(sink.fileno()), result, pass_warnings)
+                _collect(_read_all(sink.fileno()), result, passed)
     finally:
         os.close(saved)

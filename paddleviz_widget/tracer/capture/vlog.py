@@ -143,3 +143,58 @@ def vlog_silenced() -> Iterator[None]:
         yield
     finally:
         cell.value = previous
+
+
+# glog's FLAGS_minloglevel (fLI::FLAGS_minloglevel): records below it are dropped before they
+# are written, VLOG (an INFO record) included. GLOG_minloglevel=2 is a common way to quiet
+# Paddle; it would hide the whole backward log.
+_MINLOGLEVEL_SYMBOL = "_ZN3fLI17FLAGS_minloglevelE"
+_minloglevel: ctypes.c_int | None = None
+
+
+def _minloglevel_cell() -> ctypes.c_int | None:
+    global _minloglevel
+    if _minloglevel is None:
+        try:
+            import paddle.base.libpaddle as libpaddle
+
+            mode = getattr(os, "RTLD_NOLOAD", 0) | getattr(os, "RTLD_LAZY", 0)
+            lib = ctypes.CDLL(libpaddle.__file__, mode=mode)
+            _minloglevel = ctypes.c_int.in_dll(lib, _MINLOGLEVEL_SYMBOL)
+        except (ImportError, OSError, ValueError, AttributeError):
+            return None
+    return _minloglevel
+
+
+def min_log_level() -> int:
+    """glog's minimum severity written (0 INFO, 1 WARNING, 2 ERROR, 3 FATAL)."""
+    cell = _minloglevel_cell()
+    if cell is not None:
+        return int(cell.value)
+    try:
+        return int(os.environ.get("GLOG_minloglevel", "0"))  # noqa: SIM112 - glog's spelling
+    except ValueError:
+        return 0
+
+
+@contextmanager
+def info_logged() -> Iterator[int]:
+    """INFO records (VLOG) written for the block, whatever GLOG_minloglevel says; yields the
+    level in effect before. VlogUnavailableError, saying why, if it cannot be lowered."""
+    cell = _minloglevel_cell()
+    previous = min_log_level()
+    if previous == 0:
+        yield previous
+        return
+    if cell is None:
+        raise VlogUnavailableError(
+            f"GLOG_minloglevel={previous} is set, which hides Paddle's C++ log (VLOG), and this "
+            "Paddle does not let it be lowered while running: slot names and the shapes of the "
+            "tensors each backward saved are missing (edge gradients still come from Paddle's "
+            "dump where it writes one). Unset it, or set it to 0, before `import paddle`."
+        )
+    cell.value = 0
+    try:
+        yield previous
+    finally:
+        cell.value = previous

@@ -66,7 +66,9 @@ class Annotations:
     grad_status: dict[int, str] = field(default_factory=dict)
     steps: list[Any] = field(default_factory=list)  # StepStats, oldest first
     step_positions: dict[int, int] = field(default_factory=dict)  # ptr -> position in steps
-    unreached: list[dict[str, str]] = field(default_factory=list)  # params no gradient reaches
+    unreached: list[dict[str, Any]] = field(default_factory=list)  # params no gradient reaches
+    forward_culprit: Any = None  # forward_finite.ForwardCulprit of the newest backward
+    group_sites: dict[str, CallSite] = field(default_factory=dict)  # group id -> its call
     # to_static: program node ptr -> its program (read/program.py), and what names its parts:
     # param.name -> the model's name, layer path -> class name.
     programs: dict[int, Any] = field(default_factory=dict)
@@ -89,6 +91,8 @@ def stats_meta(ann: Annotations, walk: WalkResult) -> dict[str, Any]:
     meta: dict[str, Any] = {}
     if ann.unreached:
         meta["unreached_params"] = ann.unreached
+    if ann.forward_culprit is not None:
+        meta["forward_nonfinite"] = forward_nonfinite_meta(ann, walk)
     if ann.first_nonfinite is not None:
         index = next((w.index for w in walk.nodes if w.ptr == ann.first_nonfinite), None)
         if index is not None:
@@ -109,6 +113,28 @@ def stats_meta(ann: Annotations, walk: WalkResult) -> dict[str, Any]:
                     bad[f"e{k}"] = counts
         meta["steps"] = {"index": [s.step for s in ann.steps], "norm": norms, "nonfinite": bad}
     return meta
+
+
+def forward_nonfinite_meta(ann: Annotations, walk: WalkResult) -> dict[str, Any]:
+    """meta.forward_nonfinite: the first layer whose forward output held a NaN/Inf, its group,
+    where it was called, and its own op nodes in this graph (the op is known if there is one)."""
+    c = ann.forward_culprit
+    entry: dict[str, Any] = {"layer": c.layer, "layer_type": c.layer_type,
+                             "inputs_finite": c.inputs_finite}  # fmt: skip
+    if c.before is not None:
+        entry["before"] = c.before
+    gid = next((g.id for g in ann.groups if g.name == c.layer), None)
+    if gid is None:
+        return entry
+    entry["group"] = gid
+    site = ann.group_sites.get(gid)
+    if site is not None:
+        entry["call_site"] = {"file": site.file, "line": site.line, "function": site.function}
+    entry["ops"] = [
+        f"n{w.index}" for w in walk.nodes
+        if not w.is_accumulation and ann.group_of_ptr.get(w.ptr) == gid
+    ]  # fmt: skip
+    return entry
 
 
 def _used_groups(groups: tuple[Group, ...], nodes: Iterable[Node]) -> tuple[Group, ...]:

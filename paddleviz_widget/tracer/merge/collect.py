@@ -11,7 +11,7 @@ from ..capture.layer_scopes import LayerScopes
 from ..capture.replay import Leaves, discover_model, find_leaves
 from ..capture.session import RECENT_SESSIONS, SLOT_LOG_MAX_NODES, BackwardRecord, TraceSession
 from ..parse.log_parser import ParsedLog
-from ..read.params import accumulation_ptr, param_infos_by_ptr, unreached_params
+from ..read.params import FROZEN_REASON, accumulation_ptr, param_infos_by_ptr, unreached_params
 from ..read.program import maybe_program_node, program_closed_notice
 from ..read.pylayer_info import PyLayerInfo, describe_pylayers, recompute_notice
 from ..read.walk import ACCUMULATION_NODE, WalkResult, next_ptrs
@@ -130,6 +130,7 @@ def _add_scopes(ann: Annotations, scopes: LayerScopes | None, graph: _Graph, tru
     )
     ann.groups = mine.groups
     ann.group_of_ptr = dict(mine.group_of_ptr)
+    ann.group_sites = dict(mine.call_sites)
     for ptr, gid in mine.group_of_ptr.items():  # ops Paddle gave no stack: where the layer ran
         site = mine.node_sites.get(ptr) or mine.call_sites.get(gid)
         if site is not None and graph.names.get(ptr) != ACCUMULATION_NODE:
@@ -174,7 +175,8 @@ def collect_annotations(
         _add_steps(ann, session.history, records)
         if model is not None:
             ann.unreached = [
-                {"name": name, "reason": why} for name, why in unreached_params(model, accumulation)
+                {"name": name, "reason": why, **({"frozen": True} if why is FROZEN_REASON else {})}
+                for name, why in unreached_params(model, accumulation)
             ]
     if session is not None:
         _add_scopes(ann, scopes, graph, trusted=bool(records))

@@ -36,6 +36,8 @@ def add_stats(ann: Annotations, stats: BackwardStats, walk: WalkResult) -> None:
     if ann.first_nonfinite is None and stats.first_nonfinite is not None:
         ann.first_nonfinite = stats.first_nonfinite
         ann.nonfinite_in_forward = stats.nonfinite_in_forward
+    if ann.forward_culprit is None:
+        ann.forward_culprit = stats.forward_culprit
     for ptr, status in param_statuses(walk, stats).items():
         ann.grad_status.setdefault(ptr, status)
     if stats.skipped:

@@ -106,12 +106,39 @@ def param_infos_by_ptr(model: Any = None, params: Any = None) -> dict[int, Param
     return infos
 
 
+# Parameters a layer keeps with stop_gradient=True by design (BatchNorm's running statistics):
+# Paddle's EagerParamBase has no flag telling them from a parameter the user froze
+# (``trainable`` is ``not stop_gradient``), so they are known by their layer and name.
+RUNNING_STAT_NAMES = ("_mean", "_variance")
+RUNNING_STAT_LAYERS = ("BatchNorm", "InstanceNorm")
+
+
+def running_stat_ids(model: Any) -> set[int]:
+    """ids of the parameters that are normalization layers' running statistics."""
+    found = set()
+    for layer in model.sublayers(include_self=True):
+        kinds = [c.__name__ for c in type(layer).__mro__]
+        if any(word in kind for kind in kinds for word in RUNNING_STAT_LAYERS):
+            for name, p in layer.named_parameters(include_sublayers=False):
+                if name in RUNNING_STAT_NAMES and p.stop_gradient:
+                    found.add(id(p))
+    return found
+
+
+FROZEN_REASON = "stop_gradient=True: frozen, no gradient is computed (on purpose?)"
+
+
 def unreached_params(model: Any, accumulation_ptrs: set[int]) -> list[tuple[str, str]]:
-    """(name, reason) for each of ``model``'s parameters no gradient of this graph reaches."""
+    """(name, reason) for each of ``model``'s parameters no gradient of this graph reaches;
+    a frozen one's reason is FROZEN_REASON. Running statistics are left out: no gradient is
+    meant to reach them."""
     out = []
+    running = running_stat_ids(model)
     for name, p in model.named_parameters():
+        if id(p) in running:
+            continue
         if p.stop_gradient:
-            out.append((name, "stop_gradient=True: it is frozen, no gradient is computed"))
+            out.append((name, FROZEN_REASON))
         elif accumulation_ptr(p) not in accumulation_ptrs:
             out.append(
                 (

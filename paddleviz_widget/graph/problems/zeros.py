@@ -1,0 +1,84 @@
+"""All-zero gradients: the GradNode where they begin (it received a non-zero gradient and sent
+only zeros: a dead ReLU, a multiplication by zero, a mask) is the cause, and the parameters its
+zeros reach are affected, in one problem. A zero parameter no such node explains is its own."""
+
+from __future__ import annotations
+
+from .flow import Flow
+from .problem import Problem
+
+ZERO_REASON = (
+    "its gradient is all zeros: the layer is saturated (e.g. dead ReLUs), its output is "
+    "multiplied by zero, or the loss does not depend on it"
+)
+
+
+def _zero(flow: Flow, edge_ids: list) -> bool:
+    return bool(edge_ids) and all(e.stats is not None and e.stats.zero_fraction == 1.0
+                                  for e in edge_ids)  # fmt: skip
+
+
+def _received_nonzero(flow: Flow, node_id: str) -> bool:
+    # A root's seed is not recorded (a graph of the model's output y gets no edge from the
+    # loss): not known, so never a start.
+    got = flow.node_in.get(node_id, [])
+    return any(e.stats is not None and e.stats.zero_fraction < 1.0 for e in got)
+
+
+def _reached(flow: Flow, start: str, zero_params: set[str]) -> list[str]:
+    """Zero parameters reached from ``start`` along all-zero edges."""
+    seen, todo, found = {start}, [start], []
+    while todo:
+        for e in flow.node_out.get(todo.pop(), []):
+            if e.target in seen or e.stats is None or e.stats.zero_fraction < 1.0:
+                continue
+            seen.add(e.target)
+            if e.target in zero_params:
+                found.append(e.target)
+            else:
+                todo.append(e.target)
+    return found
+
+
+def _param_name(flow: Flow, node_id: str) -> str:
+    n = flow.nodes[node_id]
+    return n.param.name if n.param is not None else n.name
+
+
+def zeros(flow: Flow) -> list[Problem]:
+    zero_params = {n.id for n in flow.graph.nodes if n.grad_status == "zero"}
+    if not zero_params:
+        return []
+    found, explained = [], set()
+    for n in flow.graph.nodes:
+        if n.kind == "param" or not _received_nonzero(flow, n.id):
+            continue
+        if not _zero(flow, flow.node_out.get(n.id, [])):
+            continue
+        reached = _reached(flow, n.id, zero_params)
+        if not reached:
+            continue
+        explained.update(reached)
+        names = tuple(sorted(_param_name(flow, p) for p in reached))
+        reason = (
+            f"the gradient reaching this op is non-zero but every gradient it sends is zero: "
+            f"the zeros start here (dead ReLUs, a multiplication by zero, a mask); "
+            f"{len(names)} parameter(s) behind it get all-zero gradients: {', '.join(names)}"
+        )
+        found.append(Problem("zero", n.name, reason, n.id, flow.layer_of(n.id),
+                             affected=names, site=flow.site_of(n.id)))  # fmt: skip
+    rest = sorted(zero_params - explained, key=lambda i: int(i[1:]) if i[1:].isdigit() else 0)
+    if found and rest:
+        # A weight fed the dead layer's all-zero output gets a zero gradient too (its input
+        # is zero in the forward): the same cause, listed with it.
+        first = found[0]
+        more = tuple(_param_name(flow, p) for p in rest)
+        found[0] = Problem(
+            first.kind, first.name,
+            f"{first.reason}; and, fed all-zero inputs in the forward: {', '.join(more)}",
+            first.node, first.layer, affected=first.affected + more, site=first.site,
+        )  # fmt: skip
+        return found
+    for p in rest:
+        found.append(Problem("zero", _param_name(flow, p), ZERO_REASON, p, flow.layer_of(p)))
+    return found

@@ -1,0 +1,187 @@
+"""``trace(model, stats=True)``: which layer's forward output first held a NaN/Inf.
+
+A forward post hook on every sublayer checks the floating tensors the layer returned: one
+finiteness check per layer output, none per op. Post hooks run as calls return, innermost
+first, so the first layer seen with a non-finite output is the innermost one that made it (its
+own ops, or a sublayer's, which would have been seen first). Its inputs are checked then, once:
+an input already non-finite means the NaN/Inf was made by the ops of the layer that called it
+(its own forward code, before that call: pre hooks keep the call stack), or, for the model
+itself, came with the data.
+
+A CPU tensor is read in place (DLPack + NumPy min/max, no copy); on other devices the check
+is a device-side flag kept with its layer and read once, when the backward starts: no host
+sync per layer. The user's tensors are only read; no op with a gradient, no RNG.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from .stack_gate import call_stacks_off
+
+# Pending device-side flags kept at most (a forward with no backward would keep adding).
+MAX_PENDING = 100_000
+
+
+@dataclass(frozen=True)
+class ForwardCulprit:
+    """The first layer (forward order) whose output held a NaN/Inf."""
+
+    layer: str  # its path in the model ("encoder.layers.3.mlp"), the root by its class
+    layer_type: str
+    inputs_finite: bool  # False: the model's own input held a NaN/Inf (the data)
+    # The sublayer it was about to hand the NaN/Inf to, when its own ops made it between calls.
+    before: str | None = None
+
+
+def _tensors(value: Any, depth: int = 0) -> Iterator[Any]:
+    """Floating-point tensors in a layer's outputs or inputs (tuples, lists, dicts, and
+    paddleformers' ModelOutput, which is a dict), two levels deep."""
+    import paddle
+
+    if isinstance(value, paddle.Tensor):
+        if value.dtype in (paddle.float32, paddle.float64, paddle.float16, paddle.bfloat16):
+            yield value
+    elif depth < 2 and isinstance(value, (list, tuple)):
+        for v in value:
+            yield from _tensors(v, depth + 1)
+    elif depth < 2 and isinstance(value, dict):
+        for v in value.values():
+            yield from _tensors(v, depth + 1)
+
+
+def _cpu_finite(t: Any) -> bool | None:
+    """Finite, read in place; None when NumPy cannot read it (half types, odd layouts)."""
+    import paddle
+
+    if t.dtype not in (paddle.float32, paddle.float64):
+        return None
+    try:
+        a = np.from_dlpack(t.detach()).reshape(-1)
+    except (BufferError, TypeError, RuntimeError, ValueError):  # odd layout, no data
+        return None
+    # max/min propagate NaN, and an Inf is its own max or min: two passes, no array made.
+    return a.size == 0 or (math.isfinite(a.max()) and math.isfinite(a.min()))
+
+
+def _device_flag(t: Any) -> Any:
+    import paddle
+
+    with paddle.no_grad(), call_stacks_off():
+        return paddle.isfinite(t).all()
+
+
+class ForwardFiniteWatch:
+    """Hooks every sublayer of ``model`` while started; ``take()`` after a forward: the
+    culprit of the forwards since the last take, if any (then forgets them)."""
+
+    def __init__(self, model: Any) -> None:
+        self._paths = {
+            id(layer): path or type(model).__name__
+            for path, layer in model.named_sublayers(include_self=True)
+        }
+        self._model = model
+        self._handles: list[Any] = []
+        self._stack: list[Any] = []  # the layer calls running, outermost first
+        self._last: Any = None  # the tensor checked last (held until the next check or take)
+        self._found: ForwardCulprit | None = None
+        # (layer, its outputs' finite flag, its inputs' flag) on devices NumPy cannot read
+        self._pending: list[tuple[Any, Any, Any, Any]] = []
+
+    def start(self) -> None:
+        for layer in self._model.sublayers(include_self=True):
+            self._handles.append(layer.register_forward_pre_hook(self._enter))
+            self._handles.append(layer.register_forward_post_hook(self._hook))
+
+    def _enter(self, layer: Any, args: Any) -> None:
+        if layer is self._model:
+            self._stack = []  # a call that raised never popped
+        self._stack.append(layer)
+
+    def stop(self) -> None:
+        for handle in self._handles:
+            handle.remove()
+        self._handles = []
+        self._pending = []
+        self._last = None
+
+    def _hook(self, layer: Any, args: Any, outputs: Any) -> None:
+        if self._stack and self._stack[-1] is layer:
+            self._stack.pop()
+        if self._found is not None:
+            return
+        try:
+            self._check(layer, args, outputs)
+        except Exception:  # a check must never break the user's forward
+            return
+
+    def _check(self, layer: Any, args: Any, outputs: Any) -> None:
+        deferred = []
+        for t in _tensors(outputs):
+            if t is self._last:  # a container returning its last sublayer's output: checked
+                continue
+            self._last = t
+            ok = _cpu_finite(t) if t.place.is_cpu_place() else None
+            if ok is False:
+                self._found = self._culprit(layer, _all_finite(args), self._caller())
+                self._pending = []
+                return
+            if ok is None:
+                deferred.append(_device_flag(t))
+        if deferred and len(self._pending) < MAX_PENDING:
+            flag = deferred[0] if len(deferred) == 1 else _all(deferred)
+            # The inputs' flag too (not the inputs: the user's tensors are not held).
+            inputs = [_device_flag(t) for t in _tensors(args)]
+            entry = (layer, flag, _all(inputs) if inputs else None, self._caller())
+            self._pending.append(entry)
+
+    def _caller(self) -> Any:
+        return self._stack[-1] if self._stack else None
+
+    def _path(self, layer: Any) -> str:
+        return self._paths.get(id(layer), str(layer.full_name()))
+
+    def _culprit(self, layer: Any, inputs_finite: bool, caller: Any) -> ForwardCulprit:
+        if inputs_finite:
+            return ForwardCulprit(self._path(layer), type(layer).__name__, True)
+        if caller is None:  # the model's own input: the data
+            return ForwardCulprit(self._path(layer), type(layer).__name__, False)
+        # Made by the caller's own ops, before it called this layer.
+        return ForwardCulprit(self._path(caller), type(caller).__name__, True, self._path(layer))
+
+    def take(self) -> ForwardCulprit | None:
+        """The first non-finite layer since the last take (reads the pending flags once)."""
+        found, pending = self._found, self._pending
+        self._found, self._pending, self._last = None, [], None
+        if found is not None or not pending:
+            return found
+        import paddle
+
+        with paddle.no_grad(), call_stacks_off():
+            flags = paddle.stack([e[1].reshape([]).cast("bool") for e in pending]).numpy()
+        for (layer, _, inputs, caller), ok in zip(pending, flags, strict=True):
+            if not ok:
+                return self._culprit(layer, inputs is None or bool(inputs), caller)
+        return None
+
+
+def _all(flags: list[Any]) -> Any:
+    import paddle
+
+    with paddle.no_grad(), call_stacks_off():
+        return paddle.stack([f.reshape([]).cast("bool") for f in flags]).all()
+
+
+def _all_finite(args: Any) -> bool:
+    for t in _tensors(args):
+        ok = _cpu_finite(t) if t.place.is_cpu_place() else None
+        if ok is None:
+            ok = bool(_device_flag(t))
+        if not ok:
+            return False
+    return True
