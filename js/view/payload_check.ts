@@ -1,0 +1,76 @@
+// What a decoded graph must be before the view draws it: the same rules as the Python side's
+// graph/check.py (one rule each side: string ids, unique; edges, node groups and group parents
+// that point at ids that exist; a group tree without cycles; shapes that are lists of integers).
+// Tested on the same broken documents (tests/fixtures/graphs/bad_documents.json). Loops only.
+import { PayloadError } from "./payload_error";
+import type { GradInfo, GraphPayload } from "./types";
+
+const ID = /^[A-Za-z][A-Za-z0-9_]*$/;
+
+function bad(field: string, problem: string): PayloadError {
+  return new PayloadError(`${field}: ${problem}`);
+}
+
+/** The ids of `table` as a set; throws naming the first one that is not an id or repeats. */
+export function checkIds(items: readonly { id: unknown }[], table: string): Set<string> {
+  const seen = new Set<string>();
+  for (let k = 0; k < items.length; k++) {
+    const id = items[k].id;
+    if (typeof id !== "string" || !ID.test(id)) throw bad(`${table}[${k}].id`, `${JSON.stringify(id)} is not an id`);
+    if (seen.has(id)) throw bad(`${table}[${k}].id`, `"${id}" is the id of an earlier entry too`);
+    seen.add(id);
+  }
+  return seen;
+}
+
+/** Throws unless `value` is null or a list of integers (a tensor's shape). */
+export function checkShape(value: unknown, field: string): void {
+  if (value === null || value === undefined) return;
+  if (!Array.isArray(value) || !value.every((d) => Number.isInteger(d))) {
+    throw bad(field, `${JSON.stringify(value)} is not a list of integers`);
+  }
+}
+
+function grad(value: GradInfo | null | undefined, field: string): void {
+  if (value) checkShape(value.shape, `${field}.shape`);
+}
+
+/** Throws a PayloadError naming the first field of `graph` that breaks the schema. */
+export function checkPayload(graph: GraphPayload): void {
+  const groups = checkIds(graph.groups, "groups");
+  const parent = new Map<string, string | null>();
+  graph.groups.forEach((g, k) => {
+    if (typeof g.name !== "string") throw bad(`groups[${k}].name`, "is not a string");
+    const p = g.parent ?? null;
+    if (p !== null && (typeof p !== "string" || !groups.has(p))) throw bad(`groups[${k}].parent`, `${JSON.stringify(p)} is not the id of a group`);
+    parent.set(g.id, p);
+  });
+  const done = new Set<string>();
+  graph.groups.forEach((g, k) => {
+    const path = new Set<string>();
+    for (let cur: string | null = g.id; cur !== null && !done.has(cur); cur = parent.get(cur) ?? null) {
+      if (path.has(cur)) throw bad(`groups[${k}].parent`, `group "${g.id}" is its own ancestor`);
+      path.add(cur);
+    }
+    path.forEach((id) => done.add(id));
+  });
+  const nodes = checkIds(graph.nodes, "nodes");
+  graph.nodes.forEach((n, k) => {
+    if (typeof n.name !== "string" || n.name === "") throw bad(`nodes[${k}].name`, "is not a non-empty string");
+    const g = n.group ?? null;
+    if (g !== null && (typeof g !== "string" || !groups.has(g))) throw bad(`nodes[${k}].group`, `${JSON.stringify(g)} is not the id of a group`);
+    if (n.param) checkShape(n.param.shape, `nodes[${k}].param.shape`);
+    grad(n.tensor, `nodes[${k}].tensor`);
+    for (const side of ["inputs", "outputs"] as const) {
+      (n[side] ?? []).forEach((s, j) => grad(s, `nodes[${k}].${side}[${j}]`));
+    }
+  });
+  checkIds(graph.edges, "edges");
+  graph.edges.forEach((e, k) => {
+    for (const end of ["source", "target"] as const) {
+      const v: unknown = e[end];
+      if (typeof v !== "string" || !nodes.has(v)) throw bad(`edges[${k}].${end}`, `${JSON.stringify(v)} is not the id of a node`);
+    }
+    grad(e.grad, `edges[${k}].grad`);
+  });
+}
