@@ -7,6 +7,7 @@ import type { GraphIndex } from "../view/graph_index";
 import type { VisibleGraph } from "../view/visible";
 import { button, h } from "./dom";
 import { diffLegend } from "./legend";
+import { visibleText } from "../view/visible_text";
 
 export interface DiffPanel {
   statusEl: HTMLElement;
@@ -50,7 +51,7 @@ export function createDiffPanel(onShow: () => void): DiffPanel {
       if (!info) return;
       const { nodes, edges } = graphTally(next.graph);
       const text = tallyText({ added: nodes.added + edges.added, removed: nodes.removed + edges.removed, changed: nodes.changed + edges.changed });
-      show.textContent = `${info.labels[0]} \u2192 ${info.labels[1]}: ${text || "no differences"}`;
+      show.textContent = visibleText(`${info.labels[0]} \u2192 ${info.labels[1]}: ${text || "no differences"}`);
       legend.replaceChildren(...diffLegend(info.labels));
     },
     marking: () => marking,

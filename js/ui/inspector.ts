@@ -2,6 +2,7 @@
 import type { InfoItem, Inspection } from "../view/describe";
 import { button, h } from "./dom";
 import { sparklineSvg } from "./sparkline";
+import { visibleText } from "../view/visible_text";
 
 export interface Inspector {
   el: HTMLElement;
@@ -40,7 +41,7 @@ export function createInspector(onSelect: (id: string, action?: InfoItem["action
           } else {
             value = h("span", { className: "pvw-value", text: item.value });
           }
-          if (item.hint) value.title = item.hint;
+          if (item.hint) value.title = visibleText(item.hint);
           const row = h("div", { className: "pvw-row" }, [h("span", { className: "pvw-key", text: item.label }), value]);
           if (!item.spark) return row;
           const spark = h("div", { className: "pvw-row pvw-spark-row" }, [h("span", { className: "pvw-key" }), sparklineSvg(item.spark.values, item.spark.steps)]);
