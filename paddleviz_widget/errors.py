@@ -14,8 +14,9 @@ message names the file or the field that is wrong and what to do about it.
 from __future__ import annotations
 
 import os
+import reprlib
 
-__all__ = ["GraphDocumentError", "PaddlevizError", "RunLogError", "SourceFileError"]
+__all__ = ["GraphDocumentError", "PaddlevizError", "RunLogError", "SourceFileError", "shown"]
 
 
 class PaddlevizError(ValueError):
@@ -41,3 +42,14 @@ class SourceFileError(PaddlevizError):
 
 class RunLogError(PaddlevizError):
     """A run log cannot be read (paddleviz_widget/runs/ defines what it checks)."""
+
+
+def shown(value: object) -> str:
+    """``value`` for an error message, short and safe: a hostile value (a 5,000-digit int, a
+    list nested 5,000 deep) must not make the message itself fail."""
+    if type(value) is int and value.bit_length() > 128:
+        return f"<an integer of {value.bit_length()} bits>"
+    try:
+        return reprlib.repr(value)
+    except (ValueError, RecursionError):
+        return f"<a {type(value).__name__}>"

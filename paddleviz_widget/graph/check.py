@@ -15,7 +15,7 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from ..errors import GraphDocumentError
+from ..errors import GraphDocumentError, shown
 from .parts import (
     DIFF_STATUSES,
     GRAD_STATUSES,
@@ -42,12 +42,12 @@ def _text(value: Any, field: str, *, optional: bool = False) -> None:
     if value is None and optional:
         return
     if type(value) is not str:
-        raise _bad(field, f"is {value!r} ({type(value).__name__}), not a string")
+        raise _bad(field, f"is {shown(value)} ({type(value).__name__}), not a string")
 
 
 def _ident(value: Any, field: str) -> None:
     if not _is_id(value):
-        raise _bad(field, f"is {value!r}, not an id (a letter, then letters, digits or _)")
+        raise _bad(field, f"is {shown(value)}, not an id (a letter, then letters, digits or _)")
 
 
 def check_shape(value: Any, field: str) -> None:
@@ -55,14 +55,14 @@ def check_shape(value: Any, field: str) -> None:
     if value is None:
         return
     if type(value) is not tuple or not all(type(d) is int for d in value):
-        raise _bad(field, f"is {value!r}, not a list of integers (e.g. [4, 4]) or null")
+        raise _bad(field, f"is {shown(value)}, not a list of integers (e.g. [4, 4]) or null")
 
 
 def _grad(value: Any, field: str, seen: set[int]) -> None:
     if value is None or id(value) in seen:  # a tensors entry shared by many edges: once
         return
     if not isinstance(value, GradInfo):
-        raise _bad(field, f"is {value!r}, not a tensor description")
+        raise _bad(field, f"is {shown(value)}, not a tensor description")
     _text(value.dtype, f"{field}.dtype", optional=True)
     check_shape(value.shape, f"{field}.shape")
     _text(value.place, f"{field}.place", optional=True)
@@ -78,14 +78,14 @@ def _stats(value: GradStats | None, field: str) -> None:
         ok = _is_int(x) if count else type(x) in (int, float) and not math.isnan(x)
         if not ok or x < 0:
             what = "a count >= 0" if count else "a number >= 0"
-            raise _bad(f"{field}.{name}", f"is {x!r}, not {what}")
+            raise _bad(f"{field}.{name}", f"is {shown(x)}, not {what}")
 
 
 def _diff(value: Any, field: str) -> None:
     if value is None:
         return
     if value.status not in DIFF_STATUSES:
-        raise _bad(f"{field}.status", f"is {value.status!r}, not one of {DIFF_STATUSES}")
+        raise _bad(f"{field}.status", f"is {shown(value.status)}, not one of {DIFF_STATUSES}")
     for k, c in enumerate(value.changes):
         _text(c.field, f"{field}.changes[{k}].field")
         _text(c.of, f"{field}.changes[{k}].of", optional=True)
@@ -100,13 +100,13 @@ def unique_ids(ids: list[Any], table: str) -> set[Any]:
     """The ids of ``table`` as a set, or the error naming the first repeated one."""
     for k, i in enumerate(ids):
         if type(i) is not str:
-            raise _bad(f"{table}[{k}].id", f"is {i!r} ({type(i).__name__}), not a string id")
+            raise _bad(f"{table}[{k}].id", f"is {shown(i)} ({type(i).__name__}), not a string id")
     known = set(ids)
     if len(known) != len(ids):
         seen: set[str] = set()
         for k, i in enumerate(ids):
             if i in seen:
-                raise _bad(f"{table}[{k}].id", f"{i!r} is the id of an earlier entry too")
+                raise _bad(f"{table}[{k}].id", f"{shown(i)} is the id of an earlier entry too")
             seen.add(i)
     return known
 
@@ -259,19 +259,19 @@ def _explain(graph: GraphParts) -> None:
     parent = {g.id: g.parent for g in groups}
     for k, g in enumerate(groups):
         if g.parent is not None and (type(g.parent) is not str or g.parent not in group_ids):
-            raise _bad(f"groups[{k}].parent", f"{g.parent!r} is not the id of a group")
+            raise _bad(f"groups[{k}].parent", f"{shown(g.parent)} is not the id of a group")
     _no_cycles(groups, parent)
     for k, n in enumerate(nodes):
         where = f"nodes[{k}]"
         _ident(n.id, f"{where}.id")
         if type(n.name) is not str or not n.name:
-            raise _bad(f"{where}.name", f"is {n.name!r}, not a non-empty string")
+            raise _bad(f"{where}.name", f"is {shown(n.name)}, not a non-empty string")
         if type(n.ptr) is not str or n.ptr[:2] != "0x" or len(n.ptr) < 3 or n.ptr[2:].strip(_HEX):
-            raise _bad(f"{where}.ptr", f"is {n.ptr!r}, not an address like '0x7f3a'")
+            raise _bad(f"{where}.ptr", f"is {shown(n.ptr)}, not an address like '0x7f3a'")
         if n.kind not in NODE_KINDS:
-            raise _bad(f"{where}.kind", f"is {n.kind!r}, not one of {NODE_KINDS}")
+            raise _bad(f"{where}.kind", f"is {shown(n.kind)}, not one of {NODE_KINDS}")
         if n.group is not None and (type(n.group) is not str or n.group not in group_ids):
-            raise _bad(f"{where}.group", f"{n.group!r} is not the id of a group")
+            raise _bad(f"{where}.group", f"{shown(n.group)} is not the id of a group")
         if n.param is not None:
             _text(n.param.name, f"{where}.param.name")
             check_shape(n.param.shape, f"{where}.param.shape")
@@ -280,7 +280,7 @@ def _explain(graph: GraphParts) -> None:
         if c is not None:
             _text(c.file, f"{where}.call_site.file")
             if not _is_int(c.line) or c.line < 0:
-                raise _bad(f"{where}.call_site.line", f"is {c.line!r}, not a line number")
+                raise _bad(f"{where}.call_site.line", f"is {shown(c.line)}, not a line number")
             _text(c.function, f"{where}.call_site.function", optional=True)
         for side in ("inputs", "outputs"):
             for j, s in enumerate(getattr(n, side)):
@@ -289,7 +289,8 @@ def _explain(graph: GraphParts) -> None:
                 _grad(s.grad, f"{where}.{side}[{j}].grad", seen)
         _grad(n.tensor, f"{where}.tensor", seen)
         if n.grad_status is not None and n.grad_status not in GRAD_STATUSES:
-            raise _bad(f"{where}.grad_status", f"is {n.grad_status!r}, not one of {GRAD_STATUSES}")
+            said = f"is {shown(n.grad_status)}, not one of {GRAD_STATUSES}"
+            raise _bad(f"{where}.grad_status", said)
         _diff(n.diff, f"{where}.diff")
     node_ids = unique_ids([n.id for n in nodes], "nodes")
     for k, e in enumerate(edges):
@@ -298,9 +299,9 @@ def _explain(graph: GraphParts) -> None:
         for end in ("source", "target"):
             value = getattr(e, end)
             if type(value) is not str or value not in node_ids:
-                raise _bad(f"{where}.{end}", f"{value!r} is not the id of a node")
+                raise _bad(f"{where}.{end}", f"{shown(value)} is not the id of a node")
         if not _is_int(e.index) or e.index < 0:
-            raise _bad(f"{where}.index", f"is {e.index!r}, not an index >= 0")
+            raise _bad(f"{where}.index", f"is {shown(e.index)}, not an index >= 0")
         _grad(e.grad, f"{where}.grad", seen)
         _text(e.slot, f"{where}.slot", optional=True)
         _stats(e.stats, f"{where}.stats")
@@ -316,7 +317,7 @@ def _no_cycles(groups: Any, parent: Mapping[str, str | None]) -> None:
         cur: str | None = g.id
         while cur is not None and cur not in done:
             if cur in path:
-                raise _bad(f"groups[{k}].parent", f"group {g.id!r} is its own ancestor")
+                raise _bad(f"groups[{k}].parent", f"group {shown(g.id)} is its own ancestor")
             path.add(cur)
             cur = parent.get(cur)
         done |= path
@@ -330,7 +331,7 @@ def _check_meta(meta: Mapping[str, Any], node_ids: set[str]) -> None:
         if key in meta:
             value = meta[key]
             if not isinstance(value, list) or not all(type(x) is str for x in value):
-                raise _bad(f"meta.{key}", f"is {value!r}, not a list of strings")
+                raise _bad(f"meta.{key}", f"is {shown(value)}, not a list of strings")
     outputs = meta.get("outputs")
     if outputs is not None:
         if not isinstance(outputs, list):

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, TypeVar
 
-from ..errors import GraphDocumentError
+from ..errors import GraphDocumentError, shown
 from .check import check_parts, check_shape, unique_ids
 from .codec_v1 import decode_v1
 from .parts import (
@@ -48,7 +48,7 @@ def decode_parts(doc: Mapping[str, Any]) -> GraphParts:
     if version not in READS and version != "1.0":
         raise GraphDocumentError(
             "schema_version",
-            f"unknown graph schema_version {version!r}: this paddleviz_widget reads "
+            f"unknown graph schema_version {shown(version)}: this paddleviz_widget reads "
             f"{', '.join(repr(v) for v in READS)} and '1.0'",
         )
     for key in _LISTS:
@@ -75,20 +75,20 @@ def _at(table: Sequence[T], k: Any, what: str, where: str) -> T:
     """table[k], or an error naming the broken reference."""
     if type(k) is not int or not 0 <= k < len(table):
         raise GraphDocumentError(
-            where, f"{what} index {k!r} is out of range (the table has {len(table)})"
+            where, f"{what} index {shown(k)} is out of range (the table has {len(table)})"
         )
     return table[k]
 
 
 def _entry(value: Any, size: int, where: str) -> list[Any]:
     if not isinstance(value, list) or len(value) != size:
-        raise GraphDocumentError(where, f"expected a list of {size} items, got {value!r}")
+        raise GraphDocumentError(where, f"expected a list of {size} items, got {shown(value)}")
     return value
 
 
 def _number(value: Any, where: str) -> Any:
     if type(value) not in (int, float):
-        raise GraphDocumentError(where, f"is {value!r}, not a number")
+        raise GraphDocumentError(where, f"is {shown(value)}, not a number")
     return value
 
 
@@ -149,7 +149,7 @@ def _decode_v2(doc: Mapping[str, Any], at: _At) -> GraphParts:
             if isinstance(entry, Mapping):
                 name, tensor, k = entry["name"], entry.get("tensor"), entry.get("grad")
             else:
-                spec = _at(sig, j, f"ops[{node['name']!r}].{side} slot", at.field)
+                spec = _at(sig, j, f"ops[{shown(node['name'])}].{side} slot", at.field)
                 name, tensor, k = spec["name"], spec.get("tensor"), entry
             out.append(Slot(name, tensor, grad(k, at.field)))
         return tuple(out)
@@ -187,7 +187,7 @@ def _decode_v2(doc: Mapping[str, Any], at: _At) -> GraphParts:
             return k
         source = e["source"]
         if type(source) is not str or source not in outputs:
-            raise GraphDocumentError(f"{where}.source", f"{source!r} is not the id of a node")
+            raise GraphDocumentError(f"{where}.source", f"{shown(source)} is not the id of a node")
         return _at(outputs[source], k, f"slot (outputs of {source})", f"{where}.slot").name
 
     edges = []
