@@ -77,3 +77,19 @@ def test_a_broken_document_says_why_and_a_good_one_draws_again(fresh: Explorer) 
         fresh.redrawn(lambda: fresh.run("w.graph = good"))
         assert message.is_hidden()
         drawn_as_expected(fresh, graph)
+
+
+def test_a_bidi_override_in_a_layer_name_shows_escaped(fresh: Explorer) -> None:
+    fresh.run(
+        "w.graph = {**good, 'groups': [{**good['groups'][0], 'name': 'ad\\u202enimda'},"
+        " *good['groups'][1:]]}"
+    )
+    page = fresh.page
+    page.wait_for_function(
+        "() => [...document.querySelectorAll('svg text')].some("
+        "(t) => t.textContent.includes('ad\\\\u202enimda'))",
+        timeout=30_000,
+    )
+    shown = page.evaluate("() => document.body.innerText + document.querySelector('svg').innerHTML")
+    assert "\u202e" not in shown  # in the page text, status line and SVG alike
+    fresh.redrawn(lambda: fresh.run("w.graph = good"))
