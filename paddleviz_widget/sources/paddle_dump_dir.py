@@ -87,9 +87,10 @@ def list_dumps(directory: str | os.PathLike[str]) -> list[DumpFiles]:
 def _siblings(file: Path) -> DumpFiles:
     split = _split(file)
     if split is None:
-        raise ValueError(
-            f"{file} is not a Paddle backward dump file: pass the directory, or its "
-            f"*{SUFFIXES['backward']} ({HOW_TO})"
+        raise SourceFileError(
+            file,
+            f"not a Paddle backward dump file: pass the directory, or its "
+            f"*{SUFFIXES['backward']} ({HOW_TO})",
         )
     prefix = split[0]
     files = {k: file.with_name(prefix + s) for k, s in SUFFIXES.items()}
@@ -126,7 +127,7 @@ def select_dump(
         chosen = [d for d in dumps if d.prefix == name]
         if not chosen:
             listed = ", ".join(repr(d.prefix) for d in dumps[-8:])
-            raise ValueError(f"no dump {which!r} in {p}; its dumps, oldest first: {listed}")
+            raise SourceFileError(p, f"no dump {which!r} here; its dumps, oldest first: {listed}")
         return chosen[0], None, len(dumps)
     newest = dumps[-1]
     notice = None
