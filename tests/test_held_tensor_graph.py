@@ -97,3 +97,12 @@ def test_a_dead_model_keeps_its_parameter_names_in_the_held_graph() -> None:
         traced_step()
     again = {n["param"]["name"] for n in build_graph(y_first)["nodes"] if "param" in n}
     assert names == again == {"0.weight", "0.bias", "2.weight", "2.bias"}
+
+
+def test_a_tensor_no_trace_saw_is_never_said_to_have_lost_one() -> None:
+    paddle.seed(0)
+    model = small_model()
+    z = model(paddle.randn([3, 4]))  # outside any trace, alive through all of them
+    held = [traced_step() for _ in range(kept_traces.MAX_SESSIONS + 2)]
+    assert "trace_lost" not in build_graph(z)["meta"]
+    assert "trace_lost" in build_graph(held[0])["meta"]

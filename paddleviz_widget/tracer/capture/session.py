@@ -147,17 +147,18 @@ class TraceSession:
         return any(r.alive() for r in self.records) or any_alive(self._own)
 
     def kept_anchors(self) -> list[Anchor]:
-        return [a for r in self.records for a in r.anchors] + list(self._leftovers)
+        return [a for r in self.records for a in r.anchors] + list(self._own)
 
     def let_go_of_model(self) -> None:
         """Kept for its tensors only: model held weakly (its parameter names kept as data)."""
+        if self._recorder is not None and self._recorder.recording:
+            return  # a trace still running (traces nested inside it ended): not yet
         if self.model is not None:
             ptrs = frozenset().union(*(r.node_ptrs() for r in self.records))
             named = param_infos_by_ptr(model=self.model)
             self.kept_params = {p: info for p, info in named.items() if p in ptrs}
             self._weak_model, self.model = weakref.ref(self.model), None
-        if self._recorder is not None and not self._recorder.recording:
-            self._recorder = None
+        self._recorder = None
 
     def current_model(self) -> Any:
         return self.model if self.model is not None else self._weak_model()
