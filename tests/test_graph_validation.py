@@ -1,6 +1,6 @@
 """Every graph document is checked on the way in (graph/decode.py + graph/check.py): broken
 ones raise GraphDocumentError naming the field, whatever the schema version; the JS reader
-refuses the same documents (tests/fixtures/graphs/bad_documents.json, js/view/payload_check)."""
+refuses the same documents (tests/fixtures/broken/graph_documents.json, js/view/payload_check)."""
 
 from __future__ import annotations
 
@@ -16,7 +16,8 @@ from paddleviz_widget.graph import Graph, nested_dict
 
 GRAPHS = Path(__file__).parent / "fixtures" / "graphs"
 LENET = json.loads((GRAPHS / "lenet.json").read_text(encoding="utf-8"))
-BAD = json.loads((GRAPHS / "bad_documents.json").read_text(encoding="utf-8"))["cases"]
+BROKEN = GRAPHS.parent / "broken" / "graph_documents.json"
+BAD = json.loads(BROKEN.read_text(encoding="utf-8"))["cases"]
 
 
 def apply(doc: dict[str, Any], changes: list[Any]) -> dict[str, Any]:

@@ -1,7 +1,7 @@
 // The JS reader refuses the same broken documents the Python side does
-// (tests/fixtures/graphs/bad_documents.json; tests/test_graph_validation.py), naming the field.
+// (tests/fixtures/broken/graph_documents.json; tests/test_graph_validation.py), naming the field.
 import { describe, expect, it } from "vitest";
-import bad from "../../tests/fixtures/graphs/bad_documents.json";
+import bad from "../../tests/fixtures/broken/graph_documents.json";
 import { PayloadError, decodePayload, readGraph } from "./payload";
 import { document } from "./test_fixtures";
 

@@ -1,7 +1,7 @@
 // What a decoded graph must be before the view draws it: the same rules as the Python side's
 // graph/check.py (one rule each side: string ids, unique; edges, node groups and group parents
 // that point at ids that exist; a group tree without cycles; shapes that are lists of integers).
-// Tested on the same broken documents (tests/fixtures/graphs/bad_documents.json). Loops only.
+// Tested on the same broken documents (tests/fixtures/broken/graph_documents.json). Loops only.
 import { PayloadError } from "./payload_error";
 import type { GradInfo, GraphPayload } from "./types";
 

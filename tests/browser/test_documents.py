@@ -58,7 +58,7 @@ def test_a_broken_document_says_why_and_a_good_one_draws_again(fresh: Explorer) 
             f"Cannot show this graph: edge {good['edges'][0]['id']}: tensor index 1000000 is "
             f"out of range (table has {len(good['tensors'])})"
         ),
-        # The same rules as Graph.from_dict (tests/fixtures/graphs/bad_documents.json).
+        # The same rules as Graph.from_dict (tests/fixtures/broken/graph_documents.json).
         "{**good, 'edges': [{**good['edges'][0], 'target': 'n999'}, *good['edges'][1:]]}": (
             'Cannot show this graph: edges[0].target: "n999" is not the id of a node'
         ),
