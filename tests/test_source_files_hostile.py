@@ -11,7 +11,10 @@ from typing import Any
 
 import pytest
 
-from paddleviz_widget import PaddlevizError, SourceFileError
+from paddleviz_widget import GraphDocumentError, PaddlevizError, SourceFileError
+from paddleviz_widget.export.view_rules import view_dot
+from paddleviz_widget.graph import Graph
+from paddleviz_widget.graph.check import MAX_GROUP_DEPTH
 from paddleviz_widget.sources import build_graph_from_jittor, load_jittor_graph
 from paddleviz_widget.sources.jittor_format import JittorFileError, JittorFormatError
 
@@ -35,12 +38,23 @@ def test_an_op_nested_3000_modules_deep_reads() -> None:
     ]
     graph = load_jittor_graph(d)
     deepest = max(graph.groups, key=lambda g: g.name.count("."))
-    assert deepest.name.count(".") == 2999
+    assert deepest.name.count(".") == MAX_GROUP_DEPTH - 1  # cut where the explorer stops
     parent = {g.id: g.parent for g in graph.groups}
     depth, cur = 0, deepest.id
     while cur is not None:
         depth, cur = depth + 1, parent[cur]
-    assert depth == 3000
+    assert depth == MAX_GROUP_DEPTH
+    assert f"1 op(s) ran more than {MAX_GROUP_DEPTH} modules deep" in graph.meta["notice"]
+    assert view_dot(graph.to_dict()).lstrip().startswith("digraph")  # and it draws
+
+
+def test_a_graph_document_deeper_than_the_explorer_draws_is_refused() -> None:
+    groups = [{"id": f"g{k}", "name": f"m{k}", "type": "Block"} for k in range(300)]
+    for k in range(1, 300):
+        groups[k]["parent"] = f"g{k - 1}"
+    doc = {**Graph(nodes=(), edges=()).to_dict(), "groups": groups}
+    with pytest.raises(GraphDocumentError, match=r"^groups: the layer tree is more than 256"):
+        Graph.from_dict(doc)
 
 
 @pytest.mark.parametrize("where", ["id", "lineno"])

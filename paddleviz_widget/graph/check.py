@@ -27,6 +27,9 @@ from .parts import (
 )
 
 _SCALARS = (str, int, float, bool)
+# The explorer walks the layer tree recursively: deeper trees are refused here, and cut (with
+# a notice) by the readers that could make them (sources/jittor.py).
+MAX_GROUP_DEPTH = 256
 _FIX = "; write it as build_graph/Graph.to_dict would, or re-export it from the graph it came from"
 
 
@@ -177,17 +180,8 @@ def _quick_ok(graph: GraphParts) -> set[str] | None:
             return None
         if g.parent is not None and g.parent not in group_ids:
             return None
-    parent = {g.id: g.parent for g in groups}
-    done: set[str] = set()
-    for g in groups:  # no cycles
-        path: set[str] = set()
-        cur: str | None = g.id
-        while cur is not None and cur not in done:
-            if cur in path:
-                return None
-            path.add(cur)
-            cur = parent[cur]
-        done |= path
+    if _deepest(groups) is None:
+        return None
     grads: dict[int, Any] = {}
     for n in nodes:
         ptr, name = n.ptr, n.name
@@ -310,6 +304,29 @@ def _explain(graph: GraphParts) -> None:
     _check_meta(meta, node_ids)
 
 
+def _deepest(groups: Any) -> int | None:
+    """How deep the group tree goes (1: top-level groups only), or None if a group is its
+    own ancestor or the tree is deeper than MAX_GROUP_DEPTH. A loop, memoized."""
+    parent = {g.id: g.parent for g in groups}
+    depth: dict[str, int] = {}
+    for g in groups:
+        path: list[str] = []
+        cur: str | None = g.id
+        while cur is not None and cur not in depth:
+            if len(path) > MAX_GROUP_DEPTH or cur in path[-1:]:
+                return None
+            path.append(cur)
+            cur = parent.get(cur)
+        if len(set(path)) != len(path):
+            return None
+        below = 0 if cur is None else depth[cur]
+        for k, gid in enumerate(reversed(path), 1):
+            depth[gid] = below + k
+        if below + len(path) > MAX_GROUP_DEPTH:
+            return None
+    return max(depth.values(), default=0)
+
+
 def _no_cycles(groups: Any, parent: Mapping[str, str | None]) -> None:
     done: set[str] = set()
     for k, g in enumerate(groups):
@@ -321,6 +338,12 @@ def _no_cycles(groups: Any, parent: Mapping[str, str | None]) -> None:
             path.add(cur)
             cur = parent.get(cur)
         done |= path
+    if _deepest(groups) is None:
+        raise GraphDocumentError(
+            "groups",
+            f"the layer tree is more than {MAX_GROUP_DEPTH} groups deep, deeper than the "
+            "explorer draws; nest fewer layers (paddleviz_widget's own readers cut it there)",
+        )
 
 
 def _check_meta(meta: Mapping[str, Any], node_ids: set[str]) -> None:

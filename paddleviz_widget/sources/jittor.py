@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import PaddlevizError, SourceFileError
-from ..graph.check import check_parts
+from ..graph.check import MAX_GROUP_DEPTH, check_parts
 from ..graph.groups import with_ancestors
 from ..graph.model import CallSite, Edge, GradInfo, Graph, Group, Node, ParamInfo, Slot
 from ..graph.parts import GraphParts
@@ -133,6 +133,9 @@ def graph_from_trace(trace: JittorTrace) -> Graph:
 
     groups = _Groups()
     path_of = {op.id: _module_path(op.stacks) for op in ops}
+    too_deep = [i for i, p in path_of.items() if len(p) > MAX_GROUP_DEPTH]
+    for i in too_deep:  # the explorer draws layer trees up to MAX_GROUP_DEPTH deep
+        path_of[i] = path_of[i][:MAX_GROUP_DEPTH]
     # A leaf sits in the innermost group all its consumers share (a weight in its layer).
     for leaf in leaves:
         path_of[leaf.id] = _common_prefix([path_of[c.id] for c in consumers[leaf.id]])
@@ -159,11 +162,21 @@ def graph_from_trace(trace: JittorTrace) -> Graph:
         "outputs": [{"label": _output_label(n), "node": n.id} for n in nodes if n.kind == "output"],
         "jittor": _jittor_meta(trace, op_ids, unrecorded),
     }
+    notices = []
     if unrecorded:
-        meta["notice"] = (
+        notices.append(
             f"{unrecorded} op input(s) are not in the trace (computed before it started): "
             "those edges are missing"
         )
+    if too_deep:
+        notices.append(
+            f"{len(too_deep)} op(s) ran more than {MAX_GROUP_DEPTH} modules deep: they are "
+            f"shown in their module at depth {MAX_GROUP_DEPTH}, the deeper modules left out"
+        )
+    if notices:
+        meta["notice"] = notices[0]
+    if len(notices) > 1:
+        meta["notices"] = notices
     return Graph(tuple(nodes), tuple(edges), tuple(g for g in groups.groups if g.id in keep), meta)
 
 
