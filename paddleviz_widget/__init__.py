@@ -1,8 +1,9 @@
 """paddleviz_widget: explore the backward (autograd) graph of a PaddlePaddle model in Jupyter."""
 
 from .compat import make_graph
+from .errors import GraphDocumentError, PaddlevizError, RunLogError, SourceFileError
 from .graph import SCHEMA_VERSION
-from .runs import RunLogError, open_run
+from .runs import open_run
 from .sources import build_graph_from_dump, build_graph_from_jittor
 from .tracer import TraceSession, build_graph, trace
 from .tracer.layer_summary import summary
@@ -11,8 +12,11 @@ __version__ = "0.1.0"
 
 __all__ = [
     "SCHEMA_VERSION",
-    "RunLogError",
+    "GraphDocumentError",
     "GraphWidget",
+    "PaddlevizError",
+    "RunLogError",
+    "SourceFileError",
     "TraceSession",
     "__version__",
     "build_graph",

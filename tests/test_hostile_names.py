@@ -86,7 +86,7 @@ def test_make_graph_lays_out_every_name_as_its_text(hostile: tuple[Any, paddle.T
             assert edges[f"{edge.target}->{edge.source}"] == want
 
 
-def test_characters_xml_cannot_hold_become_replacement_characters() -> None:
+def test_controls_and_bidi_overrides_are_shown_as_escapes() -> None:
     model, y = hostile_output(traced=False)
     doc = build_graph(y, params=hostile_params(model))
     graph = Graph.from_dict(doc)
@@ -94,6 +94,6 @@ def test_characters_xml_cannot_hold_become_replacement_characters() -> None:
     doc_nested = nested_dict(doc)
     for n in doc_nested["nodes"]:
         if n["id"] == node.id:
-            n["param"]["name"] = "bell\x07\r\nform\x0cfeed"
+            n["param"]["name"] = "bell\x07\r\nform\x0cfeed\u202eexe.\u2067"
     svg = _layout(graph_to_digraph(Graph.from_dict(doc_nested), dpi="72").source)
-    assert _drawn(svg, "node")[node.id][:2] == ["bell\ufffd", "form\ufffdfeed"]
+    assert _drawn(svg, "node")[node.id][:2] == ["bell\\u0007", "form\\u000cfeed\\u202eexe.\\u2067"]

@@ -292,5 +292,5 @@ def test_files_that_cannot_be_read(tmp_path):
         build_graph_from_jittor(listed)
     junk = tmp_path / "junk.pkl"
     junk.write_bytes(b"not a pickle at all")
-    with pytest.raises(JittorFormatError, match=r"cannot read .*junk\.pkl"):
+    with pytest.raises(JittorFormatError, match=r"junk\.pkl: cannot read it \(UnpicklingError"):
         build_graph_from_jittor(junk)

@@ -17,6 +17,7 @@ import type { GraphIndex } from "../view/graph_index";
 import type { VisibleGraph } from "../view/visible";
 import { button, h } from "./dom";
 import { diffLegend } from "./legend";
+import { visibleText } from "../view/visible_text";
 
 export interface DiffPanel {
   statusEl: HTMLElement;
@@ -69,7 +70,7 @@ export function createDiffPanel(onShow: () => void): DiffPanel {
         removed: nodes.removed + edges.removed,
         changed: nodes.changed + edges.changed,
       });
-      show.textContent = `${info.labels[0]} \u2192 ${info.labels[1]}: ${text || "no differences"}`;
+      show.textContent = visibleText(`${info.labels[0]} \u2192 ${info.labels[1]}: ${text || "no differences"}`);
       legend.replaceChildren(...diffLegend(info.labels));
     },
     marking: () => marking,

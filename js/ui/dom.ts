@@ -1,4 +1,6 @@
-// Tiny DOM helpers shared by the UI pieces.
+// Tiny DOM helpers shared by the UI pieces. Text and titles pass through visibleText: names
+// from user code show bidi overrides and controls as escapes (js/view/visible_text.ts).
+import { visibleText } from "../view/visible_text";
 
 export function h<K extends keyof HTMLElementTagNameMap>(
   tag: K,
@@ -8,10 +10,10 @@ export function h<K extends keyof HTMLElementTagNameMap>(
   const el = document.createElement(tag);
   if (props.className) el.className = props.className;
   if (props.testid) el.dataset.testid = props.testid;
-  if (props.text !== undefined) el.textContent = props.text;
+  if (props.text !== undefined) el.textContent = visibleText(props.text);
   if (props.title) {
-    el.title = props.title;
-    el.setAttribute("aria-label", props.title);
+    el.title = visibleText(props.title);
+    el.setAttribute("aria-label", el.title);
   }
   el.append(...children);
   return el;

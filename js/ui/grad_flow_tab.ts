@@ -7,6 +7,7 @@ import { formatNorm } from "../view/grad_stats";
 import { stepSeries, type StepSeries } from "../view/grad_view";
 import { h } from "./dom";
 import { revealInPane } from "./pane_scroll";
+import { visibleText } from "../view/visible_text";
 
 const SVG = "http://www.w3.org/2000/svg";
 const NO_STATS =
@@ -69,7 +70,7 @@ function barRow(b: FlowBar, flow: GradFlow, onPick: (node: string) => void): HTM
     mark(b),
   ]);
   row.type = "button";
-  row.title = describe(b, flow);
+  row.title = visibleText(describe(b, flow));
   row.setAttribute("aria-label", row.title);
   row.classList.toggle("pvw-flow-bad", barNonFinite(b));
   row.dataset.node = b.node;

@@ -2,6 +2,7 @@
 import type { InfoItem, Inspection } from "../view/inspection";
 import { button, h } from "./dom";
 import { sparklineSvg } from "./sparkline";
+import { visibleText } from "../view/visible_text";
 
 export interface Inspector {
   el: HTMLElement;
@@ -43,7 +44,7 @@ export function createInspector(
           } else {
             value = h("span", { className: "pvw-value", text: item.value });
           }
-          if (item.hint) value.title = item.hint;
+          if (item.hint) value.title = visibleText(item.hint);
           const row = h("div", { className: "pvw-row" }, [
             h("span", { className: "pvw-key", text: item.label }),
             value,

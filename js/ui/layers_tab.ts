@@ -7,6 +7,7 @@ import type { WidgetModel } from "../model_contract";
 import { LAYER_ROWS, readTable, type LayerTable } from "../view/layer_rows";
 import { button, h } from "./dom";
 import { revealInPane } from "./pane_scroll";
+import { visibleText } from "../view/visible_text";
 
 /** Without an answer by then, the tab says the kernel is not there. */
 const NO_ANSWER_MS = 5000;
@@ -47,7 +48,7 @@ export function createLayersTab(model: AnyModel<WidgetModel>, onPick: (group: st
   }
 
   function say(text: string): void {
-    line.textContent = text;
+    line.textContent = visibleText(text);
     line.hidden = text === "";
   }
 

@@ -2,6 +2,7 @@
 // the graph's counts, followed by the legend.
 import { h } from "./dom";
 import { createLegend } from "./legend";
+import { visibleText } from "../view/visible_text";
 
 export type MessageKind = "busy" | "info" | "warn" | "error";
 
@@ -32,7 +33,7 @@ export function createStatusLine(extra: HTMLElement[] = []): StatusLine {
     },
     show(message) {
       current = message;
-      note.textContent = message?.text ?? "";
+      note.textContent = visibleText(message?.text ?? "");
       note.dataset.kind = message?.kind ?? "";
       note.hidden = message === null;
     },

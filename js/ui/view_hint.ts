@@ -2,6 +2,7 @@
 // read whole, or all of it too small to read (js/view/opening.ts decides which). It takes no
 // pointer events, so the drawing under it stays draggable and clickable.
 import { h } from "./dom";
+import { visibleText } from "../view/visible_text";
 
 export interface ViewHint {
   el: HTMLElement;
@@ -17,7 +18,7 @@ export function createViewHint(): ViewHint {
     show(text) {
       // Called on every zoom event: touch the DOM only when the text changes.
       if ((text ?? "") === el.textContent && el.hidden === (text === null)) return;
-      el.textContent = text ?? "";
+      el.textContent = visibleText(text ?? "");
       el.hidden = text === null;
     },
   };

@@ -1,6 +1,7 @@
 // Visible graph -> DOT text. Pure: no DOM, no Graphviz; unit-tested with vitest.
 // Every node, edge and cluster gets an `id` attribute "pvw-<graph id>" so d3-graphviz (keyMode
 // "id") can match elements across redraws and animate expand/collapse.
+import { visibleText } from "./visible_text";
 import { groupStats, type GraphIndex } from "./graph_index";
 import { countsText, formatGrad, formatShape, gradSummary, groupTitle } from "./format";
 import { gradBadge, type GradColouring } from "./grad_view";
@@ -56,7 +57,7 @@ const NOT_XML =
   /[\u0000-\u0008\u000b\u000c\u000e-\u001f\ufffe\uffff]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
 
 function printable(text: string): string {
-  return text.replace(/\r\n?/g, "\n").replace(NOT_XML, "\ufffd");
+  return visibleText(text.replace(/\r\n?/g, "\n")).replace(NOT_XML, "\ufffd");
 }
 
 /**

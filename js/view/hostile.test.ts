@@ -64,10 +64,19 @@ describe("hostile names through Graphviz", () => {
     expect(svgTexts(svg).get("node2")).toEqual([text]);
   });
 
-  it("shows characters XML cannot hold as U+FFFD, and CR as a line break", () => {
+  it("shows controls as escapes, lone surrogates as U+FFFD, and CR as a line break", () => {
     const svg = graphviz.layout(`digraph { a [label=${dotText("x\u0001y\u0008\r\nz\ud800")}]; }`, "svg", "dot");
-    expect(svgTexts(svg).get("node1")).toEqual(["x\ufffdy\ufffd", "z\ufffd"]);
-    expect(htmlText("a\u001fb\nc")).toBe("a\ufffdb<BR/>c");
+    expect(svgTexts(svg).get("node1")).toEqual(["x\\u0001y\\u0008", "z\ufffd"]);
+    expect(htmlText("a\u001fb\nc")).toBe("a\\\\u001fb<BR/>c"); // the backslash doubled for Graphviz
+  });
+
+  it("shows bidi overrides, isolates and marks as escapes in DOT and SVG", () => {
+    const name = "admin\u202egnp.exe\u2066x\u2069\u200f\u0085";
+    const svg = graphviz.layout(`digraph { a [label=${dotText(name)}]; b [label=<${htmlText(name)}>]; }`, "svg", "dot");
+    const shown = "admin\\u202egnp.exe\\u2066x\\u2069\\u200f\\u0085";
+    expect(svgTexts(svg).get("node1")).toEqual([shown]);
+    expect(svgTexts(svg).get("node2")).toEqual([shown]);
+    expect(svg).not.toMatch(/[\u202a-\u202e\u2066-\u2069\u200e\u200f]/);
   });
 });
 

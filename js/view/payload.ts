@@ -18,14 +18,10 @@ import type {
   NodeKind,
   SlotInfo,
 } from "./types";
+import { checkIds, checkPayload, checkShape } from "./payload_check";
+import { PayloadError } from "./payload_error";
 
-/** A document the view cannot read; the message says what is wrong with it. */
-export class PayloadError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = "PayloadError";
-  }
-}
+export { PayloadError };
 
 type Json = Record<string, unknown>;
 type Tensor = [string | null, number[] | null, string | null];
@@ -60,13 +56,15 @@ export function decodePayload(raw: unknown): GraphPayload {
       throw new PayloadError(`malformed schema ${version} graph document: "${key}" is not an array`);
     }
   }
-  if (version === "1.0") return doc as unknown as GraphPayload;
+  let payload: GraphPayload;
   try {
-    return decodeV2(doc);
+    payload = version === "1.0" ? (doc as unknown as GraphPayload) : decodeV2(doc);
+    checkPayload(payload);
   } catch (err) {
     if (err instanceof PayloadError) throw err;
-    throw new PayloadError(`malformed schema 2.0 graph document: ${(err as Error).message}`);
+    throw new PayloadError(`malformed schema ${version} graph document: ${(err as Error).message}`);
   }
+  return payload;
 }
 
 export const EMPTY_PAYLOAD: GraphPayload = { schema_version: "2.0", nodes: [], edges: [], groups: [] };
@@ -135,6 +133,7 @@ function decodeV2(doc: Json): GraphPayload {
   const tensors = (doc.tensors as unknown[]).map((t, k): GradInfo => {
     if (!Array.isArray(t) || t.length !== 3) throw new PayloadError(`tensors[${k}]: expected [dtype, shape, place]`);
     const [dtype, shape, place] = t as Tensor;
+    checkShape(shape, `tensors[${k}][1]`);
     return Object.freeze({ dtype, shape: shape === null ? null : (Object.freeze([...shape]) as number[]), place });
   });
   /** The tensor `k` refers to (null for none); `owner` names the referrer in an error. */
@@ -210,8 +209,13 @@ function decodeV2(doc: Json): GraphPayload {
     const source = e.source as string;
     let slot = (e.slot as string | number | undefined) ?? null;
     if (typeof slot === "number") {
-      outputs ??= new Map(nodes.map((n) => [n.id, n.outputs ?? []] as const));
-      const named = outputs.get(source) ?? [];
+      if (outputs === null) {
+        checkIds(nodes, "nodes"); // a repeated id would make the slot below another node's
+        outputs = new Map(nodes.map((n) => [n.id, n.outputs ?? []] as const));
+      }
+      const named = outputs.get(source);
+      if (named === undefined)
+        throw new PayloadError(`edges[${k}].source: ${JSON.stringify(source)} is not the id of a node`);
       if (!inRange(named, slot)) throw outOfRange(named, slot, `edge ${String(e.id)}: slot (outputs of ${source})`);
       slot = named[slot].name;
     }

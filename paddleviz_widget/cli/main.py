@@ -31,6 +31,9 @@ The suffix of -o picks what is written:
 {chr(10).join(f"  {suffix:6} {what}" for suffix, what in FORMATS.items())}
 (the view: the one the explorer opens on).
 
+An existing -o file is not replaced: the command stops before the script runs and says so,
+unless --force is given (with --all: any existing FILE_NNN.suffix counts).
+
 Options come before SCRIPT.py, or at the very end, after the script's arguments, when -o
 is not given before it: `train.py --epochs 1 -o graph.html`. A script that takes its own -o
 needs them before SCRIPT.py.
@@ -68,6 +71,10 @@ def _parser() -> argparse.ArgumentParser:
         help="write one file per backward call: -o graph.html gives graph_001.html, "
         "graph_002.html, ...",
     )  # fmt: skip
+    parser.add_argument(
+        "--force", action="store_true",
+        help="replace the -o file (with --all, the numbered files) if it exists",
+    )  # fmt: skip
     parser.add_argument("script", metavar="SCRIPT.py", help="the Python file to run")
     parser.add_argument("args", nargs=argparse.REMAINDER, help="arguments for the script")
     return parser
@@ -86,6 +93,8 @@ def _take_trailing(parser: argparse.ArgumentParser, options: argparse.Namespace)
             options.step, args = int(args[-1]), args[:-2]
         elif args[-1] == "--all":
             options.all, args = True, args[:-1]
+        elif args[-1] == "--force":
+            options.force, args = True, args[:-1]
         else:
             break
     if options.step is not None and options.all:
@@ -114,6 +123,11 @@ def main(argv: list[str] | None = None) -> int:
         output = check_target(Path(options.output).absolute())
     except (ValueError, OSError) as error:
         parser.error(str(error))
+    existing = _existing(output, every=options.all)
+    if existing and not options.force:
+        parser.error(
+            f"{existing} exists: pass --force to replace it, or another -o (nothing was run)"
+        )
 
     collector = GraphCollector(output, step=options.step, every=options.all)
     session = BackwardCalls(collector.seen, collector.settle)
@@ -136,6 +150,14 @@ def main(argv: list[str] | None = None) -> int:
         collector.discard()
     _say(_summary(written, session.calls, options.step))
     return 0
+
+
+def _existing(output: Path, *, every: bool) -> Path | None:
+    """The file this run would replace, if any (with --all: the first numbered one)."""
+    if not every:
+        return output if output.exists() else None
+    pattern = f"{output.stem}_[0-9][0-9][0-9]*{output.suffix}"
+    return next(iter(sorted(output.parent.glob(pattern))), None)
 
 
 def _summary(written: list[Path], calls: int, step: int | None) -> str:

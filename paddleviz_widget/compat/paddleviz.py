@@ -11,6 +11,7 @@ from typing import Any
 
 from ..graph.model import Edge, GradInfo, Graph, Node
 from ..tracer.build import trace_graph
+from ..visible_text import visible_text
 
 _OP_STYLE = {"shape": "box", "style": "rounded,filled", "fillcolor": "#e8eef5"}
 _OUTPUT_STYLE = {"shape": "box", "style": "rounded,filled,bold", "fillcolor": "#bbdefb"}
@@ -29,7 +30,8 @@ def _label(*lines: str) -> Any:
     import graphviz
 
     def text(line: str) -> str:
-        line = _NOT_XML.sub("\ufffd", line.replace("\r\n", "\n").replace("\r", "\n"))
+        line = line.replace("\r\n", "\n").replace("\r", "\n")
+        line = _NOT_XML.sub("\ufffd", visible_text(line))
         return line.replace("\\", "\\\\").replace("&", "&amp;").replace("\n", "\\n")
 
     return graphviz.nohtml("\\n".join(text(line) for line in lines))

@@ -123,7 +123,16 @@ _MAKERS: dict[str, Callable[[Mapping[str, Any], Any, Any, dict[str, Any]], bytes
 
 def _write_atomically(target: Path, data: bytes) -> None:
     """``data`` into ``target`` whole or not at all: a temporary file beside it, then a rename.
-    Created with mode 0o666 like open() would (the umask applies), not mkstemp's 0o600."""
+    Created with mode 0o666 like open() would (the umask applies), not mkstemp's 0o600. An
+    error names ``target``, the file asked for, never the hidden temporary file."""
+    try:
+        _write_via_temp(target, data)
+    except OSError as exc:
+        said = exc.strerror or str(exc)
+        raise type(exc)(exc.errno, f"cannot write {target}: {said}", str(target)) from None
+
+
+def _write_via_temp(target: Path, data: bytes) -> None:
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
     while True:
         temp = target.with_name(f".{target.name}.{secrets.token_hex(4)}.tmp")

@@ -29,26 +29,23 @@ left off. Ids (``n<k>``, ``e<k>``, ``g<k>``), ``ptr`` and ``meta`` are written a
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any, Optional, TypeVar
 
-from .codec_v1 import decode_v1
+from .decode import READS, decode_parts
 from .parts import (
-    CallSite,
-    Change,
     DiffMark,
-    Edge,
     GradInfo,
     GradStats,
     GraphParts,
-    Group,
     Node,
     ParamInfo,
     Slot,
 )
 
+__all__ = ["READS", "SCHEMA_VERSION", "decode_parts", "encode_parts"]
+
 SCHEMA_VERSION = "2.2"
-READS = ("2.2", "2.1", "2.0")  # and 1.0, through codec_v1
 
 T = TypeVar("T")
 SlotSig = tuple[tuple[str, Optional[str]], ...]  # (name, tensor name) per slot; runs on 3.9
@@ -199,142 +196,3 @@ def _diff_json(mark: DiffMark) -> dict[str, Any]:
             else {"field": c.field, "of": c.of, "a": a, "b": b}
         )
     return {"status": mark.status, "changes": changes}
-
-
-def _part_value(value: Any) -> Any:
-    return tuple(_part_value(v) for v in value) if isinstance(value, list) else value
-
-
-def _diff(value: Any) -> DiffMark | None:
-    if value is None:
-        return None
-    changes = tuple(
-        Change(c["field"], _part_value(c.get("a")), _part_value(c.get("b")), c.get("of"))
-        for c in value.get("changes", ())
-    )
-    return DiffMark(value["status"], changes)
-
-
-def decode_parts(doc: Mapping[str, Any]) -> GraphParts:
-    """The parts of a schema 2.x or 1.0 document. ValueError says what is wrong with it."""
-    if not isinstance(doc, Mapping):
-        raise ValueError(f"a graph document is a JSON object, not {type(doc).__name__}")
-    version = doc.get("schema_version")
-    try:
-        if version in READS:
-            return _decode_v2(doc)
-        if version == "1.0":
-            return decode_v1(doc)
-    except (KeyError, TypeError, AttributeError) as exc:
-        raise ValueError(
-            f"malformed schema {version} graph document: {type(exc).__name__}: {exc}"
-        ) from exc
-    raise ValueError(
-        f"unknown graph schema_version {version!r}: this paddleviz_widget reads "
-        f"{', '.join(repr(v) for v in READS)} and '1.0'"
-    )
-
-
-def _at(table: Sequence[T], k: Any, what: str, where: str) -> T:
-    """table[k], or a ValueError naming the broken reference."""
-    if type(k) is not int or not 0 <= k < len(table):
-        raise ValueError(f"{where}: {what} index {k!r} is out of range (table has {len(table)})")
-    return table[k]
-
-
-def _entry(value: Any, size: int, where: str) -> list[Any]:
-    if not isinstance(value, list) or len(value) != size:
-        raise ValueError(f"{where}: expected a list of {size} items, got {value!r}")
-    return value
-
-
-def _stats(value: Any, where: str) -> GradStats | None:
-    if value is None:
-        return None
-    norm, max_abs, mean_abs, zeros, nan, inf = _entry(
-        value, len(GradStats.FIELDS), f"{where} stats"
-    )
-    return GradStats(float(norm), float(max_abs), float(mean_abs), float(zeros), int(nan), int(inf))
-
-
-def _shape(value: Any) -> tuple[int, ...] | None:
-    return None if value is None else tuple(value)
-
-
-def _decode_v2(doc: Mapping[str, Any]) -> GraphParts:
-    tensors = []
-    for k, t in enumerate(doc["tensors"]):
-        dtype, shape, place = _entry(t, 3, f"tensors[{k}]")
-        tensors.append(GradInfo(dtype, _shape(shape), place))
-    files: list[str] = list(doc["files"])
-    sites = []
-    for k, site in enumerate(doc["sites"]):
-        f, line, function = _entry(site, 3, f"sites[{k}]")
-        sites.append(CallSite(_at(files, f, "file", f"sites[{k}]"), line, function))
-    ops: Mapping[str, Any] = doc["ops"]
-
-    def grad(k: Any, where: str) -> GradInfo | None:
-        return None if k is None else _at(tensors, k, "tensor", where)
-
-    def slots(node: Mapping[str, Any], side: str) -> tuple[Slot, ...]:
-        sig = ops.get(node["name"], {}).get(side, [])
-        out = []
-        for j, entry in enumerate(node.get(side, [])):
-            where = f"node {node['id']} {side}[{j}]"
-            if isinstance(entry, Mapping):
-                name, tensor, k = entry["name"], entry.get("tensor"), entry.get("grad")
-            else:
-                spec = _at(sig, j, f"ops[{node['name']!r}].{side} slot", where)
-                name, tensor, k = spec["name"], spec.get("tensor"), entry
-            out.append(Slot(name, tensor, grad(k, where)))
-        return tuple(out)
-
-    nodes = []
-    for n in doc["nodes"]:
-        where = f"node {n['id']}"
-        p = n.get("param")
-        nodes.append(
-            Node(
-                id=n["id"],
-                name=n["name"],
-                ptr=n["ptr"],
-                kind=n.get("kind", "op"),
-                group=n.get("group"),
-                param=None
-                if p is None
-                else ParamInfo(p["name"], _shape(p.get("shape")), p.get("dtype")),
-                call_site=None
-                if "call_site" not in n
-                else _at(sites, n["call_site"], "site", where),
-                inputs=slots(n, "inputs"),
-                outputs=slots(n, "outputs"),
-                tensor=grad(n.get("tensor"), where),
-                grad_status=n.get("grad_status"),
-                diff=_diff(n.get("diff")),
-            )
-        )
-    outputs = {n.id: n.outputs for n in nodes}
-
-    def slot(e: Mapping[str, Any]) -> str | None:
-        k = e.get("slot")
-        if k is None or isinstance(k, str):
-            return k
-        where = f"edge {e['id']}"
-        return _at(outputs.get(e["source"], ()), k, f"slot (outputs of {e['source']})", where).name
-
-    edges = tuple(
-        Edge(
-            id=e["id"],
-            source=e["source"],
-            target=e["target"],
-            index=e.get("index", 0),
-            grad=grad(e.get("grad"), f"edge {e['id']}"),
-            slot=slot(e),
-            stats=_stats(e.get("stats"), f"edge {e['id']}"),
-            diff=_diff(e.get("diff")),
-            no_stats=e.get("no_stats"),
-        )
-        for e in doc["edges"]
-    )
-    groups = tuple(Group(g["id"], g["name"], g["type"], g.get("parent")) for g in doc["groups"])
-    return GraphParts(tuple(nodes), edges, groups, dict(doc.get("meta") or {}))

@@ -81,7 +81,8 @@ def write_v1(graph: GraphParts) -> dict[str, Any]:
 
 
 def _tuple(shape: Any) -> tuple[int, ...] | None:
-    return None if shape is None else tuple(shape)
+    # A list, else kept as it is for check_parts to name ("4x4" is not a shape).
+    return tuple(shape) if isinstance(shape, list) else shape
 
 
 def _grad_in(d: Mapping[str, Any] | None) -> GradInfo | None:
@@ -96,9 +97,12 @@ def _slot_in(d: Mapping[str, Any]) -> Slot:
     return Slot(d["name"], d.get("tensor"), _grad_in(d) if known else None)
 
 
-def decode_v1(doc: Mapping[str, Any]) -> GraphParts:
+def decode_v1(doc: Mapping[str, Any], at: Any = None) -> GraphParts:
+    """The parts of a 1.0 document; ``at.field`` follows the entry being read, for errors."""
+    at = at if at is not None else type("At", (), {"field": ""})()
     nodes = []
-    for n in doc["nodes"]:
+    for k, n in enumerate(doc["nodes"]):
+        at.field = f"nodes[{k}]"
         p, c = n.get("param"), n.get("call_site")
         nodes.append(
             Node(
@@ -117,17 +121,23 @@ def decode_v1(doc: Mapping[str, Any]) -> GraphParts:
                 grad_status=n.get("grad_status"),
             )
         )
-    edges = tuple(
-        Edge(
-            e["id"],
-            e["source"],
-            e["target"],
-            e.get("index", 0),
-            _grad_in(e.get("grad")),
-            e.get("slot"),
-            None if e.get("stats") is None else GradStats(**e["stats"]),
+    edges = []
+    for k, e in enumerate(doc["edges"]):
+        at.field = f"edges[{k}]"
+        stats = e.get("stats")
+        edges.append(
+            Edge(
+                e["id"],
+                e["source"],
+                e["target"],
+                e.get("index", 0),
+                _grad_in(e.get("grad")),
+                e.get("slot"),
+                None if stats is None else GradStats(**stats),
+            )
         )
-        for e in doc["edges"]
-    )
-    groups = tuple(Group(g["id"], g["name"], g["type"], g.get("parent")) for g in doc["groups"])
-    return GraphParts(tuple(nodes), edges, groups, dict(doc.get("meta") or {}))
+    groups = []
+    for k, g in enumerate(doc["groups"]):
+        at.field = f"groups[{k}]"
+        groups.append(Group(g["id"], g["name"], g["type"], g.get("parent")))
+    return GraphParts(tuple(nodes), tuple(edges), tuple(groups), dict(doc.get("meta") or {}))

@@ -15,6 +15,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ..errors import PaddlevizError
 from .codec import decode_parts, encode_parts
 from .diff_compare import edge_changes, node_changes
 from .diff_match import Match, match_edges, match_groups, match_nodes
@@ -37,6 +38,7 @@ def diff_graphs(
     rtol = _check_rtol(rtol)
     names = _check_labels(labels)
     ga, gb = _read(a, names[0]), _read(b, names[1])
+    _like_with_like(ga, gb, names)
     stats = _has_stats(ga) and _has_stats(gb)
 
     group_ids, a_new, b_new = _union_ids("g", match_groups(ga, gb), len(ga.groups))
@@ -185,6 +187,20 @@ def _read(doc: Any, label: str) -> GraphParts:
                     f"graph {label!r}: edge {e.id} points at node {end}, which it does not have"
                 )
     return graph
+
+
+def _like_with_like(ga: GraphParts, gb: GraphParts, names: list[str]) -> None:
+    """Refuse to compare a graph that lost its trace's annotations (meta ``trace_lost``) with
+    one that has them: every difference found would come from that alone."""
+    lost = [name for name, g in zip(names, (ga, gb)) if g.meta.get("trace_lost")]
+    if len(lost) == 1:
+        other = names[1] if lost[0] == names[0] else names[0]
+        raise PaddlevizError(
+            f"graph {lost[0]!r} lost its trace annotations (layer groups, gradient shapes, "
+            f"parameter names...): {ga.meta.get('trace_lost') or gb.meta.get('trace_lost')}. "
+            f"Compared with {other!r}, every difference would come from that alone; build both "
+            "graphs right after their traces (build_graph(y)) and diff those documents."
+        )
 
 
 def _has_stats(graph: GraphParts) -> bool:

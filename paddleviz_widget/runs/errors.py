@@ -1,8 +1,8 @@
-"""The run log's own error."""
+"""The run log's own error: the package's RunLogError (paddleviz_widget/errors.py), a
+ValueError whose message names the run directory and the fix."""
 
 from __future__ import annotations
 
+from ..errors import RunLogError
 
-class RunLogError(ValueError):
-    """A run directory that cannot be read as a run log; the message names the path and the
-    fix."""
+__all__ = ["RunLogError"]

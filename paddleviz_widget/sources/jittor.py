@@ -25,11 +25,16 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
+from pathlib import Path
 from typing import Any
 
+from ..errors import PaddlevizError, SourceFileError
+from ..graph.check import MAX_GROUP_DEPTH, check_parts
 from ..graph.groups import with_ancestors
 from ..graph.model import CallSite, Edge, GradInfo, Graph, Group, Node, ParamInfo, Slot
+from ..graph.parts import GraphParts
 from .jittor_format import (
+    JittorFileError,
     JittorTrace,
     JtNode,
     JtStack,
@@ -74,15 +79,20 @@ class _Groups:
         self.groups: list[Group] = []
 
     def id_of(self, path: GroupPath) -> str | None:
-        if not path:
-            return None
-        gid = self.ids.get(path)
-        if gid is None:
-            parent = self.id_of(path[:-1])
-            gid = self.ids[path] = f"g{len(self.groups)}"
-            name = ".".join(n for n, _ in path)
-            self.groups.append(Group(gid, name, path[-1][1], parent))
-        return gid
+        # A loop, not recursion: a trace may nest modules thousands deep.
+        known = self.ids.get(path)
+        if known is not None or not path:
+            return known
+        parent: str | None = None
+        for depth in range(1, len(path) + 1):
+            prefix = path[:depth]
+            gid = self.ids.get(prefix)
+            if gid is None:
+                gid = self.ids[prefix] = f"g{len(self.groups)}"
+                name = ".".join(n for n, _ in prefix)
+                self.groups.append(Group(gid, name, prefix[-1][1], parent))
+            parent = gid
+        return parent
 
 
 def _common_prefix(paths: list[GroupPath]) -> GroupPath:
@@ -123,6 +133,9 @@ def graph_from_trace(trace: JittorTrace) -> Graph:
 
     groups = _Groups()
     path_of = {op.id: _module_path(op.stacks) for op in ops}
+    too_deep = [i for i, p in path_of.items() if len(p) > MAX_GROUP_DEPTH]
+    for i in too_deep:  # the explorer draws layer trees up to MAX_GROUP_DEPTH deep
+        path_of[i] = path_of[i][:MAX_GROUP_DEPTH]
     # A leaf sits in the innermost group all its consumers share (a weight in its layer).
     for leaf in leaves:
         path_of[leaf.id] = _common_prefix([path_of[c.id] for c in consumers[leaf.id]])
@@ -149,11 +162,21 @@ def graph_from_trace(trace: JittorTrace) -> Graph:
         "outputs": [{"label": _output_label(n), "node": n.id} for n in nodes if n.kind == "output"],
         "jittor": _jittor_meta(trace, op_ids, unrecorded),
     }
+    notices = []
     if unrecorded:
-        meta["notice"] = (
+        notices.append(
             f"{unrecorded} op input(s) are not in the trace (computed before it started): "
             "those edges are missing"
         )
+    if too_deep:
+        notices.append(
+            f"{len(too_deep)} op(s) ran more than {MAX_GROUP_DEPTH} modules deep: they are "
+            f"shown in their module at depth {MAX_GROUP_DEPTH}, the deeper modules left out"
+        )
+    if notices:
+        meta["notice"] = notices[0]
+    if len(notices) > 1:
+        meta["notices"] = notices
     return Graph(tuple(nodes), tuple(edges), tuple(g for g in groups.groups if g.id in keep), meta)
 
 
@@ -235,11 +258,20 @@ def load_jittor_graph(data: Any) -> Graph:
     """The graph of Jittor trace data: the dict ``jt.dump_trace_data()`` returns, or the path
     of a .pkl (or .json) file holding it.
 
-    A .pkl is unpickled, and unpickling runs whatever code the file names: only open files you
-    made or trust. Data not in the format raises ``JittorFormatError`` (a ValueError) naming
-    the missing key.
+    A .pkl/.pickle file is unpickled, and unpickling runs whatever code the file names: only
+    open files you made or trust; other suffixes than those and .json are refused. Data not in
+    the format raises ``JittorFormatError`` (a ValueError) naming the missing key, and the file
+    (``JittorFileError``) when it came from one.
     """
-    return graph_from_trace(parse_jittor_trace(load_jittor_data(data)))
+    loaded = load_jittor_data(data)
+    try:
+        graph = graph_from_trace(parse_jittor_trace(loaded))
+        check_parts(GraphParts(graph.nodes, graph.edges, graph.groups, graph.meta))
+    except PaddlevizError as exc:
+        if isinstance(data, Mapping) or isinstance(exc, SourceFileError):
+            raise
+        raise JittorFileError(Path(data).expanduser(), str(exc)) from None
+    return graph
 
 
 def build_graph_from_jittor(data: Any) -> dict[str, Any]:

@@ -26,14 +26,27 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..errors import PaddlevizError, SourceFileError
+
 FORMAT_HINT = (
     "Jittor trace data is the dict jt.dump_trace_data() returns under "
     "jt.flag_scope(trace_py_var=2): {'node_data': {...}, 'execute_op_info': {...}}"
 )
 
 
-class JittorFormatError(ValueError):
+class JittorFormatError(PaddlevizError):
     """The data is not Jittor trace data; the message says which key is missing or wrong."""
+
+
+class JittorFileError(SourceFileError, JittorFormatError):
+    """A Jittor trace file cannot be read, or what it holds is not trace data; ``path``."""
+
+
+PICKLE_SUFFIXES = (".pkl", ".pickle")
+# Anything unpickling a damaged file can raise (MemoryError for an absurd length, ValueError
+# for an unknown extension code, RecursionError for deep nesting, ...), named for the user.
+_UNREADABLE = (Exception, MemoryError, RecursionError)
+_MAX_ID_DIGITS = 30  # ids and line numbers are far shorter; refuse before int() does work
 
 
 @dataclass(frozen=True)
@@ -78,8 +91,9 @@ class JittorTrace:
 def load_jittor_data(data: Any) -> Mapping[str, Any]:
     """``data`` itself if it is a dict; else the dict in the file at that path.
 
-    A ``.json`` file is parsed as JSON. Anything else is unpickled, and unpickling runs
-    whatever code the file names: only pass files you made or trust.
+    A ``.json`` file is parsed as JSON and a ``.pkl``/``.pickle`` file is unpickled; other
+    suffixes are refused. Unpickling runs whatever code the file names: only pass files you
+    made or trust. A file that cannot be read raises ``JittorFileError`` naming it.
     """
     if isinstance(data, Mapping):
         return data
@@ -93,19 +107,33 @@ def load_jittor_data(data: Any) -> Mapping[str, Any]:
             f"no Jittor trace file at {path}: save one with "
             "pickle.dump(jt.dump_trace_data(), open(path, 'wb'))"
         )
+    suffix = path.suffix.lower()
+    if suffix != ".json" and suffix not in PICKLE_SUFFIXES:
+        raise JittorFileError(
+            path,
+            f"not a .json, .pkl or .pickle file, so it is not read (a pickle is only unpickled "
+            f"from a path ending in {' or '.join(PICKLE_SUFFIXES)}: rename it if you trust it)",
+        )
     try:
-        if path.suffix.lower() == ".json":
-            loaded = json.loads(path.read_text())
+        if suffix == ".json":
+            loaded = json.loads(path.read_text(encoding="utf-8"), parse_constant=_no_constant)
         else:
             with path.open("rb") as f:
                 loaded = pickle.load(f)  # noqa: S301 - a file the user named; see docstring
-    except (pickle.UnpicklingError, json.JSONDecodeError, EOFError, UnicodeDecodeError) as exc:
-        raise JittorFormatError(f"cannot read {path}: {type(exc).__name__}: {exc}") from exc
+    except OSError:
+        raise
+    except _UNREADABLE as exc:
+        said = str(exc) or "no message"
+        raise JittorFileError(
+            path, f"cannot read it ({type(exc).__name__}: {said}); is it damaged or cut short?"
+        ) from None
     if not isinstance(loaded, Mapping):
-        raise JittorFormatError(
-            f"{path} holds a {type(loaded).__name__}, not a dict. {FORMAT_HINT}"
-        )
+        raise JittorFileError(path, f"holds a {type(loaded).__name__}, not a dict. {FORMAT_HINT}")
     return loaded
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a number JSON allows (ids and line numbers are integers)")
 
 
 def _key(mapping: Mapping[str, Any], key: str, where: str) -> Any:
@@ -118,12 +146,12 @@ def _key(mapping: Mapping[str, Any], key: str, where: str) -> Any:
 
 def _int(value: Any, where: str) -> int:
     """An id: an int, or its decimal text (JSON turns dict keys into strings)."""
-    if isinstance(value, bool):
-        raise JittorFormatError(f"{where} is {value!r}, not an id (an int)")
-    try:
-        return int(value)
-    except (TypeError, ValueError):
-        raise JittorFormatError(f"{where} is {value!r}, not an id (an int)") from None
+    if type(value) is str and 0 < len(value) <= _MAX_ID_DIGITS and value.isdigit():
+        value = int(value)
+    if type(value) is not int or not 0 <= value < 10**_MAX_ID_DIGITS:
+        shown = repr(value) if len(repr(value)) < 60 else f"{repr(value)[:40]}... (too long)"
+        raise JittorFormatError(f"{where} is {shown}, not an id (an int >= 0)")
+    return value
 
 
 def _ids(value: Any, where: str) -> tuple[int, ...]:
@@ -202,7 +230,7 @@ def parse_shape(text: str | None) -> tuple[int, ...] | None:
     body = text.strip()
     if not (body.startswith("[") and body.endswith("]")):
         return None
-    try:
-        return tuple(int(d) for d in body[1:-1].split(",") if d.strip())
-    except ValueError:
+    dims = [d.strip() for d in body[1:-1].split(",") if d.strip()]
+    if not all(len(d) <= _MAX_ID_DIGITS and d.lstrip("-").isdigit() for d in dims):
         return None
+    return tuple(int(d) for d in dims)

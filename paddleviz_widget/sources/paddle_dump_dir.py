@@ -28,7 +28,10 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from ..errors import PaddlevizError, SourceFileError
+from ..graph.check import check_parts
 from ..graph.model import CallSite, Edge, Graph, Node
+from ..graph.parts import GraphParts
 from ..tracer.parse.call_sites import Frame, is_library_file, parse_call_stack_entries
 from ..tracer.parse.paddle_dump import BackwardDump, DumpEdge, parse_backward_dot
 
@@ -84,9 +87,10 @@ def list_dumps(directory: str | os.PathLike[str]) -> list[DumpFiles]:
 def _siblings(file: Path) -> DumpFiles:
     split = _split(file)
     if split is None:
-        raise ValueError(
-            f"{file} is not a Paddle backward dump file: pass the directory, or its "
-            f"*{SUFFIXES['backward']} ({HOW_TO})"
+        raise SourceFileError(
+            file,
+            f"not a Paddle backward dump file: pass the directory, or its "
+            f"*{SUFFIXES['backward']} ({HOW_TO})",
         )
     prefix = split[0]
     files = {k: file.with_name(prefix + s) for k, s in SUFFIXES.items()}
@@ -123,7 +127,7 @@ def select_dump(
         chosen = [d for d in dumps if d.prefix == name]
         if not chosen:
             listed = ", ".join(repr(d.prefix) for d in dumps[-8:])
-            raise ValueError(f"no dump {which!r} in {p}; its dumps, oldest first: {listed}")
+            raise SourceFileError(p, f"no dump {which!r} here; its dumps, oldest first: {listed}")
         return chosen[0], None, len(dumps)
     newest = dumps[-1]
     notice = None
@@ -136,36 +140,48 @@ def select_dump(
 
 
 def read_backward_dot(file: Path) -> BackwardDump:
-    """Parse ``file``; ValueError naming the file if it is not a complete backward dump."""
+    """Parse ``file``; SourceFileError (a ValueError) naming the file if it is not a complete
+    backward dump."""
     text = file.read_text(errors="replace")
     lines = [line for line in text.splitlines() if line.strip()]
     if not lines or not lines[0].lstrip().startswith("digraph"):
         start = lines[0][:40] if lines else ""
-        raise ValueError(
-            f"cannot read {file}: it is not a Graphviz digraph (it starts with {start!r}); "
-            f"expected the *{SUFFIXES['backward']} that {HOW_TO} writes"
+        raise SourceFileError(
+            file,
+            f"cannot read it: it is not a Graphviz digraph (it starts with {start!r}); "
+            f"expected the *{SUFFIXES['backward']} that {HOW_TO} writes",
         )
     if not lines[-1].lstrip().startswith("}"):
-        raise ValueError(f"cannot read {file}: it ends before its closing '}}' (cut short?)")
+        raise SourceFileError(file, "cannot read it: it ends before its closing '}' (cut short?)")
     dump = parse_backward_dot(text)
     edge_lines = sum(1 for line in lines if "->" in line)
     node_lines = sum(1 for line in lines if "[label=" in line and "->" not in line)
-    bad = [
-        f"{total - read} of {total} {what} lines"
-        for what, total, read in (
-            ("node", node_lines, len(dump.nodes)),
-            ("edge", edge_lines, len(dump.edges)),
+    if len(dump.nodes) < node_lines:
+        raise _not_in_form(file, f"{node_lines - len(dump.nodes)} of {node_lines} node lines")
+    if dump.undeclared:
+        line, dot_id = dump.undeclared[0]
+        more = len(dump.undeclared) - 1
+        raise SourceFileError(
+            file,
+            f"cannot read it: line {line} is an edge to or from {dot_id}, but no line declares "
+            f"{dot_id}"
+            + (f" ({more} more edge(s) name undeclared nodes)" if more else "")
+            + f"; the dump is incomplete or was edited: write it again with {HOW_TO}",
         )
-        if read < total
-    ]
-    if bad:
-        raise ValueError(
-            f"cannot read {file}: {' and '.join(bad)} are not in the form Paddle writes "
-            '(node_3[label="Name\\nPtr: 0x..."], node_3->node_4[label="..."])'
-        )
+    read = len(dump.edges)
+    if read < edge_lines:
+        raise _not_in_form(file, f"{edge_lines - read} of {edge_lines} edge lines")
     if lines[1:-1] and not dump.nodes:
-        raise ValueError(f"cannot read {file}: it lists no GradNode ({HOW_TO})")
+        raise SourceFileError(file, f"cannot read it: it lists no GradNode ({HOW_TO})")
     return dump
+
+
+def _not_in_form(file: Path, what: str) -> SourceFileError:
+    return SourceFileError(
+        file,
+        f"cannot read it: {what} are not in the form Paddle writes "
+        '(node_3[label="Name\\nPtr: 0x..."], node_3->node_4[label="..."])',
+    )
 
 
 def _user_frame(frames: Iterable[Frame]) -> Frame | None:
@@ -178,16 +194,25 @@ def _user_frame(frames: Iterable[Frame]) -> Frame | None:
     return found
 
 
-def read_call_sites(file: Path) -> tuple[dict[str, CallSite], int]:
-    """(GradNode ptr -> call site, how many records had a stack at all)."""
+def read_call_sites(
+    file: Path, notices: list[str] | None = None
+) -> tuple[dict[str, CallSite], int]:
+    """(GradNode ptr -> call site, how many records had a stack at all); a line saying what
+    was left out is added to ``notices`` when some lines could not be read."""
     sites: dict[str, CallSite] = {}
     stacked = 0
-    for entry in parse_call_stack_entries(file.read_text(errors="replace")):
+    unread: list[str] = []
+    for entry in parse_call_stack_entries(file.read_text(errors="replace"), unread):
         stacked += bool(entry.frames)
         frame = _user_frame(entry.frames)
         ptr = hex(entry.ptr)
         if frame is not None and ptr not in sites:
             sites[ptr] = CallSite(frame.file, frame.line, frame.function)
+    if unread and notices is not None:
+        notices.append(
+            f"{file.name} was only partly understood: {len(unread)} line(s) not read "
+            f"(first: {unread[0].strip()[:60]!r}); those call sites are left out"
+        )
     return sites, stacked
 
 
@@ -244,12 +269,13 @@ def load_dump_graph(path: str | os.PathLike[str], *, which: str | None = None) -
     sites: dict[str, CallSite] = {}
     notices = [notice] if notice else []
     if files.call_stack is not None:
-        sites, stacked = read_call_sites(files.call_stack)
+        sites, stacked = read_call_sites(files.call_stack, notices)
         if dump.nodes and not stacked:
             notices.append(
                 "no call sites: the run that wrote this dump did not set "
                 "FLAGS_call_stack_level=3 before its forward"
             )
+    notices.extend(dump.warnings)
     graph = graph_from_dump(dump, sites)
     names = {k: getattr(files, k).name for k in SUFFIXES if getattr(files, k) is not None}
     meta: dict[str, Any] = {
@@ -268,7 +294,12 @@ def load_dump_graph(path: str | os.PathLike[str], *, which: str | None = None) -
         meta["dump"]["unlabelled_edges"] = unlabelled
     if notices:
         meta["notice"] = " ".join(notices)
-    return Graph(graph.nodes, graph.edges, (), meta)
+    checked = Graph(graph.nodes, graph.edges, (), meta)
+    try:
+        check_parts(GraphParts(checked.nodes, checked.edges, (), meta))
+    except PaddlevizError as exc:
+        raise SourceFileError(files.backward, f"cannot read it: {exc}") from None
+    return checked
 
 
 def build_graph_from_dump(

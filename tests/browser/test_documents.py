@@ -58,6 +58,15 @@ def test_a_broken_document_says_why_and_a_good_one_draws_again(fresh: Explorer) 
             f"Cannot show this graph: edge {good['edges'][0]['id']}: tensor index 1000000 is "
             f"out of range (table has {len(good['tensors'])})"
         ),
+        # The same rules as Graph.from_dict (tests/fixtures/broken/graph_documents.json).
+        "{**good, 'edges': [{**good['edges'][0], 'target': 'n999'}, *good['edges'][1:]]}": (
+            'Cannot show this graph: edges[0].target: "n999" is not the id of a node'
+        ),
+        "{**good, 'nodes': [good['nodes'][0], {**good['nodes'][1], 'id': good['nodes'][0]['id']},"
+        " *good['nodes'][2:]]}": (
+            f'Cannot show this graph: nodes[1].id: "{good["nodes"][0]["id"]}" is the id of an '
+            "earlier entry too"
+        ),
     }
     for doc, text in broken.items():
         fresh.redrawn(lambda doc=doc: fresh.run(f"w.graph = {doc}"))
@@ -68,3 +77,19 @@ def test_a_broken_document_says_why_and_a_good_one_draws_again(fresh: Explorer) 
         fresh.redrawn(lambda: fresh.run("w.graph = good"))
         assert message.is_hidden()
         drawn_as_expected(fresh, graph)
+
+
+def test_a_bidi_override_in_a_layer_name_shows_escaped(fresh: Explorer) -> None:
+    fresh.run(
+        "w.graph = {**good, 'groups': [{**good['groups'][0], 'name': 'ad\\u202enimda'},"
+        " *good['groups'][1:]]}"
+    )
+    page = fresh.page
+    page.wait_for_function(
+        "() => [...document.querySelectorAll('svg text')].some("
+        "(t) => t.textContent.includes('ad\\\\u202enimda'))",
+        timeout=30_000,
+    )
+    shown = page.evaluate("() => document.body.innerText + document.querySelector('svg').innerHTML")
+    assert "\u202e" not in shown  # in the page text, status line and SVG alike
+    fresh.redrawn(lambda: fresh.run("w.graph = good"))

@@ -7,34 +7,34 @@ FLAGS_call_stack_level, layer hooks) is put back exactly on exit, exceptions inc
 What a session keeps is bounded (issue 11: a 300-step training loop inside one trace()). While
 tracing, only the newest backward record holds its GradNodes; every other record holds weak
 anchors (anchors.py) and is dropped once no tensor of its graph is alive, or when more than
-MAX_RECORDS are left. On exit no record holds a GradNode. The layer recorder forgets forwards
-two backward passes old (scope_recording.py); each record keeps the layer groups of its own
-graph as plain data.
+MAX_RECORDS are left (a dropped record whose tensors live is noted in kept_traces.LOST, so its
+graph says it lost its annotations). On exit no record holds a GradNode. The layer recorder
+forgets forwards two backward passes old (scope_recording.py); each record keeps the layer
+groups of its own graph as plain data. Finished sessions are kept while a tensor of theirs
+lives (kept_traces.py, at most MAX_SESSIONS).
 """
 
 from __future__ import annotations
 
 import functools
 import os
+import weakref
 from collections.abc import Callable, Collection
-from dataclasses import dataclass, field
 from typing import Any
 
+from ...graph.parts import ParamInfo
 from ..read.grad_node import grad_node_of
-from ..read.program import ProgramRead
+from ..read.params import param_infos_by_ptr
 from ..read.program_nodes import is_program_node
-from ..read.pylayer_info import PyLayerInfo, describe_pylayers
-from ..read.replay_safety import is_pylayer
-from ..read.walk import WalkResult, walk_backward_graph
-from .anchors import Anchor, anchor_of, any_alive, is_tensor, live_node, proven, user_tensors
+from .anchors import Anchor, anchor_of, any_alive, is_tensor, proven, user_tensors
 from .backward_args import as_list, grad_targets, layer_count
 from .backward_capture import DUMP_KWARG, CapturedBackward, run_captured
+from .backward_record import BackwardRecord
 from .forward_finite import ForwardFiniteWatch
+from .kept_traces import LOST, RecentSessions
 from .layer_scopes import LayerScopeRecorder, LayerScopes
 from .program_runs import ProgramRuns
-from .recent_sessions import RECENT_SESSIONS
 from .stack_gate import CALL_STACK_FLAG, LibraryForwardGate, call_stacks_off
-from .stats_rows import BackwardStats
 from .stats_watch import StatsHistory, run_with_stats, stats_available
 from .watched import watch_of, watched_backward
 
@@ -54,81 +54,6 @@ MAX_RECORDS = 16
 CALL_STACK_STEPS = 2
 
 
-@dataclass
-class BackwardRecord:
-    # The GradNodes backward started from, held so that no node of this graph can be freed and
-    # its address reused while the record may be matched by pointer alone. Emptied by
-    # release(); from then on only ``anchors`` prove that a pointer is still this graph's.
-    roots: tuple[Any, ...]
-    captured: CapturedBackward
-    copies: bool  # paddle.grad runs on copies of the nodes: log pointers differ from ours
-    # paddle.grad only: the nodes of the tensors it differentiated for (None: not known, or
-    # no_grad_vars pruned more than we can tell), what its copied dump is paired by.
-    targets: frozenset[int] | None = None
-    # What its PyLayer nodes stand for, read before the backward releases their contexts.
-    pylayers: tuple[PyLayerInfo, ...] = ()
-    # Weak anchors: the tensors backward started from, then outputs of the model calls whose
-    # nodes are in this graph (a model's output outlives the loss built on it).
-    anchors: tuple[Anchor, ...] = ()
-    root_count: int = 0  # the first root_count anchors are the tensors backward started from
-    # Layer groups of this graph's nodes, read from the recorder while they were all alive.
-    scopes: LayerScopes | None = None
-    stats: BackwardStats | None = None  # trace(stats=True): what its gradients looked like
-    # trace(stats=True): each node's position in this graph (what the step history is kept
-    # by) and the kept steps of the same shape, read while the nodes were held.
-    positions: dict[int, int] | None = None
-    signature: tuple[str, ...] = ()
-    # Program nodes (to_static): each one's program, read from Paddle's program objects.
-    programs: dict[int, ProgramRead] = field(default_factory=dict)
-    _ptrs: frozenset[int] | None = None
-
-    def walk(self) -> WalkResult | None:
-        """This backward's graph (fixed while the roots live; None once they may not). Not
-        kept: 20k small objects on a big graph would weigh on every later collection."""
-        if self.roots:
-            return walk_backward_graph(self.roots)
-        roots = [live_node(a) for a in self.anchors[: self.root_count]]
-        if not roots or any(r is None for r in roots):
-            return None
-        return walk_backward_graph(roots)
-
-    def node_ptrs(self) -> frozenset[int]:
-        """Every GradNode of this backward's graph (walked once, while the roots were held)."""
-        if self._ptrs is None:
-            self.scan(None)
-        assert self._ptrs is not None
-        return self._ptrs
-
-    def scan(self, model: Any) -> None:
-        """Walk the graph once, before it runs: its nodes, and its PyLayers' contexts."""
-        walk = self.walk()
-        assert walk is not None, "scan() needs the roots"
-        self._ptrs = frozenset(n.ptr for n in walk.nodes)
-        if any(is_pylayer(n.name) for n in walk.nodes):
-            self.pylayers = tuple(describe_pylayers(walk, model))
-
-    def release(self, user_tensors: list[Any]) -> None:
-        """Let go of the GradNodes; the record now vouches only through live anchors, to
-        which the user's variables holding a node of this graph are added (the nodes are
-        still held here, so a pointer match proves it is this graph's node)."""
-        ptrs = self.node_ptrs()
-        found = (anchor_of(t) for t in user_tensors)
-        self.anchors += tuple(a for a in found if a is not None and a.ptr in ptrs)
-        self.roots = ()
-
-    def alive(self) -> bool:
-        """Can any graph still be matched to this record?"""
-        return bool(self.roots) or any_alive(self.anchors)
-
-    def vouches_for(self, root_ptrs: Collection[int]) -> bool:
-        """True if the nodes at ``root_ptrs`` are provably nodes of this backward's graph:
-        held by the record, or reachable from a tensor of it that is still alive."""
-        wanted = set(root_ptrs)
-        if not wanted or not wanted <= self.node_ptrs():
-            return False
-        return bool(self.roots) or proven(self.anchors, wanted) == wanted
-
-
 class TraceSession:
     """Use as ``with trace(model):`` around the forward and the backward."""
 
@@ -145,6 +70,8 @@ class TraceSession:
                 f"{type(model).__name__}; use `with trace(model):` or `with trace():`"
             )
         self.model = model
+        self._weak_model: Callable[[], Any] = lambda: None
+        self.kept_params: dict[int, ParamInfo] = {}  # let_go_of_model
         if call_sites is None:  # per-op Python stacks cost ~0.2 ms an op in the forward
             call_sites = model is None or layer_count(model) <= CALL_SITE_MAX_LAYERS
         self.call_sites = call_sites
@@ -160,6 +87,7 @@ class TraceSession:
         self.records: list[BackwardRecord] = []
         self.scopes: LayerScopes | None = None  # on exit: the forwards still kept, as data
         self._leftovers: tuple[Anchor, ...] = ()  # on exit: their outputs, to prove pointers
+        self._own: tuple[Anchor, ...] = ()  # those of them this session's layers made
         self._recorder: LayerScopeRecorder | None = None
         self._restore: list[Callable[[], None]] = []
         self._in_backward = False
@@ -213,6 +141,11 @@ class TraceSession:
                 mine = [a for t in users if (a := anchor_of(t)) is not None]
                 self.scopes = self._recorder.stop()
                 self._leftovers = (*self._recorder.leftover_outputs, *mine)
+                claimed = self.scopes.node_names if self.scopes is not None else {}  # not others'
+                self._own = (
+                    *self._recorder.leftover_outputs,
+                    *(a for a in mine if a.ptr in claimed),
+                )
                 self._recorder.leftover_outputs = []
             self._settle(strong=0, users=users)  # a finished session holds no GradNode
 
@@ -223,7 +156,31 @@ class TraceSession:
             if record.roots:
                 users = user_tensors() if users is None else users
                 record.release(users)
-        self.records = [r for r in self.records if r.alive()][-MAX_RECORDS:]
+        alive = [r for r in self.records if r.alive()]
+        for record in alive[:-MAX_RECORDS]:
+            LOST.add(record.anchors, f"more than {MAX_RECORDS} backward passes kept in one trace")
+        self.records = alive[-MAX_RECORDS:]
+
+    def alive(self) -> bool:
+        """Can a graph still be matched to this session (a tensor of it is alive)?"""
+        return any(r.alive() for r in self.records) or any_alive(self._own)
+
+    def kept_anchors(self) -> list[Anchor]:
+        return [a for r in self.records for a in r.anchors] + list(self._own)
+
+    def let_go_of_model(self) -> None:
+        """Kept for its tensors only: model held weakly (its parameter names kept as data)."""
+        if self._recorder is not None and self._recorder.recording:
+            return  # a trace still running (traces nested inside it ended): not yet
+        if self.model is not None:
+            ptrs = frozenset().union(*(r.node_ptrs() for r in self.records))
+            named = param_infos_by_ptr(model=self.model)
+            self.kept_params = {p: info for p, info in named.items() if p in ptrs}
+            self._weak_model, self.model = weakref.ref(self.model), None
+        self._recorder = None
+
+    def current_model(self) -> Any:
+        return self.model if self.model is not None else self._weak_model()
 
     def sighting(
         self, root_ptrs: Collection[int], node_ptrs: Collection[int]
@@ -384,6 +341,9 @@ class TraceSession:
             record.scopes = self._recorder.snapshot(ptrs)
         else:
             record.anchors = tuple(own)
+
+
+RECENT_SESSIONS = RecentSessions()
 
 
 def trace(

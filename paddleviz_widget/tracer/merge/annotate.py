@@ -55,6 +55,9 @@ class Annotations:
     sources: list[str] = field(default_factory=list)
     notice: str | None = None
     notes: list[str] = field(default_factory=list)
+    # Why the trace() that saw this graph was dropped while a tensor of it lived (meta
+    # "trace_lost"; kept_traces.py): its annotations are gone, and a diff must not compare it.
+    trace_lost: str | None = None
     # PyLayer nodes: what each stands for (meta "pylayers", keyed by node id).
     pylayers: list[dict[str, Any]] = field(default_factory=list)
     # trace(stats=True): each edge's gradient statistics, the node where the first NaN/Inf
@@ -191,6 +194,8 @@ def annotated_graph(
         meta["notice"] = notices[0]
     if len(notices) > 1:
         meta["notices"] = notices
+    if ann.trace_lost is not None:
+        meta["trace_lost"] = ann.trace_lost
     meta.update(stats_meta(ann, walk))
     if ann.pylayers:
         index_of = {w.ptr: w.index for w in walk.nodes}

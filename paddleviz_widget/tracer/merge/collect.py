@@ -7,6 +7,7 @@ from typing import Any
 
 from ...graph.model import GradInfo
 from ..capture.backward_capture import replay_dump_available
+from ..capture.kept_traces import LOST, LOST_NOTICE
 from ..capture.layer_scopes import LayerScopes
 from ..capture.replay import Leaves, discover_model, find_leaves
 from ..capture.session import RECENT_SESSIONS, SLOT_LOG_MAX_NODES, BackwardRecord, TraceSession
@@ -159,12 +160,18 @@ def collect_annotations(
     graph = _Graph(walk)
     ann = Annotations()
     session, records, scopes = _traced(graph)
+    lost = LOST.why({root.ptr for root in graph.roots}) if session is None else None
+    if lost is not None:  # said first; nothing below may pass this graph off as untraced
+        ann.trace_lost = lost
+        ann.notice = LOST_NOTICE.format(why=lost)
     if session is not None and model is None:
-        model = session.model
+        model = session.current_model()
     accumulation = {n.ptr for n in walk.nodes if n.name == ACCUMULATION_NODE}
     if model is None and params is None:
         model = discover_model(accumulation)
     ann.params = param_infos_by_ptr(model=model, params=params) if (model or params) else {}
+    for ptr, info in session.kept_params.items() if session is not None else ():
+        ann.params.setdefault(ptr, info)  # the model is gone, its names kept (kept_traces)
     for record in reversed(records):  # newest backward first; Paddle's stacks before layers'
         _add_captured(ann, record, graph)
         for ptr, program in record.programs.items():

@@ -28,9 +28,12 @@ from typing import Any
 from ...graph.model import CallSite
 
 _HEADER = re.compile(
-    r"^\s*(?:GradNodeBase\s+)?(?P<name>\S+)\s+ptr\s*:\s*(?P<ptr>0[xX][0-9a-fA-F]+|\d+)"
+    r"^\s*(?:GradNodeBase\s+)?(?P<name>\S+)\s+ptr\s*:\s*"
+    r"(?P<ptr>0[xX][0-9a-fA-F]{1,16}|\d{1,20})\b"
 )
-_FRAME = re.compile(r'^\s*File "(?P<file>.*)", line (?P<line>\d+)(?:, in (?P<function>.*?))?\s*$')
+_FRAME = re.compile(
+    r'^\s*File "(?P<file>.*)", line (?P<line>\d{1,18})(?:, in (?P<function>.*?))?\s*$'
+)
 # Paddle installed anywhere (also a log recorded on another machine).
 _PADDLE_IN_PACKAGES = re.compile(r"[\\/](?:site|dist)-packages[\\/]paddle[\\/]")
 _PACKAGES = re.compile(r"[\\/](?:site|dist)-packages[\\/]")
@@ -109,8 +112,10 @@ def _to_text(text: Any) -> str:
     return text if isinstance(text, str) else ""
 
 
-def parse_call_stack_entries(text: Any) -> list[StackEntry]:
-    """Every GradNode record in the log, in file order. Lines it doesn't know are skipped."""
+def parse_call_stack_entries(text: Any, unread: list[str] | None = None) -> list[StackEntry]:
+    """Every GradNode record in the log, in file order. Lines it doesn't know are skipped;
+    header or frame lines it could not read (a 5,000-digit line number, a 40-digit ptr) are
+    appended to ``unread`` when given, for a notice."""
     entries: list[StackEntry] = []
     name: str | None = None
     ptr = 0
@@ -121,7 +126,14 @@ def parse_call_stack_entries(text: Any) -> list[StackEntry]:
             entries.append(StackEntry(name, ptr, tuple(frames)))
 
     for raw in _to_text(text).splitlines():
-        header = _HEADER.match(raw) if "ptr" in raw and "call stack" in raw else None
+        header_like = "ptr" in raw and "call stack" in raw
+        header = _HEADER.match(raw) if header_like else None
+        if header_like and header is None:  # unreadable: its frames belong to no GradNode
+            flush()
+            name = None
+            if unread is not None:
+                unread.append(raw)
+            continue
         if header:
             flush()
             name, frames = header["name"], []
@@ -131,6 +143,8 @@ def parse_call_stack_entries(text: Any) -> list[StackEntry]:
         frame = _FRAME.match(raw)
         if frame and name is not None:
             frames.append(Frame(frame["file"], int(frame["line"]), frame["function"]))
+        elif unread is not None and not frame and raw.lstrip().startswith('File "'):
+            unread.append(raw)  # a frame the pattern refused (e.g. a 5,000-digit line)
     flush()
     return entries
 

@@ -17,6 +17,7 @@ _NODE = re.compile(r'^\s*(node_\d+)\s*\[label="([^"\\]+)\\nPtr:\s*(0x[0-9a-fA-F]
 _EDGE = re.compile(r'^\s*(node_\d+)\s*->\s*(node_\d+)\s*(?:\[label="([^"]*)"\])?')
 # Edge labels look like: Place(cpu)\nfloat32[1, 16, 6, 6]; with VLOG on, Paddle puts the
 # gradient's tensor name first: @Grad\nPlace(cpu)\nfloat32[2, 3].
+_MAX_DIM_DIGITS = 19
 _LABEL = re.compile(r"^(?:[^\\]*\\n)?Place\(([^)]*)\)\\n([A-Za-z0-9_]+)\[([^\]]*)\]$")
 
 
@@ -32,6 +33,8 @@ class BackwardDump:
     nodes: dict[str, str]  # ptr -> GradNode class name
     edges: tuple[DumpEdge, ...]  # in file order
     warnings: tuple[str, ...] = ()  # at most one: what in the file was not understood
+    # (line number, DOT id) of each edge naming a node no line declares
+    undeclared: tuple[tuple[int, str], ...] = ()
 
 
 def parse_grad_label(label: str) -> GradInfo | None:
@@ -39,11 +42,11 @@ def parse_grad_label(label: str) -> GradInfo | None:
     if not match:
         return None
     place, dtype, dims = match.groups()
-    try:
-        shape = tuple(int(d) for d in dims.split(",") if d.strip())
-    except ValueError:
-        shape = None
-    return GradInfo(dtype=dtype, shape=shape, place=place)
+    parts = [d.strip() for d in dims.split(",") if d.strip()]
+    # A dimension is an int64: longer digit strings are not a shape Paddle wrote.
+    if not all(len(d) <= _MAX_DIM_DIGITS and d.lstrip("-").isdigit() for d in parts):
+        return GradInfo(dtype=dtype, shape=None, place=place)
+    return GradInfo(dtype=dtype, shape=tuple(int(d) for d in parts), place=place)
 
 
 def parse_backward_dot(text: str) -> BackwardDump:
@@ -53,7 +56,8 @@ def parse_backward_dot(text: str) -> BackwardDump:
     # A 10k-node dump has ~11k edges but a few hundred distinct labels: read each label once.
     grads: dict[str, GradInfo | None] = {}
     issues: Counter[str] = Counter()
-    for line in text.splitlines():
+    undeclared: list[tuple[int, str]] = []
+    for number, line in enumerate(text.splitlines(), 1):
         # Cheap substring test first: the regexes are most of the cost on big dumps.
         edge = _EDGE.match(line) if "->" in line else None
         if edge is None:
@@ -68,14 +72,18 @@ def parse_backward_dot(text: str) -> BackwardDump:
         src, dst, label = edge.groups()
         if src not in ptr_of or dst not in ptr_of:
             issues["edges naming an undeclared node"] += 1
+            undeclared.append((number, dst if src in ptr_of else src))
             continue
         label = label or ""
         if label not in grads:
             grads[label] = parse_grad_label(label)
-        if label and grads[label] is None:  # an unlabelled edge carries no gradient: fine
+        grad = grads[label]
+        if label and grad is None:  # an unlabelled edge carries no gradient: fine
             issues["edge labels not read"] += 1
-        edges.append(DumpEdge(ptr_of[src], ptr_of[dst], grads[label]))
-    return BackwardDump(nodes=nodes, edges=tuple(edges), warnings=_summary(issues))
+        elif grad is not None and grad.shape is None:
+            issues["gradient shapes not read"] += 1
+        edges.append(DumpEdge(ptr_of[src], ptr_of[dst], grad))
+    return BackwardDump(nodes, tuple(edges), _summary(issues), tuple(undeclared))
 
 
 def _summary(issues: Counter[str]) -> tuple[str, ...]:

@@ -1,0 +1,94 @@
+// What a decoded graph must be before the view draws it: the same rules as the Python side's
+// graph/check.py (one rule each side: string ids, unique; edges, node groups and group parents
+// that point at ids that exist; a group tree without cycles; shapes that are lists of integers).
+// Tested on the same broken documents (tests/fixtures/broken/graph_documents.json). Loops only.
+import { PayloadError } from "./payload_error";
+import type { GraphPayload } from "./types";
+
+const ID = /^[A-Za-z][A-Za-z0-9_]*$/;
+
+function bad(field: string, problem: string): PayloadError {
+  return new PayloadError(`${field}: ${problem}`);
+}
+
+/** The ids of `table` as a set; throws naming the first one that is not an id or repeats. */
+export function checkIds(items: readonly { id: unknown }[], table: string): Set<string> {
+  const seen = new Set<string>();
+  for (let k = 0; k < items.length; k++) {
+    const id = items[k].id;
+    if (typeof id !== "string" || !ID.test(id)) throw bad(`${table}[${k}].id`, `${JSON.stringify(id)} is not an id`);
+    if (seen.has(id)) throw bad(`${table}[${k}].id`, `"${id}" is the id of an earlier entry too`);
+    seen.add(id);
+  }
+  return seen;
+}
+
+/** Throws unless `value` is null or a list of integers (a tensor's shape). */
+export function checkShape(value: unknown, field: string): void {
+  if (!isShape(value)) {
+    throw bad(field, `${JSON.stringify(value)} is not a list of integers`);
+  }
+}
+
+function isShape(value: unknown): boolean {
+  if (value === null || value === undefined) return true;
+  if (!Array.isArray(value)) return false;
+  for (const d of value) if (!Number.isInteger(d)) return false;
+  return true;
+}
+
+/** Throws a PayloadError naming the first field of `graph` that breaks the schema. */
+export function checkPayload(graph: GraphPayload): void {
+  const groups = checkIds(graph.groups, "groups");
+  const parent = new Map<string, string | null>();
+  graph.groups.forEach((g, k) => {
+    if (typeof g.name !== "string") throw bad(`groups[${k}].name`, "is not a string");
+    const p = g.parent ?? null;
+    if (p !== null && (typeof p !== "string" || !groups.has(p)))
+      throw bad(`groups[${k}].parent`, `${JSON.stringify(p)} is not the id of a group`);
+    parent.set(g.id, p);
+  });
+  const done = new Set<string>();
+  graph.groups.forEach((g, k) => {
+    const path = new Set<string>();
+    for (let cur: string | null = g.id; cur !== null && !done.has(cur); cur = parent.get(cur) ?? null) {
+      if (path.has(cur)) throw bad(`groups[${k}].parent`, `group "${g.id}" is its own ancestor`);
+      path.add(cur);
+    }
+    for (const id of path) done.add(id);
+  });
+  const nodes = checkIds(graph.nodes, "nodes");
+  // Plain loops, and a field's path spelled out only for its error: this runs on every node,
+  // slot and edge of a 100k-node graph in the page's main thread.
+  const nodeList = graph.nodes;
+  for (let k = 0; k < nodeList.length; k++) {
+    const n = nodeList[k];
+    if (typeof n.name !== "string" || n.name === "") throw bad(`nodes[${k}].name`, "is not a non-empty string");
+    const g = n.group ?? null;
+    if (g !== null && (typeof g !== "string" || !groups.has(g)))
+      throw bad(`nodes[${k}].group`, `${JSON.stringify(g)} is not the id of a group`);
+    if (n.param && !isShape(n.param.shape)) checkShape(n.param.shape, `nodes[${k}].param.shape`);
+    if (n.tensor && !isShape(n.tensor.shape)) checkShape(n.tensor.shape, `nodes[${k}].tensor.shape`);
+    for (const side of SIDES) {
+      const slots = n[side];
+      if (!slots) continue;
+      for (let j = 0; j < slots.length; j++) {
+        if (!isShape(slots[j].shape)) checkShape(slots[j].shape, `nodes[${k}].${side}[${j}].shape`);
+      }
+    }
+  }
+  checkIds(graph.edges, "edges");
+  const edgeList = graph.edges;
+  for (let k = 0; k < edgeList.length; k++) {
+    const e = edgeList[k];
+    if (typeof e.source !== "string" || !nodes.has(e.source)) throw dangling(k, "source", e.source);
+    if (typeof e.target !== "string" || !nodes.has(e.target)) throw dangling(k, "target", e.target);
+    if (e.grad && !isShape(e.grad.shape)) checkShape(e.grad.shape, `edges[${k}].grad.shape`);
+  }
+}
+
+const SIDES = ["inputs", "outputs"] as const;
+
+function dangling(k: number, end: string, value: unknown): PayloadError {
+  return bad(`edges[${k}].${end}`, `${JSON.stringify(value)} is not the id of a node`);
+}

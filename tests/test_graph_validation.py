@@ -1,0 +1,106 @@
+"""Every graph document is checked on the way in (graph/decode.py + graph/check.py): broken
+ones raise GraphDocumentError naming the field, whatever the schema version; the JS reader
+refuses the same documents (tests/fixtures/broken/graph_documents.json, js/view/payload_check)."""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from paddleviz_widget import GraphDocumentError, PaddlevizError
+from paddleviz_widget.graph import Graph, nested_dict
+
+GRAPHS = Path(__file__).parent / "fixtures" / "graphs"
+LENET = json.loads((GRAPHS / "lenet.json").read_text(encoding="utf-8"))
+BROKEN = GRAPHS.parent / "broken" / "graph_documents.json"
+BAD = json.loads(BROKEN.read_text(encoding="utf-8"))["cases"]
+
+
+def apply(doc: dict[str, Any], changes: list[Any]) -> dict[str, Any]:
+    doc = copy.deepcopy(doc)
+    for path, value in changes:
+        *head, last = path
+        at: Any = doc
+        for key in head:
+            at = at[key]
+        at[last] = value
+    return doc
+
+
+@pytest.mark.parametrize("case", BAD, ids=[c["name"] for c in BAD])
+def test_shared_broken_documents_are_refused_naming_the_field(case: dict[str, Any]) -> None:
+    doc = apply(LENET, case["set"])
+    with pytest.raises(GraphDocumentError) as caught:
+        Graph.from_dict(doc)
+    assert caught.value.field == case["field"]
+    assert str(caught.value).startswith(case["field"] + ": ")
+    assert isinstance(caught.value, PaddlevizError) and isinstance(caught.value, ValueError)
+
+
+def test_the_shared_cases_are_valid_without_their_change() -> None:
+    assert len(Graph.from_dict(LENET).nodes) == len(LENET["nodes"])
+
+
+def v1(change: Any) -> dict[str, Any]:
+    doc = nested_dict(LENET)
+    change(doc)
+    return doc
+
+
+V1_BROKEN = {
+    "dangling edge": (lambda d: d["edges"][3].update(target="n999"), "edges[3].target"),
+    "int id": (lambda d: d["nodes"][2].update(id=7), "nodes[2].id"),
+    "string shape": (lambda d: d["edges"][0]["grad"].update(shape="4x4"), "edges[0].grad.shape"),
+    "duplicate ids": (lambda d: d["nodes"][4].update(id="n3"), "nodes[4].id"),
+    "missing key": (lambda d: d["groups"][1].pop("name"), "groups[1]"),
+    "stats not numbers": (
+        lambda d: d["edges"][0].update(
+            stats=dict.fromkeys(("norm", "max_abs", "mean_abs", "zero_fraction", "nan", "inf"), "x")
+        ),
+        "edges[0].stats.norm",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(V1_BROKEN))
+def test_schema_1_0_documents_go_through_the_same_check(case: str) -> None:
+    change, field = V1_BROKEN[case]
+    with pytest.raises(GraphDocumentError) as caught:
+        Graph.from_dict(v1(change))
+    assert caught.value.field == field
+
+
+@pytest.mark.parametrize("version", ["2.0", "2.1", "2.2"])
+def test_every_2_x_version_is_checked(version: str) -> None:
+    doc = apply(LENET, [[["schema_version"], version], [["edges", 3, "target"], "n999"]])
+    with pytest.raises(GraphDocumentError, match=r"edges\[3\]\.target: 'n999' is not the id"):
+        Graph.from_dict(doc)
+
+
+def test_a_deep_diff_value_or_meta_does_not_recurse() -> None:
+    deep: Any = []
+    for _ in range(100_000):
+        deep = [deep]
+    doc = apply(LENET, [[["meta", "deep"], deep]])
+    assert Graph.from_dict(doc).meta["deep"] is deep  # meta is free-form, kept as it is
+    marked = apply(
+        LENET,
+        [
+            [
+                ["nodes", 0, "diff"],
+                {"status": "changed", "changes": [{"field": "shape", "a": deep, "b": [1]}]},
+            ]
+        ],
+    )
+    with pytest.raises(GraphDocumentError, match=r"nodes\[0\]\.diff\.changes\[0\]\.a"):
+        Graph.from_dict(marked)
+
+
+def test_non_finite_stats_are_refused() -> None:
+    doc = apply(LENET, [[["edges", 0, "stats"], [float("nan"), 1, 1, 0, 0, 0]]])
+    with pytest.raises(GraphDocumentError, match=r"edges\[0\]\.stats\.norm"):
+        Graph.from_dict(doc)
