@@ -2,6 +2,7 @@
 
 from .compat import make_graph
 from .graph import SCHEMA_VERSION
+from .runs import RunLogError, open_run
 from .sources import build_graph_from_dump, build_graph_from_jittor
 from .tracer import TraceSession, build_graph, trace
 from .tracer.layer_summary import summary
@@ -10,6 +11,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "SCHEMA_VERSION",
+    "RunLogError",
     "GraphWidget",
     "TraceSession",
     "__version__",
@@ -17,6 +19,7 @@ __all__ = [
     "build_graph_from_dump",
     "build_graph_from_jittor",
     "make_graph",
+    "open_run",
     "summary",
     "trace",
 ]

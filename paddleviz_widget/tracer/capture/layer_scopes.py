@@ -253,6 +253,12 @@ class LayerScopeRecorder:
         self._rec_ref[0] = None  # a wrapper left in someone's chain now holds nothing
         return rec
 
+    def pause(self) -> None:
+        """Stop recording and forget it (watch mode, between full captures); start() again."""
+        rec = self._detach()
+        if rec is not None:
+            rec.clear()
+
     def _roots(self, rec: Recording) -> list[Any]:
         if self.model is not None:
             return [self.model]

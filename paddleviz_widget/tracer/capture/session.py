@@ -15,6 +15,7 @@ graph as plain data.
 from __future__ import annotations
 
 import functools
+import os
 from collections import deque
 from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass
@@ -30,6 +31,7 @@ from .layer_scopes import LayerScopeRecorder, LayerScopes
 from .stack_gate import CALL_STACK_FLAG, LibraryForwardGate, call_stacks_off
 from .stats_rows import BackwardStats
 from .stats_watch import StatsHistory, run_with_stats, stats_available
+from .watched import watch_of, watched_backward
 
 # Slot names come from Paddle's VLOG 6, which costs about 0.5 ms per GradNode here (Paddle's
 # formatting, about +30% backward time, plus capture and parsing: benchmarks/RESULTS.md). By
@@ -143,7 +145,8 @@ class TraceSession:
 
     def __init__(
         self, model: Any = None, *, call_sites: bool | None = None, slots: bool | None = None,
-        stats: bool = False, steps: int | None = None,
+        stats: bool = False, steps: int | None = None, every: int | None = None,
+        run_dir: str | os.PathLike[str] | None = None, thresholds: dict[str, float] | None = None,
     ) -> None:  # fmt: skip
         import paddle
 
@@ -161,6 +164,7 @@ class TraceSession:
             raise ValueError("steps= keeps gradient statistics: use trace(model, stats=True, "
                              f"steps={steps})")  # fmt: skip
         self.stats = stats
+        self.watch = watch_of(model, every, run_dir, thresholds)
         self.history = StatsHistory(steps or 1) if stats else None
         self.records: list[BackwardRecord] = []
         self.scopes: LayerScopes | None = None  # on exit: the forwards still kept, as data
@@ -179,6 +183,8 @@ class TraceSession:
         self._recorder = LayerScopeRecorder(self.model, observer=self._gate)
         self._recorder.start()
         try:
+            if self.watch is not None:
+                self.watch.start()
             if self.call_sites:
                 self._set_call_stack_flag()
             self._patch_backward_entry_points()
@@ -189,7 +195,11 @@ class TraceSession:
         return self
 
     def __exit__(self, *exc_info: Any) -> None:
-        self._undo()
+        try:
+            self._undo()
+        finally:
+            if self.watch is not None:
+                self.watch.close(exc_info[1])
         RECENT_SESSIONS.add(self)
 
     def _undo(self) -> None:
@@ -290,6 +300,14 @@ class TraceSession:
     ) -> Any:  # fmt: skip
         if self._in_backward:  # e.g. paddle.grad inside a PyLayer's backward: already captured
             return original(*args, **kwargs)
+        if self.watch is not None:
+            return watched_backward(self, original, roots, args, kwargs, copies=copies)
+        return self._captured_backward(original, roots, args, kwargs, copies=copies)
+
+    def _captured_backward(
+        self, original: Any, roots: list[Any], args: tuple[Any, ...], kwargs: dict[str, Any],
+        *, copies: bool,
+    ) -> Any:  # fmt: skip
         nodes = tuple(n for n in (grad_node_of(t) for t in roots if is_tensor(t)) if n)
         record = BackwardRecord(nodes, CapturedBackward(), copies)
         if copies:
@@ -315,7 +333,8 @@ class TraceSession:
         record.captured = captured
         self.records.append(record)
         self._backwards += 1
-        if self._backwards >= CALL_STACK_STEPS and self._stop_stacks is not None:
+        stack_steps = 1 if self.watch is not None else CALL_STACK_STEPS
+        if self._backwards >= stack_steps and self._stop_stacks is not None:
             self._stop_stacks()
             self._stop_stacks = None
         if self._recorder is not None:
@@ -373,7 +392,8 @@ RECENT_SESSIONS = _RecentSessions()
 
 def trace(
     model: Any = None, *, call_sites: bool | None = None, slots: bool | None = None,
-    stats: bool = False, steps: int | None = None,
+    stats: bool = False, steps: int | None = None, every: int | None = None,
+    run_dir: str | os.PathLike[str] | None = None, thresholds: dict[str, float] | None = None,
 ) -> TraceSession:  # fmt: skip
     """Record what ``build_graph``/``GraphWidget`` need while your forward and backward run::
 
@@ -394,5 +414,13 @@ def trace(
     zeros, NaN/Inf), where a NaN/Inf was born, and parameters whose gradient is all zeros
     (Paddle >= 3.0). ``steps``: keep the statistics of the last K backward passes, for the
     widget's step slider (memory: K times one step's edges).
+    ``run_dir``: watch a whole training run and write its run log there (README "Watching a
+    training run"): every backward's per-parameter gradient summary, anomalies, and a full
+    capture (the graph; with ``stats``, its statistics) of step 0, every ``every``-th step
+    (default 100) and the step after an anomaly; ``thresholds``: the anomaly rules' (see
+    paddleviz_widget/runs/anomalies.py). Read it with ``paddleviz_widget.open_run``.
     """
-    return TraceSession(model, call_sites=call_sites, slots=slots, stats=stats, steps=steps)
+    return TraceSession(
+        model, call_sites=call_sites, slots=slots, stats=stats, steps=steps, every=every,
+        run_dir=run_dir, thresholds=thresholds,
+    )  # fmt: skip

@@ -1,0 +1,170 @@
+"""Anomalies found from each step's summary, as the step is recorded.
+
+Rules (thresholds in DEFAULT_THRESHOLDS, settable by trace(..., thresholds={...}), kept in the
+run log's run.json):
+
+- ``nonfinite``: the loss or a gradient holds NaN/Inf, in a step after a finite one (the
+  first step of each such stretch): which parameters, how many NaN/Inf.
+- ``spike``: a layer's gradient norm, or the total norm, above ``spike_factor`` times its
+  median over the last ``spike_window`` finite steps, once ``spike_warmup`` steps were seen.
+  Reported when it starts; again only after the norm was back under the threshold.
+- ``vanishing``: a layer's gradient norm below ``vanishing_ratio`` times the smaller of its
+  neighbours' (the layers before and after it, in the model's order), once ``spike_warmup``
+  steps were seen; reported when it starts, like a spike.
+
+Steps with a NaN/Inf are left out of the medians and of the spike and vanishing rules (their
+norms are over the finite elements only).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .anomaly import Anomaly
+from .params import ParamInfo
+
+DEFAULT_THRESHOLDS: dict[str, float] = {
+    "spike_factor": 10.0,
+    "spike_window": 50,
+    "spike_warmup": 20,
+    "vanishing_ratio": 1e-3,
+}
+
+
+def thresholds_from(given: dict[str, float] | None) -> dict[str, float]:
+    values = dict(DEFAULT_THRESHOLDS)
+    for name, value in (given or {}).items():
+        if name not in values:
+            raise ValueError(f"unknown threshold {name!r}: trace(thresholds=) takes "
+                             f"{', '.join(DEFAULT_THRESHOLDS)}")  # fmt: skip
+        if not isinstance(value, (int, float)) or not value > 0:
+            raise ValueError(f"threshold {name} must be a positive number, got {value!r}")
+        values[name] = float(value)
+    return values
+
+
+def _names(names: list[str], limit: int = 6) -> str:
+    shown = ", ".join(names[:limit])
+    return shown + (f" and {len(names) - limit} more" if len(names) > limit else "")
+
+
+class AnomalyFinder:
+    """``check(step, norm, nan, inf, loss)``: the anomalies that start at this step."""
+
+    def __init__(self, params: list[ParamInfo], layers: list[str], thresholds: dict[str, float]):
+        self.params = params
+        self.layers = layers
+        self.t = thresholds
+        self._layer_of = np.array([layers.index(p.layer) for p in params], np.int64)
+        window = int(self.t["spike_window"])
+        self._history = np.full((window, len(layers) + 1), np.nan)  # layers..., total
+        self._seen = 0  # finite steps in the history
+        self._in_nonfinite = False
+        self._spiking = np.zeros(len(layers) + 1, bool)
+        self._vanishing = np.zeros(len(layers), bool)
+
+    def layer_norms(self, norm: np.ndarray) -> np.ndarray:
+        """L2 over each layer's parameters, then the total (NaN: no gradient at all)."""
+        squares = np.where(np.isnan(norm), 0.0, np.asarray(norm, np.float64) ** 2)
+        sums = np.bincount(self._layer_of, squares, minlength=len(self.layers))
+        present = np.bincount(self._layer_of, ~np.isnan(norm), minlength=len(self.layers))
+        out = np.where(present > 0, np.sqrt(sums), np.nan)
+        total = np.sqrt(squares.sum()) if (~np.isnan(norm)).any() else np.nan
+        return np.append(out, total)
+
+    def check(self, step: int, norm: np.ndarray, nan: np.ndarray, inf: np.ndarray,
+              loss: float | None) -> list[Anomaly]:  # fmt: skip
+        bad = np.nan_to_num(nan) + np.nan_to_num(inf) > 0
+        loss_bad = loss is not None and not np.isfinite(loss)
+        if bad.any() or loss_bad:
+            found = [] if self._in_nonfinite else [self._nonfinite(step, nan, inf, bad, loss)]
+            self._in_nonfinite = True
+            return found
+        self._in_nonfinite = False
+        norms = self.layer_norms(norm)
+        found = []
+        if self._seen >= self.t["spike_warmup"]:
+            found += self._spikes(step, norms)
+            found += self._vanishings(step, norms[:-1])
+        self._history[self._seen % len(self._history)] = norms
+        self._seen += 1
+        return found
+
+    # -- rules ------------------------------------------------------------------------------
+    def _nonfinite(self, step: int, nan: np.ndarray, inf: np.ndarray, bad: np.ndarray,
+                   loss: float | None) -> Anomaly:  # fmt: skip
+        which = [self.params[i] for i in np.flatnonzero(bad)]
+        names = [p.name for p in which]
+        counts = [f"{p.name} ({_counts(nan[i], inf[i])})" for p, i in
+                  zip(which, np.flatnonzero(bad))]  # fmt: skip
+        layers = list(dict.fromkeys(p.layer for p in which))
+        parts = []
+        if loss is not None and not np.isfinite(loss):
+            parts.append(f"the loss is {loss}")
+        if names:
+            parts.append(f"NaN/Inf gradients in {len(names)} parameter"
+                         f"{'s' if len(names) > 1 else ''}: {_names(counts)}")  # fmt: skip
+        return Anomaly(
+            step, "nonfinite", layers[0] if layers else "", names,
+            float(np.nansum(nan) + np.nansum(inf)), 0.0,
+            f"step {step}: first non-finite step: " + "; ".join(parts),
+        )  # fmt: skip
+
+    def _spikes(self, step: int, norms: np.ndarray) -> list[Anomaly]:
+        seen = self._history[: min(self._seen, len(self._history))]
+        with np.errstate(all="ignore"):
+            median = np.nanmedian(seen, axis=0) if len(seen) else norms * np.nan
+        limit = self.t["spike_factor"] * median
+        over = norms > limit  # NaN compares False: no gradient, no spike
+        found = []
+        for j in np.flatnonzero(over & ~self._spiking):
+            total = j == len(self.layers)
+            layer = "" if total else self.layers[j]
+            where = "the total gradient norm" if total else f"layer {layer or '(model)'}"
+            params = [] if total else self._params_of(j)
+            found.append(Anomaly(
+                step, "spike", layer, params, float(norms[j]), float(limit[j]),
+                f"step {step}: gradient norm spike in {where}: {norms[j]:.4g}, "
+                f"{norms[j] / median[j]:.3g}x its median {median[j]:.4g} over the last "
+                f"{len(seen)} steps (threshold {self.t['spike_factor']:g}x)"
+                + (f"; parameters {_names(params)}" if params else ""),
+            ))  # fmt: skip
+        self._spiking = over
+        return found
+
+    def _vanishings(self, step: int, norms: np.ndarray) -> list[Anomaly]:
+        present = np.flatnonzero(~np.isnan(norms))
+        now = np.zeros(len(norms), bool)
+        found = []
+        for k, j in enumerate(present):
+            around = [norms[present[m]] for m in (k - 1, k + 1) if 0 <= m < len(present)]
+            if not around:
+                continue
+            reference = min(around)
+            if reference > 0 and norms[j] < self.t["vanishing_ratio"] * reference:
+                now[j] = True
+                if not self._vanishing[j]:
+                    layer = self.layers[j]
+                    found.append(Anomaly(
+                        step, "vanishing", layer, self._params_of(j), float(norms[j]),
+                        float(self.t["vanishing_ratio"] * reference),
+                        f"step {step}: vanishing gradient in layer {layer or '(model)'}: norm "
+                        f"{norms[j]:.3g}, under {self.t['vanishing_ratio']:g}x its neighbours' "
+                        f"({reference:.3g}); parameters {_names(self._params_of(j))}",
+                    ))  # fmt: skip
+        self._vanishing = now
+        return found
+
+    def _params_of(self, layer: int) -> list[str]:
+        return [p.name for p, j in zip(self.params, self._layer_of) if j == layer]
+
+
+def _counts(nan: Any, inf: Any) -> str:
+    parts = []
+    if nan:
+        parts.append(f"{int(nan)} NaN")
+    if inf:
+        parts.append(f"{int(inf)} Inf")
+    return ", ".join(parts)

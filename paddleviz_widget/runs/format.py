@@ -1,0 +1,85 @@
+"""The run log on disk (run_schema 1.x). One writer per process; no file is shared between
+writers and none is locked, so many ranks can write beside each other on NFS/Lustre.
+
+    RUN_DIR/run.json                 what the run is: run_schema, status, every, thresholds,
+                                     params (name, layer, shape, dtype), layers; replaced
+                                     atomically (tmp + rename) when the status changes
+    RUN_DIR/steps/part-FIRST-LAST.parquet
+                                     per-step summaries, one row per (step, parameter), written
+                                     atomically every FLUSH_EVERY steps and at the end
+    RUN_DIR/tail.arrows              the steps since the last part: an Arrow IPC stream, one
+                                     record batch appended per step (a batch cut off by a
+                                     crash is not read); gone when the run finishes
+    RUN_DIR/anomalies.jsonl          one JSON object a line, appended when found
+    RUN_DIR/captures/capture-STEP.json.gz
+                                     the full capture of a step: its graph document (schema 2.x),
+                                     gzipped, written atomically
+
+Rows are long (step, param, layer, norm, max_abs, nan, inf, loss), not one column per
+parameter: 1000 steps x 300 parameters take about the same bytes either way
+(benchmarks/RESULTS.md), and long rows are what a query filters by parameter or layer.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+RUN_SCHEMA = "1.0"
+READS_MAJOR = 1  # run_schema majors this reader understands
+META = "run.json"
+STEPS = "steps"
+TAIL = "tail.arrows"
+ANOMALIES = "anomalies.jsonl"
+CAPTURES = "captures"
+FLUSH_EVERY = 100  # steps per Parquet part
+STATS = ("norm", "max_abs", "nan", "inf")
+
+
+def schema() -> Any:
+    import pyarrow as pa
+
+    return pa.schema(
+        [
+            ("step", pa.int64()),
+            ("param", pa.string()),
+            ("layer", pa.string()),
+            ("norm", pa.float32()),  # L2 norm over the finite elements; null: no gradient
+            ("max_abs", pa.float32()),  # max |g| over the finite elements
+            ("nan", pa.int64()),  # NaN elements
+            ("inf", pa.int64()),  # +-Inf elements
+            ("loss", pa.float64()),  # the loss of the step (same on its rows); null: unknown
+        ]
+    )
+
+
+def part_name(first: int, last: int) -> str:
+    return f"part-{first:09d}-{last:09d}.parquet"
+
+
+def capture_name(step: int) -> str:
+    return f"capture-{step:09d}.json.gz"
+
+
+def capture_step(name: str) -> int | None:
+    if name.startswith("capture-") and name.endswith(".json.gz"):
+        digits = name[len("capture-") : -len(".json.gz")]
+        if digits.isdigit():
+            return int(digits)
+    return None
+
+
+def write_atomic(path: Path, data: bytes) -> None:
+    """Readers see the old file or the whole new one, never part of it."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    with open(tmp, "wb") as f:
+        f.write(data)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+
+
+def write_json_atomic(path: Path, value: Any) -> None:
+    write_atomic(path, json.dumps(value, indent=1).encode())

@@ -1,0 +1,113 @@
+"""The watch mode of ``trace(model, every=N, run_dir=...)``: what a training run records each
+step (summary.py, anomalies.py) and which steps get a full capture, written to the run log
+(log_writer.py).
+
+A step is one backward call (Tensor.backward / paddle.autograd.backward). Full captures: step
+0, every ``every``-th step, and the step after one where an anomaly started. The session
+(tracer/capture/session.py) asks ``full_due()`` before each backward and runs it plainly
+(no VLOG, no dump, no GradNode hooks, no layer hooks in the forward) when it is not.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import traceback
+from collections.abc import Callable
+from typing import Any
+
+from .anomalies import AnomalyFinder, thresholds_from
+from .log_writer import RunLogWriter
+from .params import layer_order, model_params
+from .summary import GradSummary, loss_value
+
+DEFAULT_EVERY = 100
+
+
+class RunWatch:
+    def __init__(
+        self, model: Any, run_dir: str | os.PathLike[str], every: int | None,
+        thresholds: dict[str, float] | None,
+    ) -> None:  # fmt: skip
+        if model is None:
+            raise ValueError(
+                "trace(run_dir=...) watches a model's parameters: pass the model, "
+                "`with trace(model, stats=True, run_dir=...)`"
+            )
+        every = DEFAULT_EVERY if every is None else every
+        if not isinstance(every, int) or every < 1:
+            raise ValueError(f"every must be a whole number of steps >= 1, got {every!r}")
+        self.model = model
+        self.run_dir = run_dir
+        self.every = every
+        self.thresholds = thresholds_from(thresholds)
+        self.step = 0  # the step the next backward is
+        self._after_anomaly = False
+        self.writer: RunLogWriter | None = None
+
+    def start(self) -> None:
+        infos, tensors = model_params(self.model)
+        layers = layer_order(infos)
+        self._summary = GradSummary(tensors)
+        self._finder = AnomalyFinder(infos, layers, self.thresholds)
+        rank, world = _rank()
+        self.writer = RunLogWriter(
+            self.run_dir, params=infos, layers=layers, every=self.every,
+            thresholds=self.thresholds, rank=rank, world_size=world,
+        )  # fmt: skip
+
+    def full_due(self) -> bool:
+        """Whether the next backward gets the full capture."""
+        return self.step % self.every == 0 or self._after_anomaly
+
+    def after_backward(
+        self, roots: list[Any], graph: Callable[[], dict[str, Any]] | None = None
+    ) -> None:
+        """Record the step whose backward just ran; ``graph``: its full capture's document."""
+        if self.writer is None:
+            return
+        import paddle
+
+        with paddle.no_grad():
+            norm, max_abs, nan, inf = self._summary.read()
+            loss = loss_value(roots[0]) if len(roots) == 1 else None
+        step = self.step
+        self.writer.write_step(step, norm, max_abs, nan, inf, loss)
+        found = self._finder.check(step, norm, nan, inf, loss)
+        for anomaly in found:
+            self.writer.write_anomaly(anomaly.to_json())
+        if graph is not None:
+            self._capture(step, graph)
+        self._after_anomaly = bool(found)
+        self.step += 1
+
+    def _capture(self, step: int, graph: Callable[[], dict[str, Any]]) -> None:
+        """A capture that fails is said on stderr once; the run and its summaries go on."""
+        assert self.writer is not None
+        try:
+            document = graph()
+        except Exception as exc:  # noqa: BLE001 (never stop the user's training)
+            line = traceback.format_exception_only(type(exc), exc)[-1].strip()
+            print(f"paddleviz_widget: no full capture of step {step}: {line}", file=sys.stderr)
+            return
+        document.setdefault("meta", {})["step"] = step
+        self.writer.write_capture(step, document)
+
+    def close(self, error: BaseException | None = None) -> None:
+        if self.writer is None:
+            return
+        if error is None:
+            self.writer.close("finished")
+        else:
+            self.writer.close("stopped", f"{type(error).__name__}: {error}")
+        self.writer = None
+
+
+def _rank() -> tuple[int, int]:
+    """This process's rank and the world size, as Paddle's launcher sets them (0, 1 alone)."""
+    try:
+        return int(os.environ.get("PADDLE_TRAINER_ID", 0)), int(
+            os.environ.get("PADDLE_TRAINERS_NUM", 1)
+        )
+    except ValueError:
+        return 0, 1

@@ -1,0 +1,66 @@
+"""trace(run_dir=...)'s backward: the plain backward and a summary between full captures,
+the session's full capture (and the step's graph document) on the others (runs/watch.py)."""
+
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ...runs.watch import RunWatch
+    from .session import TraceSession
+
+
+def watch_of(
+    model: Any, every: int | None, run_dir: str | os.PathLike[str] | None,
+    thresholds: dict[str, float] | None,
+) -> RunWatch | None:  # fmt: skip
+    if run_dir is None:
+        if every is not None or thresholds is not None:
+            raise ValueError(
+                "every= and thresholds= are for watching a run: add run_dir=, e.g. "
+                "trace(model, stats=True, every=100, run_dir='runs/exp1')"
+            )
+        return None
+    from ...runs.watch import RunWatch
+
+    return RunWatch(model, run_dir, every, thresholds)
+
+
+def watched_backward(
+    session: TraceSession, original: Any, roots: list[Any], args: tuple[Any, ...],
+    kwargs: dict[str, Any], *, copies: bool,
+) -> Any:  # fmt: skip
+    watch = session.watch
+    assert watch is not None
+    if copies:  # paddle.grad sets no .grad: not a training step, passed through
+        return original(*args, **kwargs)
+    if not watch.full_due():
+        result = original(*args, **kwargs)
+        watch.after_backward(roots)
+        _arm_recorder(session)
+        return result
+    result = session._captured_backward(original, roots, args, kwargs, copies=False)
+
+    def graph() -> dict[str, Any]:
+        from ..build import build_graph
+
+        return build_graph(roots[0], model=session.model)
+
+    watch.after_backward(roots, graph)
+    session._settle(0)  # the captured graph is written: hold none of its GradNodes
+    session.records.clear()
+    _arm_recorder(session)
+    return result
+
+
+def _arm_recorder(session: TraceSession) -> None:
+    """Layer hooks only in the forwards of fully captured steps."""
+    recorder = session._recorder
+    if recorder is None or session.watch is None:
+        return
+    if session.watch.full_due():
+        if not recorder.recording:
+            recorder.start()
+    elif recorder.recording:
+        recorder.pause()
