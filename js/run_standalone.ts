@@ -1,7 +1,7 @@
 // Boot code of a saved run explorer page (paddleviz_widget/runs/view_page.py), as
 // standalone.ts is for one graph: the run_widget bundle (a JSON string) is imported from a
 // Blob URL and rendered on a stand-in model. The run's matrices are in the page as base64 of
-// gzip (DecompressionStream undoes it): steps and loss float64, layer norms float32 (S x L),
+// gzip (DecompressionStream undoes it): steps and loss float64, layer norms float32 (S x L), NaN/Inf flags uint8 (S x L),
 // every step's summary float32 (S x 4 x P); the captured steps' graphs as JSON.
 import { createPageModel } from "./page_model";
 
@@ -31,7 +31,7 @@ async function boot(): Promise<void> {
   try {
     const state = JSON.parse(text(PAGE_IDS.state)) as Record<string, unknown>;
     const packed = JSON.parse(text(PAGE_IDS.data)) as Record<string, string>;
-    const [steps, loss, norms, summaries] = await Promise.all(["steps", "loss", "norms", "summaries"].map((k) => gunzip(packed[k])));
+    const [steps, loss, norms, bad, summaries] = await Promise.all(["steps", "loss", "norms", "bad", "summaries"].map((k) => gunzip(packed[k])));
     const graphs = JSON.parse(text(PAGE_IDS.graphs)) as Record<string, { graph: unknown; layer_rows: unknown }>;
     const source = JSON.parse(text(PAGE_IDS.bundle)) as string;
     const url = URL.createObjectURL(new Blob([source], { type: "text/javascript" }));
@@ -46,6 +46,7 @@ async function boot(): Promise<void> {
       _steps: new DataView(steps),
       _loss: new DataView(loss),
       _norms: new DataView(norms),
+      _bad: new DataView(bad),
       _page: { steps: new Float64Array(steps), summaries: new Float32Array(summaries), graphs },
     });
     const signal = new AbortController().signal;

@@ -7,7 +7,7 @@ import json
 import os
 import pathlib
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anywidget
 import traitlets
@@ -18,6 +18,9 @@ from .widget_export import GraphExport
 from .widget_layers import LayerRows
 from .widget_reports import GraphReports
 from .widget_static import StaticFallback
+
+if TYPE_CHECKING:
+    from .runs.view_widget import RunWidget
 
 _STATIC = pathlib.Path(__file__).parent / "static"
 
@@ -190,6 +193,18 @@ class GraphWidget(
         from .sources.jittor import build_graph_from_jittor
 
         return cls._of_payload(build_graph_from_jittor(data), height, depth, kwargs)
+
+    @classmethod
+    def from_run(
+        cls, path: str | os.PathLike[str] | Any, *, height: str | int = "720px", **kwargs: Any
+    ) -> RunWidget:
+        """The run explorer of a run log (the ``run_dir`` of ``trace(model, stats=True,
+        every=N, run_dir=...)``, or an ``open_run`` result): a layer x step heatmap of gradient
+        norms, the loss curve and a step picker; a fully captured step shows its graph here.
+        A run still being written refreshes. See runs/view_widget.py's RunWidget."""
+        from .runs.view_widget import RunWidget
+
+        return RunWidget(path, height=height, **kwargs)
 
     # -- view state ------------------------------------------------------------------------
     # The browser owns the view rules (group levels, a layer's separate calls, visible-node

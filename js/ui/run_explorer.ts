@@ -22,6 +22,7 @@ export interface RunModel {
   _steps: unknown;
   _loss: unknown;
   _norms: unknown;
+  _bad: unknown;
   height: string;
   step: number;
   layer: string;
@@ -140,7 +141,7 @@ export function createRunExplorer(model: AnyModel<RunModel>, el: HTMLElement, so
   }
 
   function onData(): void {
-    const decoded = decodeRun(model.get("run"), model.get("_steps"), model.get("_loss"), model.get("_norms"));
+    const decoded = decodeRun(model.get("run"), model.get("_steps"), model.get("_loss"), model.get("_norms"), model.get("_bad"));
     if (typeof decoded === "string") {
       data = null;
       status.textContent = decoded;
@@ -155,6 +156,8 @@ export function createRunExplorer(model: AnyModel<RunModel>, el: HTMLElement, so
     title.title = `${data.desc.path}: ${String(meta.status ?? "")}`;
     status.textContent = `${data.S} steps (${data.S ? `${data.steps[0]}\u2013${data.steps[data.S - 1]}` : "none yet"}), ${data.L} layers, ${data.desc.params.length} parameters, ${data.desc.captured.length} full captures${meta.every ? ` (every ${String(meta.every)} steps)` : ""}; ${data.desc.anomalies.length} problems; run ${String(meta.status ?? "unknown")}${running ? (source.live ? ", refreshing" : "") : ""}`;
     root.dataset.steps = String(data.S);
+    // A few layers need no third of the widget: rows up to 22 px, the rest to the detail.
+    heat.el.style.flexBasis = `min(34%, ${data.L * 22 + 32}px)`;
     legendFill();
     problemsFill();
     autoRefresh(running && source.live);

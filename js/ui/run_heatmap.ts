@@ -80,7 +80,7 @@ export function createHeatmap(host: HeatmapHost): Heatmap {
         const pooled = new Float32Array(cols);
         const scale = host.colour();
         for (let r = 0; r < shown; r++) {
-          poolRow(d.norms, d.L, top + r, w.from, w.to, cols, pooled);
+          poolRow(d.norms, d.bad, d.L, top + r, w.from, w.to, cols, pooled);
           for (let c = 0; c < cols; c++) {
             const [R, G, B] = scale.rgb(pooled[c]);
             const o = (r * cols + c) * 4;
@@ -141,7 +141,7 @@ export function createHeatmap(host: HeatmapHost): Heatmap {
     if (rowH >= 8) {
       for (let r = 0; r < shown; r++) {
         ctx.fillStyle = top + r === layer ? accent : fg;
-        ctx.fillText(clip(ctx, d.desc.layers[top + r], LABEL_W - 8), LABEL_W - 4, MARK_H + (r + 0.5) * rowH);
+        ctx.fillText(clip(ctx, layerName(d.desc.layers[top + r]), LABEL_W - 8), LABEL_W - 4, MARK_H + (r + 0.5) * rowH);
       }
     } else {
       ctx.fillStyle = muted;
@@ -178,7 +178,7 @@ export function createHeatmap(host: HeatmapHost): Heatmap {
     const dpr = window.devicePixelRatio || 1;
     const cols = Math.max(1, Math.round(cellW * dpr));
     const b = Math.min(cols - 1, Math.floor(px * dpr));
-    const i = row === null ? Math.floor(w.from + ((w.to - w.from) * px) / cellW) : argmaxInBin(d.norms, d.L, row, w.from, w.to, cols, b);
+    const i = row === null ? Math.floor(w.from + ((w.to - w.from) * px) / cellW) : argmaxInBin(d.norms, d.bad, d.L, row, w.from, w.to, cols, b);
     return { i: Math.min(d.S - 1, Math.max(0, i)), row };
   }
 
@@ -211,7 +211,9 @@ export function createHeatmap(host: HeatmapHost): Heatmap {
     }
     const v = d.norms[cell.i * d.L + cell.row];
     const marks = d.desc.anomalies.filter((a) => a.step === d.steps[cell.i] && (a.layer === d.desc.layers[cell.row ?? -1] || a.layer === ""));
-    const lines = [`${d.desc.layers[cell.row]}`, `step ${d.steps[cell.i]}: gradient norm ${Number.isNaN(v) ? "NaN" : formatNorm(v)}`];
+    const flagged = d.bad[cell.i * d.L + cell.row] !== 0;
+    const norm = v < 0 ? "no gradient" : `gradient norm ${Number.isNaN(v) ? "NaN" : formatNorm(v)}${flagged ? " (finite elements; NaN/Inf elements too)" : ""}`;
+    const lines = [layerName(d.desc.layers[cell.row]), `step ${d.steps[cell.i]}: ${norm}`];
     if (d.captured.has(d.steps[cell.i])) lines.push("full capture: click to see its graph");
     for (const a of marks) lines.push(a.message);
     tip.replaceChildren(...lines.map((line, k) => h("div", { className: k === 0 ? "pvw-tooltip-title" : "", text: line })));
@@ -254,6 +256,11 @@ export function createHeatmap(host: HeatmapHost): Heatmap {
   );
 
   return { el, draw, visibleRows: () => geometry.rows };
+}
+
+/** A heatmap row's name: the layer path, "(model)" for the model's own parameters. */
+export function layerName(layer: string): string {
+  return layer === "" ? "(model)" : layer;
 }
 
 const positions = new WeakMap<Float64Array, Map<number, number>>();

@@ -34,8 +34,10 @@ export interface RunData {
   steps: Float64Array;
   /** Loss per recorded step, NaN where unknown (S). */
   loss: Float64Array;
-  /** Layer gradient norms, step-major (S x L). */
+  /** Layer gradient norms, step-major (S x L); -1: the layer had no gradient at that step. */
   norms: Float32Array;
+  /** 1 where a gradient of the layer held NaN/Inf elements (S x L). */
+  bad: Uint8Array;
   S: number;
   L: number;
   /** Smallest and largest finite non-zero norm in `norms` (null: none). */
@@ -89,22 +91,24 @@ function isDescription(value: unknown): value is RunDescription {
 }
 
 /** The run as the page draws it, or the sentence saying why it cannot be read. */
-export function decodeRun(desc: unknown, steps: unknown, loss: unknown, norms: unknown): RunData | string {
+export function decodeRun(desc: unknown, steps: unknown, loss: unknown, norms: unknown, bad: unknown): RunData | string {
   if (!isDescription(desc)) return "No run to show yet (the run's description has not arrived).";
   try {
     const s = float64s(steps);
     const l = float64s(loss);
     const n = float32s(norms);
+    const b = (bytesOf(bad) ?? new Uint8Array(0)).slice();
     const S = s.length;
     const L = desc.layers.length;
-    if (l.length !== S || n.length !== S * L) {
-      return `The run's data is inconsistent: ${S} steps, ${l.length} loss values, ${n.length} norms for ${L} layers.`;
+    if (l.length !== S || n.length !== S * L || b.length !== S * L) {
+      return `The run's data is inconsistent: ${S} steps, ${l.length} loss values, ${n.length} norms and ${b.length} flags for ${L} layers.`;
     }
     return {
       desc,
       steps: s,
       loss: l,
       norms: n,
+      bad: b,
       S,
       L,
       range: positiveRange(n),

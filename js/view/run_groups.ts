@@ -21,8 +21,10 @@ export function layerLinks(doc: unknown, layers: string[]): LayerLinks {
   const d = (doc ?? {}) as { groups?: GroupLike[]; nodes?: { id: string; group?: string }[]; edges?: { id: string; source?: string; target?: string }[] };
   const groups = new Map<string, GroupLike>();
   const byName = new Map<string, string>();
-  for (const g of d.groups ?? []) {
-    if (!g || typeof g.id !== "string") continue;
+  for (const raw of d.groups ?? []) {
+    if (!raw || typeof raw.id !== "string") continue;
+    // The model's own group (no parent) is the row of its own parameters, layer path "".
+    const g = raw.parent === undefined ? { ...raw, name: "" } : raw;
     groups.set(g.id, g);
     if (!byName.has(g.name)) byName.set(g.name, g.id);
   }

@@ -1,6 +1,7 @@
 // Columns of the layer x step heatmap, downsampled to the canvas's pixel width by
 // max-pooling: a pixel column stands for the largest norm of its steps, so a one-step spike
-// among thousands still shows. A NaN in a bin wins over everything, then +Inf. Pure.
+// among thousands still shows. A step flagged bad (NaN/Inf gradient elements) or a NaN norm
+// makes its column NaN: non-finite wins over everything. Pure.
 
 /** Steps [lo, hi) that pixel column `b` of `width` stands for, within window [from, to). */
 export function binRange(from: number, to: number, width: number, b: number): [number, number] {
@@ -17,7 +18,7 @@ export function columnOf(from: number, to: number, width: number, i: number): nu
 
 /** Row `row` of the step-major (S x L) matrix, max-pooled over window [from, to) into
  * `width` values. */
-export function poolRow(norms: Float32Array, L: number, row: number, from: number, to: number, width: number, out?: Float32Array): Float32Array {
+export function poolRow(norms: Float32Array, bad: Uint8Array | null, L: number, row: number, from: number, to: number, width: number, out?: Float32Array): Float32Array {
   const result = out ?? new Float32Array(width);
   for (let b = 0; b < width; b++) {
     const [lo, hi] = binRange(from, to, width, b);
@@ -25,7 +26,7 @@ export function poolRow(norms: Float32Array, L: number, row: number, from: numbe
     let nan = false;
     for (let i = lo; i < hi; i++) {
       const v = norms[i * L + row];
-      if (v !== v) {
+      if (v !== v || (bad !== null && bad[i * L + row] !== 0)) {
         nan = true;
         break;
       }
@@ -38,13 +39,13 @@ export function poolRow(norms: Float32Array, L: number, row: number, from: numbe
 
 /** The step index in pixel column `b` whose value in `row` is largest (NaN first): what a
  * click on that cell picks, so the spike the cell shows is the step picked. */
-export function argmaxInBin(norms: Float32Array, L: number, row: number, from: number, to: number, width: number, b: number): number {
+export function argmaxInBin(norms: Float32Array, bad: Uint8Array | null, L: number, row: number, from: number, to: number, width: number, b: number): number {
   const [lo, hi] = binRange(from, to, width, b);
   let at = lo;
   let best = -Infinity;
   for (let i = lo; i < hi; i++) {
     const v = norms[i * L + row];
-    if (v !== v) return i;
+    if (v !== v || (bad !== null && bad[i * L + row] !== 0)) return i;
     if (v > best) {
       best = v;
       at = i;

@@ -4,7 +4,11 @@ its matrices as little-endian binary buffers, never JSON lists (10,000 steps x 1
 norms is 40 MB of float32; as JSON numbers it would be several times that and slow to parse).
 
 Buffers: ``steps`` float64 (S,) (exact for any step below 2**53), ``loss`` float64 (S,), NaN
-where unknown, ``norms`` float32 (S, L) step-major: the layers' gradient L2 norms. One step's
+where unknown, ``norms`` float32 (S, L) step-major: the layers' gradient L2 norms, NaN/Inf
+when a gradient held NaN/Inf, and -1 where none of the layer's parameters had a gradient at
+that step (the reader's NaN for "no gradient", kept apart from a NaN gradient); ``bad`` uint8
+(S, L): 1 where a parameter of the layer had NaN or Inf gradient elements (the norm the writer
+records is that of the finite ones, so the cell's colour says so instead). One step's
 per-parameter summary (``step_summary``) is float32 (4, P): norm, max|g|, NaN count, Inf count.
 """
 
@@ -24,7 +28,7 @@ class RunLike(Protocol):
     """The part of the reader's RunLog (runs/reader.py) the explorer reads."""
 
     path: Any
-    meta: Mapping[str, Any]
+    meta: dict[str, Any]
     params: list[Any]
     layers: list[str]
     steps: np.ndarray
@@ -110,11 +114,35 @@ def run_buffers(run: RunLike) -> dict[str, bytes]:
             f"run log {run.path}: layer_norm() has shape {norms.shape}, expected {expected} "
             "(steps x layers); the run log's reader and its files disagree"
         )
+    seen, bad = _layer_flags(run, norms.shape)
+    marked = np.array(norms, dtype=np.float32, copy=True)
+    marked[~seen] = NO_GRADIENT
     return {
         "steps": _buffer(steps, "f8"),
         "loss": _buffer(np.asarray(run.loss), "f8"),
-        "norms": _buffer(norms, "f4"),
+        "norms": _buffer(marked, "f4"),
+        "bad": np.ascontiguousarray(bad, dtype=np.uint8).tobytes(),
     }
+
+
+#: The value of a (step, layer) cell none of whose parameters had a gradient.
+NO_GRADIENT = -1.0
+
+
+def _layer_flags(run: RunLike, shape: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray]:
+    """(S, L) booleans: the layer had a gradient (the reader's NaN counts are NaN where a
+    parameter had none), and one of its parameters' gradients held NaN or Inf."""
+    nan = np.asarray(run.param_stat("nan"))
+    inf = np.asarray(run.param_stat("inf"))
+    layer_of = {name: j for j, name in enumerate(run.layers)}
+    seen = np.zeros(shape, dtype=bool)
+    bad = np.zeros(shape, dtype=bool)
+    for i, p in enumerate(run.params):
+        j = layer_of.get(str(p.layer))
+        if j is not None:
+            seen[:, j] |= ~np.isnan(nan[:, i])
+            bad[:, j] |= (nan[:, i] > 0) | (inf[:, i] > 0)
+    return seen, bad
 
 
 def summary_matrix(run: RunLike) -> np.ndarray:

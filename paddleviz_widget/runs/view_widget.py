@@ -101,6 +101,7 @@ class RunWidget(anywidget.AnyWidget):
     _steps = traitlets.Bytes(b"").tag(sync=True)
     _loss = traitlets.Bytes(b"").tag(sync=True)
     _norms = traitlets.Bytes(b"").tag(sync=True)
+    _bad = traitlets.Bytes(b"").tag(sync=True)
     height = traitlets.Unicode("720px").tag(sync=True)
     #: The picked step (-1: none yet; the page picks the first anomaly or the last capture).
     step = traitlets.Int(-1).tag(sync=True)
@@ -129,6 +130,7 @@ class RunWidget(anywidget.AnyWidget):
             "_steps": buffers["steps"],
             "_loss": buffers["loss"],
             "_norms": buffers["norms"],
+            "_bad": buffers["bad"],
         }
 
     def refresh(self) -> bool:
