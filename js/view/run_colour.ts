@@ -54,7 +54,7 @@ export function logColour(range: { lo: number; hi: number } | null): LogColour {
       const out: { at: number; norm: number }[] = [];
       if (span <= 0) return [{ at: 1, norm: 10 ** hi }];
       const step = Math.max(1, Math.ceil(span / 6));
-      for (let e = Math.ceil(lo); e <= hi; e += step) out.push({ at: (e - lo) / span, norm: 10 ** e });
+      for (let e = Math.ceil(lo - 1e-9); e <= hi + 1e-9; e += step) out.push({ at: (e - lo) / span, norm: Number(`1e${e}`) });
       if (out.length < 2) return [{ at: 0, norm: 10 ** lo }, { at: 1, norm: 10 ** hi }];
       return out;
     },
