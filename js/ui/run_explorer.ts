@@ -69,7 +69,7 @@ export function createRunExplorer(model: AnyModel<RunModel>, el: HTMLElement, so
     layer: () => data?.layerIndex.get(model.get("layer")) ?? -1,
     pick: (i, row) => {
       if (!data) return;
-      commit({ step: data.steps[i], ...(row === null ? {} : { layer: data.desc.layers[row] }) });
+      commit({ ...(i < 0 ? {} : { step: data.steps[i] }), ...(row === null ? {} : { layer: data.desc.layers[row] }) });
     },
   });
   const loss = createLossCurve({
@@ -152,9 +152,10 @@ export function createRunExplorer(model: AnyModel<RunModel>, el: HTMLElement, so
     win = keepWindow(win, data.S);
     const meta = data.desc.meta;
     const running = meta.status === "running";
-    title.textContent = `${data.desc.path}`;
+    // The end of a long path says which run it is.
+    title.textContent = data.desc.path.length > 40 ? `\u2026${data.desc.path.slice(-39)}` : data.desc.path;
     title.title = `${data.desc.path}: ${String(meta.status ?? "")}`;
-    status.textContent = `${data.S} steps (${data.S ? `${data.steps[0]}\u2013${data.steps[data.S - 1]}` : "none yet"}), ${data.L} layers, ${data.desc.params.length} parameters, ${data.desc.captured.length} full captures${meta.every ? ` (every ${String(meta.every)} steps)` : ""}; ${data.desc.anomalies.length} problems; run ${String(meta.status ?? "unknown")}${running ? (source.live ? ", refreshing" : "") : ""}`;
+    status.textContent = `${data.S} steps (${data.S ? `${data.steps[0]}\u2013${data.steps[data.S - 1]}` : "none yet"}), ${data.L} layers, ${data.desc.params.length} parameters, ${data.desc.captured.length} full captures${meta.every ? ` (every ${String(meta.every)} steps)` : ""}; ${data.desc.anomalies.length} problem${data.desc.anomalies.length === 1 ? "" : "s"}; run ${String(meta.status ?? "unknown")}${running ? (source.live ? ", refreshing" : "") : ""}`;
     root.dataset.steps = String(data.S);
     // A few layers need no third of the widget: rows up to 22 px, the rest to the detail.
     heat.el.style.flexBasis = `min(34%, ${data.L * 22 + 32}px)`;

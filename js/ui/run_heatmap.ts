@@ -4,14 +4,15 @@
 // ctrl+wheel zooms, the wheel scrolls rows when they do not all fit; a click picks a step and
 // a layer.
 import { h } from "./dom";
-import type { RunData } from "../view/run_data";
+import { nearestIndex, type RunData } from "../view/run_data";
+import { roundSteps } from "../view/run_window";
 import { argmaxInBin, columnOf, poolRow } from "../view/run_pool";
 import type { LogColour } from "../view/run_colour";
 import { formatNorm } from "../view/grad_stats";
 
 export const LABEL_W = 150; // CSS px of layer names left of the cells
 const MARK_H = 12; // strip above the cells: anomalies (red) and full captures (dark)
-const AXIS_H = 16; // step numbers below
+const AXIS_H = 22; // the picked step's mark and step numbers below
 const MIN_ROW = 4;
 
 export interface HeatmapHost {
@@ -116,8 +117,12 @@ export function createHeatmap(host: HeatmapHost): Heatmap {
       ctx.fill();
       const row = d.layerIndex.get(a.layer);
       if (row !== undefined && row >= top && row < top + shown) {
+        // Ringed when a step is wide enough to ring without covering its neighbours; else a
+        // dot by the layer's name (the triangle above says which step).
+        const cell = cellW / (w.to - w.from);
         ctx.lineWidth = 1.5;
-        ctx.strokeRect(cx - 3, MARK_H + (row - top) * rowH - 1, 6, rowH + 2);
+        if (cell >= 8) ctx.strokeRect(cx - cell / 2 + 1, MARK_H + (row - top) * rowH + 1, cell - 2, rowH - 2);
+        else ctx.fillRect(LABEL_W - 3, MARK_H + (row - top) * rowH + rowH / 2 - 1.5, 3, 3);
       }
     }
     // The picked step and the selected layer.
@@ -125,10 +130,16 @@ export function createHeatmap(host: HeatmapHost): Heatmap {
     ctx.strokeStyle = accent;
     ctx.lineWidth = 2;
     if (picked >= 0 && inWindow(picked)) {
+      // Above and below the cells, not over them: the picked step's own cells stay readable.
+      const px = x(picked);
+      const bottom = MARK_H + shown * rowH;
       ctx.beginPath();
-      ctx.moveTo(x(picked), MARK_H);
-      ctx.lineTo(x(picked), MARK_H + shown * rowH);
-      ctx.stroke();
+      ctx.moveTo(px - 5, bottom + 7);
+      ctx.lineTo(px + 5, bottom + 7);
+      ctx.lineTo(px, bottom);
+      ctx.fillStyle = accent;
+      ctx.fill();
+      ctx.fillRect(Math.floor(px) - 1, 0, 2, MARK_H - 6);
     }
     const layer = host.layer();
     if (layer >= top && layer < top + shown) {
@@ -149,12 +160,10 @@ export function createHeatmap(host: HeatmapHost): Heatmap {
     }
     ctx.fillStyle = muted;
     ctx.textBaseline = "top";
-    const ticks = Math.max(2, Math.min(8, Math.floor(cellW / 90)));
-    for (let k = 0; k < ticks; k++) {
-      const i = Math.min(w.to - 1, Math.round(w.from + ((w.to - 1 - w.from) * k) / (ticks - 1)));
-      if (i < 0 || i >= d.S) continue;
-      ctx.textAlign = k === 0 ? "left" : k === ticks - 1 ? "right" : "center";
-      ctx.fillText(String(d.steps[i]), x(i), MARK_H + shown * rowH + 3);
+    ctx.textAlign = "center";
+    for (const step of roundSteps(d.steps[w.from], d.steps[w.to - 1], Math.max(2, Math.floor(cellW / 90)))) {
+      const i = nearestIndex(d.steps, step);
+      if (i >= w.from && i < w.to && d.steps[i] === step) ctx.fillText(String(step), x(i), MARK_H + shown * rowH + 9);
     }
     canvas.dataset.from = String(w.from);
     canvas.dataset.to = String(w.to);
@@ -230,6 +239,32 @@ export function createHeatmap(host: HeatmapHost): Heatmap {
     if (drag?.moved) return;
     const cell = cellAt(event);
     if (cell) host.pick(cell.i, cell.row);
+    else if (event.clientX - canvas.getBoundingClientRect().left < LABEL_W) {
+      const row = rowAt(event); // a layer's name: select the layer, keep the step
+      if (row !== null) host.pick(-1, row);
+    }
+  });
+
+  function rowAt(event: MouseEvent): number | null {
+    const d = host.data();
+    if (!d) return null;
+    const r = Math.floor((event.clientY - canvas.getBoundingClientRect().top - MARK_H) / geometry.rowH);
+    const top = Math.min(host.window().top, Math.max(0, d.L - geometry.rows));
+    return r >= 0 && r < Math.min(geometry.rows, d.L - top) ? top + r : null;
+  }
+
+  // Debug hook (browser tests, devtools): the page point at the middle of the pixel column
+  // that shows step index `i`, in row `row` (null if neither is in view).
+  Object.assign(canvas, {
+    pvwCell(i: number, row: number): { x: number; y: number } | null {
+      const d = host.data();
+      const w = host.window();
+      const top = Math.min(w.top, Math.max(0, (d?.L ?? 0) - geometry.rows));
+      if (!d || i < w.from || i >= w.to || row < top || row >= top + geometry.rows) return null;
+      const box = canvas.getBoundingClientRect();
+      const x = box.left + LABEL_W + ((i - w.from + 0.5) * geometry.cellW) / (w.to - w.from);
+      return { x, y: box.top + MARK_H + (row - top + 0.5) * geometry.rowH };
+    },
   });
   canvas.addEventListener(
     "wheel",

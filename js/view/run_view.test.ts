@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { argmaxInBin, binRange, columnOf, envelope, poolRow } from "./run_pool";
 import { logColour, NONFINITE_RGB, ZERO_RGB, EMPTY_RGB } from "./run_colour";
-import { fullWindow, keepWindow, neighbourCapture, openingStep, pan, reveal, showRow, zoom } from "./run_window";
+import { roundSteps, fullWindow, keepWindow, neighbourCapture, openingStep, pan, reveal, showRow, zoom } from "./run_window";
 import { decodeRun, decodeSummary, nearestIndex, positiveRange } from "./run_data";
 import { layerLinks } from "./run_groups";
 
@@ -101,6 +101,8 @@ describe("the view window", () => {
     expect(neighbourCapture([0, 100, 200], 150, -1)).toBe(100);
     expect(neighbourCapture([0, 100, 200], 200, 1)).toBeNull();
     expect(nearestIndex(Float64Array.from([0, 10, 20]), 14)).toBe(1);
+    expect(roundSteps(0, 399, 8)).toEqual([0, 50, 100, 150, 200, 250, 300, 350]);
+    expect(roundSteps(137, 9_999, 5)).toEqual([2000, 4000, 6000, 8000]);
   });
 });
 

@@ -83,3 +83,15 @@ export function neighbourCapture(captured: number[], step: number, dir: -1 | 1):
   for (let k = captured.length - 1; k >= 0; k--) if (captured[k] < step) return captured[k];
   return null;
 }
+
+/** Whole step numbers for an axis from `first` to `last`: multiples of 1, 2 or 5 x 10^k, at most
+ * about `most` of them. */
+export function roundSteps(first: number, last: number, most: number): number[] {
+  if (!(last > first)) return Number.isFinite(first) ? [first] : [];
+  const raw = (last - first) / Math.max(1, most);
+  const power = 10 ** Math.floor(Math.log10(raw));
+  const step = Math.max(1, Math.round([1, 2, 5, 10].map((m) => m * power).find((s) => s >= raw) ?? 10 * power));
+  const out: number[] = [];
+  for (let v = Math.ceil(first / step) * step; v <= last; v += step) out.push(v);
+  return out;
+}
