@@ -58,11 +58,10 @@ class RunView:
 
     def pixel(self, step_index: int, row: int) -> list[int]:
         x, y = self.cell(step_index, row)
-        return self.heatmap.evaluate(
-            "(c, [x, y]) => (" + PIXEL_JS + ")([c, x, y])", [x, y]
-        )
+        return self.heatmap.evaluate("(c, [x, y]) => (" + PIXEL_JS + ")([c, x, y])", [x, y])
 
     def click_cell(self, step_index: int, row: int) -> None:
+        self.heatmap.scroll_into_view_if_needed()
         x, y = self.cell(step_index, row)
         self.page.mouse.click(x, y)
 
@@ -84,13 +83,15 @@ class RunView:
     def summary_rows(self) -> list[dict[str, Any]]:
         return self.root.get_by_test_id("pvw-run-summary").evaluate(
             """(t) => [...t.querySelectorAll("tbody tr")].map((r) => ({
-              param: r.dataset.param, layer: r.dataset.layer, lit: r.classList.contains("pvw-run-lit"),
+              param: r.dataset.param, layer: r.dataset.layer,
+              lit: r.classList.contains("pvw-run-lit"),
               cells: [...r.children].map((c) => c.textContent) }))"""
         )
 
     def selected_in_graph(self) -> list[str]:
         return self.root.evaluate(
-            "(r) => [...r.querySelectorAll('[data-testid=pvw-graph] .pvw-selected')].map((e) => e.id)"
+            "(r) => [...r.querySelectorAll('[data-testid=pvw-graph] .pvw-selected')]"
+            ".map((e) => e.id)"
         )
 
 

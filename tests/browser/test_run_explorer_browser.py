@@ -27,6 +27,7 @@ NOTEBOOKS = Path(__file__).resolve().parent / "notebooks"
 NOTEBOOK = "run_explorer.ipynb"
 NAN_STEP = 137
 ORACLE_STEPS = (0, 250)
+LIVE_STEPS = 150  # the notebook's second run, written while the test watches
 LOCAL = ("file:", "blob:", "data:")
 
 
@@ -36,14 +37,15 @@ def oracle(lab_server: LabServer) -> dict[str, Any]:
 
 
 @pytest.fixture(scope="module")
-def lab(chromium_browser: Browser, lab_server: LabServer, oracle: dict[str, Any]) -> Iterator[Explorer]:
+def lab(
+    chromium_browser: Browser, lab_server: LabServer, oracle: dict[str, Any]
+) -> Iterator[Explorer]:
     with explorer_page(chromium_browser, lab_server, NOTEBOOK) as explorer:
         yield explorer
         explorer.run("writer.kill(); writer.wait()")
 
 
 def run_view(explorer: Explorer, k: int = 0) -> RunView:
-    print("DEBUG errors so far", explorer.page.pvw_console_errors, explorer.page.evaluate("() => [...document.querySelectorAll('[data-testid=pvw-run-status]')].map(e => e.textContent)"))
     return RunView(explorer.page, explorer.page.locator(RUN_ROOT).nth(k))
 
 
@@ -82,7 +84,9 @@ def test_lab_shows_the_run_and_opens_on_the_capture_after_the_nan(lab: Explorer)
     save_screenshot(view.root, "run_explorer_lab_opening")
 
 
-def test_lab_a_step_without_capture_shows_its_parameters(lab: Explorer, oracle: dict[str, Any]) -> None:
+def test_lab_a_step_without_capture_shows_its_parameters(
+    lab: Explorer, oracle: dict[str, Any]
+) -> None:
     view = run_view(lab)
     layers = lab.value("w.run['layers']")
     view.click_cell(250, layers.index("fc.4"))
@@ -102,6 +106,7 @@ def test_lab_selection_is_linked_both_ways(lab: Explorer) -> None:
     graph = lab.value("w.log.graph(200)")
     gid = {g["name"]: g["id"] for g in graph["groups"]}
     # A layer's name in the heatmap selects its group in the graph.
+    view.heatmap.scroll_into_view_if_needed()
     x, y = view.cell(0, lab.value("w.run['layers']").index("fc.0"))
     box = view.heatmap.bounding_box()
     lab.page.mouse.click(box["x"] + 40, y)
@@ -111,7 +116,9 @@ def test_lab_selection_is_linked_both_ways(lab: Explorer) -> None:
     selected = view.selected_in_graph()  # the group, open (a cluster) or closed (a node)
     assert {f"pvw-{gid['fc.0']}-cluster", f"pvw-{gid['fc.0']}"} & set(selected), selected
     # A parameter clicked in the graph lights its layer's row.
-    node = next(n["id"] for n in graph["nodes"] if (n.get("param") or {}).get("name") == "fc.2.weight")
+    node = next(
+        n["id"] for n in graph["nodes"] if (n.get("param") or {}).get("name") == "fc.2.weight"
+    )
     view.root.locator(f"[data-testid=pvw-graph] g.node[id$='{node}']").first.click()
     lab.page.wait_for_function("(r) => r.dataset.layer === 'fc.2'", arg=view.root.element_handle())
     assert lab.value("w.layer") == "fc.2"
@@ -121,7 +128,7 @@ def test_lab_selection_is_linked_both_ways(lab: Explorer) -> None:
 def test_lab_a_run_being_written_refreshes_and_keeps_the_view(lab: Explorer) -> None:
     view = run_view(lab, 1)
     first = int(view.data("steps") or 0)
-    assert 30 <= first < 300 and lab.value("live.run['meta']['status']") == "running"
+    assert 30 <= first < LIVE_STEPS and lab.value("live.run['meta']['status']") == "running"
     for _ in range(2):
         view.root.get_by_test_id("pvw-run-zoom-in").click()
     window = (view.data("from"), view.data("to"))
@@ -141,10 +148,16 @@ def test_lab_a_run_being_written_refreshes_and_keeps_the_view(lab: Explorer) -> 
     assert view.data("shown-step") == str(pick) and view.data("layer") == "conv.3"
     # Until the run ends, then it says so.
     lab.page.wait_for_function(
-        "(r) => r.dataset.steps === '300'", arg=view.root.element_handle(), timeout=120_000
+        "([r, n]) => r.dataset.steps === String(n)",
+        arg=[view.root.element_handle(), LIVE_STEPS],
+        timeout=300_000,
     )
     status = view.root.get_by_test_id("pvw-run-status")
-    lab.page.wait_for_function("(s) => s.textContent.includes('run finished')", arg=status.element_handle(), timeout=TIMEOUT_MS)
+    lab.page.wait_for_function(
+        "(s) => s.textContent.includes('run finished')",
+        arg=status.element_handle(),
+        timeout=TIMEOUT_MS,
+    )
     assert (view.data("from"), view.data("to")) == window
     save_screenshot(view.root, "run_explorer_lab_live")
 
