@@ -97,3 +97,52 @@ def main() -> None:
 
 if __name__ == "__main__":
     main()
+
+
+BIG_SPIKE = (6_543, 321)  # (step, layer index): one step's norm 1000x its layer's usual
+BIG_NAN = (8_000, 17)  # (step, parameter index): NaN gradient elements
+
+
+def big_run(run_dir: str | Path, steps: int = 10_000, layers: int = 500) -> None:
+    """A run log of ``steps`` x 2 * ``layers`` parameters (a Sequential of Linear(4, 4)),
+    written with the run log's own writer (runs/log_writer.py): step summaries drawn at
+    random (a spike at BIG_SPIKE, NaN at BIG_NAN), step 0 fully captured from a real traced
+    backward of the model. For the explorer's scale checks; a watched run this long would
+    take minutes."""
+    import paddle
+    import paddle.nn as nn
+
+    from paddleviz_widget import build_graph, trace
+    from paddleviz_widget.runs.anomaly import Anomaly
+    from paddleviz_widget.runs.log_writer import RunLogWriter
+    from paddleviz_widget.runs.params import layer_order, model_params
+
+    paddle.seed(0)
+    model = nn.Sequential(*[nn.Linear(4, 4) for _ in range(layers)])
+    infos, _ = model_params(model)
+    writer = RunLogWriter(
+        run_dir, params=infos, layers=layer_order(infos), every=1000, thresholds={}
+    )
+    with trace(model, stats=True):
+        y = model(paddle.randn([2, 4]))
+        y.sum().backward()
+    writer.write_capture(0, build_graph(y, model=model))
+    rng = np.random.default_rng(0)
+    n = len(infos)
+    base = np.exp(rng.normal(-2, 1.5, n))
+    zeros = np.zeros(n)
+    for step in range(steps):
+        norm = base * np.exp(rng.normal(0, 0.2, n)) * np.exp(-step / 20_000)
+        nan = zeros
+        if step == BIG_SPIKE[0]:
+            norm[2 * BIG_SPIKE[1] : 2 * BIG_SPIKE[1] + 2] *= 1000
+        if step == BIG_NAN[0]:
+            nan = zeros.copy()
+            nan[BIG_NAN[1]] = 3
+        writer.write_step(step, norm, norm / 4, nan, zeros, float(2 * np.exp(-step / 3000)))
+    spike_layer = infos[2 * BIG_SPIKE[1]].layer
+    words = f"step {BIG_SPIKE[0]}: gradient norm spike in {spike_layer}"
+    writer.write_anomaly(
+        Anomaly(BIG_SPIKE[0], "spike", spike_layer, [], 1e3, 10.0, words).to_json()
+    )
+    writer.close()

@@ -166,8 +166,11 @@ export function createRunExplorer(model: AnyModel<RunModel>, el: HTMLElement, so
     if (step < 0 || (data.S > 0 && indexOf(data, step) < 0 && !(step > data.steps[data.S - 1]))) {
       step = openingStep(data.steps, data.desc.captured, data.desc.anomalies);
       if (step >= 0) {
-        commit({ step });
-        return; // onStep draws
+        // Opening on a problem: its layer selected too (its row scrolled into view).
+        const first = data.desc.anomalies.find((a) => a.step === step || a.step === step - 1);
+        const layer = model.get("layer") || (first?.layer ?? "");
+        commit({ step, layer });
+        return; // onStep and onLayer draw
       }
     }
     drawCharts();

@@ -160,6 +160,7 @@ export function createHeatmap(host: HeatmapHost): Heatmap {
     }
     ctx.fillStyle = muted;
     ctx.textBaseline = "top";
+    ctx.font = `10px ${style.fontFamily}`;
     ctx.textAlign = "center";
     for (const step of roundSteps(d.steps[w.from], d.steps[w.to - 1], Math.max(2, Math.floor(cellW / 90)))) {
       const i = nearestIndex(d.steps, step);
@@ -290,7 +291,15 @@ export function createHeatmap(host: HeatmapHost): Heatmap {
     { passive: false },
   );
 
-  return { el, draw, visibleRows: () => geometry.rows };
+  return {
+    el,
+    draw,
+    visibleRows() {
+      const d = host.data();
+      if (d) layout(d); // before the first draw too
+      return geometry.rows;
+    },
+  };
 }
 
 /** A heatmap row's name: the layer path, "(model)" for the model's own parameters. */

@@ -241,3 +241,66 @@ def test_the_saved_page_works_from_file_offline(
         assert not blocked and not errors, (blocked, errors)
     finally:
         context.close()
+
+
+def test_a_saved_run_of_10k_steps_and_1k_parameters_stays_interactive(
+    chromium_browser: Browser, tmp_path: Path
+) -> None:
+    # Written with the run log's own writer (run_logs.big_run): 10,000 steps x 1,000
+    # parameters in 500 layers, a one-step spike at BIG_SPIKE, NaN at BIG_NAN.
+    import subprocess
+    import sys
+
+    from run_logs import BIG_NAN, BIG_SPIKE, big_run
+
+    big_run(tmp_path / "big")
+    out = tmp_path / "big.html"
+    subprocess.run(
+        [sys.executable, "-m", "paddleviz_widget", "view", str(tmp_path / "big"), "-o", str(out)],
+        check=True, timeout=600,
+    )  # fmt: skip
+    context = chromium_browser.new_context(viewport={"width": 1300, "height": 900})
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    try:
+        page.goto(out.as_uri(), timeout=120_000)
+        view = RunView(page, page.locator(RUN_ROOT))
+        # Opens on the spike, its layer selected and scrolled into view.
+        view.wait_detail(BIG_SPIKE[0], "params")
+        assert view.data("steps") == "10000" and view.data("layer") == str(BIG_SPIKE[1])
+        assert int(view.heatmap.get_attribute("data-columns") or 0) < 10_000  # pooled
+        # Max-pooling keeps the one-step spike: its column is the top of the ramp.
+        assert view.pixel(BIG_SPIKE[0], BIG_SPIKE[1]) == [253, 231, 37]
+        assert len(view.summary_rows()) == 1000
+        # Zoom, zoom out, all steps: each redraw well under a frame budget a user feels.
+        times = page.evaluate(
+            """() => {
+              const root = document.querySelector('[data-testid=pvw-run-root]');
+              return ['zoom-in', 'zoom-in', 'zoom-out', 'all'].map((b) => {
+                const t = performance.now();
+                root.querySelector(`[data-testid=pvw-run-${b}]`).click();
+                return performance.now() - t;
+              });
+            }"""
+        )
+        assert max(times) < 500, times  # ~50-150 ms measured on the loaded test machine
+        # The NaN step, picked from its layer's row: red, and its summary says which.
+        nan_layer = BIG_NAN[1] // 2
+        page.get_by_test_id("pvw-run-step-input").fill(str(BIG_NAN[0]))
+        page.get_by_test_id("pvw-run-step-input").press("Enter")
+        view.wait_detail(BIG_NAN[0], "params")
+        for _ in range(200):  # scroll rows up to the NaN layer's
+            if view.heatmap.evaluate("(c, r) => c.pvwCell(0, r)", nan_layer):
+                break
+            box = view.heatmap.bounding_box()
+            page.mouse.move(box["x"] + 400, box["y"] + 100)
+            page.mouse.wheel(0, -200)
+        assert view.pixel(BIG_NAN[0], nan_layer) == NONFINITE_RGB
+        bad = [r for r in view.summary_rows() if r["cells"][5] != "0"]
+        name = f"{nan_layer}.{('weight', 'bias')[BIG_NAN[1] % 2]}"  # Linear: weight, bias
+        assert [(r["param"], r["cells"][5]) for r in bad] == [(name, "3")]
+        save_screenshot(page, "run_explorer_10k_steps")
+        assert not errors, errors
+    finally:
+        context.close()
