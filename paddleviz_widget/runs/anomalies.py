@@ -76,7 +76,7 @@ class AnomalyFinder:
 
     def check(self, step: int, norm: np.ndarray, nan: np.ndarray, inf: np.ndarray,
               loss: float | None) -> list[Anomaly]:  # fmt: skip
-        bad = np.nan_to_num(nan) + np.nan_to_num(inf) > 0
+        bad = (nan + inf) > 0
         loss_bad = loss is not None and not np.isfinite(loss)
         if bad.any() or loss_bad:
             found = [] if self._in_nonfinite else [self._nonfinite(step, nan, inf, bad, loss)]
@@ -104,7 +104,9 @@ class AnomalyFinder:
         if loss is not None and not np.isfinite(loss):
             parts.append(f"the loss is {loss}")
         if names:
-            parts.append(f"NaN/Inf gradients in {len(names)} parameter"
+            shown = [layer or "(model)" for layer in layers]
+            where = f"layer{'s' if len(shown) > 1 else ''} {_names(shown, 3)}"
+            parts.append(f"NaN/Inf gradients in {where}, {len(names)} parameter"
                          f"{'s' if len(names) > 1 else ''}: {_names(counts)}")  # fmt: skip
         return Anomaly(
             step, "nonfinite", layers[0] if layers else "", names,
@@ -114,19 +116,20 @@ class AnomalyFinder:
 
     def _spikes(self, step: int, norms: np.ndarray) -> list[Anomaly]:
         seen = self._history[: min(self._seen, len(self._history))]
-        with np.errstate(all="ignore"):
-            median = np.nanmedian(seen, axis=0) if len(seen) else norms * np.nan
+        # A layer without a gradient in some step of the window gets a NaN median: no spike
+        # is claimed for it (np.median, not nanmedian: this runs every step).
+        median = np.median(seen, axis=0)
         limit = self.t["spike_factor"] * median
         over = norms > limit  # NaN compares False: no gradient, no spike
         found = []
         for j in np.flatnonzero(over & ~self._spiking):
             total = j == len(self.layers)
             layer = "" if total else self.layers[j]
-            where = "the total gradient norm" if total else f"layer {layer or '(model)'}"
+            what = "total gradient norm" if total else f"gradient norm of layer {layer or '-'}"
             params = [] if total else self._params_of(j)
             found.append(Anomaly(
                 step, "spike", layer, params, float(norms[j]), float(limit[j]),
-                f"step {step}: gradient norm spike in {where}: {norms[j]:.4g}, "
+                f"step {step}: spike in the {what}: {norms[j]:.4g}, "
                 f"{norms[j] / median[j]:.3g}x its median {median[j]:.4g} over the last "
                 f"{len(seen)} steps (threshold {self.t['spike_factor']:g}x)"
                 + (f"; parameters {_names(params)}" if params else ""),
@@ -137,23 +140,25 @@ class AnomalyFinder:
     def _vanishings(self, step: int, norms: np.ndarray) -> list[Anomaly]:
         present = np.flatnonzero(~np.isnan(norms))
         now = np.zeros(len(norms), bool)
+        if len(present) < 2:
+            self._vanishing = now
+            return []
+        values = norms[present]
+        before = np.concatenate([[np.inf], values[:-1]])  # each layer's neighbours with a
+        after = np.concatenate([values[1:], [np.inf]])  # gradient, in the model's order
+        reference = np.minimum(before, after)
+        ratio = self.t["vanishing_ratio"]
+        now[present] = (reference > 0) & (values < ratio * reference)
         found = []
-        for k, j in enumerate(present):
-            around = [norms[present[m]] for m in (k - 1, k + 1) if 0 <= m < len(present)]
-            if not around:
-                continue
-            reference = min(around)
-            if reference > 0 and norms[j] < self.t["vanishing_ratio"] * reference:
-                now[j] = True
-                if not self._vanishing[j]:
-                    layer = self.layers[j]
-                    found.append(Anomaly(
-                        step, "vanishing", layer, self._params_of(j), float(norms[j]),
-                        float(self.t["vanishing_ratio"] * reference),
-                        f"step {step}: vanishing gradient in layer {layer or '(model)'}: norm "
-                        f"{norms[j]:.3g}, under {self.t['vanishing_ratio']:g}x its neighbours' "
-                        f"({reference:.3g}); parameters {_names(self._params_of(j))}",
-                    ))  # fmt: skip
+        for k in np.flatnonzero(now[present] & ~self._vanishing[present]):
+            j, ref = present[k], float(reference[k])
+            layer = self.layers[j]
+            found.append(Anomaly(
+                step, "vanishing", layer, self._params_of(j), float(norms[j]), ratio * ref,
+                f"step {step}: vanishing gradient in layer {layer or '(model)'}: norm "
+                f"{norms[j]:.3g}, under {ratio:g}x its neighbours' ({ref:.3g}); "
+                f"parameters {_names(self._params_of(j))}",
+            ))  # fmt: skip
         self._vanishing = now
         return found
 

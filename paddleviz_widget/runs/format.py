@@ -7,9 +7,10 @@ writers and none is locked, so many ranks can write beside each other on NFS/Lus
     RUN_DIR/steps/part-FIRST-LAST.parquet
                                      per-step summaries, one row per (step, parameter), written
                                      atomically every FLUSH_EVERY steps and at the end
-    RUN_DIR/tail.arrows              the steps since the last part: an Arrow IPC stream, one
-                                     record batch appended per step (a batch cut off by a
-                                     crash is not read); gone when the run finishes
+    RUN_DIR/tail.jsonl               the steps since the last part, one JSON line per step:
+                                     {"step", "loss", "norm": [...], "max_abs", "nan", "inf"}
+                                     (lists in run.json's params order, null: no gradient; a
+                                     line cut off by a crash is not read); gone at the end
     RUN_DIR/anomalies.jsonl          one JSON object a line, appended when found
     RUN_DIR/captures/capture-STEP.json.gz
                                      the full capture of a step: its graph document (schema 2.x),
@@ -31,7 +32,7 @@ RUN_SCHEMA = "1.0"
 READS_MAJOR = 1  # run_schema majors this reader understands
 META = "run.json"
 STEPS = "steps"
-TAIL = "tail.arrows"
+TAIL = "tail.jsonl"
 ANOMALIES = "anomalies.jsonl"
 CAPTURES = "captures"
 FLUSH_EVERY = 100  # steps per Parquet part
@@ -44,8 +45,8 @@ def schema() -> Any:
     return pa.schema(
         [
             ("step", pa.int64()),
-            ("param", pa.string()),
-            ("layer", pa.string()),
+            ("param", pa.dictionary(pa.int32(), pa.string())),
+            ("layer", pa.dictionary(pa.int32(), pa.string())),
             ("norm", pa.float32()),  # L2 norm over the finite elements; null: no gradient
             ("max_abs", pa.float32()),  # max |g| over the finite elements
             ("nan", pa.int64()),  # NaN elements
@@ -71,15 +72,17 @@ def capture_step(name: str) -> int | None:
     return None
 
 
-def write_atomic(path: Path, data: bytes) -> None:
-    """Readers see the old file or the whole new one, never part of it."""
+def write_atomic(path: Path, data: bytes, sync: bool = False) -> None:
+    """Readers see the old file or the whole new one, never part of it; ``sync``: on disk
+    before it replaces the old one (also through a machine crash)."""
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     with open(tmp, "wb") as f:
         f.write(data)
         f.flush()
-        os.fsync(f.fileno())
+        if sync:
+            os.fsync(f.fileno())
     os.replace(tmp, path)
 
 
 def write_json_atomic(path: Path, value: Any) -> None:
-    write_atomic(path, json.dumps(value, indent=1).encode())
+    write_atomic(path, json.dumps(value, indent=1).encode(), sync=True)

@@ -1,10 +1,11 @@
 """Writes a run log (format.py) from one process: a Parquet part every FLUSH_EVERY steps, an
-Arrow IPC tail appended every step, anomalies and captures as they come.
+JSON-lines tail appended every step, anomalies and captures as they come.
 
 Crash safety: every file but the tail and anomalies.jsonl is written whole and renamed into
-place; the tail gets one record batch per step, flushed to the OS before the next step starts,
-so a SIGKILL loses at most the step being recorded (the OS keeps what was written; only a
-machine crash can lose more, as fsync runs on parts and on close, not every step).
+place; the tail gets one line per step, flushed to the OS before the next step starts,
+so a SIGKILL loses at most the step being recorded (the OS keeps what was written). fsync
+runs only on run.json: a machine crash (power loss) may lose the last seconds of a run, a
+price paid for not waiting on the disk during training.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 import datetime
 import gzip
 import json
+import math
 import os
 import socket
 from collections.abc import Sequence
@@ -60,12 +62,11 @@ class RunLogWriter:
             "layers": list(layers),
         }
         self._schema = fmt.schema()
-        n = len(params)
         self._names = pa.array([p.name for p in params], pa.string())
-        self._layers = pa.array([p.layer for p in params], pa.string())
-        self._n = n
-        self._pending: list[Any] = []  # record batches since the last part
-        self._tail: Any = None
+        self._layers = pa.array(layers, pa.string())
+        self._layer_index = np.array([layers.index(p.layer) for p in params], np.int32)
+        self._n = len(params)
+        self._pending: list[Any] = []  # the steps since the last part, as written
         self._tail_file: Any = None
         self._write_meta()
         self._new_tail()
@@ -76,27 +77,19 @@ class RunLogWriter:
         loss: float | None,
     ) -> None:  # fmt: skip
         """One step's summary; NaN in ``norm`` marks a parameter without a gradient."""
-        import pyarrow as pa
-
         absent = np.isnan(norm)
-        mask = absent if absent.any() else None
-        n = self._n
-        batch = pa.RecordBatch.from_arrays(
-            [
-                pa.array(np.full(n, step, np.int64)),
-                self._names,
-                self._layers,
-                pa.array(norm.astype(np.float32, copy=False), mask=mask),
-                pa.array(max_abs.astype(np.float32, copy=False), mask=mask),
-                pa.array(np.nan_to_num(nan).astype(np.int64), mask=mask),
-                pa.array(np.nan_to_num(inf).astype(np.int64), mask=mask),
-                pa.array(np.full(n, np.nan if loss is None else loss), mask=_loss_mask(n, loss)),
-            ],
-            schema=self._schema,
-        )
-        self._pending.append(batch)
-        self._tail.write_batch(batch)
-        self._tail_file.flush()
+        row = (step, norm.astype(np.float32), max_abs.astype(np.float32), nan, inf, loss)
+        self._pending.append(row)
+        line = {"step": step, "loss": loss if loss is None or math.isfinite(loss) else str(loss)}
+        for key, values in zip(fmt.STATS, row[1:5]):
+            if key in ("nan", "inf"):
+                values = values.astype(np.int64)
+            listed = values.tolist()
+            if absent.any():
+                listed = [None if a else v for a, v in zip(absent.tolist(), listed)]
+            line[key] = listed
+        self._tail_file.write(json.dumps(line, separators=(",", ":")) + "\n")
+        self._tail_file.flush()  # to the OS: a SIGKILL from here on loses nothing of it
         if len(self._pending) >= fmt.FLUSH_EVERY:
             self._flush_part()
 
@@ -105,16 +98,15 @@ class RunLogWriter:
             f.write(json.dumps(record) + "\n")
 
     def write_capture(self, step: int, document: dict[str, Any]) -> None:
-        data = gzip.compress(json.dumps(document, separators=(",", ":")).encode(), 6)
+        data = gzip.compress(json.dumps(document, separators=(",", ":")).encode(), 1)
         fmt.write_atomic(self.path / fmt.CAPTURES / fmt.capture_name(step), data)
 
     def close(self, status: str = "finished", error: str | None = None) -> None:
-        if self._tail is None:
+        if self._tail_file is None:
             return
         self._flush_part()
-        self._tail.close()
         self._tail_file.close()
-        self._tail = self._tail_file = None
+        self._tail_file = None
         (self.path / fmt.TAIL).unlink(missing_ok=True)
         self.meta["status"] = status
         self.meta["ended"] = datetime.datetime.now(datetime.timezone.utc).isoformat()
@@ -128,15 +120,10 @@ class RunLogWriter:
 
     def _new_tail(self) -> None:
         """An empty tail replaces the old one only once its steps are in a part."""
-        import pyarrow as pa
-
-        if self._tail is not None:
-            self._tail.close()
+        if self._tail_file is not None:
             self._tail_file.close()
         tmp = self.path / f".{fmt.TAIL}.tmp"
-        self._tail_file = open(tmp, "wb")  # noqa: SIM115 (kept open: appended every step)
-        self._tail = pa.ipc.new_stream(self._tail_file, self._schema)
-        self._tail_file.flush()
+        self._tail_file = open(tmp, "w", encoding="utf-8")  # noqa: SIM115 (appended every step)
         os.replace(tmp, self.path / fmt.TAIL)
 
     def _flush_part(self) -> None:
@@ -145,19 +132,33 @@ class RunLogWriter:
 
         if not self._pending:
             return
-        table = pa.Table.from_batches(self._pending, self._schema)
-        first = int(self._pending[0].column(0)[0].as_py())
-        last = int(self._pending[-1].column(0)[0].as_py())
+        steps = np.array([r[0] for r in self._pending], np.int64)
+        n = self._n
+        stacked = [np.concatenate([r[k] for r in self._pending]) for k in range(1, 5)]
+        absent = np.isnan(stacked[0])
+        mask = absent if absent.any() else None
+        losses = np.array([np.nan if r[5] is None else r[5] for r in self._pending])
+        known = np.repeat([r[5] is not None for r in self._pending], n)
+        table = pa.Table.from_arrays(
+            [
+                pa.array(np.repeat(steps, n)),
+                pa.DictionaryArray.from_arrays(np.tile(np.arange(n, dtype=np.int32), len(steps)),
+                                               self._names),
+                pa.DictionaryArray.from_arrays(np.tile(self._layer_index, len(steps)),
+                                               self._layers),
+                pa.array(stacked[0], mask=mask),
+                pa.array(stacked[1], mask=mask),
+                pa.array(stacked[2].astype(np.int64), mask=mask),
+                pa.array(stacked[3].astype(np.int64), mask=mask),
+                pa.array(np.repeat(losses, n), mask=~known),
+            ],
+            schema=self._schema,
+        )  # fmt: skip
+        first, last = int(steps[0]), int(steps[-1])
         target = self.path / fmt.STEPS / fmt.part_name(first, last)
         tmp = target.with_name(f".{target.name}.tmp")
-        pq.write_table(table, tmp, compression="zstd", use_dictionary=["param", "layer"])
-        with open(tmp, "rb+") as f:
-            os.fsync(f.fileno())
-        os.replace(tmp, target)
+        pq.write_table(table, tmp, compression="zstd")
+        os.replace(tmp, target)  # no fsync: a SIGKILL loses nothing the OS has (see top)
         self._pending = []
-        if self._tail is not None:
+        if self._tail_file is not None:
             self._new_tail()
-
-
-def _loss_mask(n: int, loss: float | None) -> np.ndarray | None:
-    return np.ones(n, bool) if loss is None else None

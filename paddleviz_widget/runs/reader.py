@@ -183,36 +183,48 @@ class RunLog:
         return self._columns(table)
 
     def _read_tail(self) -> dict[str, np.ndarray] | None:
-        """The steps not yet in a part; a batch cut off mid-write is not read."""
-        import pyarrow as pa
-
-        path = self.path / fmt.TAIL
+        """The steps not yet in a part; a line cut off mid-write is not read."""
         try:
-            data = path.read_bytes()
+            text = (self.path / fmt.TAIL).read_text(encoding="utf-8")
         except FileNotFoundError:
             return None
-        batches = []
-        try:
-            reader = pa.ipc.open_stream(pa.py_buffer(data))
-            while True:
-                batches.append(reader.read_next_batch())
-        except (StopIteration, pa.ArrowInvalid, OSError):
-            pass  # the end, or a batch the writer is still writing
-        if not batches:
+        rows = []
+        for line in text.split("\n")[:-1]:  # the last piece has no newline yet: not whole
+            try:
+                rows.append(json.loads(line))
+            except ValueError:
+                continue
+        n = len(self.params)
+        rows = [r for r in rows if isinstance(r, dict) and len(r.get("norm", ())) == n]
+        if not rows:
             return None
-        return self._columns(pa.Table.from_batches(batches))
+        out = {
+            "step": np.repeat(np.array([int(r["step"]) for r in rows], np.int64), n),
+            "param": np.tile(np.arange(n, dtype=np.int64), len(rows)),
+            "loss": np.repeat(np.array([_loss(r.get("loss")) for r in rows], np.float64), n),
+        }
+        for stat in fmt.STATS:
+            values = [np.nan if v is None else v for r in rows for v in r[stat]]
+            out[stat] = np.array(values, np.float32)
+        return out
 
     def _columns(self, table: Any) -> dict[str, np.ndarray]:
-        names = table.column("param").to_pylist()
-        unknown = {n for n in names if n not in self._index}
+        import pyarrow as pa
+
+        param = table.column("param").combine_chunks()
+        if not pa.types.is_dictionary(param.type):
+            param = param.dictionary_encode()
+        names = param.dictionary.to_pylist()
+        unknown = [n for n in names if n not in self._index]
         if unknown:
             raise RunLogError(
-                f"{self.path}: rows name parameters {sorted(unknown)[:3]} that {fmt.META} does "
+                f"{self.path}: rows name parameters {unknown[:3]} that {fmt.META} does "
                 "not list: the files are from different runs"
             )
+        lookup = np.array([self._index[n] for n in names], np.int64)
         out = {
             "step": table.column("step").to_numpy(),
-            "param": np.fromiter((self._index[n] for n in names), np.int64, len(names)),
+            "param": lookup[param.indices.to_numpy(zero_copy_only=False)],
             "loss": table.column("loss").to_numpy(zero_copy_only=False),
         }
         for stat in fmt.STATS:
@@ -259,3 +271,7 @@ class RunLog:
         if not folder.is_dir():
             return []
         return sorted(s for n in os.listdir(folder) if (s := fmt.capture_step(n)) is not None)
+
+
+def _loss(value: Any) -> float:
+    return np.nan if value is None else float(value)  # "nan"/"inf" strings included

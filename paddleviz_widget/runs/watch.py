@@ -10,6 +10,7 @@ A step is one backward call (Tensor.backward / paddle.autograd.backward). Full c
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import traceback
@@ -27,9 +28,11 @@ DEFAULT_EVERY = 100
 class RunWatch:
     def __init__(
         self, model: Any, run_dir: str | os.PathLike[str], every: int | None,
-        thresholds: dict[str, float] | None,
+        thresholds: dict[str, float] | None, *, discover: bool = False,
     ) -> None:  # fmt: skip
-        if model is None:
+        """``discover``: no model given (the CLI): the nn.Layer whose parameters the first
+        backward's graph reaches is watched from that step on."""
+        if model is None and not discover:
             raise ValueError(
                 "trace(run_dir=...) watches a model's parameters: pass the model, "
                 "`with trace(model, stats=True, run_dir=...)`"
@@ -44,8 +47,26 @@ class RunWatch:
         self.step = 0  # the step the next backward is
         self._after_anomaly = False
         self.writer: RunLogWriter | None = None
+        self._gave_up = False
+
+    def ready(self, roots: list[Any]) -> bool:
+        """Whether this backward is recorded: the model is known (or found now)."""
+        if self.writer is not None:
+            return True
+        if self.model is None and not self._gave_up:
+            self.model = _model_of(roots)
+            if self.model is None:
+                self._gave_up = True
+                print(f"paddleviz_widget: no run log written to {self.run_dir}: the first "
+                      "backward's graph reaches no nn.Layer's parameters; watch the model "
+                      "with trace(model, run_dir=...) in the script", file=sys.stderr)  # fmt: skip
+        if self.model is not None:
+            self.start()
+        return self.writer is not None
 
     def start(self) -> None:
+        if self.model is None:
+            return  # discovered at the first backward (ready())
         infos, tensors = model_params(self.model)
         layers = layer_order(infos)
         self._summary = GradSummary(tensors)
@@ -93,7 +114,23 @@ class RunWatch:
         document.setdefault("meta", {})["step"] = step
         self.writer.write_capture(step, document)
 
+    def fail(self, error: Exception) -> None:
+        """Something of ours failed: say so once, stop recording; the training goes on."""
+        line = traceback.format_exception_only(type(error), error)[-1].strip()
+        print(f"paddleviz_widget: run log {self.run_dir} stopped at step {self.step}: {line}",
+              file=sys.stderr)  # fmt: skip
+        writer, self.writer, self._gave_up, self.model = self.writer, None, True, None
+        summary = getattr(self, "_summary", None)
+        if summary is not None:
+            summary.release()
+        if writer is not None:
+            with contextlib.suppress(Exception):  # e.g. the disk is full: nothing more to do
+                writer.close("stopped", f"paddleviz_widget: {line}")
+
     def close(self, error: BaseException | None = None) -> None:
+        summary = getattr(self, "_summary", None)
+        if summary is not None:
+            summary.release()
         if self.writer is None:
             return
         if error is None:
@@ -111,3 +148,17 @@ def _rank() -> tuple[int, int]:
         )
     except ValueError:
         return 0, 1
+
+
+def _model_of(roots: list[Any]) -> Any:
+    """The live nn.Layer whose parameters name most leaves of the graph of ``roots``."""
+    from ..tracer.capture.anchors import is_tensor
+    from ..tracer.capture.replay import discover_model
+    from ..tracer.read.grad_node import grad_node_of
+    from ..tracer.read.walk import walk_backward_graph
+
+    nodes = [n for n in (grad_node_of(t) for t in roots if is_tensor(t)) if n is not None]
+    if not nodes:
+        return None
+    walk = walk_backward_graph(nodes)
+    return discover_model({n.ptr for n in walk.nodes if n.is_accumulation})

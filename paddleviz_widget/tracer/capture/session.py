@@ -16,8 +16,7 @@ from __future__ import annotations
 
 import functools
 import os
-from collections import deque
-from collections.abc import Callable, Collection, Iterator
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from typing import Any
 
@@ -26,8 +25,10 @@ from ..read.pylayer_info import PyLayerInfo, describe_pylayers
 from ..read.replay_safety import is_pylayer
 from ..read.walk import WalkResult, walk_backward_graph
 from .anchors import Anchor, anchor_of, any_alive, is_tensor, live_node, proven, user_tensors
+from .backward_args import as_list, grad_targets, layer_count
 from .backward_capture import DUMP_KWARG, CapturedBackward, run_captured
 from .layer_scopes import LayerScopeRecorder, LayerScopes
+from .recent_sessions import RECENT_SESSIONS
 from .stack_gate import CALL_STACK_FLAG, LibraryForwardGate, call_stacks_off
 from .stats_rows import BackwardStats
 from .stats_watch import StatsHistory, run_with_stats, stats_available
@@ -122,24 +123,6 @@ class BackwardRecord:
         return bool(self.roots) or proven(self.anchors, wanted) == wanted
 
 
-def _layer_count(model: Any) -> int:
-    return sum(1 for _ in model.sublayers(include_self=True))
-
-
-def _as_list(value: Any) -> list[Any]:
-    return list(value) if isinstance(value, (list, tuple)) else [value]
-
-
-def _grad_targets(args: tuple[Any, ...], kwargs: dict[str, Any]) -> frozenset[int] | None:
-    """The GradNodes of paddle.grad's ``inputs`` (a leaf's accumulation node, else grad_fn)."""
-    inputs = args[1] if len(args) > 1 else kwargs.get("inputs")
-    no_grad_vars = args[7] if len(args) > 7 else kwargs.get("no_grad_vars")
-    if inputs is None or no_grad_vars is not None:
-        return None
-    nodes = (grad_node_of(t) for t in _as_list(inputs) if is_tensor(t))
-    return frozenset(int(n.node_ptr()) for n in nodes if n is not None)
-
-
 class TraceSession:
     """Use as ``with trace(model):`` around the forward and the backward."""
 
@@ -157,7 +140,7 @@ class TraceSession:
             )
         self.model = model
         if call_sites is None:  # per-op Python stacks cost ~0.2 ms an op in the forward
-            call_sites = model is None or _layer_count(model) <= CALL_SITE_MAX_LAYERS
+            call_sites = model is None or layer_count(model) <= CALL_SITE_MAX_LAYERS
         self.call_sites = call_sites
         self.slots = slots
         if steps is not None and not stats:
@@ -165,6 +148,8 @@ class TraceSession:
                              f"steps={steps})")  # fmt: skip
         self.stats = stats
         self.watch = watch_of(model, every, run_dir, thresholds)
+        if self.watch is not None and slots is None:
+            self.slots = False  # watched runs: full captures without VLOG (its cost) unless asked
         self.history = StatsHistory(steps or 1) if stats else None
         self.records: list[BackwardRecord] = []
         self.scopes: LayerScopes | None = None  # on exit: the forwards still kept, as data
@@ -283,8 +268,8 @@ class TraceSession:
             return make
 
         tensor_backward = wrapping(copies=False, roots_of=lambda tensor: [tensor])
-        autograd_backward = wrapping(copies=False, roots_of=_as_list)
-        grad = wrapping(copies=True, roots_of=_as_list)  # paddle.grad runs on node copies
+        autograd_backward = wrapping(copies=False, roots_of=as_list)
+        grad = wrapping(copies=True, roots_of=as_list)  # paddle.grad runs on node copies
 
         self._swap(paddle.Tensor, "backward", tensor_backward)
         self._swap(paddle.autograd, "backward", autograd_backward)
@@ -311,7 +296,7 @@ class TraceSession:
         nodes = tuple(n for n in (grad_node_of(t) for t in roots if is_tensor(t)) if n)
         record = BackwardRecord(nodes, CapturedBackward(), copies)
         if copies:
-            record.targets = _grad_targets(args, kwargs)
+            record.targets = grad_targets(args, kwargs)
         record.scan(self.model)  # kept for matching graphs later
         self._anchor(record, roots)
         slot_log = self.slots
@@ -367,27 +352,6 @@ class TraceSession:
             record.scopes = self._recorder.snapshot(ptrs)
         else:
             record.anchors = tuple(own)
-
-
-class _RecentSessions:
-    """The last few finished traces, newest last, for build_graph to find its own in."""
-
-    def __init__(self, size: int = 2) -> None:
-        self._items: deque[TraceSession] = deque(maxlen=size)
-
-    def add(self, session: TraceSession) -> None:
-        if session in self._items:
-            self._items.remove(session)
-        self._items.append(session)
-
-    def newest_first(self) -> Iterator[TraceSession]:
-        return reversed(list(self._items))
-
-    def clear(self) -> None:
-        self._items.clear()
-
-
-RECENT_SESSIONS = _RecentSessions()
 
 
 def trace(

@@ -27,18 +27,24 @@ def watch_of(
     return RunWatch(model, run_dir, every, thresholds)
 
 
+def discovering_watch(run_dir: str | os.PathLike[str], every: int) -> RunWatch:
+    """The CLI's watch: no model given; the one the first backward reaches is watched."""
+    from ...runs.watch import RunWatch
+
+    return RunWatch(None, run_dir, every, None, discover=True)
+
+
 def watched_backward(
     session: TraceSession, original: Any, roots: list[Any], args: tuple[Any, ...],
     kwargs: dict[str, Any], *, copies: bool,
 ) -> Any:  # fmt: skip
     watch = session.watch
     assert watch is not None
-    if copies:  # paddle.grad sets no .grad: not a training step, passed through
+    if copies or not watch.ready(roots):  # paddle.grad sets no .grad: not a training step
         return original(*args, **kwargs)
     if not watch.full_due():
         result = original(*args, **kwargs)
-        watch.after_backward(roots)
-        _arm_recorder(session)
+        _record(session, watch, roots, None)
         return result
     result = session._captured_backward(original, roots, args, kwargs, copies=False)
 
@@ -47,11 +53,21 @@ def watched_backward(
 
         return build_graph(roots[0], model=session.model)
 
-    watch.after_backward(roots, graph)
+    _record(session, watch, roots, graph)
     session._settle(0)  # the captured graph is written: hold none of its GradNodes
     session.records.clear()
-    _arm_recorder(session)
     return result
+
+
+def _record(session: TraceSession, watch: RunWatch, roots: list[Any], graph: Any) -> None:
+    """The step's summary (and capture); a failure of ours never reaches the training."""
+    try:
+        watch.after_backward(roots, graph)
+        _arm_recorder(session)
+    except Exception as error:  # noqa: BLE001
+        watch.fail(error)
+        if session._recorder is not None and session._recorder.recording:
+            session._recorder.pause()
 
 
 def _arm_recorder(session: TraceSession) -> None:

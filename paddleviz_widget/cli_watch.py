@@ -1,0 +1,68 @@
+"""``python -m paddleviz_widget train.py ARGS --run-dir runs/exp1 [--every N]``: run a training
+script as ``python train.py ARGS`` would, inside trace(stats=True, every=N, run_dir=...), so that
+the whole run is logged (README "Watching a training run"). The model is the nn.Layer whose
+parameters the script's first backward reaches. The script's output and exit status are its own.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from .runs.errors import RunLogError
+from .runs.watch import DEFAULT_EVERY
+from .script_runner import run_script
+
+PROG = "python -m paddleviz_widget"
+
+
+def wants_run_dir(argv: list[str]) -> bool:
+    return any(a == "--run-dir" or a.startswith("--run-dir=") for a in argv)
+
+
+def _split(argv: list[str]) -> tuple[list[str], list[str]]:
+    """Our options (before SCRIPT.py, or --run-dir/--every at the very end) and the script's
+    command line."""
+    ours: list[str] = []
+    rest = list(argv)
+    while rest and rest[0].startswith("--"):
+        take = 1 if "=" in rest[0] else 2
+        ours, rest = ours + rest[:take], rest[take:]
+    while len(rest) >= 2 and rest[-2] in ("--run-dir", "--every"):
+        ours, rest = ours + rest[-2:], rest[:-2]
+    return ours, rest
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(
+        prog=f"{PROG} --run-dir RUN_DIR", description=__doc__.split("\n\n")[0],
+    )  # fmt: skip
+    parser.add_argument("--run-dir", required=True, metavar="RUN_DIR",
+                        help="a new directory for the run log (open_run, view)")  # fmt: skip
+    parser.add_argument("--every", type=int, default=DEFAULT_EVERY, metavar="N",
+                        help=f"full capture every N steps (default {DEFAULT_EVERY})")  # fmt: skip
+    ours, rest = _split(argv)
+    options = parser.parse_args(ours)
+    if not rest:
+        parser.error("pass the script to run: --run-dir runs/exp1 train.py [ARGS]")
+    if options.every < 1:
+        parser.error(f"--every is a number of steps >= 1, got {options.every}")
+    script, args = Path(rest[0]), rest[1:]
+    if not script.is_file():
+        parser.error(f"no such script: {script} (pass the path of a .py file)")
+    from .tracer.capture.session import TraceSession
+    from .tracer.capture.watched import discovering_watch
+
+    session = TraceSession(None, stats=True, slots=False)  # no VLOG: its cost, on every capture
+    try:
+        session.watch = discovering_watch(options.run_dir, options.every)
+        with session:
+            status = run_script(script, args)
+    except RunLogError as error:  # e.g. the directory already holds a run log
+        print(f"paddleviz_widget: {error}", file=sys.stderr)
+        return 1
+    if session.watch is not None and session.watch.step:
+        print(f"paddleviz_widget: run log of {session.watch.step} steps in {options.run_dir}",
+              file=sys.stderr)  # fmt: skip
+    return status

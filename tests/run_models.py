@@ -1,0 +1,64 @@
+"""A tiny MLP and its training loop for the run-log tests (also run as a child process by
+test_run_log.py's SIGKILL test: ``python run_models.py RUN_DIR``)."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from typing import Any
+
+import paddle
+import paddle.nn.functional as F
+
+
+class TinyMLP(paddle.nn.Layer):
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc1 = paddle.nn.Linear(8, 16)
+        self.fc2 = paddle.nn.Linear(16, 16)
+        self.fc3 = paddle.nn.Linear(16, 1)
+
+    def forward(self, x: paddle.Tensor) -> paddle.Tensor:
+        return self.fc3(F.relu(self.fc2(F.relu(self.fc1(x)))))
+
+
+def batch(step: int) -> tuple[paddle.Tensor, paddle.Tensor]:
+    x = paddle.randn([16, 8])
+    return x, x.sum(axis=1, keepdim=True) * 0.3
+
+
+def train(
+    model: paddle.nn.Layer, opt: Any, steps: int,
+    before: Callable[[int, paddle.Tensor], None] | None = None,
+    after_backward: Callable[[int, paddle.Tensor], bool] | None = None,
+) -> None:  # fmt: skip
+    """``before(step, x)`` may change the batch in place; ``after_backward(step, loss)``
+    returns False to skip the optimizer step (as a loss scaler does on NaN)."""
+    for step in range(steps):
+        x, y = batch(step)
+        if before is not None:
+            before(step, x)
+        loss = F.mse_loss(model(x), y)
+        loss.backward()
+        if after_backward is None or after_backward(step, loss):
+            opt.step()
+        opt.clear_grad()
+
+
+def main(run_dir: str) -> None:
+    from paddleviz_widget import trace
+
+    paddle.seed(0)
+    model = TinyMLP()
+    opt = paddle.optimizer.Adam(1e-3, parameters=model.parameters())
+
+    def report(step: int, loss: paddle.Tensor) -> bool:
+        print(f"{step} {float(loss)!r}", flush=True)  # the parent's record of completed steps
+        return True
+
+    with trace(model, stats=True, every=50, run_dir=run_dir):
+        train(model, opt, 10**6, after_backward=report)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])
