@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import os
-import pathlib
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -19,6 +18,7 @@ import anywidget
 import numpy as np
 import traitlets
 
+from ..export.standalone import _static
 from .view_data import (
     SUMMARY_STATS,
     RunLike,
@@ -27,25 +27,12 @@ from .view_data import (
     step_index,
 )
 
-_STATIC = pathlib.Path(__file__).resolve().parents[1] / "static"
-
 #: The custom message's ``type``, both ways: the page sends ``{"type", "id", "step"}``; the
 #: kernel answers ``{"type", "id", "step", "captured", "layer_rows"?, "error"?}`` with buffers
 #: [summary float32 (4, P), graph JSON text (captured steps only)].
 STEP_MESSAGE = "pvw-run-step"
 #: The page's Refresh (button, or its timer while the run is being written): ``{"type"}``.
 REFRESH_MESSAGE = "pvw-run-refresh"
-
-
-def _bundle(name: str) -> pathlib.Path:
-    path = _STATIC / name
-    if not path.exists():
-        raise RuntimeError(
-            f"paddleviz_widget's front-end bundle ({path}) is missing. Install the package with "
-            "'pip install .' (which builds it), or run 'npm ci && npm run build' in the source "
-            "tree."
-        )
-    return path
 
 
 def load_run(run: str | os.PathLike[str] | RunLike) -> RunLike:
@@ -93,8 +80,8 @@ class RunWidget(anywidget.AnyWidget):
     appended; the page also does so on its own every few seconds while the run is written.
     """
 
-    _esm = _bundle("run_widget.js")
-    _css = _bundle("run_widget.css")
+    _esm = _static("run_widget.js")  # the text; the same message as GraphWidget's if missing
+    _css = _static("run_widget.css")
 
     #: The run's description (view_data.run_description).
     run = traitlets.Dict().tag(sync=True)
