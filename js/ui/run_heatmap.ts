@@ -231,7 +231,9 @@ export function createHeatmap(host: HeatmapHost): Heatmap {
     const box = el.getBoundingClientRect();
     const left = event.clientX - box.left + 14;
     tip.style.left = `${Math.min(left, box.width - tip.offsetWidth - 4)}px`;
-    tip.style.top = `${event.clientY - box.top + 14}px`;
+    const below = event.clientY - box.top + 14;
+    // Above the pointer when it would leave the heatmap's box (which clips it) below.
+    tip.style.top = `${below + tip.offsetHeight > box.height ? Math.max(0, event.clientY - box.top - tip.offsetHeight - 8) : below}px`;
   });
   canvas.addEventListener("mouseleave", () => {
     tip.hidden = true;

@@ -304,3 +304,53 @@ def test_a_saved_run_of_10k_steps_and_1k_parameters_stays_interactive(
         assert not errors, errors
     finally:
         context.close()
+
+
+def test_lab_a_run_of_10k_steps_and_1k_parameters_stays_interactive(
+    chromium_browser: Browser, lab_server: LabServer
+) -> None:
+    # The kernel's path: 25 MB of buffers through the comm, each picked step asked for.
+    from lab_page import _RUN_ALL, _WAIT_FOR_NOTEBOOK
+    from run_logs import BIG_SPIKE, big_run
+
+    big_run(lab_server.root / "runs" / "big")
+    name = "run_explorer_big.ipynb"
+    shutil.copy(NOTEBOOKS / name, lab_server.root / name)
+    context = chromium_browser.new_context(viewport={"width": 1300, "height": 1000})
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    try:
+        page.goto(lab_server.url(lab_server.notebook_path(name)), timeout=120_000)
+        page.wait_for_function(_WAIT_FOR_NOTEBOOK, arg=name, timeout=120_000)
+        assert page.evaluate(_RUN_ALL, 300_000) is True
+        view = RunView(page, page.locator(RUN_ROOT))
+        view.wait_detail(BIG_SPIKE[0], "params")
+        assert view.data("steps") == "10000" and len(view.summary_rows()) == 1000
+        view.heatmap.scroll_into_view_if_needed()
+        assert view.pixel(BIG_SPIKE[0], BIG_SPIKE[1]) == [253, 231, 37]
+        times = page.evaluate(
+            """() => {
+              const root = document.querySelector('[data-testid=pvw-run-root]');
+              return ['zoom-in', 'zoom-in', 'zoom-out', 'all'].map((b) => {
+                const t = performance.now();
+                root.querySelector(`[data-testid=pvw-run-${b}]`).click();
+                return performance.now() - t;
+              });
+            }"""
+        )
+        assert max(times) < 500, times
+        # A click picks the largest step of its pixel column (~9 steps wide here), asked of
+        # the kernel.
+        view.click_cell(BIG_SPIKE[0] + 100, BIG_SPIKE[1])
+        page.wait_for_function(
+            "([r, s]) => Math.abs(Number(r.dataset.shownStep) - s) < 20"
+            " && r.dataset.detail === 'params'",
+            arg=[view.root.element_handle(), BIG_SPIKE[0] + 100],
+            timeout=TIMEOUT_MS,
+        )
+        save_screenshot(page, "run_explorer_lab_10k_steps")
+        assert not errors, errors
+    finally:
+        context.close()
+        lab_server.shutdown_sessions()
