@@ -38,7 +38,9 @@ const layoutWorker = {
 const options = {
   // standalone.ts: the boot code of a saved HTML page (export/standalone.py), which imports
   // widget.js from the page itself; it shares no code with it.
-  entryPoints: [path.join(here, "widget.ts"), path.join(here, "standalone.ts")],
+  // run_widget.ts: the run explorer (runs/view_widget.py), today's explorer inside it;
+  // run_standalone.ts: the boot code of a saved run page (runs/view_page.py).
+  entryPoints: ["widget.ts", "standalone.ts", "run_widget.ts", "run_standalone.ts"].map((f) => path.join(here, f)),
   bundle: true,
   format: "esm",
   target: "es2020",

@@ -49,6 +49,7 @@ examples:
   {PROG} -o graph.svg --step 2 train.py     # the second backward call
   {PROG} -o out/graph.json --all train.py   # out/graph_001.json, ...
   {PROG} train.py --run-dir runs/exp1       # log the whole run (--every N: full captures)
+  {PROG} view runs/exp1 -o run.html         # a run log's explorer (see view --help)
 """
 
 
@@ -106,8 +107,13 @@ def main(argv: list[str] | None = None) -> int:
     from .watch import main as watch_main
     from .watch import wants_run_dir
 
-    if wants_run_dir(sys.argv[1:] if argv is None else argv):  # train.py --run-dir runs/exp1
-        return watch_main(sys.argv[1:] if argv is None else argv)
+    args = sys.argv[1:] if argv is None else argv
+    if args[:1] == ["view"]:  # python -m paddleviz_widget view RUN_DIR -o run.html
+        from .runs.view_cli import main as view_main
+
+        return view_main(args[1:])
+    if wants_run_dir(args):  # train.py --run-dir runs/exp1
+        return watch_main(args)
     parser = _parser()
     options = parser.parse_args(argv)
     if options.output is None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 import pathlib
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anywidget
 import traitlets
@@ -26,6 +26,9 @@ from .reports import problems, summary
 from .saving import save_view
 from .static_picture import static_output, view_now
 from .wire import bundle, graph_from_json, graph_json, graph_to_json
+
+if TYPE_CHECKING:
+    from ..runs.view_widget import RunWidget
 
 #: The readings the page can draw (js/view/forward.ts holds what each one means).
 VIEWS = ("backward", "forward")
@@ -170,6 +173,18 @@ class GraphWidget(anywidget.AnyWidget):
         position, never by pointer. ``summary()`` on the result lists the differences."""
         doc = diff_document(a, b, rtol=rtol, labels=labels)
         return cls.from_graph(doc, height=height, depth=depth, **kwargs)
+
+    @classmethod
+    def from_run(
+        cls, path: str | os.PathLike[str] | Any, *, height: str | int = "720px", **kwargs: Any
+    ) -> RunWidget:
+        """The run explorer of a run log (the ``run_dir`` of ``trace(model, stats=True,
+        every=N, run_dir=...)``, or an ``open_run`` result): a layer x step heatmap of gradient
+        norms, the loss curve and a step picker; a fully captured step shows its graph here.
+        A run still being written refreshes. See runs/view_widget.py's RunWidget."""
+        from ..runs.view_widget import RunWidget
+
+        return RunWidget(path, height=height, **kwargs)
 
     def _start(
         self, doc: Mapping[str, Any], height: str | int, depth: int | None, kwargs: Any

@@ -1,0 +1,134 @@
+// Where the run explorer gets one picked step's summary and graph: the kernel (RunWidget in
+// paddleviz_widget/runs/view_widget.py answers a custom message with binary buffers), or, in
+// a saved page, the data embedded in the page (runs/view_page.py).
+import type { AnyModel } from "@anywidget/types";
+import { decodeSummary, type ParamSummary } from "./view/run_data";
+
+/** Message types, as runs/view_widget.py names them. */
+export const STEP_MESSAGE = "pvw-run-step";
+export const REFRESH_MESSAGE = "pvw-run-refresh";
+/** How long a step's request may go unanswered before the page says the kernel is silent. */
+const NO_ANSWER_MS = 15_000;
+
+export interface StepData {
+  step: number;
+  summary: ParamSummary | null;
+  graph: DataView | null;
+  layerRows: unknown;
+  error?: string;
+  graphError?: string;
+}
+
+export interface RunSource {
+  /** A kernel that can re-read a run being written. */
+  live: boolean;
+  fetchStep(step: number, P: number): Promise<StepData>;
+  refresh(): void;
+  /** Errors the kernel reports on refresh (a half-written file, ...). */
+  onError(fn: (message: string) => void): void;
+  destroy(): void;
+}
+
+interface Reply {
+  type?: string;
+  id?: number;
+  step?: number;
+  captured?: boolean;
+  layer_rows?: unknown;
+  error?: string;
+  graph_error?: string;
+}
+
+function asView(buffer: unknown): DataView | null {
+  if (buffer instanceof DataView) return buffer;
+  if (buffer instanceof ArrayBuffer) return new DataView(buffer);
+  if (ArrayBuffer.isView(buffer)) return new DataView(buffer.buffer, buffer.byteOffset, buffer.byteLength);
+  return null;
+}
+
+/** One step's data from a reply (or a saved page's embedded data) and its buffers. */
+export function stepFromReply(reply: Reply, buffers: unknown[], P: number): StepData {
+  const step = Number(reply.step);
+  if (reply.error) return { step, summary: null, graph: null, layerRows: null, error: reply.error };
+  const summary = decodeSummary(asView(buffers[0]), P);
+  if (typeof summary === "string") return { step, summary: null, graph: null, layerRows: null, error: summary };
+  const graph = reply.captured ? asView(buffers[1]) : null;
+  return { step, summary, graph, layerRows: reply.layer_rows ?? null, graphError: reply.graph_error };
+}
+
+export function kernelSource(model: AnyModel): RunSource {
+  let requests = 0;
+  const waiting = new Map<number, (reply: Reply, buffers: unknown[]) => void>();
+  let errorFn: (message: string) => void = () => undefined;
+  const onMessage = (msg: unknown, buffers: unknown): void => {
+    const m = msg as Reply | null;
+    if (m?.type === REFRESH_MESSAGE && m.error) errorFn(`Refresh failed: ${m.error}`);
+    if (m?.type !== STEP_MESSAGE || typeof m.id !== "number") return;
+    waiting.get(m.id)?.(m, Array.isArray(buffers) ? buffers : []);
+    waiting.delete(m.id);
+  };
+  model.on("msg:custom", onMessage);
+  return {
+    live: true,
+    fetchStep(step, P) {
+      const id = ++requests;
+      return new Promise((resolve) => {
+        const timer = setTimeout(() => {
+          if (!waiting.delete(id)) return;
+          resolve({ step, summary: null, graph: null, layerRows: null, error: `The kernel has not answered for step ${step} (it may be busy running a cell, or stopped).` });
+        }, NO_ANSWER_MS);
+        waiting.set(id, (reply, buffers) => {
+          clearTimeout(timer);
+          resolve(stepFromReply(reply, buffers, P));
+        });
+        try {
+          model.send({ type: STEP_MESSAGE, id, step });
+        } catch (err) {
+          waiting.delete(id);
+          clearTimeout(timer);
+          resolve({ step, summary: null, graph: null, layerRows: null, error: `The request could not be sent to the kernel (${String(err)}).` });
+        }
+      });
+    },
+    refresh() {
+      try {
+        model.send({ type: REFRESH_MESSAGE });
+      } catch {
+        // no kernel any more: nothing new can come
+      }
+    },
+    onError(fn) {
+      errorFn = fn;
+    },
+    destroy() {
+      model.off("msg:custom", onMessage);
+      waiting.clear();
+    },
+  };
+}
+
+/** A saved page's data: every step's summary (float32 (S, 4, P)) and the captured graphs. */
+export interface PageRunData {
+  steps: Float64Array;
+  summaries: Float32Array;
+  graphs: Record<string, { graph: unknown; layer_rows: unknown }>;
+}
+
+export function pageSource(page: PageRunData): RunSource {
+  const positions = new Map<number, number>();
+  page.steps.forEach((s, i) => positions.set(s, i));
+  return {
+    live: false,
+    fetchStep(step, P) {
+      const at = positions.get(step);
+      if (at === undefined) return Promise.resolve({ step, summary: null, graph: null, layerRows: null, error: `Step ${step} is not in this page.` });
+      const rows = page.summaries.subarray(at * 4 * P, (at + 1) * 4 * P);
+      const entry = page.graphs[String(step)];
+      const graph = entry ? new DataView(new TextEncoder().encode(JSON.stringify(entry.graph)).buffer) : null;
+      return Promise.resolve(stepFromReply({ step, captured: !!entry, layer_rows: entry?.layer_rows }, [rows, graph], P));
+    },
+    refresh() {},
+    onError() {},
+    destroy() {},
+  };
+}

@@ -1,0 +1,338 @@
+// The run explorer: heatmap, loss curve, step picker and the picked step's detail (its graph
+// in today's explorer when the step was captured in full, else its per-parameter summary),
+// wired to the synced model (run description, matrices, `step`, `layer`) and a RunSource.
+import type { AnyModel } from "@anywidget/types";
+import { h, button } from "./dom";
+import { createHeatmap, indexOf } from "./run_heatmap";
+import { createLossCurve } from "./run_loss";
+import { createSummaryTable } from "./run_summary";
+import { createRunGraph } from "./run_graph";
+import { decodeRun, nearestIndex, type RunData } from "../view/run_data";
+import { logColour, RAMP_CSS, type LogColour } from "../view/run_colour";
+import { formatNorm } from "../view/grad_stats";
+import { fullWindow, keepWindow, neighbourCapture, openingStep, pan, reveal, showRow, zoom, type RunWindow } from "../view/run_window";
+import type { RunSource, StepData } from "../run_source";
+
+/** While the run is being written, the page asks the kernel to re-read it this often. */
+export const AUTO_REFRESH_MS = 5_000;
+
+export interface RunModel {
+  [key: string]: unknown;
+  run: unknown;
+  _steps: unknown;
+  _loss: unknown;
+  _norms: unknown;
+  _bad: unknown;
+  height: string;
+  step: number;
+  layer: string;
+}
+
+export function createRunExplorer(model: AnyModel<RunModel>, el: HTMLElement, source: RunSource): () => void {
+  let data: RunData | null = null;
+  let scale: LogColour = logColour(null);
+  let win: RunWindow = fullWindow(0);
+  let detailFor = NaN; // the step whose detail is shown (or on its way)
+  let mode: "graph" | "params" = "graph";
+  let shown: StepData | null = null;
+
+  const root = h("div", { className: "pvw-root pvw-run", testid: "pvw-run-root" });
+  root.tabIndex = 0;
+  const title = h("span", { className: "pvw-run-title", testid: "pvw-run-title" });
+  const stepInput = h("input", { className: "pvw-search-input pvw-run-step", testid: "pvw-run-step-input", title: "Step to show (Enter)" });
+  stepInput.type = "number";
+  const problems = h("select", { className: "pvw-select", testid: "pvw-run-problems", title: "Problems found in the run: pick one to go to its step" });
+  const refreshButton = button("Refresh", "Read what the run's writer has appended since", () => source.refresh(), "pvw-run-refresh");
+  refreshButton.hidden = !source.live;
+  const toolbar = h("div", { className: "pvw-toolbar" }, [
+    title,
+    h("span", { className: "pvw-run-label", text: "Step" }),
+    button("\u2039", "Previous recorded step (\u2190)", () => move(-1), "pvw-run-prev"),
+    stepInput,
+    button("\u203a", "Next recorded step (\u2192)", () => move(1), "pvw-run-next"),
+    button("\u21e4 capture", "Previous full capture", () => jumpCapture(-1), "pvw-run-prev-capture"),
+    button("capture \u21e5", "Next full capture", () => jumpCapture(1), "pvw-run-next-capture"),
+    problems,
+    button("\u2212", "Show more steps (ctrl+wheel)", () => setWin(zoom(win, data?.S ?? 0, 2)), "pvw-run-zoom-out"),
+    button("+", "Show fewer steps (ctrl+wheel)", () => setWin(zoom(win, data?.S ?? 0, 0.5)), "pvw-run-zoom-in"),
+    button("All steps", "Show every step", () => setWin(fullWindow(data?.S ?? 0, win.top)), "pvw-run-all"),
+    refreshButton,
+  ]);
+  const heat = createHeatmap({
+    data: () => data,
+    colour: () => scale,
+    window: () => win,
+    setWindow: (change) => setWin({ ...win, ...change }),
+    zoom: (factor, at) => setWin(zoom(win, data?.S ?? 0, factor, at)),
+    pan: (delta) => setWin(pan(win, data?.S ?? 0, delta)),
+    picked: () => (data ? indexOf(data, model.get("step")) : -1),
+    layer: () => data?.layerIndex.get(model.get("layer")) ?? -1,
+    pick: (i, row) => {
+      if (!data) return;
+      commit({ ...(i < 0 ? {} : { step: data.steps[i] }), ...(row === null ? {} : { layer: data.desc.layers[row] }) });
+    },
+  });
+  const loss = createLossCurve({
+    data: () => data,
+    window: () => win,
+    picked: () => (data ? indexOf(data, model.get("step")) : -1),
+    pick: (i) => data && commit({ step: data.steps[i] }),
+  });
+  const legend = h("div", { className: "pvw-run-legend", testid: "pvw-run-legend" });
+  const detailTitle = h("span", { className: "pvw-run-detail-title", testid: "pvw-run-detail-title" });
+  const graphTab = button("Graph", "The step's backward graph with its statistics", () => setMode("graph"), "pvw-run-graph-tab");
+  const paramsTab = button("Parameters", "The step's per-parameter gradient summary", () => setMode("params"), "pvw-run-params-tab");
+  const detailBar = h("div", { className: "pvw-run-detail-bar" }, [detailTitle, graphTab, paramsTab]);
+  const graphHost = h("div", { className: "pvw-run-graph", testid: "pvw-run-graph" });
+  const table = createSummaryTable((layer) => commit({ layer }));
+  const message = h("div", { className: "pvw-run-message", testid: "pvw-run-message" });
+  const detail = h("div", { className: "pvw-run-detail" }, [detailBar, message, graphHost, table.el]);
+  const graph = createRunGraph(graphHost, (layer) => {
+    if (layer !== model.get("layer")) commit({ layer });
+  });
+  const status = h("div", { className: "pvw-status", testid: "pvw-run-status" });
+  root.append(toolbar, heat.el, loss.el, legend, detail, status);
+  el.appendChild(root);
+
+  function commit(changes: Partial<RunModel>): void {
+    for (const [key, value] of Object.entries(changes)) model.set(key, value as never);
+    model.save_changes();
+  }
+
+  function setWin(next: RunWindow): void {
+    win = next;
+    drawCharts();
+  }
+
+  function drawCharts(): void {
+    heat.draw();
+    loss.draw();
+    root.dataset.from = String(win.from);
+    root.dataset.to = String(win.to);
+  }
+
+  function move(delta: number): void {
+    if (!data || data.S === 0) return;
+    const i = nearestIndex(data.steps, model.get("step"));
+    commit({ step: data.steps[Math.max(0, Math.min(data.S - 1, i + delta))] });
+  }
+
+  function jumpCapture(dir: -1 | 1): void {
+    if (!data) return;
+    const next = neighbourCapture(data.desc.captured, model.get("step"), dir);
+    if (next !== null) commit({ step: next });
+  }
+
+  function setMode(next: "graph" | "params"): void {
+    mode = next;
+    layoutDetail();
+  }
+
+  function layoutDetail(): void {
+    const hasGraph = !!shown?.graph;
+    const showGraph = hasGraph && mode === "graph";
+    graphTab.hidden = !hasGraph;
+    paramsTab.hidden = !hasGraph;
+    graphTab.classList.toggle("pvw-active", showGraph);
+    paramsTab.classList.toggle("pvw-active", hasGraph && !showGraph);
+    graphHost.hidden = !showGraph;
+    table.el.hidden = showGraph || !shown?.summary;
+    root.dataset.detail = shown === null ? "loading" : showGraph ? "graph" : shown.summary ? "params" : "none";
+  }
+
+  function onData(): void {
+    const decoded = decodeRun(model.get("run"), model.get("_steps"), model.get("_loss"), model.get("_norms"), model.get("_bad"));
+    if (typeof decoded === "string") {
+      data = null;
+      status.textContent = decoded;
+      return;
+    }
+    data = decoded;
+    scale = logColour(data.range);
+    win = keepWindow(win, data.S);
+    const meta = data.desc.meta;
+    const running = meta.status === "running";
+    // The end of a long path says which run it is.
+    title.textContent = data.desc.path.length > 40 ? `\u2026${data.desc.path.slice(-39)}` : data.desc.path;
+    title.title = `${data.desc.path}: ${String(meta.status ?? "")}`;
+    status.textContent = `${data.S} steps (${data.S ? `${data.steps[0]}\u2013${data.steps[data.S - 1]}` : "none yet"}), ${data.L} layers, ${data.desc.params.length} parameters, ${data.desc.captured.length} full captures${meta.every ? ` (every ${String(meta.every)} steps)` : ""}; ${data.desc.anomalies.length} problem${data.desc.anomalies.length === 1 ? "" : "s"}; run ${String(meta.status ?? "unknown")}${running ? (source.live ? ", refreshing" : "") : ""}`;
+    root.dataset.steps = String(data.S);
+    // A few layers need no third of the widget: rows up to 22 px, the rest to the detail.
+    heat.el.style.flexBasis = `min(34%, ${data.L * 22 + 32}px)`;
+    legendFill();
+    problemsFill();
+    autoRefresh(running && source.live);
+    let step = model.get("step");
+    if (step < 0 || (data.S > 0 && indexOf(data, step) < 0 && !(step > data.steps[data.S - 1]))) {
+      step = openingStep(data.steps, data.desc.captured, data.desc.anomalies);
+      if (step >= 0) {
+        // Opening on a problem: its layer selected too (its row scrolled into view).
+        const first = data.desc.anomalies.find((a) => a.step === step || a.step === step - 1);
+        const layer = model.get("layer") || (first?.layer ?? "");
+        commit({ step, layer });
+        return; // onStep and onLayer draw
+      }
+    }
+    drawCharts();
+    loadDetail(true);
+  }
+
+  function legendFill(): void {
+    if (!data) return;
+    const ticks = data.range ? scale.ticks().map((t) => `${formatNorm(t.norm)}`).join(" \u2026 ") : "no finite non-zero norm";
+    const bar = h("span", { className: "pvw-run-ramp" });
+    bar.style.background = RAMP_CSS;
+    legend.replaceChildren(
+      h("span", { text: "gradient norm per layer (log): " }),
+      h("span", { text: data.range ? formatNorm(data.range.lo) : "" }),
+      bar,
+      h("span", { text: data.range ? formatNorm(data.range.hi) : "" }),
+      h("span", { className: "pvw-run-key pvw-run-key-bad", text: "NaN/Inf" }),
+      h("span", { className: "pvw-run-key pvw-run-key-zero", text: "0" }),
+      h("span", { className: "pvw-run-key-mark", text: "\u25bc problem" }),
+      h("span", { className: "pvw-run-key-capture", text: "| full capture" }),
+    );
+    legend.title = ticks;
+  }
+
+  function problemsFill(): void {
+    if (!data) return;
+    const list = data.desc.anomalies;
+    const keep = problems.value;
+    problems.replaceChildren(
+      h("option", { text: list.length ? `${list.length} problem${list.length === 1 ? "" : "s"}\u2026` : "No problems found" }),
+      ...list.map((a, k) => {
+        const o = h("option", { text: a.message });
+        o.value = String(k);
+        return o;
+      }),
+    );
+    problems.value = keep && Number(keep) < list.length ? keep : problems.options[0].value;
+    problems.disabled = list.length === 0;
+  }
+  problems.addEventListener("change", () => {
+    const a = data?.desc.anomalies[Number(problems.value)];
+    if (a) commit({ step: a.step, ...(a.layer ? { layer: a.layer } : {}) });
+  });
+
+  function onStep(): void {
+    const step = model.get("step");
+    stepInput.value = step >= 0 ? String(step) : "";
+    if (data) {
+      const i = indexOf(data, step);
+      if (i >= 0) win = reveal(win, data.S, i);
+    }
+    drawCharts();
+    loadDetail(false);
+  }
+
+  let loads = 0;
+  function loadDetail(again: boolean): void {
+    if (!data) return;
+    const step = model.get("step");
+    if (!again && step === detailFor) return;
+    if (again && step === detailFor && shown && !shown.error) return; // new steps: this one is the same
+    detailFor = step;
+    const i = indexOf(data, step);
+    const captured = data.captured.has(step);
+    if (i < 0) {
+      shown = null;
+      detailTitle.textContent = `Step ${step}`;
+      message.textContent = data.S ? `Step ${step} is not recorded (steps ${data.steps[0]}\u2013${data.steps[data.S - 1]}).` : "No step recorded yet.";
+      graphHost.hidden = true;
+      table.el.hidden = true;
+      root.dataset.detail = "none";
+      return;
+    }
+    const mine = ++loads;
+    message.textContent = `Reading step ${step}\u2026`;
+    root.dataset.detail = "loading";
+    const P = data.desc.params.length;
+    void source.fetchStep(step, P).then((got) => {
+      if (mine !== loads || !data) return;
+      shown = got;
+      const anomalies = data.desc.anomalies.filter((a) => a.step === step);
+      const near = [neighbourCapture(data.desc.captured, step, -1), neighbourCapture(data.desc.captured, step, 1)].filter((s) => s !== null);
+      detailTitle.textContent = `Step ${step}: ${got.graph ? "full capture" : "summary"}${anomalies.length ? ` \u2014 ${anomalies.map((a) => a.message).join("; ")}` : ""}`;
+      message.textContent = got.error
+        ? got.error
+        : got.graphError ?? (captured || got.graph ? "" : `No full capture of step ${step}: its per-parameter summary${near.length ? ` (full captures nearby: ${near.join(", ")})` : ""}.`);
+      message.hidden = message.textContent === "";
+      if (got.summary) table.show(data.desc.params, got.summary, scale);
+      if (got.graph) graph.show(got.graph, got.layerRows, data.desc.layers);
+      layoutDetail();
+      onLayer();
+      root.dataset.shownStep = String(step);
+    });
+  }
+
+  function onLayer(): void {
+    const layer = model.get("layer") ?? "";
+    table.highlight(layer);
+    graph.selectLayer(layer);
+    const row = data?.layerIndex.get(layer);
+    if (data && row !== undefined) win = showRow(win, row, heat.visibleRows(), data.L);
+    drawCharts();
+    root.dataset.layer = layer;
+  }
+
+  stepInput.addEventListener("change", () => {
+    const value = Number(stepInput.value);
+    if (!data || !Number.isFinite(value)) return;
+    const i = nearestIndex(data.steps, value);
+    if (i >= 0) commit({ step: data.steps[i] });
+  });
+  root.addEventListener("keydown", (event) => {
+    if (event.target !== root) return;
+    if (event.key === "ArrowLeft") move(-1);
+    else if (event.key === "ArrowRight") move(1);
+    else return;
+    event.preventDefault();
+  });
+
+  let timer: ReturnType<typeof setInterval> | null = null;
+  function autoRefresh(on: boolean): void {
+    if (on && timer === null) timer = setInterval(() => source.refresh(), AUTO_REFRESH_MS);
+    if (!on && timer !== null) {
+      clearInterval(timer);
+      timer = null;
+    }
+  }
+  source.onError((text) => {
+    status.textContent = text;
+  });
+
+  // The kernel's refresh changes several keys in one message: one redraw for them.
+  let queued = false;
+  function dataChanged(): void {
+    if (queued) return;
+    queued = true;
+    queueMicrotask(() => {
+      queued = false;
+      onData();
+    });
+  }
+
+  const onHeight = (): void => {
+    root.style.height = model.get("height") || "720px";
+    drawCharts();
+  };
+  const listeners: [string, () => void][] = [
+    ["change:run", dataChanged], ["change:_norms", dataChanged], ["change:step", onStep],
+    ["change:layer", onLayer], ["change:height", onHeight],
+  ];
+  for (const [event, fn] of listeners) model.on(event, fn);
+  const resizer = new ResizeObserver(() => drawCharts());
+  resizer.observe(heat.el);
+  onHeight();
+  onData();
+  onStep();
+
+  return () => {
+    autoRefresh(false);
+    resizer.disconnect();
+    for (const [event, fn] of listeners) model.off(event, fn);
+    graph.destroy();
+    source.destroy();
+  };
+}

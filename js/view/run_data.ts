@@ -1,0 +1,154 @@
+// The run explorer's data (paddleviz_widget/runs/view_data.py): the run's description as JSON
+// and its matrices as little-endian binary buffers, decoded here into typed arrays. Pure.
+
+export interface RunParam {
+  name: string;
+  layer: string;
+  shape: number[];
+  dtype: string;
+}
+
+export interface RunAnomaly {
+  step: number;
+  kind: string; // "nonfinite" | "spike" | "vanishing"
+  layer: string;
+  params: string[];
+  value: number | null;
+  threshold: number | null;
+  message: string;
+}
+
+export interface RunDescription {
+  path: string;
+  meta: Record<string, unknown>;
+  layers: string[];
+  params: RunParam[];
+  captured: number[];
+  anomalies: RunAnomaly[];
+  steps: number;
+}
+
+export interface RunData {
+  desc: RunDescription;
+  /** Recorded steps, ascending (S). */
+  steps: Float64Array;
+  /** Loss per recorded step, NaN where unknown (S). */
+  loss: Float64Array;
+  /** Layer gradient norms, step-major (S x L); -1: the layer had no gradient at that step. */
+  norms: Float32Array;
+  /** 1 where a gradient of the layer held NaN/Inf elements (S x L). */
+  bad: Uint8Array;
+  S: number;
+  L: number;
+  /** Smallest and largest finite non-zero norm in `norms` (null: none). */
+  range: { lo: number; hi: number } | null;
+  captured: Set<number>;
+  layerIndex: Map<string, number>;
+}
+
+/** Bytes of a synced buffer (a DataView from the kernel, an ArrayBuffer, a typed array). */
+export function bytesOf(value: unknown): Uint8Array | null {
+  if (value instanceof ArrayBuffer) return new Uint8Array(value);
+  if (ArrayBuffer.isView(value)) return new Uint8Array(value.buffer, value.byteOffset, value.byteLength);
+  return null;
+}
+
+/** A typed array over a copy of `bytes` (a view into a message need not be aligned). */
+function typed<T>(bytes: Uint8Array, size: number, make: (b: ArrayBuffer) => T): T {
+  if (bytes.byteLength % size !== 0) throw new Error(`a buffer of ${bytes.byteLength} bytes is not a whole number of ${size}-byte values`);
+  const copy = new Uint8Array(bytes.byteLength);
+  copy.set(bytes);
+  return make(copy.buffer);
+}
+
+export function float64s(value: unknown): Float64Array {
+  const bytes = bytesOf(value) ?? new Uint8Array(0);
+  return typed(bytes, 8, (b) => new Float64Array(b));
+}
+
+export function float32s(value: unknown): Float32Array {
+  const bytes = bytesOf(value) ?? new Uint8Array(0);
+  return typed(bytes, 4, (b) => new Float32Array(b));
+}
+
+/** Smallest and largest finite, non-zero value of `values` (null: none). */
+export function positiveRange(values: Float32Array): { lo: number; hi: number } | null {
+  let lo = Infinity;
+  let hi = -Infinity;
+  for (let i = 0; i < values.length; i++) {
+    const v = values[i];
+    if (v > 0 && v < Infinity) {
+      if (v < lo) lo = v;
+      if (v > hi) hi = v;
+    }
+  }
+  return lo <= hi ? { lo, hi } : null;
+}
+
+function isDescription(value: unknown): value is RunDescription {
+  const d = value as RunDescription | null;
+  return !!d && Array.isArray(d.layers) && Array.isArray(d.params) && Array.isArray(d.captured) && Array.isArray(d.anomalies);
+}
+
+/** The run as the page draws it, or the sentence saying why it cannot be read. */
+export function decodeRun(desc: unknown, steps: unknown, loss: unknown, norms: unknown, bad: unknown): RunData | string {
+  if (!isDescription(desc)) return "No run to show yet (the run's description has not arrived).";
+  try {
+    const s = float64s(steps);
+    const l = float64s(loss);
+    const n = float32s(norms);
+    const b = (bytesOf(bad) ?? new Uint8Array(0)).slice();
+    const S = s.length;
+    const L = desc.layers.length;
+    if (l.length !== S || n.length !== S * L || b.length !== S * L) {
+      return `The run's data is inconsistent: ${S} steps, ${l.length} loss values, ${n.length} norms and ${b.length} flags for ${L} layers.`;
+    }
+    return {
+      desc,
+      steps: s,
+      loss: l,
+      norms: n,
+      bad: b,
+      S,
+      L,
+      range: positiveRange(n),
+      captured: new Set(desc.captured),
+      layerIndex: new Map(desc.layers.map((name, i) => [name, i])),
+    };
+  } catch (err) {
+    return `The run's data cannot be read: ${String(err)}`;
+  }
+}
+
+/** Index of `step` in the ascending `steps`, or of the nearest recorded step. */
+export function nearestIndex(steps: Float64Array, step: number): number {
+  let lo = 0;
+  let hi = steps.length - 1;
+  if (hi < 0) return -1;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (steps[mid] < step) lo = mid + 1;
+    else hi = mid;
+  }
+  if (lo > 0 && Math.abs(steps[lo - 1] - step) <= Math.abs(steps[lo] - step)) return lo - 1;
+  return lo;
+}
+
+/** One step's per-parameter summary (float32 (4, P): norm, max|g|, NaN, Inf). */
+export interface ParamSummary {
+  norm: Float32Array;
+  maxAbs: Float32Array;
+  nan: Float32Array;
+  inf: Float32Array;
+}
+
+export function decodeSummary(value: unknown, P: number): ParamSummary | string {
+  const all = float32s(value);
+  if (all.length !== 4 * P) return `The step's summary has ${all.length} values, expected ${4 * P} (4 statistics x ${P} parameters).`;
+  return {
+    norm: all.subarray(0, P),
+    maxAbs: all.subarray(P, 2 * P),
+    nan: all.subarray(2 * P, 3 * P),
+    inf: all.subarray(3 * P, 4 * P),
+  };
+}

@@ -1,0 +1,56 @@
+"""``python -m paddleviz_widget view RUN_DIR -o run.html``: the run explorer of a run log as one
+self-contained HTML page (runs/view_page.py)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+PROG = "python -m paddleviz_widget view"
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog=PROG,
+        description="Write the run explorer of a run log (the run_dir of trace(..., "
+        "run_dir=...)) as one HTML page that opens offline, with no kernel: the layer x step "
+        "heatmap of gradient norms, the loss curve, the problems found, every step's "
+        "per-parameter summary and the graphs of the fully captured steps. A run still being "
+        "written is shown as it is now.",
+        epilog=f"example:\n  {PROG} runs/exp1 -o run.html",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("run_dir", metavar="RUN_DIR", help="the run log's directory")
+    parser.add_argument(
+        "-o", "--output", metavar="FILE.html", required=True, help="the page to write"
+    )
+    parser.add_argument("--title", help="the page's title (default: the run directory's name)")
+    return parser
+
+
+def main(argv: list[str]) -> int:
+    options = _parser().parse_args(argv)
+    from .reader import RunLogError, open_run
+    from .view_page import save_run_html
+
+    output = Path(options.output)
+    try:
+        run = open_run(options.run_dir)
+        written = save_run_html(run, output, title=options.title)
+    except RunLogError as error:
+        _say(str(error))
+        return 1
+    except (OSError, ValueError) as error:
+        _say(f"could not write {output}: {error}")
+        return 1
+    size = written.stat().st_size / 1e6
+    _say(
+        f"wrote {written} ({size:.1f} MB): {len(run.steps)} steps, "
+        f"{len(run.captured_steps)} full captures, {len(run.anomalies)} problems"
+    )
+    return 0
+
+
+def _say(message: str) -> None:
+    print(f"paddleviz_widget: {message}", file=sys.stderr, flush=True)

@@ -1,0 +1,168 @@
+"""What the run explorer (js/run_widget.ts) is sent of a run log, read only through the reader's
+API (runs/reader.py, see the contract in its docstring): one JSON description of the run and
+its matrices as little-endian binary buffers, never JSON lists (10,000 steps x 1,000 layers of
+norms is 40 MB of float32; as JSON numbers it would be several times that and slow to parse).
+
+Buffers: ``steps`` float64 (S,) (exact for any step below 2**53), ``loss`` float64 (S,), NaN
+where unknown, ``norms`` float32 (S, L) step-major: the layers' gradient L2 norms, NaN/Inf
+when a gradient held NaN/Inf, and -1 where none of the layer's parameters had a gradient at
+that step (the reader's NaN for "no gradient", kept apart from a NaN gradient); ``bad`` uint8
+(S, L): 1 where a parameter of the layer had NaN or Inf gradient elements (the norm the writer
+records is that of the finite ones, so the cell's colour says so instead). One step's
+per-parameter summary (``step_summary``) is float32 (4, P): norm, max|g|, NaN count, Inf count.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any, Protocol
+
+import numpy as np
+
+#: The per-parameter statistics of a step summary, in the order of its rows (reader names).
+SUMMARY_STATS = ("norm", "max_abs", "nan", "inf")
+
+
+class RunLike(Protocol):
+    """The part of the reader's RunLog (runs/reader.py) the explorer reads."""
+
+    path: Any
+    meta: dict[str, Any]
+    params: list[Any]
+    layers: list[str]
+    steps: np.ndarray
+    loss: np.ndarray
+    anomalies: list[Any]
+    captured_steps: list[int]
+
+    def refresh(self) -> bool: ...
+    def param_stat(self, stat: str) -> np.ndarray: ...
+    def layer_norm(self) -> np.ndarray: ...
+    def graph(self, step: int) -> dict[str, Any]: ...
+
+
+def _finite_or_none(value: Any) -> float | None:
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return None
+    return number if math.isfinite(number) else None
+
+
+def _json_safe(value: Any) -> Any:
+    """Meta values as JSON can carry them (NaN/Inf thresholds as None)."""
+    if isinstance(value, Mapping):
+        return {str(k): _json_safe(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_json_safe(v) for v in value]
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, (str, int, bool)) or value is None:
+        return value
+    if isinstance(value, np.generic):
+        return _json_safe(value.item())
+    return str(value)
+
+
+def anomaly_json(anomaly: Any) -> dict[str, Any]:
+    """One Anomaly as the page reads it; ``message`` is its words (``str(anomaly)``)."""
+    return {
+        "step": int(anomaly.step),
+        "kind": str(anomaly.kind),
+        "layer": str(anomaly.layer or ""),
+        "params": [str(p) for p in (anomaly.params or [])],
+        "value": _finite_or_none(anomaly.value),
+        "threshold": _finite_or_none(anomaly.threshold),
+        "message": str(anomaly.message or anomaly),
+    }
+
+
+def run_description(run: RunLike) -> dict[str, Any]:
+    """Everything about the run but its matrices: names, captures, anomalies, meta."""
+    meta = dict(run.meta)
+    return {
+        "path": str(run.path),
+        "meta": _json_safe(meta),
+        "layers": [str(layer) for layer in run.layers],
+        "params": [
+            {
+                "name": str(p.name),
+                "layer": str(p.layer),
+                "shape": [int(d) for d in p.shape],
+                "dtype": str(p.dtype),
+            }
+            for p in run.params
+        ],
+        "captured": sorted(int(s) for s in run.captured_steps),
+        "anomalies": [anomaly_json(a) for a in run.anomalies],
+        "steps": int(len(run.steps)),
+    }
+
+
+def _buffer(array: np.ndarray, dtype: str) -> bytes:
+    return np.ascontiguousarray(array, dtype=np.dtype(dtype).newbyteorder("<")).tobytes()
+
+
+def run_buffers(run: RunLike) -> dict[str, bytes]:
+    """The run's matrices: ``steps``, ``loss`` and ``norms`` (see the module's docstring)."""
+    steps = np.asarray(run.steps)
+    norms = np.asarray(run.layer_norm())
+    expected = (len(steps), len(run.layers))
+    if norms.shape != expected:
+        raise ValueError(
+            f"run log {run.path}: layer_norm() has shape {norms.shape}, expected {expected} "
+            "(steps x layers); the run log's reader and its files disagree"
+        )
+    seen, bad = _layer_flags(run, norms.shape)
+    marked = np.array(norms, dtype=np.float32, copy=True)
+    marked[~seen] = NO_GRADIENT
+    return {
+        "steps": _buffer(steps, "f8"),
+        "loss": _buffer(np.asarray(run.loss), "f8"),
+        "norms": _buffer(marked, "f4"),
+        "bad": np.ascontiguousarray(bad, dtype=np.uint8).tobytes(),
+    }
+
+
+#: The value of a (step, layer) cell none of whose parameters had a gradient.
+NO_GRADIENT = -1.0
+
+
+def _layer_flags(run: RunLike, shape: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray]:
+    """(S, L) booleans: the layer had a gradient (the reader's NaN counts are NaN where a
+    parameter had none), and one of its parameters' gradients held NaN or Inf."""
+    nan = np.asarray(run.param_stat("nan"))
+    inf = np.asarray(run.param_stat("inf"))
+    layer_of = {name: j for j, name in enumerate(run.layers)}
+    seen = np.zeros(shape, dtype=bool)
+    bad = np.zeros(shape, dtype=bool)
+    for i, p in enumerate(run.params):
+        j = layer_of.get(str(p.layer))
+        if j is not None:
+            seen[:, j] |= ~np.isnan(nan[:, i])
+            bad[:, j] |= (nan[:, i] > 0) | (inf[:, i] > 0)
+    return seen, bad
+
+
+def summary_matrix(run: RunLike) -> np.ndarray:
+    """float32 (S, 4, P): every step's per-parameter summary, rows as in SUMMARY_STATS."""
+    return np.stack([np.asarray(run.param_stat(s), dtype=np.float32) for s in SUMMARY_STATS], 1)
+
+
+def step_index(run: RunLike, step: int) -> int:
+    """Position of recorded step ``step`` in ``run.steps``; ValueError naming the range if it
+    was not recorded."""
+    steps = np.asarray(run.steps)
+    at = int(np.searchsorted(steps, step))
+    if at >= len(steps) or int(steps[at]) != step:
+        span = f"{int(steps[0])}..{int(steps[-1])}" if len(steps) else "none yet"
+        raise ValueError(f"step {step} is not recorded in run log {run.path} (steps: {span})")
+    return at
+
+
+def step_summary(run: RunLike, step: int) -> bytes:
+    """Step ``step``'s per-parameter summary: float32 (4, P) as bytes."""
+    at = step_index(run, step)
+    rows = [np.asarray(run.param_stat(s))[at] for s in SUMMARY_STATS]
+    return _buffer(np.stack(rows), "f4")

@@ -1,0 +1,158 @@
+"""RunWidget: the run explorer of a run log (``GraphWidget.from_run(path)``), an anywidget of
+its own (front end: js/run_widget.ts).
+
+The kernel sends the run's description and its matrices once (view_data.py) and again on
+``refresh()``; the page asks for what one picked step needs (its per-parameter summary, and its
+graph when the step was captured in full) with a custom message, so a run of 10,000 steps does
+not send 10,000 summaries up front.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import anywidget
+import numpy as np
+import traitlets
+
+from ..export.standalone import _static
+from .view_data import (
+    SUMMARY_STATS,
+    RunLike,
+    run_buffers,
+    run_description,
+    step_index,
+)
+
+#: The custom message's ``type``, both ways: the page sends ``{"type", "id", "step"}``; the
+#: kernel answers ``{"type", "id", "step", "captured", "layer_rows"?, "error"?}`` with buffers
+#: [summary float32 (4, P), graph JSON text (captured steps only)].
+STEP_MESSAGE = "pvw-run-step"
+#: The page's Refresh (button, or its timer while the run is being written): ``{"type"}``.
+REFRESH_MESSAGE = "pvw-run-refresh"
+
+
+def load_run(run: str | os.PathLike[str] | RunLike) -> RunLike:
+    """A run log: ``run`` itself when it is one already, else the reader's ``open_run``."""
+    if isinstance(run, (str, os.PathLike)):
+        from .reader import open_run
+
+        return open_run(run)
+    return run
+
+
+def graph_reply(
+    run: RunLike, step: int, summary: Callable[[int], bytes]
+) -> tuple[dict[str, Any], list[bytes]]:
+    """The answer to the page's request for ``step`` (see STEP_MESSAGE); ``summary(step)``
+    gives its per-parameter summary."""
+    from ..widget_layers import layer_rows
+
+    reply: dict[str, Any] = {"type": STEP_MESSAGE, "step": step, "captured": False}
+    try:
+        buffers = [summary(step)]
+    except Exception as exc:  # a step the log does not hold (any more): the page says so
+        return {**reply, "error": str(exc)}, []
+    if step in set(run.captured_steps):
+        try:
+            graph = run.graph(step)
+            buffers.append(json.dumps(graph, separators=(",", ":")).encode())
+            reply["captured"] = True
+            try:
+                reply["layer_rows"] = layer_rows(graph)
+            except ValueError as error:  # the Layers tab says why
+                reply["layer_rows"] = {"error": f"no layer table: {error}"}
+        except Exception as exc:  # the summary still shows; the page says why the graph cannot
+            reply["graph_error"] = f"the graph of step {step} could not be read: {exc}"
+    return reply, buffers
+
+
+class RunWidget(anywidget.AnyWidget):
+    """The run explorer of a run log written by ``trace(..., run_dir=...)``: a layer x step
+    heatmap of gradient norms, the loss curve and a step picker; a fully captured step shows
+    its backward graph, any other step its per-parameter summary.
+
+    ``step`` (the picked step, -1 for none) and ``layer`` (the selected heatmap row, "" for
+    none) follow the page and can be set from Python. ``refresh()`` reads what a running writer
+    appended; the page also does so on its own every few seconds while the run is written.
+    """
+
+    _esm = _static("run_widget.js")  # the text; the same message as GraphWidget's if missing
+    _css = _static("run_widget.css")
+
+    #: The run's description (view_data.run_description).
+    run = traitlets.Dict().tag(sync=True)
+    _steps = traitlets.Bytes(b"").tag(sync=True)
+    _loss = traitlets.Bytes(b"").tag(sync=True)
+    _norms = traitlets.Bytes(b"").tag(sync=True)
+    _bad = traitlets.Bytes(b"").tag(sync=True)
+    height = traitlets.Unicode("720px").tag(sync=True)
+    #: The picked step (-1: none yet; the page picks the first anomaly or the last capture).
+    step = traitlets.Int(-1).tag(sync=True)
+    #: The selected layer (a heatmap row), "" for none.
+    layer = traitlets.Unicode("").tag(sync=True)
+
+    def __init__(
+        self, run: str | os.PathLike[str] | RunLike, *, height: str | int = "720px", **kwargs: Any
+    ) -> None:
+        if isinstance(height, int):
+            height = f"{height}px"
+        self._log = load_run(run)
+        super().__init__(height=height, **kwargs, **self._state())
+        self.on_msg(self._on_msg)
+
+    @property
+    def log(self) -> RunLike:
+        """The run log shown (the reader's RunLog)."""
+        return self._log
+
+    def _state(self) -> dict[str, Any]:
+        buffers = run_buffers(self._log)
+        self._stats: dict[str, np.ndarray] = {}
+        return {
+            "run": run_description(self._log),
+            "_steps": buffers["steps"],
+            "_loss": buffers["loss"],
+            "_norms": buffers["norms"],
+            "_bad": buffers["bad"],
+        }
+
+    def refresh(self) -> bool:
+        """Read what the run's writer appended since; True if anything was new. The page keeps
+        its view (zoom, scroll, picked step, selection) and shows the new steps."""
+        if not self._log.refresh():
+            return False
+        with self.hold_sync():
+            for name, value in self._state().items():
+                setattr(self, name, value)
+        return True
+
+    def _summary(self, step: int) -> bytes:
+        # Each stat read once per refresh: a click then costs one row of each.
+        at = step_index(self._log, step)
+        for stat in SUMMARY_STATS:
+            if stat not in self._stats:
+                self._stats[stat] = np.asarray(self._log.param_stat(stat))
+        rows = np.stack([self._stats[s][at] for s in SUMMARY_STATS])
+        return np.ascontiguousarray(rows, dtype="<f4").tobytes()
+
+    def _on_msg(self, widget: Any, content: Any, buffers: Any) -> None:
+        if not isinstance(content, Mapping):
+            return
+        kind = content.get("type")
+        if kind == REFRESH_MESSAGE:
+            try:
+                self.refresh()
+            except Exception as exc:  # a half-written file: said on the page, never raised here
+                self.send({"type": REFRESH_MESSAGE, "error": str(exc)})
+        elif kind == STEP_MESSAGE:
+            step = content.get("step")
+            if isinstance(step, int) and not isinstance(step, bool):
+                self._reply_step(step, content.get("id"))
+
+    def _reply_step(self, step: int, request: Any) -> None:
+        reply, buffers = graph_reply(self._log, step, self._summary)
+        self.send({**reply, "id": request}, buffers)

@@ -1,0 +1,100 @@
+"""Helpers for the run explorer's browser tests: its elements, the pixel and cell under a
+step and layer of the heatmap (through the canvas's pvwCell hook), and real runs written by a
+watched training process (tests/run_logs.py)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from playwright.sync_api import Locator, Page
+
+REPO = Path(__file__).resolve().parents[2]
+RUN_ROOT = "[data-testid=pvw-run-root]"
+TIMEOUT_MS = 60_000  # the machine the tests share can be slow
+NONFINITE_RGB = [214, 39, 40]  # js/view/grad_stats.ts NONFINITE_COLOUR
+
+CELL_JS = "([canvas, i, row]) => canvas.pvwCell(i, row)"
+PIXEL_JS = """([canvas, x, y]) => {
+  const box = canvas.getBoundingClientRect();
+  const k = canvas.width / box.width;
+  const d = canvas.getContext("2d").getImageData(Math.floor((x - box.left) * k),
+    Math.floor((y - box.top) * k), 1, 1).data;
+  return [d[0], d[1], d[2]];
+}"""
+
+
+def write_run(run_dir: Path, steps: int, oracle_steps: tuple[int, ...] = ()) -> dict[str, Any]:
+    """A watched LeNet run written by a training process of its own; returns its oracle."""
+    oracle = run_dir.parent / f"{run_dir.name}.oracle.json"
+    env = {**os.environ, "PYTHONPATH": f"{REPO}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
+    subprocess.run(
+        [sys.executable, str(REPO / "tests/run_logs.py"), str(run_dir), str(steps),
+         "--oracle", str(oracle), "--oracle-steps", ",".join(map(str, oracle_steps))],
+        env=env, check=True, stderr=subprocess.DEVNULL, timeout=600,
+    )  # fmt: skip
+    return json.loads(oracle.read_text())
+
+
+class RunView:
+    """One run explorer on a page."""
+
+    def __init__(self, page: Page, root: Locator) -> None:
+        self.page = page
+        self.root = root
+        self.heatmap = root.get_by_test_id("pvw-run-heatmap")
+
+    def data(self, key: str) -> str | None:
+        return self.root.get_attribute(f"data-{key}")
+
+    def cell(self, step_index: int, row: int) -> tuple[float, float]:
+        point = self.heatmap.evaluate("(c, [i, r]) => c.pvwCell(i, r)", [step_index, row])
+        assert point, f"step index {step_index}, row {row} is not in view"
+        return point["x"], point["y"]
+
+    def pixel(self, step_index: int, row: int) -> list[int]:
+        x, y = self.cell(step_index, row)
+        return self.heatmap.evaluate("(c, [x, y]) => (" + PIXEL_JS + ")([c, x, y])", [x, y])
+
+    def click_cell(self, step_index: int, row: int) -> None:
+        self.heatmap.scroll_into_view_if_needed()
+        x, y = self.cell(step_index, row)
+        self.page.mouse.click(x, y)
+
+    def wait_detail(self, step: int, detail: str) -> None:
+        self.page.wait_for_function(
+            "([root, step, detail]) => root.dataset.shownStep === String(step)"
+            " && root.dataset.detail === detail",
+            arg=[self.root.element_handle(), step, detail],
+            timeout=TIMEOUT_MS,
+        )
+
+    def graph_ready(self) -> None:
+        self.page.wait_for_function(
+            "(root) => root.querySelector('[data-testid=pvw-root]')?.dataset.state === 'ready'",
+            arg=self.root.element_handle(),
+            timeout=TIMEOUT_MS,
+        )
+
+    def summary_rows(self) -> list[dict[str, Any]]:
+        return self.root.get_by_test_id("pvw-run-summary").evaluate(
+            """(t) => [...t.querySelectorAll("tbody tr")].map((r) => ({
+              param: r.dataset.param, layer: r.dataset.layer,
+              lit: r.classList.contains("pvw-run-lit"),
+              cells: [...r.children].map((c) => c.textContent) }))"""
+        )
+
+    def selected_in_graph(self) -> list[str]:
+        return self.root.evaluate(
+            "(r) => [...r.querySelectorAll('[data-testid=pvw-graph] .pvw-selected')]"
+            ".map((e) => e.id)"
+        )
+
+
+def close(a: float, b: float, rel: float = 0.06) -> bool:
+    """Equal to the 2 significant digits the page shows (formatNorm: "1.2e-3")."""
+    return abs(a - b) <= rel * max(abs(a), abs(b)) + 1e-30
