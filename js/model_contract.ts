@@ -9,8 +9,9 @@ import type { RankDir } from "./view/dot";
  * only a saved page (export/standalone.py), where there is no kernel. */
 export type Writer = "kernel" | "page" | "both" | "saved page";
 
-/** A key's value as JSON (the Python trait: Dict, Unicode, List, Int, Bool). */
-export type JsonType = "object" | "string" | "array" | "integer" | "boolean";
+/** A key's value as JSON (the Python trait: Dict, Unicode, List, Int, Bool), or a binary
+ * buffer (Bytes). */
+export type JsonType = "object" | "string" | "array" | "integer" | "boolean" | "bytes";
 
 /** The model's keys. A saved page (export/standalone.py) sets only graph, height, selected,
  * expanded, depth, _request, _resolved and _layer_rows: the others are optional here. */

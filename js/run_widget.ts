@@ -4,7 +4,8 @@
 // the whole run (`_page`), with no kernel.
 import { workerRunning } from "./layout/start";
 import type { RenderProps } from "@anywidget/types";
-import { createRunExplorer, type RunModel } from "./ui/run_explorer";
+import { createRunExplorer } from "./ui/run_explorer";
+import type { RunModel } from "./run_model_contract";
 import { kernelSource, pageSource, type PageRunData } from "./run_source";
 import "./widget.css";
 import "./run_widget.css";

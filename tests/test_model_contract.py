@@ -1,6 +1,7 @@
-"""The synced model's one contract, js/model_contract.ts, against the Python side: GraphWidget's
-traits tagged sync=True (names and types) and the state a saved page writes for its stand-in
-model (export/standalone.py). A trait added, renamed or retyped on one side only fails here."""
+"""The synced models' contracts against the Python side: js/model_contract.ts against
+GraphWidget's traits tagged sync=True (names and types) and the state a saved page writes for
+its stand-in model (export/standalone.py); js/run_model_contract.ts against RunWidget's. A
+trait added, renamed or retyped on one side only fails here."""
 
 from __future__ import annotations
 
@@ -14,8 +15,11 @@ import traitlets
 
 from paddleviz_widget import GraphWidget
 from paddleviz_widget.export.standalone import standalone_html
+from paddleviz_widget.runs.view_widget import RunWidget
 
-CONTRACT = Path(__file__).resolve().parents[1] / "js" / "model_contract.ts"
+JS = Path(__file__).resolve().parents[1] / "js"
+CONTRACT = JS / "model_contract.ts"
+RUN_CONTRACT = JS / "run_model_contract.ts"
 # One line per key in MODEL_KEYS: `name: { type: "...", writer: "..." },`
 KEY = re.compile(r'^\s*(\w+): \{ type: "(\w+)", writer: "([\w ]+)" \},$', re.M)
 JSON_TYPES = {
@@ -24,24 +28,25 @@ JSON_TYPES = {
     traitlets.List: "array",
     traitlets.Int: "integer",
     traitlets.Bool: "boolean",
+    traitlets.Bytes: "bytes",
 }
 STATE = re.compile(r'<script type="application/json" id="pvw-state">(.*?)</script>', re.S)
 
 
-def _contract() -> dict[str, tuple[str, str]]:
-    text = CONTRACT.read_text(encoding="utf-8")
-    block = text[text.index("export const MODEL_KEYS = {") :]
+def _contract(path: Path = CONTRACT, name: str = "MODEL_KEYS") -> dict[str, tuple[str, str]]:
+    text = path.read_text(encoding="utf-8")
+    block = text[text.index(f"export const {name} = {{") :]
     block = block[: block.index("} as const")]
     keys = {name: (kind, writer) for name, kind, writer in KEY.findall(block)}
     lines = [ln for ln in block.splitlines()[1:] if ln.strip()]
-    assert len(keys) == len(lines), f"a MODEL_KEYS line this test cannot read: {lines}"
+    assert len(keys) == len(lines), f"a {name} line this test cannot read: {lines}"
     return keys
 
 
-def _widget_traits() -> dict[str, Any]:
-    """GraphWidget's own synced traits (not those every anywidget has: _esm, layout, ...)."""
+def _widget_traits(widget: type[anywidget.AnyWidget] = GraphWidget) -> dict[str, Any]:
+    """A widget's own synced traits (not those every anywidget has: _esm, layout, ...)."""
     base = anywidget.AnyWidget.class_traits(sync=True)
-    return {k: t for k, t in GraphWidget.class_traits(sync=True).items() if k not in base}
+    return {k: t for k, t in widget.class_traits(sync=True).items() if k not in base}
 
 
 def test_every_synced_trait_is_in_the_contract_with_its_type() -> None:
@@ -74,3 +79,16 @@ def test_the_request_is_the_kernels_and_the_answer_the_pages() -> None:
     assert contract["_request"][1] == "kernel"
     assert contract["_resolved"][1] == "page"
     assert contract["_view_options"][1] == "page"
+
+
+def test_every_run_widget_trait_is_in_the_run_contract_with_its_type() -> None:
+    contract = _contract(RUN_CONTRACT, "RUN_MODEL_KEYS")
+    traits = _widget_traits(RunWidget)
+    from_kernel = {k for k, (_, writer) in contract.items() if writer != "saved page"}
+    assert set(traits) == from_kernel, (
+        "RunWidget's synced traits and js/run_model_contract.ts disagree: "
+        f"only in Python {sorted(set(traits) - from_kernel)}, "
+        f"only in TypeScript {sorted(from_kernel - set(traits))}"
+    )
+    for name, trait in traits.items():
+        assert JSON_TYPES[type(trait)] == contract[name][0], name

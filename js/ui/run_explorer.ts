@@ -2,6 +2,7 @@
 // in today's explorer when the step was captured in full, else its per-parameter summary),
 // wired to the synced model (run description, matrices, `step`, `layer`) and a RunSource.
 import type { AnyModel } from "@anywidget/types";
+import type { RunModel } from "../run_model_contract";
 import { h, button } from "./dom";
 import { createHeatmap, indexOf } from "./run_heatmap";
 import { createLossCurve } from "./run_loss";
@@ -15,18 +16,6 @@ import type { RunSource, StepData } from "../run_source";
 
 /** While the run is being written, the page asks the kernel to re-read it this often. */
 export const AUTO_REFRESH_MS = 5_000;
-
-export interface RunModel {
-  [key: string]: unknown;
-  run: unknown;
-  _steps: unknown;
-  _loss: unknown;
-  _norms: unknown;
-  _bad: unknown;
-  height: string;
-  step: number;
-  layer: string;
-}
 
 export function createRunExplorer(model: AnyModel<RunModel>, el: HTMLElement, source: RunSource): () => void {
   let data: RunData | null = null;
@@ -95,7 +84,7 @@ export function createRunExplorer(model: AnyModel<RunModel>, el: HTMLElement, so
   el.appendChild(root);
 
   function commit(changes: Partial<RunModel>): void {
-    for (const [key, value] of Object.entries(changes)) model.set(key, value as never);
+    for (const [key, value] of Object.entries(changes)) model.set(key as keyof RunModel, value as never);
     model.save_changes();
   }
 
