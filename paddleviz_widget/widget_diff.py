@@ -10,9 +10,9 @@ import pathlib
 from collections.abc import Mapping, Sequence
 from typing import Any, Callable, ClassVar
 
+from .gc_pause import gc_paused
 from .graph.diff import DEFAULT_RTOL, diff_graphs, diff_summary
 from .tracer import build_graph
-from .tracer.capture.gc_pause import gc_paused
 from .widget_reports import GraphReports
 
 _WHAT = (

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..gc_pause import gc_paused
 from ..graph.model import Graph
-from .capture.gc_pause import gc_paused
 from .merge.annotate import annotated_graph
 from .merge.collect import NO_TRACE_NOTICE, collect_annotations
 from .read.inputs import normalize_roots
