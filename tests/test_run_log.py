@@ -140,7 +140,8 @@ def test_bad_run_dirs_get_an_error_naming_path_and_fix(tmp_path, make, words):
 def test_older_minor_version_reads_and_missing_capture_is_named(tmp_path):
     w = _writer(tmp_path / "run")
     w.write_step(0, np.ones(3), np.ones(3), np.zeros(3), np.zeros(3), 1.0)
-    w.write_capture(0, {"schema_version": "2.2", "nodes": [], "edges": []})
+    empty = {"schema_version": "2.2", "tensors": [], "files": [], "sites": [], "ops": {}}
+    w.write_capture(0, {**empty, "nodes": [], "edges": [], "groups": []})
     w.close()
     meta = json.loads((tmp_path / "run" / "run.json").read_text())
     meta["run_schema"] = "1.7"  # a newer minor of the same major adds, never changes

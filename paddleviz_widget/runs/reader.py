@@ -7,11 +7,13 @@ from __future__ import annotations
 import gzip
 import json
 import os
+import zlib
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from ..graph.model import Graph
 from . import format as fmt
 from .anomaly import Anomaly
 from .errors import RunLogError
@@ -72,7 +74,38 @@ def read_meta(path: Path) -> dict[str, Any]:
         if key not in meta:
             raise RunLogError(f"{meta_path} lacks '{key}': the file was damaged or not written "
                               "by paddleviz_widget")  # fmt: skip
+    _check_meta(meta, meta_path)
     return meta
+
+
+def _check_meta(meta: dict[str, Any], meta_path: Path) -> None:
+    """The fields the reader uses, of the types the writer writes (else: damaged, said so)."""
+
+    def bad(field: str, what: str) -> RunLogError:
+        return RunLogError(
+            f"{meta_path}: '{field}' is not {what}: the file was damaged or not written by "
+            "paddleviz_widget; the summaries under steps/ are Parquet files pandas still reads"
+        )
+
+    layers = meta["layers"]
+    if not isinstance(layers, list) or not all(isinstance(x, str) for x in layers):
+        raise bad("layers", "a list of layer paths")
+    if type(meta["every"]) is not int:
+        raise bad("every", "an integer")
+    params = meta["params"]
+    if not isinstance(params, list):
+        raise bad("params", "a list")
+    known = set(layers)
+    for k, entry in enumerate(params):
+        try:
+            info = ParamInfo.from_json(entry)
+        except (KeyError, TypeError, ValueError):
+            raise bad(f"params[{k}]", "{name, layer, shape, dtype}") from None
+        if info.layer not in known:
+            raise bad(f"params[{k}].layer", "one of 'layers'")
+    for key, kind, what in (("status", str, "a string"), ("thresholds", dict, "an object")):
+        if key in meta and not isinstance(meta[key], kind):
+            raise bad(key, what)
 
 
 class RunLog:
@@ -146,10 +179,18 @@ class RunLog:
             raise RunLogError(f"step {step} of {self.path} has no full capture; captured steps: "
                               f"{shown}")  # fmt: skip
         try:
-            return json.loads(gzip.decompress(path.read_bytes()))
-        except (OSError, EOFError, ValueError) as exc:
+            document = json.loads(gzip.decompress(path.read_bytes()))
+        except (OSError, EOFError, ValueError, zlib.error) as exc:
             raise RunLogError(f"{path} cannot be read ({exc}): the file was damaged; the "
                               "step's summary is still in the run log") from None  # fmt: skip
+        try:
+            Graph.from_dict(document)  # the one document check (graph/check.py)
+        except ValueError as exc:
+            raise RunLogError(
+                f"{path} holds no valid graph document ({exc}): the file was damaged; the "
+                "step's summary is still in the run log"
+            ) from None
+        return document
 
     def problems(self) -> list[Anomaly]:
         return list(self.anomalies)
@@ -185,7 +226,8 @@ class RunLog:
     def _read_tail(self) -> dict[str, np.ndarray] | None:
         """The steps not yet in a part; a line cut off mid-write is not read."""
         try:
-            text = (self.path / fmt.TAIL).read_text(encoding="utf-8")
+            # errors="replace": damaged bytes spoil their line only (which then is not read)
+            text = (self.path / fmt.TAIL).read_text(encoding="utf-8", errors="replace")
         except FileNotFoundError:
             return None
         rows = []
@@ -195,7 +237,7 @@ class RunLog:
             except ValueError:
                 continue
         n = len(self.params)
-        rows = [r for r in rows if isinstance(r, dict) and len(r.get("norm", ())) == n]
+        rows = [r for r in rows if _whole_row(r, n)]
         if not rows:
             return None
         out = {
@@ -254,7 +296,7 @@ class RunLog:
 
     def _read_anomalies(self) -> list[Anomaly]:
         try:
-            text = (self.path / fmt.ANOMALIES).read_text(encoding="utf-8")
+            text = (self.path / fmt.ANOMALIES).read_text(encoding="utf-8", errors="replace")
         except FileNotFoundError:
             return []
         found = []
@@ -271,6 +313,22 @@ class RunLog:
         if not folder.is_dir():
             return []
         return sorted(s for n in os.listdir(folder) if (s := fmt.capture_step(n)) is not None)
+
+
+def _whole_row(row: Any, n: int) -> bool:
+    """A tail line as the writer writes it (a damaged one is left out, not half read)."""
+    if not isinstance(row, dict) or type(row.get("step")) is not int:
+        return False
+    number = (int, float, type(None))
+    loss = row.get("loss")
+    if not isinstance(loss, number) and loss not in ("nan", "inf", "-inf"):
+        return False
+    return all(
+        isinstance(row.get(key), list)
+        and len(row[key]) == n
+        and all(isinstance(v, number) and not isinstance(v, bool) for v in row[key])
+        for key in fmt.STATS
+    )
 
 
 def _loss(value: Any) -> float:
