@@ -28,7 +28,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-RUN_SCHEMA = "1.0"
+RUN_SCHEMA = "1.1"  # 1.1: parts tagged step-major (LAYOUT_KEY); 1.0 logs read the same
 READS_MAJOR = 1  # run_schema majors this reader understands
 META = "run.json"
 STEPS = "steps"
@@ -37,6 +37,10 @@ ANOMALIES = "anomalies.jsonl"
 CAPTURES = "captures"
 FLUSH_EVERY = 100  # steps per Parquet part
 STATS = ("norm", "max_abs", "nan", "inf")
+# A part's Parquet schema metadata: its rows are step-major, each step's in run.json's params
+# order (the reader reshapes instead of placing row by row; untagged parts are checked).
+LAYOUT_KEY = b"paddleviz_widget.layout"
+STEP_MAJOR = b"step-major"
 
 
 def schema() -> Any:
@@ -52,7 +56,8 @@ def schema() -> Any:
             ("nan", pa.int64()),  # NaN elements
             ("inf", pa.int64()),  # +-Inf elements
             ("loss", pa.float64()),  # the loss of the step (same on its rows); null: unknown
-        ]
+        ],
+        metadata={LAYOUT_KEY: STEP_MAJOR},
     )
 
 
