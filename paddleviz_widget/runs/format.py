@@ -6,7 +6,9 @@ writers and none is locked, so many ranks can write beside each other on NFS/Lus
                                      atomically (tmp + rename) when the status changes
     RUN_DIR/steps/part-FIRST-LAST.parquet
                                      per-step summaries, one row per (step, parameter), written
-                                     atomically every FLUSH_EVERY steps and at the end
+                                     atomically every FLUSH_EVERY steps and at the end; rows
+                                     step-major in params order, said by the schema metadata
+                                     LAYOUT_KEY (1.1; 1.0 parts are the same rows, untagged)
     RUN_DIR/tail.jsonl               the steps since the last part, one JSON line per step:
                                      {"step", "loss", "norm": [...], "max_abs", "nan", "inf"}
                                      (lists in run.json's params order, null: no gradient; a

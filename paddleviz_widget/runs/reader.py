@@ -146,15 +146,11 @@ class RunLog:
                 order = np.argsort(layer_of, kind="stable")
                 layer_of = layer_of[order]
             starts = np.flatnonzero(np.r_[True, layer_of[1:] != layer_of[:-1]])
-            squares = (norm if order is None else norm[:, order]).astype(np.float64)
-            absent = np.isnan(squares)
-            np.multiply(squares, squares, out=squares)
-            squares[absent] = 0.0
-            sums = np.add.reduceat(squares, starts, axis=1)
-            present = np.logical_and.reduceat(absent, starts, axis=1)
-            np.sqrt(sums, out=sums)
-            sums[present] = np.nan  # every parameter of the layer without a gradient
-            out[:, layer_of[starts]] = sums
+            cols = layer_of[starts]
+            for r in range(0, len(norm), _ROWS):  # blocks of rows that stay in the cache
+                block = norm[r : r + _ROWS]
+                out[r : r + _ROWS, cols] = _layer_block(block if order is None else block[:, order],
+                                                        starts)  # fmt: skip
         self._layer_norm = out
         return out
 
@@ -274,6 +270,25 @@ class RunLog:
         if not folder.is_dir():
             return []
         return sorted(s for n in os.listdir(folder) if (s := fmt.capture_step(n)) is not None)
+
+
+_ROWS = 256  # rows of the (steps, params) norms reduced at a time
+
+
+def _layer_block(norm: np.ndarray, starts: np.ndarray) -> np.ndarray:
+    """L2 over each group of columns (starting at ``starts``), float64 sums; NaN where every
+    column of the group is NaN (no gradient), the NaN ones left out otherwise."""
+    squares = norm.astype(np.float64)
+    absent = np.isnan(squares)
+    some_absent = absent.any()
+    if some_absent:
+        squares[absent] = 0.0
+    np.multiply(squares, squares, out=squares)
+    sums = np.add.reduceat(squares, starts, axis=1)
+    np.sqrt(sums, out=sums)
+    if some_absent:
+        sums[np.logical_and.reduceat(absent, starts, axis=1)] = np.nan
+    return sums
 
 
 def _loss(value: Any) -> float:
