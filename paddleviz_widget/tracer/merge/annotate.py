@@ -27,10 +27,28 @@ from ..read.walk import WalkedNode, WalkResult
 
 @dataclass(frozen=True)
 class EdgeNote:
-    """What is known about one edge: its gradient and the backward slot that produced it."""
+    """What is known about one edge: its gradient, the backward slot that produced it, and
+    which source told the gradient (a GRAD_SOURCES code)."""
 
     grad: GradInfo | None = None
     slot: str | None = None
+    src: str | None = None
+
+
+# Where an edge's dtype/shape came from: code -> name in meta.sources (the inspector words
+# them, js/view/describe.ts). Precedence, highest first, is the order collect.py merges them in
+# (Annotations.add_edges: what is known first stays):
+#   l  vlog         the trace()'s backward log (newest traced backward first)
+#   d  dump         Paddle's backward dump of that traced backward
+#   L  replay-vlog  the log of the replayed backward (only when edges are still bare)
+#   D  replay-dump  Paddle's dump of the replayed backward
+#   p  param        a parameter's gradient has its dtype and shape (only edges nothing named)
+#   s  program      a to_static program's own dtype/shape (its op edges only)
+GRAD_SOURCES = {
+    "l": "vlog", "d": "dump", "L": "replay-vlog", "D": "replay-dump", "p": "param",
+    "s": "program",
+}  # fmt: skip
+NO_SOURCE = "."
 
 
 @dataclass(frozen=True)
@@ -78,14 +96,26 @@ class Annotations:
     static_names: dict[str, str] = field(default_factory=dict)
     layer_types: dict[str, str] = field(default_factory=dict)
 
-    def add_edges(self, notes: dict[tuple[int, int], EdgeNote]) -> None:
-        """Fill in what is still unknown; sources added earlier win."""
+    def add_edges(self, notes: dict[tuple[int, int], EdgeNote], src: str) -> None:
+        """Fill in what is still unknown; sources added earlier win. ``src``: the GRAD_SOURCES
+        code of these notes, kept with each gradient they give."""
         for key, note in notes.items():
             old = self.edges.get(key)
             if old is None:
-                self.edges[key] = note
+                self.edges[key] = EdgeNote(note.grad, note.slot, src if note.grad else None)
             elif old.grad is None or old.slot is None:
-                self.edges[key] = EdgeNote(old.grad or note.grad, old.slot or note.slot)
+                grad, from_ = (old.grad, old.src) if old.grad else (note.grad, src)
+                self.edges[key] = EdgeNote(grad, old.slot or note.slot, from_ if grad else None)
+
+
+def sources_meta(codes: Iterable[str | None]) -> dict[str, Any] | None:
+    """meta.sources: one GRAD_SOURCES code per edge, in edge order ("." unknown), and the codes
+    used, by name. None when no edge has a gradient."""
+    text = "".join(c or NO_SOURCE for c in codes)
+    used = sorted(set(text) - {NO_SOURCE})
+    if not used:
+        return None
+    return {"edges": text, "codes": {c: GRAD_SOURCES[c] for c in used}}
 
 
 def stats_meta(ann: Annotations, walk: WalkResult) -> dict[str, Any]:
@@ -182,10 +212,11 @@ def annotated_graph(
             )
         )
     walked = walk.nodes
-    edges = []
+    edges, srcs = [], []
     for k, e in enumerate(walk.edges):
         note = ann.edges.get((walked[e.source].ptr, e.slot))
         grad, slot = (note.grad, note.slot) if note is not None else (None, None)
+        srcs.append(note.src if note is not None and grad is not None else None)
         stats = ann.stats.get((walked[e.source].ptr, e.slot))
         edges.append(Edge(f"e{k}", f"n{e.source}", f"n{e.target}", e.slot, grad, slot, stats))
     meta: dict[str, Any] = {"annotations": sorted(set(ann.sources))}
@@ -194,6 +225,9 @@ def annotated_graph(
         meta["notice"] = notices[0]
     if len(notices) > 1:
         meta["notices"] = notices
+    sources = sources_meta(srcs)
+    if sources is not None:
+        meta["sources"] = sources
     if ann.trace_lost is not None:
         meta["trace_lost"] = ann.trace_lost
     meta.update(stats_meta(ann, walk))

@@ -74,12 +74,12 @@ def _add_captured(ann: Annotations, record: BackwardRecord, graph: _Graph) -> No
         ann.notice = captured.problems[0]
     if log is not None and log.runs:
         edges, slots = from_log(log, graph.nexts)
-        ann.add_edges(edges)
+        ann.add_edges(edges, "l")
         for ptr, node_slots in slots.items():
             ann.slots.setdefault(ptr, node_slots)
         ann.sources.append("vlog")
     if dump_edges:
-        ann.add_edges(dump_edges)
+        ann.add_edges(dump_edges, "d")
         ann.sources.append("dump")
     for line in captured.notes:  # the log or dump was only partly understood
         add_note(ann, line)
@@ -277,4 +277,4 @@ def _add_param_shaped_edges(ann: Annotations, graph: _Graph) -> None:
         info = ann.params.get(nodes[edge.target].ptr)
         key = (nodes[edge.source].ptr, edge.slot)
         if info is not None and info.shape is not None and key not in ann.edges:
-            ann.edges[key] = EdgeNote(grad=GradInfo(dtype=info.dtype, shape=info.shape))
+            ann.edges[key] = EdgeNote(GradInfo(dtype=info.dtype, shape=info.shape), src="p")
