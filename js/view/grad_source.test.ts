@@ -26,10 +26,10 @@ describe("gradient source in the inspector", () => {
     const doc = withSources(graph, `ldpL${"l".repeat(n - 4)}`, codes);
     const withGrad = doc.edges.slice(0, 4).every((e) => e.grad);
     expect(withGrad).toBe(true);
-    expect(sourceOf(doc, doc.edges[0].id)).toBe("from the trace's backward log");
-    expect(sourceOf(doc, doc.edges[1].id)).toBe("from Paddle's backward dump");
+    expect(sourceOf(doc, doc.edges[0].id)).toBe("the trace's log");
+    expect(sourceOf(doc, doc.edges[1].id)).toBe("Paddle's dump");
     expect(sourceOf(doc, doc.edges[2].id)).toBe("inferred from the parameter");
-    expect(sourceOf(doc, doc.edges[3].id)).toBe("from the log of a replayed backward");
+    expect(sourceOf(doc, doc.edges[3].id)).toBe("a replay's log");
   });
 
   it("says nothing when the document does not record it, or the edge has none", () => {

@@ -4,12 +4,12 @@
 import type { GraphPayload } from "./types";
 
 const WORDS: Record<string, string> = {
-  vlog: "from the trace's backward log",
-  dump: "from Paddle's backward dump",
-  "replay-vlog": "from the log of a replayed backward",
-  "replay-dump": "from Paddle's dump of a replayed backward",
+  vlog: "the trace's log",
+  dump: "Paddle's dump",
+  "replay-vlog": "a replay's log",
+  "replay-dump": "a replay's dump",
   param: "inferred from the parameter",
-  program: "from the to_static program",
+  program: "the to_static program",
 };
 
 interface Sources {
@@ -35,7 +35,7 @@ export function gradSourceText(graph: GraphPayload, id: string): string | null {
   }
   const k = at.get(id);
   const name = k === undefined ? undefined : sources.codes[sources.edges[k]];
-  return name === undefined ? null : (WORDS[name] ?? `from ${name}`);
+  return name === undefined ? null : (WORDS[name] ?? name);
 }
 
 /** Throws `bad(field, problem)` unless meta.sources is one known code per edge (as graph/check.py). */
