@@ -8,13 +8,16 @@ from __future__ import annotations
 import tempfile
 from typing import Any
 
+import paddle
 import pytest
 from graph_dicts import nested
 from oracle_models import lenet, lenet_and_input
+from program_models import inputs
 
 from paddleviz_widget import build_graph, trace
 from paddleviz_widget.errors import GraphDocumentError
 from paddleviz_widget.graph import validate_graph_dict
+from paddleviz_widget.tracer.read.program import program_view_available
 
 
 def _sources(doc: dict[str, Any]) -> list[str | None]:
@@ -65,3 +68,19 @@ def test_sources_that_do_not_fit_the_edges_are_refused_naming_the_field() -> Non
     doc["meta"]["sources"]["edges"] += "L"
     with pytest.raises(GraphDocumentError, match=r"meta\.sources\.edges"):
         validate_graph_dict(doc)
+
+
+@pytest.mark.skipif(not program_view_available(), reason="this Paddle cannot read programs")
+def test_a_to_static_programs_op_edges_say_they_come_from_the_program() -> None:
+    model, x = inputs("mlp")
+    static = paddle.jit.to_static(model, full_graph=True)
+    with trace(model):
+        y = static(x)
+        y.sum().backward()
+    doc = build_graph(y)
+    validate_graph_dict(doc)
+    inside = [e["id"].startswith("p") for e in doc["edges"]]  # edges of the program's ops
+    assert any(inside)
+    for is_inside, has_grad, src in zip(inside, _grads(doc), _sources(doc)):
+        assert (src is not None) == has_grad
+        assert (src == "program") == (is_inside and has_grad)
