@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from ...graph.groups import with_ancestors
 from ...graph.model import (
@@ -23,6 +23,9 @@ from ...graph.model import (
     Slot,
 )
 from ..read.walk import WalkedNode, WalkResult
+
+K = TypeVar("K")
+V = TypeVar("V")
 
 
 @dataclass(frozen=True)
@@ -66,6 +69,9 @@ class Annotations:
     slots: dict[int, NodeSlots] = field(default_factory=dict)
     groups: tuple[Group, ...] = ()
     group_of_ptr: dict[int, str] = field(default_factory=dict)
+    # Placements that override the known ones: a recompute node goes with the layer it
+    # recomputes (merge_layer), whatever group the layer scopes gave it.
+    regroup: dict[int, str] = field(default_factory=dict)
     params: dict[int, ParamInfo] = field(default_factory=dict)
     call_sites: dict[int, CallSite] = field(default_factory=dict)
     # Where the annotations came from ("vlog", "dump", ...) and what the user should know:
@@ -96,16 +102,59 @@ class Annotations:
     static_names: dict[str, str] = field(default_factory=dict)
     layer_types: dict[str, str] = field(default_factory=dict)
 
-    def add_edges(self, notes: dict[tuple[int, int], EdgeNote], src: str) -> None:
+    def add_edges(self, notes: dict[tuple[int, int], EdgeNote], src: str | None = None) -> None:
         """Fill in what is still unknown; sources added earlier win. ``src``: the GRAD_SOURCES
-        code of these notes, kept with each gradient they give."""
+        code of these notes, kept with each gradient they give (default: each note's own)."""
         for key, note in notes.items():
+            code = src or note.src
             old = self.edges.get(key)
             if old is None:
-                self.edges[key] = EdgeNote(note.grad, note.slot, src if note.grad else None)
+                self.edges[key] = EdgeNote(note.grad, note.slot, code if note.grad else None)
             elif old.grad is None or old.slot is None:
-                grad, from_ = (old.grad, old.src) if old.grad else (note.grad, src)
+                grad, from_ = (old.grad, old.src) if old.grad else (note.grad, code)
                 self.edges[key] = EdgeNote(grad, old.slot or note.slot, from_ if grad else None)
+
+
+def merge_layer(ann: Annotations, layer: Annotations) -> None:
+    """The one place a source's layer joins what is already known. Precedence is the order the
+    layers come in (collect.py; for edges, GRAD_SOURCES): what is known first stays, per field:
+    an edge's gradient and its slot, a node's slots, call site, parameter, program, statistics
+    and parameter status; the first notice; the first NaN/Inf and forward culprit. Notes are
+    kept in order, each line once, never the notice again. Layer groups come from the first
+    source that has them; a later layer built on them (PyLayer) may add groups and ``regroup``
+    nodes. What no source layer gives (steps, unreached parameters, the final notice) is set
+    by collect.py itself."""
+    ann.add_edges(layer.edges)
+    _keep_first(ann.slots, layer.slots)
+    _keep_first(ann.call_sites, layer.call_sites)
+    _keep_first(ann.params, layer.params)
+    _keep_first(ann.programs, layer.programs)
+    _keep_first(ann.stats, layer.stats)
+    _keep_first(ann.grad_status, layer.grad_status)
+    if layer.groups and not ann.groups:  # the first source with layer groups gives them all
+        ann.groups = layer.groups
+    elif layer.groups and {g.id for g in ann.groups} <= {g.id for g in layer.groups}:
+        ann.groups = layer.groups  # built on the known ones (PyLayer groups add layers)
+    _keep_first(ann.group_of_ptr, layer.group_of_ptr)
+    ann.group_of_ptr.update(layer.regroup)
+    ann.pylayers.extend(layer.pylayers)
+    _keep_first(ann.group_sites, layer.group_sites)
+    ann.sources.extend(layer.sources)
+    if ann.notice is None:
+        ann.notice = layer.notice
+    for line in layer.notes:
+        if line and line != ann.notice and line not in ann.notes:
+            ann.notes.append(line)
+    if ann.first_nonfinite is None and layer.first_nonfinite is not None:
+        ann.first_nonfinite = layer.first_nonfinite
+        ann.nonfinite_in_forward = layer.nonfinite_in_forward
+    if ann.forward_culprit is None:
+        ann.forward_culprit = layer.forward_culprit
+
+
+def _keep_first(table: dict[K, V], extra: dict[K, V]) -> None:
+    for key, value in extra.items():
+        table.setdefault(key, value)
 
 
 def sources_meta(codes: Iterable[str | None]) -> dict[str, Any] | None:
