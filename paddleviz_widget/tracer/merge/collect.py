@@ -1,10 +1,11 @@
 """The annotation step as a pipeline: find who saw the walked graph (the trace() session, its
 backward records, the model), then each source gives its own layer of annotations, merged into
 one Annotations by annotate.merge_layer in precedence order (what is known first stays):
-parameter names, trace records (trace_record.py: log, dump, call sites, programs, statistics),
-layer scopes, else groups from parameter ownership (param_groups.py), PyLayer info, a replayed
-backward if edges are still bare (replay_annotations.py), parameter-shaped edges; last, the
-one-line notice for what stays bare. DEVELOP.md has the table."""
+parameter names, trace records (trace_record.py: log, dump, call sites, programs; then each
+record's statistics, stats.py), layer scopes, else groups from parameter ownership
+(param_groups.py), PyLayer info, a replayed backward if edges are still bare
+(replay_annotations.py), parameter-shaped edges; last, the one-line notice for what stays
+bare. DEVELOP.md has the table."""
 
 from __future__ import annotations
 
@@ -27,6 +28,7 @@ from .replay_annotations import (
     bare_leaf_edges,
     replay_into,
 )
+from .stats import stats_layer
 from .trace_record import trace_record_layer
 
 NO_TRACE_NOTICE = (
@@ -129,7 +131,9 @@ def collect_annotations(
     # adds it to what is known; what is known first stays (GRAD_SOURCES for edges).
     merge_layer(ann, _params_layer(model, params, session))
     for record in reversed(records):  # newest backward first; Paddle's stacks before layers'
-        merge_layer(ann, trace_record_layer(record, walk, graph.nexts, ann.params))
+        merge_layer(ann, trace_record_layer(record, graph.nexts, ann.params))
+        if record.stats is not None:
+            merge_layer(ann, stats_layer(record.stats, walk))
     if session is not None and session.history is not None:
         _add_steps(ann, session.history, records)
         if model is not None:

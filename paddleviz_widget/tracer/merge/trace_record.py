@@ -1,18 +1,18 @@
 """The trace record as one annotation source: what one traced backward said about the walked
-graph (its VLOG log, Paddle's dump, its call sites, to_static programs and statistics), as a
-layer of its own. collect.py merges the layers (annotate.merge_layer), newest backward first."""
+graph (its VLOG log, Paddle's dump, its call sites and to_static programs), as a layer of its
+own; its statistics are stats.stats_layer. collect.py merges the layers (annotate.merge_layer),
+newest backward first."""
 
 from __future__ import annotations
 
 from ...graph.model import ParamInfo
 from ..capture.session import BackwardRecord
 from ..parse.log_parser import ParsedLog
-from ..read.walk import WalkResult, next_ptrs
+from ..read.walk import next_ptrs
 from .annotate import Annotations, EdgeNote
 from .copy_alignment import align_copied_dump, rekey_copied_runs
 from .log_annotations import add_note, from_dump, from_log, note_mismatches
 from .replay_annotations import UNMATCHED_NOTICE
-from .stats import add_stats
 
 COPIES_WITHOUT_DUMP_NOTICE = (
     "paddle.grad ran on copies of the GradNodes, which only Paddle >= 3.3's backward dump pairs "
@@ -22,7 +22,6 @@ COPIES_WITHOUT_DUMP_NOTICE = (
 
 def trace_record_layer(
     record: BackwardRecord,
-    walk: WalkResult,
     nexts: dict[int, list[int | None]],
     params: dict[int, ParamInfo],
 ) -> Annotations:
@@ -51,8 +50,6 @@ def trace_record_layer(
     if not record.copies:
         layer.call_sites.update(captured.call_sites)
     layer.programs.update(record.programs)
-    if record.stats is not None:
-        add_stats(layer, record.stats, walk)
     if captured.problems:  # e.g. this Paddle cannot switch VLOG on; last, so notes don't
         layer.notice = captured.problems[0]  # defer to it here, only to the merged notice
     return layer
