@@ -109,7 +109,8 @@ class Annotations:
             code = src or note.src
             old = self.edges.get(key)
             if old is None:
-                self.edges[key] = EdgeNote(note.grad, note.slot, code if note.grad else None)
+                code = code if note.grad else None
+                self.edges[key] = note if note.src == code else EdgeNote(note.grad, note.slot, code)
             elif old.grad is None or old.slot is None:
                 grad, from_ = (old.grad, old.src) if old.grad else (note.grad, code)
                 self.edges[key] = EdgeNote(grad, old.slot or note.slot, from_ if grad else None)
