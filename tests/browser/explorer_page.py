@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import time
 import re
 import shutil
 from collections.abc import Callable, Iterator, Sequence
@@ -86,6 +87,14 @@ class Explorer:
 
     def value(self, expr: str) -> Any:
         return json.loads(self.run(f"import json; print(json.dumps({expr}))"))
+
+    def value_becomes(self, expr: str, wanted: Any, seconds: float = 10.0) -> Any:
+        """``expr``'s value in the kernel once it is ``wanted`` (a change the page made reaches
+        the kernel a moment later), or the last value seen after ``seconds``."""
+        deadline = time.monotonic() + seconds
+        while (got := self.value(expr)) != wanted and time.monotonic() < deadline:
+            self.page.wait_for_timeout(100)
+        return got
 
     def renders(self) -> int:
         return int(self.root.get_attribute("data-renders") or 0)

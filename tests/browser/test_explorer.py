@@ -207,7 +207,7 @@ def test_inspector_for_clicked_node(fresh: Explorer, graph: dict[str, Any]) -> N
         arg=neighbours[-1],
         timeout=TIMEOUT_MS,
     )
-    assert fresh.value("w.selected") == neighbours[-1]
+    assert fresh.value_becomes("w.selected", neighbours[-1]) == neighbours[-1]
 
     # A parameter node shows the parameter's name and shape.
     param = next(n for n in graph["nodes"] if n["param"])
@@ -226,8 +226,7 @@ def test_click_selects_in_kernel(fresh: Explorer, graph: dict[str, Any]) -> None
     hover_edge(fresh, f"pvw-{edge['id']}")
     point = fresh.page.evaluate(EDGE_POINT_JS, [f"pvw-{edge['id']}", 0.5])
     fresh.page.mouse.click(point["x"], point["y"])
-    fresh.page.wait_for_timeout(300)
-    assert fresh.value("w.selected") == edge["id"]
+    assert fresh.value_becomes("w.selected", edge["id"]) == edge["id"]
     inspector = fresh.page.get_by_test_id("pvw-inspector").inner_text()
     assert shape_text(edge["grad"]["shape"]) in inspector
     # ... and where that shape came from (meta.sources), so the user knows how far to trust it.
@@ -240,8 +239,7 @@ def test_click_selects_in_kernel(fresh: Explorer, graph: dict[str, Any]) -> None
     point = fresh.page.evaluate(CLUSTER_POINT_JS, f"pvw-{group['id']}-cluster")
     assert point, "no free spot inside the cluster"
     fresh.page.mouse.click(point["x"], point["y"])
-    fresh.page.wait_for_timeout(300)
-    assert fresh.value("w.selected") == group["id"]
+    assert fresh.value_becomes("w.selected", group["id"]) == group["id"]
     params = [n for n in descendants(graph, group["id"]) if n["kind"] == "param"]
     text = fresh.page.get_by_test_id("pvw-inspector").inner_text()
     assert group["type"] in text and f"{len(params)} tensors" in text
