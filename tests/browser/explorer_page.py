@@ -4,9 +4,9 @@
 from __future__ import annotations
 
 import json
-import time
 import re
 import shutil
+import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
