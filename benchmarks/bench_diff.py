@@ -28,8 +28,8 @@ from common import ms, print_table, timed
 from models import HIDDEN, MLP_HIDDEN, MODELS
 
 from paddleviz_widget import build_graph, trace
+from paddleviz_widget.gc_pause import gc_paused
 from paddleviz_widget.graph.diff import diff_graphs, diff_summary
-from paddleviz_widget.tracer.capture.gc_pause import gc_paused
 
 GOAL_SECONDS = 1.0
 

@@ -75,7 +75,13 @@ export function kernelSource(model: AnyModel): RunSource {
       return new Promise((resolve) => {
         const timer = setTimeout(() => {
           if (!waiting.delete(id)) return;
-          resolve({ step, summary: null, graph: null, layerRows: null, error: `The kernel has not answered for step ${step} (it may be busy running a cell, or stopped).` });
+          resolve({
+            step,
+            summary: null,
+            graph: null,
+            layerRows: null,
+            error: `The kernel has not answered for step ${step} (it may be busy running a cell, or stopped).`,
+          });
         }, NO_ANSWER_MS);
         waiting.set(id, (reply, buffers) => {
           clearTimeout(timer);
@@ -86,7 +92,13 @@ export function kernelSource(model: AnyModel): RunSource {
         } catch (err) {
           waiting.delete(id);
           clearTimeout(timer);
-          resolve({ step, summary: null, graph: null, layerRows: null, error: `The request could not be sent to the kernel (${String(err)}).` });
+          resolve({
+            step,
+            summary: null,
+            graph: null,
+            layerRows: null,
+            error: `The request could not be sent to the kernel (${String(err)}).`,
+          });
         }
       });
     },
@@ -116,16 +128,27 @@ export interface PageRunData {
 
 export function pageSource(page: PageRunData): RunSource {
   const positions = new Map<number, number>();
-  page.steps.forEach((s, i) => positions.set(s, i));
+  page.steps.forEach((s, i) => {
+    positions.set(s, i);
+  });
   return {
     live: false,
     fetchStep(step, P) {
       const at = positions.get(step);
-      if (at === undefined) return Promise.resolve({ step, summary: null, graph: null, layerRows: null, error: `Step ${step} is not in this page.` });
+      if (at === undefined)
+        return Promise.resolve({
+          step,
+          summary: null,
+          graph: null,
+          layerRows: null,
+          error: `Step ${step} is not in this page.`,
+        });
       const rows = page.summaries.subarray(at * 4 * P, (at + 1) * 4 * P);
       const entry = page.graphs[String(step)];
       const graph = entry ? new DataView(new TextEncoder().encode(JSON.stringify(entry.graph)).buffer) : null;
-      return Promise.resolve(stepFromReply({ step, captured: !!entry, layer_rows: entry?.layer_rows }, [rows, graph], P));
+      return Promise.resolve(
+        stepFromReply({ step, captured: !!entry, layer_rows: entry?.layer_rows }, [rows, graph], P),
+      );
     },
     refresh() {},
     onError() {},

@@ -5,7 +5,13 @@
 // every step's summary float32 (S x 4 x P); the captured steps' graphs as JSON.
 import { createPageModel } from "./page_model";
 
-const PAGE_IDS = { host: "pvw-host", bundle: "pvw-bundle", state: "pvw-state", data: "pvw-run-data", graphs: "pvw-run-graphs" };
+const PAGE_IDS = {
+  host: "pvw-host",
+  bundle: "pvw-bundle",
+  state: "pvw-state",
+  data: "pvw-run-data",
+  graphs: "pvw-run-graphs",
+};
 
 interface WidgetModule {
   initialize?: (props: object) => unknown;
@@ -31,7 +37,9 @@ async function boot(): Promise<void> {
   try {
     const state = JSON.parse(text(PAGE_IDS.state)) as Record<string, unknown>;
     const packed = JSON.parse(text(PAGE_IDS.data)) as Record<string, string>;
-    const [steps, loss, norms, bad, summaries] = await Promise.all(["steps", "loss", "norms", "bad", "summaries"].map((k) => gunzip(packed[k])));
+    const [steps, loss, norms, bad, summaries] = await Promise.all(
+      ["steps", "loss", "norms", "bad", "summaries"].map((k) => gunzip(packed[k])),
+    );
     const graphs = JSON.parse(text(PAGE_IDS.graphs)) as Record<string, { graph: unknown; layer_rows: unknown }>;
     const source = JSON.parse(text(PAGE_IDS.bundle)) as string;
     const url = URL.createObjectURL(new Blob([source], { type: "text/javascript" }));

@@ -140,7 +140,8 @@ def test_bad_run_dirs_get_an_error_naming_path_and_fix(tmp_path, make, words):
 def test_older_minor_version_reads_and_missing_capture_is_named(tmp_path):
     w = _writer(tmp_path / "run")
     w.write_step(0, np.ones(3), np.ones(3), np.zeros(3), np.zeros(3), 1.0)
-    w.write_capture(0, {"schema_version": "2.2", "nodes": [], "edges": []})
+    empty = {"schema_version": "2.2", "tensors": [], "files": [], "sites": [], "ops": {}}
+    w.write_capture(0, {**empty, "nodes": [], "edges": [], "groups": []})
     w.close()
     meta = json.loads((tmp_path / "run" / "run.json").read_text())
     meta["run_schema"] = "1.7"  # a newer minor of the same major adds, never changes
@@ -181,4 +182,49 @@ def test_reading_while_running_takes_only_new_parts(tmp_path):
     assert run.refresh() and run.steps.tolist() == list(range(420))
     assert (run.param_stat("norm")[250:] == 2.0).all()
     assert time.perf_counter() - start < 10
+    w.close()
+
+
+def test_run_schema_1_0_parts_in_any_row_order_read_the_same_as_1_1(tmp_path):
+    """1.1 parts are tagged step-major and reshaped; 1.0 parts (untagged) are checked, and
+    rows in another order are placed one by one: the arrays come out the same."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    rng = np.random.default_rng(0)
+    w = _writer(tmp_path / "run", params=5)
+    for step in range(250):  # two parts and a tail
+        norm = rng.random(5) * (step + 1)
+        norm[step % 5] = np.nan if step % 7 == 0 else norm[step % 5]
+        nan = (rng.random(5) < 0.05).astype(float)
+        w.write_step(step, norm, norm / 2, nan, np.zeros(5), float(step) if step % 3 else None)
+    expected = open_run(tmp_path / "run")
+    want = {s: expected.param_stat(s).copy() for s in ("norm", "max_abs", "nan", "inf")}
+    want_layers, want_loss = expected.layer_norm().copy(), expected.loss.copy()
+    parts = sorted((tmp_path / "run" / "steps").glob("part-*.parquet"))
+    assert len(parts) == 2
+    for k, part in enumerate(parts):
+        table = pq.read_table(part)
+        assert table.schema.metadata[b"paddleviz_widget.layout"] == b"step-major"
+        table = table.replace_schema_metadata(None)  # as 1.0 wrote it
+        if k == 1:  # rows in another order: by parameter, steps descending
+            by_param = table["param"].combine_chunks().indices
+            table = table.take(pa.array(np.lexsort((-table["step"].to_numpy(), by_param))))
+        pq.write_table(table, part)
+    meta = json.loads((tmp_path / "run" / "run.json").read_text())
+    meta["run_schema"] = "1.0"
+    (tmp_path / "run" / "run.json").write_text(json.dumps(meta))
+    run = open_run(tmp_path / "run")
+    assert run.steps.tolist() == list(range(250))
+    np.testing.assert_array_equal(run.loss, want_loss)
+    for stat, grid in want.items():
+        np.testing.assert_array_equal(run.param_stat(stat), grid)
+    np.testing.assert_array_equal(run.layer_norm(), want_layers)
+    # independent of the reader: the layer norms from the rows pandas reads
+    import pandas as pd
+
+    frame = pd.read_parquet(tmp_path / "run" / "steps")
+    at100 = frame[frame["step"] == 100].set_index("param")["norm"]
+    for j, p in enumerate(run.params[:5]):
+        assert run.layer_norm()[100, j] == pytest.approx(at100[p.name], rel=1e-6, nan_ok=True)
     w.close()

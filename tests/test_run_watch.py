@@ -289,3 +289,36 @@ def test_tensor_op_path_of_other_devices_gives_the_same_summary():
     for a, b in zip(numpy_path, tensor_ops):
         np.testing.assert_allclose(a, b, rtol=1e-6)
     assert numpy_path[2].sum() > 0  # NaN counted
+
+
+def _hooks(model: paddle.nn.Layer) -> int:
+    return sum(len(m._forward_pre_hooks) + len(m._forward_post_hooks)
+               for m in model.sublayers(include_self=True))  # fmt: skip
+
+
+def test_layer_hooks_only_in_forwards_of_captured_steps_and_no_stale_culprit(tmp_path):
+    """Between full captures a forward runs no hook of ours (their Python cost per layer
+    call); the forward NaN of summary-only step 3 is not named by step 4's capture."""
+    model, opt = _setup()
+    plain = _hooks(model)
+    hooked: dict[int, int] = {}
+
+    def poison(step, x):
+        if step == 3:
+            x[0, 0] = float("nan")
+
+    def record(step, loss):
+        hooked[step + 1] = _hooks(model)  # armed (or not) for the next step's forward
+        return step != 3
+
+    with trace(model, stats=True, every=5, run_dir=tmp_path / "run"):
+        train(model, opt, 12, before=poison, after_backward=record)
+    run = open_run(tmp_path / "run")
+    assert [a.step for a in run.anomalies] == [3]
+    assert run.captured_steps == [0, 4, 5, 10]
+    full = {s for s in hooked if s in run.captured_steps}
+    assert full == {4, 5, 10}
+    assert all(hooked[s] > plain for s in full)
+    assert all(hooked[s] == plain for s in hooked if s not in full)
+    assert "forward_nonfinite" not in run.graph(4)["meta"]
+    assert _hooks(model) == plain

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from paddleviz_widget.cli import main
+from paddleviz_widget.cli.main import main
 from paddleviz_widget.export.save import save_graph
 
 LENET = json.loads((Path(__file__).parent / "fixtures/graphs/lenet.json").read_text())

@@ -11,7 +11,17 @@ import { createRunGraph } from "./run_graph";
 import { decodeRun, nearestIndex, type RunData } from "../view/run_data";
 import { logColour, RAMP_CSS, type LogColour } from "../view/run_colour";
 import { formatNorm } from "../view/grad_stats";
-import { fullWindow, keepWindow, neighbourCapture, openingStep, pan, reveal, showRow, zoom, type RunWindow } from "../view/run_window";
+import {
+  fullWindow,
+  keepWindow,
+  neighbourCapture,
+  openingStep,
+  pan,
+  reveal,
+  showRow,
+  zoom,
+  type RunWindow,
+} from "../view/run_window";
 import type { RunSource, StepData } from "../run_source";
 
 /** While the run is being written, the page asks the kernel to re-read it this often. */
@@ -28,10 +38,23 @@ export function createRunExplorer(model: AnyModel<RunModel>, el: HTMLElement, so
   const root = h("div", { className: "pvw-root pvw-run", testid: "pvw-run-root" });
   root.tabIndex = 0;
   const title = h("span", { className: "pvw-run-title", testid: "pvw-run-title" });
-  const stepInput = h("input", { className: "pvw-search-input pvw-run-step", testid: "pvw-run-step-input", title: "Step to show (Enter)" });
+  const stepInput = h("input", {
+    className: "pvw-search-input pvw-run-step",
+    testid: "pvw-run-step-input",
+    title: "Step to show (Enter)",
+  });
   stepInput.type = "number";
-  const problems = h("select", { className: "pvw-select", testid: "pvw-run-problems", title: "Problems found in the run: pick one to go to its step" });
-  const refreshButton = button("Refresh", "Read what the run's writer has appended since", () => source.refresh(), "pvw-run-refresh");
+  const problems = h("select", {
+    className: "pvw-select",
+    testid: "pvw-run-problems",
+    title: "Problems found in the run: pick one to go to its step",
+  });
+  const refreshButton = button(
+    "Refresh",
+    "Read what the run's writer has appended since",
+    () => source.refresh(),
+    "pvw-run-refresh",
+  );
   refreshButton.hidden = !source.live;
   const toolbar = h("div", { className: "pvw-toolbar" }, [
     title,
@@ -69,8 +92,18 @@ export function createRunExplorer(model: AnyModel<RunModel>, el: HTMLElement, so
   });
   const legend = h("div", { className: "pvw-run-legend", testid: "pvw-run-legend" });
   const detailTitle = h("span", { className: "pvw-run-detail-title", testid: "pvw-run-detail-title" });
-  const graphTab = button("Graph", "The step's backward graph with its statistics", () => setMode("graph"), "pvw-run-graph-tab");
-  const paramsTab = button("Parameters", "The step's per-parameter gradient summary", () => setMode("params"), "pvw-run-params-tab");
+  const graphTab = button(
+    "Graph",
+    "The step's backward graph with its statistics",
+    () => setMode("graph"),
+    "pvw-run-graph-tab",
+  );
+  const paramsTab = button(
+    "Parameters",
+    "The step's per-parameter gradient summary",
+    () => setMode("params"),
+    "pvw-run-params-tab",
+  );
   const detailBar = h("div", { className: "pvw-run-detail-bar" }, [detailTitle, graphTab, paramsTab]);
   const graphHost = h("div", { className: "pvw-run-graph", testid: "pvw-run-graph" });
   const table = createSummaryTable((layer) => commit({ layer }));
@@ -130,7 +163,13 @@ export function createRunExplorer(model: AnyModel<RunModel>, el: HTMLElement, so
   }
 
   function onData(): void {
-    const decoded = decodeRun(model.get("run"), model.get("_steps"), model.get("_loss"), model.get("_norms"), model.get("_bad"));
+    const decoded = decodeRun(
+      model.get("run"),
+      model.get("_steps"),
+      model.get("_loss"),
+      model.get("_norms"),
+      model.get("_bad"),
+    );
     if (typeof decoded === "string") {
       data = null;
       status.textContent = decoded;
@@ -168,7 +207,12 @@ export function createRunExplorer(model: AnyModel<RunModel>, el: HTMLElement, so
 
   function legendFill(): void {
     if (!data) return;
-    const ticks = data.range ? scale.ticks().map((t) => `${formatNorm(t.norm)}`).join(" \u2026 ") : "no finite non-zero norm";
+    const ticks = data.range
+      ? scale
+          .ticks()
+          .map((t) => `${formatNorm(t.norm)}`)
+          .join(" \u2026 ")
+      : "no finite non-zero norm";
     const bar = h("span", { className: "pvw-run-ramp" });
     bar.style.background = RAMP_CSS;
     legend.replaceChildren(
@@ -189,7 +233,9 @@ export function createRunExplorer(model: AnyModel<RunModel>, el: HTMLElement, so
     const list = data.desc.anomalies;
     const keep = problems.value;
     problems.replaceChildren(
-      h("option", { text: list.length ? `${list.length} problem${list.length === 1 ? "" : "s"}\u2026` : "No problems found" }),
+      h("option", {
+        text: list.length ? `${list.length} problem${list.length === 1 ? "" : "s"}\u2026` : "No problems found",
+      }),
       ...list.map((a, k) => {
         const o = h("option", { text: a.message });
         o.value = String(k);
@@ -227,7 +273,9 @@ export function createRunExplorer(model: AnyModel<RunModel>, el: HTMLElement, so
     if (i < 0) {
       shown = null;
       detailTitle.textContent = `Step ${step}`;
-      message.textContent = data.S ? `Step ${step} is not recorded (steps ${data.steps[0]}\u2013${data.steps[data.S - 1]}).` : "No step recorded yet.";
+      message.textContent = data.S
+        ? `Step ${step} is not recorded (steps ${data.steps[0]}\u2013${data.steps[data.S - 1]}).`
+        : "No step recorded yet.";
       graphHost.hidden = true;
       table.el.hidden = true;
       root.dataset.detail = "none";
@@ -241,11 +289,17 @@ export function createRunExplorer(model: AnyModel<RunModel>, el: HTMLElement, so
       if (mine !== loads || !data) return;
       shown = got;
       const anomalies = data.desc.anomalies.filter((a) => a.step === step);
-      const near = [neighbourCapture(data.desc.captured, step, -1), neighbourCapture(data.desc.captured, step, 1)].filter((s) => s !== null);
+      const near = [
+        neighbourCapture(data.desc.captured, step, -1),
+        neighbourCapture(data.desc.captured, step, 1),
+      ].filter((s) => s !== null);
       detailTitle.textContent = `Step ${step}: ${got.graph ? "full capture" : "summary"}${anomalies.length ? ` \u2014 ${anomalies.map((a) => a.message).join("; ")}` : ""}`;
       message.textContent = got.error
         ? got.error
-        : got.graphError ?? (captured || got.graph ? "" : `No full capture of step ${step}: its per-parameter summary${near.length ? ` (full captures nearby: ${near.join(", ")})` : ""}.`);
+        : (got.graphError ??
+          (captured || got.graph
+            ? ""
+            : `No full capture of step ${step}: its per-parameter summary${near.length ? ` (full captures nearby: ${near.join(", ")})` : ""}.`));
       message.hidden = message.textContent === "";
       if (got.summary) table.show(data.desc.params, got.summary, scale);
       if (got.graph) graph.show(got.graph, got.layerRows, data.desc.layers);
@@ -307,8 +361,11 @@ export function createRunExplorer(model: AnyModel<RunModel>, el: HTMLElement, so
     drawCharts();
   };
   const listeners: [string, () => void][] = [
-    ["change:run", dataChanged], ["change:_norms", dataChanged], ["change:step", onStep],
-    ["change:layer", onLayer], ["change:height", onHeight],
+    ["change:run", dataChanged],
+    ["change:_norms", dataChanged],
+    ["change:step", onStep],
+    ["change:layer", onLayer],
+    ["change:height", onHeight],
   ];
   for (const [event, fn] of listeners) model.on(event, fn);
   const resizer = new ResizeObserver(() => drawCharts());

@@ -48,7 +48,13 @@ export function createHeatmap(host: HeatmapHost): Heatmap {
     const height = Math.max(60, el.clientHeight);
     const avail = height - MARK_H - AXIS_H;
     const rowH = Math.max(MIN_ROW, Math.min(22, Math.floor(avail / Math.max(1, d.L))));
-    geometry = { width, height, rowH, rows: Math.max(1, Math.min(d.L, Math.floor(avail / rowH))), cellW: width - LABEL_W };
+    geometry = {
+      width,
+      height,
+      rowH,
+      rows: Math.max(1, Math.min(d.L, Math.floor(avail / rowH))),
+      cellW: width - LABEL_W,
+    };
   }
 
   function draw(): void {
@@ -188,7 +194,10 @@ export function createHeatmap(host: HeatmapHost): Heatmap {
     const dpr = window.devicePixelRatio || 1;
     const cols = Math.max(1, Math.round(cellW * dpr));
     const b = Math.min(cols - 1, Math.floor(px * dpr));
-    const i = row === null ? Math.floor(w.from + ((w.to - w.from) * px) / cellW) : argmaxInBin(d.norms, d.bad, d.L, row, w.from, w.to, cols, b);
+    const i =
+      row === null
+        ? Math.floor(w.from + ((w.to - w.from) * px) / cellW)
+        : argmaxInBin(d.norms, d.bad, d.L, row, w.from, w.to, cols, b);
     return { i: Math.min(d.S - 1, Math.max(0, i)), row };
   }
 
@@ -220,13 +229,20 @@ export function createHeatmap(host: HeatmapHost): Heatmap {
       return;
     }
     const v = d.norms[cell.i * d.L + cell.row];
-    const marks = d.desc.anomalies.filter((a) => a.step === d.steps[cell.i] && (a.layer === d.desc.layers[cell.row ?? -1] || a.layer === ""));
+    const marks = d.desc.anomalies.filter(
+      (a) => a.step === d.steps[cell.i] && (a.layer === d.desc.layers[cell.row ?? -1] || a.layer === ""),
+    );
     const flagged = d.bad[cell.i * d.L + cell.row] !== 0;
-    const norm = v < 0 ? "no gradient" : `gradient norm ${Number.isNaN(v) ? "NaN" : formatNorm(v)}${flagged ? " (finite elements; NaN/Inf elements too)" : ""}`;
+    const norm =
+      v < 0
+        ? "no gradient"
+        : `gradient norm ${Number.isNaN(v) ? "NaN" : formatNorm(v)}${flagged ? " (finite elements; NaN/Inf elements too)" : ""}`;
     const lines = [layerName(d.desc.layers[cell.row]), `step ${d.steps[cell.i]}: ${norm}`];
     if (d.captured.has(d.steps[cell.i])) lines.push("full capture: click to see its graph");
     for (const a of marks) lines.push(a.message);
-    tip.replaceChildren(...lines.map((line, k) => h("div", { className: k === 0 ? "pvw-tooltip-title" : "", text: line })));
+    tip.replaceChildren(
+      ...lines.map((line, k) => h("div", { className: k === 0 ? "pvw-tooltip-title" : "", text: line })),
+    );
     tip.hidden = false;
     const box = el.getBoundingClientRect();
     const left = event.clientX - box.left + 14;
@@ -316,7 +332,9 @@ export function indexOf(d: RunData, step: number): number {
   let map = positions.get(d.steps);
   if (!map) {
     map = new Map();
-    d.steps.forEach((s, i) => map?.set(s, i));
+    d.steps.forEach((s, i) => {
+      map?.set(s, i);
+    });
     positions.set(d.steps, map);
   }
   return map.get(step) ?? -1;

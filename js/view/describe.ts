@@ -14,6 +14,7 @@ import {
   nodeStatsSections,
   problemSections,
 } from "./describe_stats";
+import { gradSourceText } from "./grad_source";
 import { jittorSections, jittorTooltip } from "./jittor";
 import { pyLayerFacts, pyLayerSections } from "./pylayers";
 import type { GraphEdge, GraphNode, SlotInfo } from "./types";
@@ -153,11 +154,13 @@ export function edgeSlot(index: GraphIndex, edge: GraphEdge): string | null {
 function gradItems(index: GraphIndex, edge: GraphEdge): InfoItem[] {
   const g = edge.grad;
   const slot = edgeSlot(index, edge);
+  const source = g ? gradSourceText(index.graph, edge.id) : null;
   return [
     { label: "dtype", value: g?.dtype ?? "?" },
     { label: "shape", value: formatShape(g?.shape) },
     { label: "place", value: g?.place ?? "?" },
     ...(slot ? [{ label: "slot", value: slot }] : []),
+    ...(source ? [{ label: "source", value: source }] : []),
   ];
 }
 

@@ -2,6 +2,7 @@
 // graph/check.py (one rule each side: string ids, unique; edges, node groups and group parents
 // that point at ids that exist; a group tree without cycles; shapes that are lists of integers).
 // Tested on the same broken documents (tests/fixtures/broken/graph_documents.json). Loops only.
+import { checkSources } from "./grad_source";
 import { PayloadError } from "./payload_error";
 import type { GraphPayload } from "./types";
 
@@ -85,6 +86,7 @@ export function checkPayload(graph: GraphPayload): void {
     if (typeof e.target !== "string" || !nodes.has(e.target)) throw dangling(k, "target", e.target);
     if (e.grad && !isShape(e.grad.shape)) checkShape(e.grad.shape, `edges[${k}].grad.shape`);
   }
+  checkSources(graph, bad);
 }
 
 const SIDES = ["inputs", "outputs"] as const;

@@ -42,7 +42,7 @@ export function logColour(range: { lo: number; hi: number } | null): LogColour {
     hi,
     position,
     rgb(value: number): Rgb {
-      if (value !== value || value === Infinity || value === -Infinity) return NONFINITE_RGB;
+      if (Number.isNaN(value) || value === Infinity || value === -Infinity) return NONFINITE_RGB;
       if (!(value > 0)) return value === 0 ? ZERO_RGB : EMPTY_RGB;
       const t = position(value) * (STOPS.length - 1);
       const k = Math.min(STOPS.length - 2, Math.floor(t));
@@ -54,8 +54,13 @@ export function logColour(range: { lo: number; hi: number } | null): LogColour {
       const out: { at: number; norm: number }[] = [];
       if (span <= 0) return [{ at: 1, norm: 10 ** hi }];
       const step = Math.max(1, Math.ceil(span / 6));
-      for (let e = Math.ceil(lo - 1e-9); e <= hi + 1e-9; e += step) out.push({ at: (e - lo) / span, norm: Number(`1e${e}`) });
-      if (out.length < 2) return [{ at: 0, norm: 10 ** lo }, { at: 1, norm: 10 ** hi }];
+      for (let e = Math.ceil(lo - 1e-9); e <= hi + 1e-9; e += step)
+        out.push({ at: (e - lo) / span, norm: Number(`1e${e}`) });
+      if (out.length < 2)
+        return [
+          { at: 0, norm: 10 ** lo },
+          { at: 1, norm: 10 ** hi },
+        ];
       return out;
     },
   };

@@ -55,7 +55,8 @@ export function bytesOf(value: unknown): Uint8Array | null {
 
 /** A typed array over a copy of `bytes` (a view into a message need not be aligned). */
 function typed<T>(bytes: Uint8Array, size: number, make: (b: ArrayBuffer) => T): T {
-  if (bytes.byteLength % size !== 0) throw new Error(`a buffer of ${bytes.byteLength} bytes is not a whole number of ${size}-byte values`);
+  if (bytes.byteLength % size !== 0)
+    throw new Error(`a buffer of ${bytes.byteLength} bytes is not a whole number of ${size}-byte values`);
   const copy = new Uint8Array(bytes.byteLength);
   copy.set(bytes);
   return make(copy.buffer);
@@ -87,11 +88,19 @@ export function positiveRange(values: Float32Array): { lo: number; hi: number } 
 
 function isDescription(value: unknown): value is RunDescription {
   const d = value as RunDescription | null;
-  return !!d && Array.isArray(d.layers) && Array.isArray(d.params) && Array.isArray(d.captured) && Array.isArray(d.anomalies);
+  return (
+    !!d && Array.isArray(d.layers) && Array.isArray(d.params) && Array.isArray(d.captured) && Array.isArray(d.anomalies)
+  );
 }
 
 /** The run as the page draws it, or the sentence saying why it cannot be read. */
-export function decodeRun(desc: unknown, steps: unknown, loss: unknown, norms: unknown, bad: unknown): RunData | string {
+export function decodeRun(
+  desc: unknown,
+  steps: unknown,
+  loss: unknown,
+  norms: unknown,
+  bad: unknown,
+): RunData | string {
   if (!isDescription(desc)) return "No run to show yet (the run's description has not arrived).";
   try {
     const s = float64s(steps);
@@ -144,7 +153,8 @@ export interface ParamSummary {
 
 export function decodeSummary(value: unknown, P: number): ParamSummary | string {
   const all = float32s(value);
-  if (all.length !== 4 * P) return `The step's summary has ${all.length} values, expected ${4 * P} (4 statistics x ${P} parameters).`;
+  if (all.length !== 4 * P)
+    return `The step's summary has ${all.length} values, expected ${4 * P} (4 statistics x ${P} parameters).`;
   return {
     norm: all.subarray(0, P),
     maxAbs: all.subarray(P, 2 * P),

@@ -18,7 +18,11 @@ export interface LayerLinks {
 }
 
 export function layerLinks(doc: unknown, layers: string[]): LayerLinks {
-  const d = (doc ?? {}) as { groups?: GroupLike[]; nodes?: { id: string; group?: string }[]; edges?: { id: string; source?: string; target?: string }[] };
+  const d = (doc ?? {}) as {
+    groups?: GroupLike[];
+    nodes?: { id: string; group?: string }[];
+    edges?: { id: string; source?: string; target?: string }[];
+  };
   const groups = new Map<string, GroupLike>();
   const byName = new Map<string, string>();
   for (const raw of d.groups ?? []) {
@@ -29,7 +33,7 @@ export function layerLinks(doc: unknown, layers: string[]): LayerLinks {
     if (!byName.has(g.name)) byName.set(g.name, g.id);
   }
   const nodeGroup = new Map<string, string>();
-  for (const n of d.nodes ?? []) if (n && n.group) nodeGroup.set(n.id, n.group);
+  for (const n of d.nodes ?? []) if (n?.group) nodeGroup.set(n.id, n.group);
   const edgeTarget = new Map<string, string>();
   for (const e of d.edges ?? []) if (e && typeof e.target === "string") edgeTarget.set(e.id, e.target);
   const rows = new Set(layers);

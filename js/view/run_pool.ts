@@ -18,7 +18,16 @@ export function columnOf(from: number, to: number, width: number, i: number): nu
 
 /** Row `row` of the step-major (S x L) matrix, max-pooled over window [from, to) into
  * `width` values. */
-export function poolRow(norms: Float32Array, bad: Uint8Array | null, L: number, row: number, from: number, to: number, width: number, out?: Float32Array): Float32Array {
+export function poolRow(
+  norms: Float32Array,
+  bad: Uint8Array | null,
+  L: number,
+  row: number,
+  from: number,
+  to: number,
+  width: number,
+  out?: Float32Array,
+): Float32Array {
   const result = out ?? new Float32Array(width);
   for (let b = 0; b < width; b++) {
     const [lo, hi] = binRange(from, to, width, b);
@@ -26,7 +35,7 @@ export function poolRow(norms: Float32Array, bad: Uint8Array | null, L: number, 
     let nan = false;
     for (let i = lo; i < hi; i++) {
       const v = norms[i * L + row];
-      if (v !== v || (bad !== null && bad[i * L + row] !== 0)) {
+      if (Number.isNaN(v) || (bad !== null && bad[i * L + row] !== 0)) {
         nan = true;
         break;
       }
@@ -39,13 +48,22 @@ export function poolRow(norms: Float32Array, bad: Uint8Array | null, L: number, 
 
 /** The step index in pixel column `b` whose value in `row` is largest (NaN first): what a
  * click on that cell picks, so the spike the cell shows is the step picked. */
-export function argmaxInBin(norms: Float32Array, bad: Uint8Array | null, L: number, row: number, from: number, to: number, width: number, b: number): number {
+export function argmaxInBin(
+  norms: Float32Array,
+  bad: Uint8Array | null,
+  L: number,
+  row: number,
+  from: number,
+  to: number,
+  width: number,
+  b: number,
+): number {
   const [lo, hi] = binRange(from, to, width, b);
   let at = lo;
   let best = -Infinity;
   for (let i = lo; i < hi; i++) {
     const v = norms[i * L + row];
-    if (v !== v || (bad !== null && bad[i * L + row] !== 0)) return i;
+    if (Number.isNaN(v) || (bad !== null && bad[i * L + row] !== 0)) return i;
     if (v > best) {
       best = v;
       at = i;
@@ -56,7 +74,12 @@ export function argmaxInBin(norms: Float32Array, bad: Uint8Array | null, L: numb
 
 /** min and max of `values` over each pixel column (NaN left out; a column of NaN only: NaN):
  * the loss curve drawn as its envelope keeps its spikes too. */
-export function envelope(values: Float64Array, from: number, to: number, width: number): { min: Float64Array; max: Float64Array } {
+export function envelope(
+  values: Float64Array,
+  from: number,
+  to: number,
+  width: number,
+): { min: Float64Array; max: Float64Array } {
   const min = new Float64Array(width);
   const max = new Float64Array(width);
   for (let b = 0; b < width; b++) {
@@ -65,7 +88,7 @@ export function envelope(values: Float64Array, from: number, to: number, width: 
     let mx = -Infinity;
     for (let i = lo; i < hi; i++) {
       const v = values[i];
-      if (v !== v) continue;
+      if (Number.isNaN(v)) continue;
       if (v < mn) mn = v;
       if (v > mx) mx = v;
     }

@@ -1,7 +1,17 @@
 import { describe, expect, it } from "vitest";
 import { argmaxInBin, binRange, columnOf, envelope, poolRow } from "./run_pool";
 import { logColour, NONFINITE_RGB, ZERO_RGB, EMPTY_RGB } from "./run_colour";
-import { roundSteps, fullWindow, keepWindow, neighbourCapture, openingStep, pan, reveal, showRow, zoom } from "./run_window";
+import {
+  roundSteps,
+  fullWindow,
+  keepWindow,
+  neighbourCapture,
+  openingStep,
+  pan,
+  reveal,
+  showRow,
+  zoom,
+} from "./run_window";
 import { decodeRun, decodeSummary, nearestIndex, positiveRange } from "./run_data";
 import { layerLinks } from "./run_groups";
 
@@ -14,7 +24,12 @@ function matrix(S: number, L: number, f: (s: number, l: number) => number): Floa
 
 describe("max-pooling columns", () => {
   it("covers every step exactly once, in order, whatever the width", () => {
-    for (const [from, to, width] of [[0, 10_000, 1150], [37, 91, 200], [0, 7, 7], [5, 6, 3]]) {
+    for (const [from, to, width] of [
+      [0, 10_000, 1150],
+      [37, 91, 200],
+      [0, 7, 7],
+      [5, 6, 3],
+    ]) {
       let next = from;
       for (let b = 0; b < width; b++) {
         const [lo, hi] = binRange(from, to, width, b);
@@ -94,7 +109,15 @@ describe("the view window", () => {
 
   it("opens on the capture after the first problem, else the last capture", () => {
     const steps = Float64Array.from({ length: 400 }, (_, i) => i);
-    const nan = { step: 137, kind: "nonfinite", layer: "conv.0", params: [], value: null, threshold: null, message: "" };
+    const nan = {
+      step: 137,
+      kind: "nonfinite",
+      layer: "conv.0",
+      params: [],
+      value: null,
+      threshold: null,
+      message: "",
+    };
     expect(openingStep(steps, [0, 100, 138, 200], [nan])).toBe(138);
     expect(openingStep(steps, [0, 100, 200], [nan])).toBe(137);
     expect(openingStep(steps, [0, 100, 200], [])).toBe(200);
@@ -134,7 +157,11 @@ describe("layer rows and graph groups", () => {
       { id: "g2", name: "fc.0", type: "Linear", parent: "g1" },
       { id: "g3", name: "fc.1", type: "Sigmoid", parent: "g1" },
     ],
-    nodes: [{ id: "n1", group: "g2" }, { id: "n2", group: "g3" }, { id: "n3", group: "g0" }],
+    nodes: [
+      { id: "n1", group: "g2" },
+      { id: "n2", group: "g3" },
+      { id: "n3", group: "g0" },
+    ],
     edges: [{ id: "e1", source: "n2", target: "n1" }],
   };
   it("maps a row to its group and a selection to the innermost row around it", () => {

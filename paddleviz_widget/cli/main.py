@@ -109,7 +109,7 @@ def main(argv: list[str] | None = None) -> int:
 
     args = sys.argv[1:] if argv is None else argv
     if args[:1] == ["view"]:  # python -m paddleviz_widget view RUN_DIR -o run.html
-        from .runs.view_cli import main as view_main
+        from ..runs.view_cli import main as view_main
 
         return view_main(args[1:])
     if wants_run_dir(args):  # train.py --run-dir runs/exp1

@@ -127,7 +127,7 @@ def check_parts(graph: GraphParts) -> None:
     if node_ids is None:
         _explain(graph)
     else:
-        _check_meta(graph.meta, node_ids)
+        _check_meta(graph.meta, node_ids, len(graph.edges))
 
 
 def _is_id(value: Any) -> bool:
@@ -301,7 +301,7 @@ def _explain(graph: GraphParts) -> None:
         _stats(e.stats, f"{where}.stats")
         _diff(e.diff, f"{where}.diff")
     unique_ids([e.id for e in edges], "edges")
-    _check_meta(meta, node_ids)
+    _check_meta(meta, node_ids, len(edges))
 
 
 def _deepest(groups: Any) -> int | None:
@@ -346,7 +346,7 @@ def _no_cycles(groups: Any, parent: Mapping[str, str | None]) -> None:
         )
 
 
-def _check_meta(meta: Mapping[str, Any], node_ids: set[str]) -> None:
+def _check_meta(meta: Mapping[str, Any], node_ids: set[str], n_edges: int) -> None:
     for key in ("notice", "paddle_version"):
         if key in meta:
             _text(meta[key], f"meta.{key}")
@@ -364,3 +364,20 @@ def _check_meta(meta: Mapping[str, Any], node_ids: set[str]) -> None:
             if type(node) is not str or node not in node_ids:
                 raise _bad(f"meta.outputs[{k}].node", "is not the id of a node")
             _text(out.get("label"), f"meta.outputs[{k}].label")
+    if "sources" in meta:
+        _check_sources(meta["sources"], n_edges)
+
+
+def _check_sources(sources: Any, n_edges: int) -> None:
+    """meta.sources: one code per edge, in edge order ("." none), each named in ``codes``."""
+    codes = sources.get("codes") if isinstance(sources, Mapping) else None
+    if not isinstance(codes, Mapping) or not all(
+        type(k) is str and len(k) == 1 and k != "." and type(v) is str for k, v in codes.items()
+    ):
+        raise _bad("meta.sources.codes", "is not an object of one-character codes -> names")
+    text = sources.get("edges")
+    if type(text) is not str or len(text) != n_edges:
+        raise _bad("meta.sources.edges", f"is not a string of one code for each of {n_edges} edges")
+    unknown = set(text) - {".", *codes}
+    if unknown:
+        raise _bad("meta.sources.edges", f"uses {shown(min(unknown))}, not in meta.sources.codes")

@@ -11,6 +11,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, TypeVar
 
 from ..errors import GraphDocumentError, shown
+from ..gc_pause import gc_paused
 from .check import check_parts, check_shape, unique_ids
 from .codec_v1 import decode_v1
 from .parts import (
@@ -57,6 +58,11 @@ def decode_parts(doc: Mapping[str, Any]) -> GraphParts:
     meta = doc.get("meta")
     if meta is not None and not isinstance(meta, Mapping):
         raise GraphDocumentError("meta", f"is a {type(meta).__name__}, not an object")
+    with gc_paused():  # ~100k small acyclic objects: no full collections over them
+        return _decode_checked(doc, version)
+
+
+def _decode_checked(doc: Mapping[str, Any], version: Any) -> GraphParts:
     at = _At()
     try:
         parts = _decode_v2(doc, at) if version in READS else decode_v1(doc, at)

@@ -6,7 +6,9 @@ writers and none is locked, so many ranks can write beside each other on NFS/Lus
                                      atomically (tmp + rename) when the status changes
     RUN_DIR/steps/part-FIRST-LAST.parquet
                                      per-step summaries, one row per (step, parameter), written
-                                     atomically every FLUSH_EVERY steps and at the end
+                                     atomically every FLUSH_EVERY steps and at the end; rows
+                                     step-major in params order, said by the schema metadata
+                                     LAYOUT_KEY (1.1; 1.0 parts are the same rows, untagged)
     RUN_DIR/tail.jsonl               the steps since the last part, one JSON line per step:
                                      {"step", "loss", "norm": [...], "max_abs", "nan", "inf"}
                                      (lists in run.json's params order, null: no gradient; a
@@ -28,7 +30,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-RUN_SCHEMA = "1.0"
+RUN_SCHEMA = "1.1"  # 1.1: parts tagged step-major (LAYOUT_KEY); 1.0 logs read the same
 READS_MAJOR = 1  # run_schema majors this reader understands
 META = "run.json"
 STEPS = "steps"
@@ -37,6 +39,10 @@ ANOMALIES = "anomalies.jsonl"
 CAPTURES = "captures"
 FLUSH_EVERY = 100  # steps per Parquet part
 STATS = ("norm", "max_abs", "nan", "inf")
+# A part's Parquet schema metadata: its rows are step-major, each step's in run.json's params
+# order (the reader reshapes instead of placing row by row; untagged parts are checked).
+LAYOUT_KEY = b"paddleviz_widget.layout"
+STEP_MAJOR = b"step-major"
 
 
 def schema() -> Any:
@@ -52,7 +58,8 @@ def schema() -> Any:
             ("nan", pa.int64()),  # NaN elements
             ("inf", pa.int64()),  # +-Inf elements
             ("loss", pa.float64()),  # the loss of the step (same on its rows); null: unknown
-        ]
+        ],
+        metadata={LAYOUT_KEY: STEP_MAJOR},
     )
 
 

@@ -77,17 +77,15 @@ class RunLogWriter:
         loss: float | None,
     ) -> None:  # fmt: skip
         """One step's summary; NaN in ``norm`` marks a parameter without a gradient."""
-        absent = np.isnan(norm)
         row = (step, norm.astype(np.float32), max_abs.astype(np.float32), nan, inf, loss)
         self._pending.append(row)
-        line = {"step": step, "loss": loss if loss is None or math.isfinite(loss) else str(loss)}
+        shown = loss if loss is None or math.isfinite(loss) else str(loss)
+        line: dict[str, Any] = {"step": step, "loss": shown}
+        absent = np.isnan(norm)
+        gaps = absent.tolist() if absent.any() else None
         for key, values in zip(fmt.STATS, row[1:5]):
-            if key in ("nan", "inf"):
-                values = values.astype(np.int64)
-            listed = values.tolist()
-            if absent.any():
-                listed = [None if a else v for a, v in zip(absent.tolist(), listed)]
-            line[key] = listed
+            listed = (values.astype(np.int64) if key in ("nan", "inf") else values).tolist()
+            line[key] = listed if gaps is None else [None if a else v for a, v in zip(gaps, listed)]
         self._tail_file.write(json.dumps(line, separators=(",", ":")) + "\n")
         self._tail_file.flush()  # to the OS: a SIGKILL from here on loses nothing of it
         if len(self._pending) >= fmt.FLUSH_EVERY:

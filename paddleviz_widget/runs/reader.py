@@ -7,15 +7,18 @@ from __future__ import annotations
 import gzip
 import json
 import os
+import zlib
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from ..graph.model import Graph
 from . import format as fmt
 from .anomaly import Anomaly
 from .errors import RunLogError
 from .params import ParamInfo
+from .parts import Part
 from .status import effective_status
 
 __all__ = ["Anomaly", "ParamInfo", "RunLog", "RunLogError", "open_run"]
@@ -72,7 +75,38 @@ def read_meta(path: Path) -> dict[str, Any]:
         if key not in meta:
             raise RunLogError(f"{meta_path} lacks '{key}': the file was damaged or not written "
                               "by paddleviz_widget")  # fmt: skip
+    _check_meta(meta, meta_path)
     return meta
+
+
+def _check_meta(meta: dict[str, Any], meta_path: Path) -> None:
+    """The fields the reader uses, of the types the writer writes (else: damaged, said so)."""
+
+    def bad(field: str, what: str) -> RunLogError:
+        return RunLogError(
+            f"{meta_path}: '{field}' is not {what}: the file was damaged or not written by "
+            "paddleviz_widget; the summaries under steps/ are Parquet files pandas still reads"
+        )
+
+    layers = meta["layers"]
+    if not isinstance(layers, list) or not all(isinstance(x, str) for x in layers):
+        raise bad("layers", "a list of layer paths")
+    if type(meta["every"]) is not int:
+        raise bad("every", "an integer")
+    params = meta["params"]
+    if not isinstance(params, list):
+        raise bad("params", "a list")
+    known = set(layers)
+    for k, entry in enumerate(params):
+        try:
+            info = ParamInfo.from_json(entry)
+        except (KeyError, TypeError, ValueError):
+            raise bad(f"params[{k}]", "{name, layer, shape, dtype}") from None
+        if info.layer not in known:
+            raise bad(f"params[{k}].layer", "one of 'layers'")
+    for key, kind, what in (("status", str, "a string"), ("thresholds", dict, "an object")):
+        if key in meta and not isinstance(meta[key], kind):
+            raise bad(key, what)
 
 
 class RunLog:
@@ -85,10 +119,13 @@ class RunLog:
         self.layers: list[str] = list(self.meta["layers"])
         self._index = {p.name: i for i, p in enumerate(self.params)}
         self._layer_of = np.array([self.layers.index(p.layer) for p in self.params], np.int64)
-        self._parts: dict[str, Any] = {}  # part file name -> its decoded columns
+        self._parts: dict[str, Part] = {}  # part file name -> its steps (stats on demand)
+        self._tail: dict[str, np.ndarray] | None = None
         self.steps = np.zeros(0, np.int64)
         self.loss = np.zeros(0, np.float64)
-        self._stats = {s: np.zeros((0, len(self.params)), np.float32) for s in fmt.STATS}
+        self._stats: dict[str, np.ndarray] = {}  # stat -> (steps, params), made when asked
+        self._layer_norm: np.ndarray | None = None
+        self._assembled: tuple[Any, ...] | None = None
         self.anomalies: list[Anomaly] = []
         self.captured_steps: list[int] = []
         self._signature: tuple[Any, ...] = ()
@@ -106,7 +143,8 @@ class RunLog:
         tail = self._read_tail()  # before the parts: a part written meanwhile holds its steps
         for name in sorted(os.listdir(self.path / fmt.STEPS)) if self._has_steps() else ():
             if name.endswith(".parquet") and name.startswith("part-") and name not in self._parts:
-                self._parts[name] = self._read_part(self.path / fmt.STEPS / name)
+                self._parts[name] = Part(self.path / fmt.STEPS / name, len(self.params),
+                                         self._index)  # fmt: skip
         self._assemble(tail)
         self.anomalies = self._read_anomalies()
         self.captured_steps = self._read_captures()
@@ -119,24 +157,35 @@ class RunLog:
     def param_stat(self, stat: str) -> np.ndarray:
         """float32 (steps, params): "norm", "max_abs", "nan" or "inf"; NaN where a parameter
         had no gradient at that step."""
-        if stat not in self._stats:
+        if stat not in fmt.STATS:
             raise ValueError(f"stat must be one of {', '.join(fmt.STATS)}, got {stat!r}")
-        return self._stats[stat]
+        grid = self._stats.get(stat)
+        if grid is None:
+            grid = self._stats[stat] = self._grid(stat)
+        return grid
 
     def layer_norm(self) -> np.ndarray:
         """float32 (steps, layers): the L2 norm over each layer's parameters' gradients (NaN
         where none of them had a gradient)."""
-        norm = self._stats["norm"].astype(np.float64)
-        out = np.full((len(self.steps), len(self.layers)), np.nan)
-        squares = np.where(np.isnan(norm), 0.0, norm * norm)
-        for j in range(len(self.layers)):
-            cols = self._layer_of == j
-            if not cols.any():
-                continue
-            present = ~np.isnan(norm[:, cols])
-            some = present.any(axis=1)
-            out[some, j] = np.sqrt(squares[:, cols].sum(axis=1))[some]
-        return out.astype(np.float32)
+        if self._layer_norm is not None:
+            return self._layer_norm
+        norm = self.param_stat("norm")
+        n_layers = len(self.layers)
+        out = np.full((len(self.steps), n_layers), np.nan, np.float32)
+        if norm.size and n_layers:
+            layer_of = self._layer_of
+            order = None
+            if (np.diff(layer_of) < 0).any():  # columns grouped by layer (forward order is)
+                order = np.argsort(layer_of, kind="stable")
+                layer_of = layer_of[order]
+            starts = np.flatnonzero(np.r_[True, layer_of[1:] != layer_of[:-1]])
+            cols = layer_of[starts]
+            for r in range(0, len(norm), _ROWS):  # blocks of rows that stay in the cache
+                block = norm[r : r + _ROWS]
+                out[r : r + _ROWS, cols] = _layer_block(block if order is None else block[:, order],
+                                                        starts)  # fmt: skip
+        self._layer_norm = out
+        return out
 
     def graph(self, step: int) -> dict[str, Any]:
         """The graph document (schema 2.x) of a fully captured step."""
@@ -146,10 +195,18 @@ class RunLog:
             raise RunLogError(f"step {step} of {self.path} has no full capture; captured steps: "
                               f"{shown}")  # fmt: skip
         try:
-            return json.loads(gzip.decompress(path.read_bytes()))
-        except (OSError, EOFError, ValueError) as exc:
+            document = json.loads(gzip.decompress(path.read_bytes()))
+        except (OSError, EOFError, ValueError, zlib.error) as exc:
             raise RunLogError(f"{path} cannot be read ({exc}): the file was damaged; the "
                               "step's summary is still in the run log") from None  # fmt: skip
+        try:
+            Graph.from_dict(document)  # the one document check (graph/check.py)
+        except ValueError as exc:
+            raise RunLogError(
+                f"{path} holds no valid graph document ({exc}): the file was damaged; the "
+                "step's summary is still in the run log"
+            ) from None
+        return document
 
     def problems(self) -> list[Anomaly]:
         return list(self.anomalies)
@@ -163,29 +220,18 @@ class RunLog:
             "step": s.ravel(),
             "param": np.array([q.name for q in self.params], object)[p.ravel()],
         }
-        cols.update({k: v.ravel() for k, v in self._stats.items()})
+        cols.update({k: self.param_stat(k).ravel() for k in fmt.STATS})
         return pd.DataFrame(cols)
 
     # -- reading ----------------------------------------------------------------------------
     def _has_steps(self) -> bool:
         return (self.path / fmt.STEPS).is_dir()
 
-    def _read_part(self, path: Path) -> dict[str, np.ndarray]:
-        import pyarrow.parquet as pq
-
-        try:
-            table = pq.read_table(path)
-        except Exception as exc:  # pyarrow raises its own types for a damaged file
-            raise RunLogError(
-                f"{path} cannot be read as Parquet ({exc}): it was damaged after it was "
-                "written (parts are renamed into place whole); move it away to read the rest"
-            ) from None
-        return self._columns(table)
-
     def _read_tail(self) -> dict[str, np.ndarray] | None:
         """The steps not yet in a part; a line cut off mid-write is not read."""
         try:
-            text = (self.path / fmt.TAIL).read_text(encoding="utf-8")
+            # errors="replace": damaged bytes spoil their line only (which then is not read)
+            text = (self.path / fmt.TAIL).read_text(encoding="utf-8", errors="replace")
         except FileNotFoundError:
             return None
         rows = []
@@ -195,7 +241,7 @@ class RunLog:
             except ValueError:
                 continue
         n = len(self.params)
-        rows = [r for r in rows if isinstance(r, dict) and len(r.get("norm", ())) == n]
+        rows = [r for r in rows if _whole_row(r, n)]
         if not rows:
             return None
         out = {
@@ -208,53 +254,48 @@ class RunLog:
             out[stat] = np.array(values, np.float32)
         return out
 
-    def _columns(self, table: Any) -> dict[str, np.ndarray]:
-        import pyarrow as pa
-
-        param = table.column("param").combine_chunks()
-        if not pa.types.is_dictionary(param.type):
-            param = param.dictionary_encode()
-        names = param.dictionary.to_pylist()
-        unknown = [n for n in names if n not in self._index]
-        if unknown:
-            raise RunLogError(
-                f"{self.path}: rows name parameters {unknown[:3]} that {fmt.META} does "
-                "not list: the files are from different runs"
-            )
-        lookup = np.array([self._index[n] for n in names], np.int64)
-        out = {
-            "step": table.column("step").to_numpy(),
-            "param": lookup[param.indices.to_numpy(zero_copy_only=False)],
-            "loss": table.column("loss").to_numpy(zero_copy_only=False),
-        }
-        for stat in fmt.STATS:
-            col = table.column(stat).cast("float32").fill_null(float("nan"))
-            out[stat] = col.to_numpy()
-        return out
-
     def _assemble(self, tail: dict[str, np.ndarray] | None) -> None:
-        chunks = [self._parts[k] for k in sorted(self._parts)]
+        """The step axis and the loss; the stat grids are made again when next asked for."""
+        key = (tuple(self._parts), None if tail is None else len(tail["step"]))
+        if key == self._assembled:
+            return  # nothing new: the grids made so far stand
+        self._assembled = key
+        parts = [self._parts[k] for k in sorted(self._parts)]
+        self._tail = tail
+        self._stats, self._layer_norm = {}, None
+        step_chunks = [p.steps for p in parts]
+        loss_chunks = [p.loss for p in parts]
         if tail is not None:
-            chunks.append(tail)
-        if not chunks:
+            n = max(len(self.params), 1)
+            step_chunks.append(tail["step"][::n])
+            loss_chunks.append(tail["loss"][::n])
+        if not step_chunks:
             return
-        step = np.concatenate([c["step"] for c in chunks])
+        step = np.concatenate(step_chunks)
         steps = np.unique(step)
-        rows = np.searchsorted(steps, step)
-        n = len(self.params)
-        for stat in fmt.STATS:
-            grid = np.full((len(steps), n), np.nan, np.float32)
-            grid[rows, np.concatenate([c["param"] for c in chunks])] = np.concatenate(
-                [c[stat] for c in chunks]
-            )
-            self._stats[stat] = grid
         loss = np.full(len(steps), np.nan)
-        loss[rows] = np.concatenate([c["loss"] for c in chunks])
+        loss[np.searchsorted(steps, step)] = np.concatenate(loss_chunks)
         self.steps, self.loss = steps, loss
+
+    def _grid(self, stat: str) -> np.ndarray:
+        """(steps, params) of one stat from the parts (read now if not yet) and the tail."""
+        n = len(self.params)
+        grid = np.full((len(self.steps), n), np.nan, np.float32)
+        for name in sorted(self._parts):
+            part = self._parts[name]
+            values, step_of_row, param = part.stat(stat)
+            if param is None or step_of_row is None:
+                grid[np.searchsorted(self.steps, part.steps)] = values.reshape(-1, n)
+            else:
+                grid[np.searchsorted(self.steps, step_of_row), param] = values
+        tail = self._tail
+        if tail is not None:
+            grid[np.searchsorted(self.steps, tail["step"]), tail["param"]] = tail[stat]
+        return grid
 
     def _read_anomalies(self) -> list[Anomaly]:
         try:
-            text = (self.path / fmt.ANOMALIES).read_text(encoding="utf-8")
+            text = (self.path / fmt.ANOMALIES).read_text(encoding="utf-8", errors="replace")
         except FileNotFoundError:
             return []
         found = []
@@ -271,6 +312,41 @@ class RunLog:
         if not folder.is_dir():
             return []
         return sorted(s for n in os.listdir(folder) if (s := fmt.capture_step(n)) is not None)
+
+
+def _whole_row(row: Any, n: int) -> bool:
+    """A tail line as the writer writes it (a damaged one is left out, not half read)."""
+    if not isinstance(row, dict) or type(row.get("step")) is not int:
+        return False
+    number = (int, float, type(None))
+    loss = row.get("loss")
+    if not isinstance(loss, number) and loss not in ("nan", "inf", "-inf"):
+        return False
+    return all(
+        isinstance(row.get(key), list)
+        and len(row[key]) == n
+        and all(isinstance(v, number) and not isinstance(v, bool) for v in row[key])
+        for key in fmt.STATS
+    )
+
+
+_ROWS = 256  # rows of the (steps, params) norms reduced at a time
+
+
+def _layer_block(norm: np.ndarray, starts: np.ndarray) -> np.ndarray:
+    """L2 over each group of columns (starting at ``starts``), float64 sums; NaN where every
+    column of the group is NaN (no gradient), the NaN ones left out otherwise."""
+    squares = norm.astype(np.float64)
+    absent = np.isnan(squares)
+    some_absent = absent.any()
+    if some_absent:
+        squares[absent] = 0.0
+    np.multiply(squares, squares, out=squares)
+    sums = np.add.reduceat(squares, starts, axis=1)
+    np.sqrt(sums, out=sums)
+    if some_absent:
+        sums[np.logical_and.reduceat(absent, starts, axis=1)] = np.nan
+    return sums
 
 
 def _loss(value: Any) -> float:

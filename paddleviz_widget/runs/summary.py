@@ -60,6 +60,11 @@ class GradSummary:
             readable = in_place and cpu and np_dtype is not None and _IN_PLACE_API(paddle)
             self._plain.append((p.dtype, np_dtype, numel, shape) if readable else None)
         self._paddle = paddle
+        # Per parameter: (address, view) of the gradient read in place last step. Paddle
+        # keeps a parameter's gradient storage across steps (clear_grad zeroes it in place):
+        # the same address and dtype is the same buffer, read again through the same view.
+        self._views: list[tuple[int, Any, np.ndarray] | None] = [None] * len(params)
+        self._plan: tuple[tuple[int, ...], Any] | None = None  # the small ones' segments
 
     def read(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         paddle = self._paddle
@@ -74,7 +79,7 @@ class GradSummary:
             g = p.grad
             if g is None or not g._is_initialized():
                 continue
-            a = self._in_place(g, self._plain[i])
+            a = self._cached_view(i, g)
             if a is None:
                 sizes, counts = reduce_on_device(paddle, g)
                 on_device.append((i, sizes, counts))
@@ -97,6 +102,17 @@ class GradSummary:
                 out[:, i] = [r[0], r[1], r[4], r[5] - r[4]]
         return out[0], out[1], out[2], out[3]
 
+    def _cached_view(self, i: int, g: Any) -> np.ndarray | None:
+        plain = self._plain[i]
+        if plain is None:
+            return None
+        held = self._views[i]
+        if held is not None and g.data_ptr() == held[0] and g.dtype == held[1]:
+            return held[2]
+        a = self._in_place(g, plain)
+        self._views[i] = None if a is None else (g.data_ptr(), g.dtype, a)
+        return a
+
     def _in_place(self, g: Any, plain: tuple[Any, Any, int, list[int]] | None) -> Any:
         """A NumPy view of CPU gradient ``g``'s memory, or None (the tensor-op path)."""
         if plain is None:
@@ -114,21 +130,22 @@ class GradSummary:
 
     def _small(self, group: list[tuple[int, np.ndarray]], out: np.ndarray) -> None:
         """Many small gradients: one copy, then per-segment sums of squares, max and min."""
-        sizes = [a.size for _, a in group]
-        total = sum(sizes)
-        buffer = self._buffer(np.float64, 2 * total)  # float64 sums, as the big ones get
-        flat = np.concatenate([a for _, a in group], out=buffer[:total], casting="same_kind")
-        starts = np.zeros(len(group), np.int64)
-        np.cumsum(sizes[:-1], out=starts[1:])
-        empty = np.array(sizes) == 0
-        if empty.any():  # reduceat reads one element for an empty segment
+        key = tuple(i for i, _ in group)
+        if self._plan is None or self._plan[0] != key:
+            sizes = [a.size for _, a in group]
+            starts = np.zeros(len(group), np.int64)
+            np.cumsum(sizes[:-1], out=starts[1:])
+            self._plan = (key, (sum(sizes), starts, np.array(key), min(sizes) == 0))
+        total, starts, index, empty = self._plan[1]
+        if empty:  # reduceat reads one element for an empty segment
             for i, a in group:
                 out[:, i] = self._big(a)
             return
+        buffer = self._buffer(np.float64, 2 * total)  # float64 sums, as the big ones get
+        flat = np.concatenate([a for _, a in group], out=buffer[:total], casting="same_kind")
         squares = np.multiply(flat, flat, out=buffer[total : 2 * total])
         sums = np.add.reduceat(squares, starts)
         top = np.maximum(np.maximum.reduceat(flat, starts), -np.minimum.reduceat(flat, starts))
-        index = np.array([i for i, _ in group])
         finite = np.isfinite(sums)
         out[0, index[finite]] = np.sqrt(sums[finite])
         out[1, index[finite]] = top[finite]

@@ -41,7 +41,7 @@ def _packed(data: bytes) -> str:
 
 
 def _graphs(run: RunLike) -> dict[str, Any]:
-    from ..widget_layers import layer_rows
+    from ..export.layer_rows import layer_rows
 
     graphs: dict[str, Any] = {}
     for step in run.captured_steps:

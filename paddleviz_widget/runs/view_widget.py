@@ -49,7 +49,7 @@ def graph_reply(
 ) -> tuple[dict[str, Any], list[bytes]]:
     """The answer to the page's request for ``step`` (see STEP_MESSAGE); ``summary(step)``
     gives its per-parameter summary."""
-    from ..widget_layers import layer_rows
+    from ..export.layer_rows import layer_rows
 
     reply: dict[str, Any] = {"type": STEP_MESSAGE, "step": step, "captured": False}
     try:

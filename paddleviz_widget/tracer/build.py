@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..gc_pause import gc_paused
 from ..graph.model import Graph
 from ..graph.parts import GraphParts
 from ..graph.problems import find_problems
-from .capture.gc_pause import gc_paused
 from .merge.annotate import annotated_graph
 from .merge.collect import NO_TRACE_NOTICE, collect_annotations
 from .merge.program_ops import with_program_ops

@@ -7,8 +7,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ..gc_pause import gc_paused
 from ..graph.diff import diff_graphs
-from ..tracer.capture.gc_pause import gc_paused
 from .documents import any_document
 
 

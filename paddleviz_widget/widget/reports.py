@@ -6,12 +6,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from ..gc_pause import gc_paused
 from ..graph.diff import diff_summary
 from ..graph.model import Graph
 from ..graph.parts import GraphParts
 from ..graph.problems import Problem, find_problems, problems_text
 from ..graph.summary import Summary, summarize
-from ..tracer.capture.gc_pause import gc_paused
 from .diff import is_diff
 
 

@@ -172,8 +172,15 @@ def hover_edge(explorer: Explorer, dom_id: str) -> None:
             explorer.page.get_by_test_id("pvw-tooltip").wait_for(state="visible")
             return
         tried.append(point)
+        if (
+            len(tried) == 1
+        ):  # under the page's own bars (Lab's status bar): scroll it in, as a user would
+            explorer.page.evaluate(SCROLL_INTO_VIEW_JS, dom_id)
         explorer.page.wait_for_timeout(150)
     raise AssertionError(f"no point of edge {dom_id} is free to hover: {tried}")
+
+
+SCROLL_INTO_VIEW_JS = """(id) => document.getElementById(id).scrollIntoView({block: "center"})"""
 
 
 # Centre of an element on screen.

@@ -42,6 +42,14 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
 NOTEBOOK = "explorer.ipynb"
 DOCS_SCREENSHOTS = REPO / "docs" / "screenshots"
+# The inspector's words for each gradient source (js/view/grad_source.ts), as a user reads them.
+SOURCE_WORDS = {
+    "vlog": "the trace's log",
+    "dump": "Paddle's dump",
+    "replay-vlog": "a replay's log",
+    "replay-dump": "a replay's dump",
+    "param": "inferred from the parameter",
+}
 
 
 @pytest.fixture(scope="module")
@@ -222,6 +230,11 @@ def test_click_selects_in_kernel(fresh: Explorer, graph: dict[str, Any]) -> None
     assert fresh.value("w.selected") == edge["id"]
     inspector = fresh.page.get_by_test_id("pvw-inspector").inner_text()
     assert shape_text(edge["grad"]["shape"]) in inspector
+    # ... and where that shape came from (meta.sources), so the user knows how far to trust it.
+    sources = graph["meta"]["sources"]
+    code = sources["edges"][graph["edges"].index(edge)]
+    assert SOURCE_WORDS[sources["codes"][code]] in inspector
+    save_screenshot(fresh.page.get_by_test_id("pvw-inspector"), "inspector_source")
 
     group = largest_partial_group(graph)
     point = fresh.page.evaluate(CLUSTER_POINT_JS, f"pvw-{group['id']}-cluster")

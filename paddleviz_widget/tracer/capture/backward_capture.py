@@ -18,6 +18,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from ...gc_pause import gc_paused
 from ...graph.model import CallSite
 from ..parse.call_sites import parse_call_stack_log
 from ..parse.log_parser import (
@@ -27,7 +28,6 @@ from ..parse.log_parser import (
     parse_glog_records,
 )
 from ..parse.paddle_dump import BackwardDump, find_dump_files, parse_backward_dot
-from .gc_pause import gc_paused
 from .program_runs import QUIET, loud_again
 from .stderr_capture import capture_stderr
 from .vlog import VlogUnavailableError, info_logged, min_log_level, vlog_level

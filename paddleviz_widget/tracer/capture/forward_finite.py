@@ -93,6 +93,10 @@ class ForwardFiniteWatch:
         # (layer, its outputs' finite flag, its inputs' flag) on devices NumPy cannot read
         self._pending: list[tuple[Any, Any, Any, Any]] = []
 
+    @property
+    def started(self) -> bool:
+        return bool(self._handles)
+
     def start(self) -> None:
         for layer in self._model.sublayers(include_self=True):
             self._handles.append(layer.register_forward_pre_hook(self._enter))

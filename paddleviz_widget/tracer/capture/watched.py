@@ -63,15 +63,26 @@ def _record(session: TraceSession, watch: RunWatch, roots: list[Any], *, full: b
         watch.fail(error)
         if session._recorder is not None and session._recorder.recording:
             session._recorder.pause()
+        if session._finite is not None:
+            session._finite.stop()
 
 
 def _arm_recorder(session: TraceSession) -> None:
-    """Layer hooks only in the forwards of fully captured steps."""
+    """Layer hooks (scopes, forward NaN/Inf checks) only in the forwards of fully captured
+    steps: between them a step costs no Python per layer call. A forward check left over from
+    a summary-only step is dropped, so a capture never names another step's culprit."""
     recorder = session._recorder
     if recorder is None or session.watch is None:
         return
+    finite = session._finite
     if session.watch.full_due():
         if not recorder.recording:
             recorder.start()
-    elif recorder.recording:
-        recorder.pause()
+        if finite is not None and not finite.started:
+            finite.take()
+            finite.start()
+    else:
+        if recorder.recording:
+            recorder.pause()
+        if finite is not None and finite.started:
+            finite.stop()

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from ...graph.groups import with_ancestors
 from ...graph.model import (
@@ -24,13 +24,34 @@ from ...graph.model import (
 )
 from ..read.walk import WalkedNode, WalkResult
 
+K = TypeVar("K")
+V = TypeVar("V")
+
 
 @dataclass(frozen=True)
 class EdgeNote:
-    """What is known about one edge: its gradient and the backward slot that produced it."""
+    """What is known about one edge: its gradient, the backward slot that produced it, and
+    which source told the gradient (a GRAD_SOURCES code)."""
 
     grad: GradInfo | None = None
     slot: str | None = None
+    src: str | None = None
+
+
+# Where an edge's dtype/shape came from: code -> name in meta.sources (the inspector words
+# them, js/view/describe.ts). Precedence, highest first, is the order collect.py merges them in
+# (Annotations.add_edges: what is known first stays):
+#   l  vlog         the trace()'s backward log (newest traced backward first)
+#   d  dump         Paddle's backward dump of that traced backward
+#   L  replay-vlog  the log of the replayed backward (only when edges are still bare)
+#   D  replay-dump  Paddle's dump of the replayed backward
+#   p  param        a parameter's gradient has its dtype and shape (only edges nothing named)
+#   s  program      a to_static program's own dtype/shape (its op edges only)
+GRAD_SOURCES = {
+    "l": "vlog", "d": "dump", "L": "replay-vlog", "D": "replay-dump", "p": "param",
+    "s": "program",
+}  # fmt: skip
+NO_SOURCE = "."
 
 
 @dataclass(frozen=True)
@@ -48,6 +69,9 @@ class Annotations:
     slots: dict[int, NodeSlots] = field(default_factory=dict)
     groups: tuple[Group, ...] = ()
     group_of_ptr: dict[int, str] = field(default_factory=dict)
+    # Placements that override the known ones: a recompute node goes with the layer it
+    # recomputes (merge_layer), whatever group the layer scopes gave it.
+    regroup: dict[int, str] = field(default_factory=dict)
     params: dict[int, ParamInfo] = field(default_factory=dict)
     call_sites: dict[int, CallSite] = field(default_factory=dict)
     # Where the annotations came from ("vlog", "dump", ...) and what the user should know:
@@ -78,14 +102,70 @@ class Annotations:
     static_names: dict[str, str] = field(default_factory=dict)
     layer_types: dict[str, str] = field(default_factory=dict)
 
-    def add_edges(self, notes: dict[tuple[int, int], EdgeNote]) -> None:
-        """Fill in what is still unknown; sources added earlier win."""
+    def add_edges(self, notes: dict[tuple[int, int], EdgeNote], src: str | None = None) -> None:
+        """Fill in what is still unknown; sources added earlier win. ``src``: the GRAD_SOURCES
+        code of these notes, kept with each gradient they give (default: each note's own)."""
         for key, note in notes.items():
+            code = src or note.src
             old = self.edges.get(key)
             if old is None:
-                self.edges[key] = note
+                code = code if note.grad else None
+                self.edges[key] = note if note.src == code else EdgeNote(note.grad, note.slot, code)
             elif old.grad is None or old.slot is None:
-                self.edges[key] = EdgeNote(old.grad or note.grad, old.slot or note.slot)
+                grad, from_ = (old.grad, old.src) if old.grad else (note.grad, code)
+                self.edges[key] = EdgeNote(grad, old.slot or note.slot, from_ if grad else None)
+
+
+def merge_layer(ann: Annotations, layer: Annotations) -> None:
+    """The one place a source's layer joins what is already known. Precedence is the order the
+    layers come in (collect.py; for edges, GRAD_SOURCES): what is known first stays, per field:
+    an edge's gradient and its slot, a node's slots, call site, parameter, program, statistics
+    and parameter status; the first notice; the first NaN/Inf and forward culprit. Notes are
+    kept in order, each line once, never the notice again. Layer groups come from the first
+    source that has them; a later layer built on them (PyLayer) may add groups and ``regroup``
+    nodes. What no source layer gives (steps, unreached parameters, the final notice) is set
+    by collect.py itself."""
+    ann.add_edges(layer.edges)
+    _keep_first(ann.slots, layer.slots)
+    _keep_first(ann.call_sites, layer.call_sites)
+    _keep_first(ann.params, layer.params)
+    _keep_first(ann.programs, layer.programs)
+    _keep_first(ann.stats, layer.stats)
+    _keep_first(ann.grad_status, layer.grad_status)
+    if layer.groups and not ann.groups:  # the first source with layer groups gives them all
+        ann.groups = layer.groups
+    elif layer.groups and {g.id for g in ann.groups} <= {g.id for g in layer.groups}:
+        ann.groups = layer.groups  # built on the known ones (PyLayer groups add layers)
+    _keep_first(ann.group_of_ptr, layer.group_of_ptr)
+    ann.group_of_ptr.update(layer.regroup)
+    ann.pylayers.extend(layer.pylayers)
+    _keep_first(ann.group_sites, layer.group_sites)
+    ann.sources.extend(layer.sources)
+    if ann.notice is None:
+        ann.notice = layer.notice
+    for line in layer.notes:
+        if line and line != ann.notice and line not in ann.notes:
+            ann.notes.append(line)
+    if ann.first_nonfinite is None and layer.first_nonfinite is not None:
+        ann.first_nonfinite = layer.first_nonfinite
+        ann.nonfinite_in_forward = layer.nonfinite_in_forward
+    if ann.forward_culprit is None:
+        ann.forward_culprit = layer.forward_culprit
+
+
+def _keep_first(table: dict[K, V], extra: dict[K, V]) -> None:
+    for key, value in extra.items():
+        table.setdefault(key, value)
+
+
+def sources_meta(codes: Iterable[str | None]) -> dict[str, Any] | None:
+    """meta.sources: one GRAD_SOURCES code per edge, in edge order ("." unknown), and the codes
+    used, by name. None when no edge has a gradient."""
+    text = "".join(c or NO_SOURCE for c in codes)
+    used = sorted(set(text) - {NO_SOURCE})
+    if not used:
+        return None
+    return {"edges": text, "codes": {c: GRAD_SOURCES[c] for c in used}}
 
 
 def stats_meta(ann: Annotations, walk: WalkResult) -> dict[str, Any]:
@@ -182,10 +262,11 @@ def annotated_graph(
             )
         )
     walked = walk.nodes
-    edges = []
+    edges, srcs = [], []
     for k, e in enumerate(walk.edges):
         note = ann.edges.get((walked[e.source].ptr, e.slot))
         grad, slot = (note.grad, note.slot) if note is not None else (None, None)
+        srcs.append(note.src if note is not None and grad is not None else None)
         stats = ann.stats.get((walked[e.source].ptr, e.slot))
         edges.append(Edge(f"e{k}", f"n{e.source}", f"n{e.target}", e.slot, grad, slot, stats))
     meta: dict[str, Any] = {"annotations": sorted(set(ann.sources))}
@@ -194,6 +275,9 @@ def annotated_graph(
         meta["notice"] = notices[0]
     if len(notices) > 1:
         meta["notices"] = notices
+    sources = sources_meta(srcs)
+    if sources is not None:
+        meta["sources"] = sources
     if ann.trace_lost is not None:
         meta["trace_lost"] = ann.trace_lost
     meta.update(stats_meta(ann, walk))

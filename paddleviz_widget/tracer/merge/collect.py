@@ -1,5 +1,11 @@
-"""Gather every annotation available for a walked graph: the trace() session that saw it,
-parameter names, and, if edges are still bare, one replayed backward."""
+"""The annotation step as a pipeline: find who saw the walked graph (the trace() session, its
+backward records, the model), then each source gives its own layer of annotations, merged into
+one Annotations by annotate.merge_layer in precedence order (what is known first stays):
+parameter names, trace records (trace_record.py: log, dump, call sites, programs; then each
+record's statistics, stats.py), layer scopes, else groups from parameter ownership
+(param_groups.py), PyLayer info, a replayed backward if edges are still bare
+(replay_annotations.py), parameter-shaped edges; last, the one-line notice for what stays
+bare. DEVELOP.md has the table."""
 
 from __future__ import annotations
 
@@ -11,22 +17,19 @@ from ..capture.kept_traces import LOST, LOST_NOTICE
 from ..capture.layer_scopes import LayerScopes
 from ..capture.replay import Leaves, discover_model, find_leaves
 from ..capture.session import RECENT_SESSIONS, SLOT_LOG_MAX_NODES, BackwardRecord, TraceSession
-from ..parse.log_parser import ParsedLog
 from ..read.params import FROZEN_REASON, accumulation_ptr, param_infos_by_ptr, unreached_params
-from ..read.program import maybe_program_node, program_closed_notice
+from ..read.program import program_closed_notice, unread_program_nodes
 from ..read.pylayer_info import PyLayerInfo, describe_pylayers, recompute_notice
 from ..read.walk import ACCUMULATION_NODE, WalkResult, next_ptrs
-from .annotate import Annotations, EdgeNote
-from .copy_alignment import align_copied_dump, rekey_copied_runs
-from .log_annotations import add_note, from_dump, from_log, note_mismatches
-from .param_groups import add_param_groups, ensure_layer_group
+from .annotate import Annotations, EdgeNote, merge_layer
+from .param_groups import ensure_layer_group, param_groups_layer
 from .replay_annotations import (
-    UNMATCHED_NOTICE,
     UNNAMED_LEAVES_NOTICE,
     bare_leaf_edges,
     replay_into,
 )
-from .stats import add_stats
+from .stats import stats_layer
+from .trace_record import trace_record_layer
 
 NO_TRACE_NOTICE = (
     "Gradient shapes need Paddle's backward log: wrap forward and backward in "
@@ -36,10 +39,6 @@ NO_TRACE_NOTICE = (
 TRACED_BARE_NOTICE = (
     "{n} edge(s) have no gradient shape: no backward() of this graph ran inside its trace()'s "
     "`with` block, or it ran after the graph was freed; build the graph before backward()."
-)
-COPIES_WITHOUT_DUMP_NOTICE = (
-    "paddle.grad ran on copies of the GradNodes, which only Paddle >= 3.3's backward dump pairs "
-    "with this graph: call backward() inside trace() for gradient shapes, or upgrade Paddle."
 )
 # A layer-scope match on pointers alone could be a freed node's reused address; unless a backward
 # record vouches for the graph, require the op nodes the session knows to keep their names.
@@ -60,58 +59,6 @@ class _Graph:
         return len(self.walk.edges)
 
 
-def _add_captured(ann: Annotations, record: BackwardRecord, graph: _Graph) -> None:
-    """What one traced backward said about this graph. A ``paddle.grad`` ran on copies of the
-    nodes: those are paired with ours by structure (copy_alignment), never by name alone."""
-    captured = record.captured
-    log, dump = captured.log, captured.dump
-    dump_edges: dict[tuple[int, int], EdgeNote] = {}
-    if record.copies:
-        log, dump_edges = _copied(record, graph, ann)
-    elif dump is not None:
-        dump_edges = from_dump(dump, graph.nexts)
-    if captured.problems and ann.notice is None:  # e.g. this Paddle cannot switch VLOG on
-        ann.notice = captured.problems[0]
-    if log is not None and log.runs:
-        edges, slots = from_log(log, graph.nexts)
-        ann.add_edges(edges)
-        for ptr, node_slots in slots.items():
-            ann.slots.setdefault(ptr, node_slots)
-        ann.sources.append("vlog")
-    if dump_edges:
-        ann.add_edges(dump_edges)
-        ann.sources.append("dump")
-    for line in captured.notes:  # the log or dump was only partly understood
-        add_note(ann, line)
-    note_mismatches(ann, log, None if record.copies else dump, graph.nexts)
-    if not record.copies:
-        for ptr, site in captured.call_sites.items():
-            ann.call_sites.setdefault(ptr, site)
-
-
-def _copied(
-    record: BackwardRecord, graph: _Graph, ann: Annotations
-) -> tuple[ParsedLog | None, dict[tuple[int, int], EdgeNote]]:
-    dump = record.captured.dump
-    if dump is None and record.targets is not None:
-        add_note(ann, COPIES_WITHOUT_DUMP_NOTICE)
-    if dump is None or record.targets is None:
-        return None, {}
-    walk = record.walk()
-    if walk is None:  # its roots are gone: nothing left to pair the copies with
-        return None, {}
-    nexts = next_ptrs(walk)
-    names = {n.ptr: n.name for n in walk.nodes}
-    targeted = {e.target for e in walk.edges}
-    roots = [walk.nodes[i].ptr for i in walk.root_indices if i not in targeted]
-    shapes = {ptr: info.shape for ptr, info in ann.params.items()}
-    aligned = align_copied_dump(dump, roots, nexts, names, record.targets, shapes)
-    if aligned.disagreed:
-        add_note(ann, UNMATCHED_NOTICE.format(n=aligned.disagreed))
-    log = record.captured.log
-    return (rekey_copied_runs(log, aligned.nodes) if log is not None else None), aligned.edges
-
-
 def _scopes_match(scopes: LayerScopes | None, graph: _Graph, trusted: bool) -> bool:
     if scopes is None:
         return False
@@ -120,24 +67,35 @@ def _scopes_match(scopes: LayerScopes | None, graph: _Graph, trusted: bool) -> b
     return bool(agree) and (trusted or agree >= SCOPE_MATCH_FRACTION * len(seen))
 
 
-def _add_scopes(ann: Annotations, scopes: LayerScopes | None, graph: _Graph, trusted: bool) -> bool:
+def _scopes_layer(scopes: LayerScopes | None, graph: _Graph, trusted: bool) -> Annotations:
     """Layer groups from the session's forward, only for nodes the session proved its own
     (TraceSession.sighting). ``trusted``: a backward record vouches for this graph; otherwise
     most op nodes the session knows must also agree on their names."""
+    layer = Annotations()
     if scopes is None or not _scopes_match(scopes, graph, trusted):
-        return False
+        return layer
     mine = scopes.restricted_to(
         p for p in graph.names if scopes.node_names.get(p, graph.names[p]) == graph.names[p]
     )
-    ann.groups = mine.groups
-    ann.group_of_ptr = dict(mine.group_of_ptr)
-    ann.group_sites = dict(mine.call_sites)
+    layer.groups = mine.groups
+    layer.group_of_ptr = dict(mine.group_of_ptr)
+    layer.group_sites = dict(mine.call_sites)
     for ptr, gid in mine.group_of_ptr.items():  # ops Paddle gave no stack: where the layer ran
         site = mine.node_sites.get(ptr) or mine.call_sites.get(gid)
         if site is not None and graph.names.get(ptr) != ACCUMULATION_NODE:
-            ann.call_sites.setdefault(ptr, site)
-    ann.sources.append("layers")
-    return True
+            layer.call_sites.setdefault(ptr, site)
+    layer.sources.append("layers")
+    return layer
+
+
+def _params_layer(model: Any, params: Any, session: TraceSession | None) -> Annotations:
+    """Parameter names: the model's or the ``params`` given, then those a dropped trace kept
+    when its model was gone (kept_traces)."""
+    layer = Annotations()
+    layer.params = param_infos_by_ptr(model=model, params=params) if (model or params) else {}
+    for ptr, info in session.kept_params.items() if session is not None else ():
+        layer.params.setdefault(ptr, info)
+    return layer
 
 
 def _traced(
@@ -169,15 +127,13 @@ def collect_annotations(
     accumulation = {n.ptr for n in walk.nodes if n.name == ACCUMULATION_NODE}
     if model is None and params is None:
         model = discover_model(accumulation)
-    ann.params = param_infos_by_ptr(model=model, params=params) if (model or params) else {}
-    for ptr, info in session.kept_params.items() if session is not None else ():
-        ann.params.setdefault(ptr, info)  # the model is gone, its names kept (kept_traces)
+    # The sources, in precedence order: each gives its own layer, merge_layer (annotate.py)
+    # adds it to what is known; what is known first stays (GRAD_SOURCES for edges).
+    merge_layer(ann, _params_layer(model, params, session))
     for record in reversed(records):  # newest backward first; Paddle's stacks before layers'
-        _add_captured(ann, record, graph)
-        for ptr, program in record.programs.items():
-            ann.programs.setdefault(ptr, program)
+        merge_layer(ann, trace_record_layer(record, graph.nexts, ann.params))
         if record.stats is not None:
-            add_stats(ann, record.stats, walk)
+            merge_layer(ann, stats_layer(record.stats, walk))
     if session is not None and session.history is not None:
         _add_steps(ann, session.history, records)
         if model is not None:
@@ -186,10 +142,10 @@ def collect_annotations(
                 for name, why in unreached_params(model, accumulation)
             ]
     if session is not None:
-        _add_scopes(ann, scopes, graph, trusted=bool(records))
+        merge_layer(ann, _scopes_layer(scopes, graph, trusted=bool(records)))
     if not ann.groups and ann.params:  # no trace() saw the forward: groups from ownership
-        add_param_groups(ann, walk, model)
-    _add_pylayers(ann, _pylayers(walk, model, records), model, accumulation)
+        merge_layer(ann, param_groups_layer(walk, ann.params, model))
+    merge_layer(ann, _pylayers_layer(ann, _pylayers(walk, model, records), model, accumulation))
 
     notice = None
     if replay and _bare(ann, graph) > 0:
@@ -200,12 +156,16 @@ def collect_annotations(
         # and a trace() is the source.
         if not traced or replay_dump_available():
             leaves = find_leaves(accumulation, model=model, params=params)
-        for ptr, info in leaves.named.items():  # the user's own variable names, e.g. "x"
-            ann.params.setdefault(ptr, info)
+        named = Annotations(params=dict(leaves.named))  # the user's own variable names, "x"
+        merge_layer(ann, named)
         log = len(walk.nodes) <= SLOT_LOG_MAX_NODES  # as trace(slots=None) decides
-        notice = replay_into(ann, walk, graph.nexts, roots, leaves, log=log, traced=traced).notice
-    _add_param_shaped_edges(ann, graph)
-    closed = [n for n in walk.nodes if maybe_program_node(n.name) and n.ptr not in ann.programs]
+        replayed = Annotations()  # its notice is used below only if none is known by then
+        notice = replay_into(
+            replayed, walk, graph.nexts, roots, leaves, log=log, traced=traced
+        ).notice
+        merge_layer(ann, replayed)
+    merge_layer(ann, _param_shaped_layer(ann, graph))
+    closed = unread_program_nodes(walk.nodes, ann.programs)
     if closed:
         ann.notes.append(program_closed_notice(closed[0].name, len(closed)))
     if ann.programs and model is not None:
@@ -229,31 +189,34 @@ def _pylayers(walk: WalkResult, model: Any, records: list[BackwardRecord]) -> li
     return [recorded.get(i.ptr, i) if i.layer is None else i for i in live]
 
 
-def _add_pylayers(
-    ann: Annotations, infos: list[PyLayerInfo], model: Any, accumulation: set[int]
-) -> None:
-    """A recompute node goes into the group of the layer it recomputes, lists the parameters
-    it hides, and the widget says in a line what recompute hides."""
+def _pylayers_layer(
+    known: Annotations, infos: list[PyLayerInfo], model: Any, accumulation: set[int]
+) -> Annotations:
+    """A recompute node goes into the group of the layer it recomputes (added to the known
+    groups if no node put it there yet), lists the parameters it hides, and the widget says in
+    a line what recompute hides."""
+    layer = Annotations(groups=known.groups)
     for info in infos:
         entry: dict[str, Any] = {"ptr": info.ptr, "class": info.cls}
         if info.layer is not None:
             entry.update(layer=info.layer, layer_type=info.layer_type)
-            gid = ensure_layer_group(ann, model, info.layer)
+            gid = ensure_layer_group(layer, model, info.layer)
             if gid is not None:
-                ann.group_of_ptr[info.ptr] = gid
+                layer.regroup[info.ptr] = gid
         if info.hidden:
             entry["hidden_params"] = [
                 {"name": p.name, "shape": list(p.shape or ()), "dtype": p.dtype}
                 for p in info.hidden
             ]
-        ann.pylayers.append(entry)
+        layer.pylayers.append(entry)
     unseen = None
     if model is not None and infos and not any(i.hidden for i in infos):
         trainable = (p for p in model.parameters() if not p.stop_gradient)
         unseen = sum(1 for p in trainable if accumulation_ptr(p) not in accumulation)
     note = recompute_notice(infos, unseen)
     if note is not None:
-        ann.notes.append(note)
+        layer.notes.append(note)
+    return layer
 
 
 def _add_steps(ann: Annotations, history: Any, records: list[BackwardRecord]) -> None:
@@ -270,11 +233,14 @@ def _bare(ann: Annotations, graph: _Graph) -> int:
     return graph.edge_count() - sum(1 for n in ann.edges.values() if n.grad is not None)
 
 
-def _add_param_shaped_edges(ann: Annotations, graph: _Graph) -> None:
-    """A parameter's gradient has the parameter's dtype and shape: known without any log."""
+def _param_shaped_layer(known: Annotations, graph: _Graph) -> Annotations:
+    """A parameter's gradient has the parameter's dtype and shape: known without any log
+    (for the edges nothing else said anything about)."""
+    layer = Annotations()
     nodes = graph.walk.nodes
     for edge in graph.walk.edges:
-        info = ann.params.get(nodes[edge.target].ptr)
+        info = known.params.get(nodes[edge.target].ptr)
         key = (nodes[edge.source].ptr, edge.slot)
-        if info is not None and info.shape is not None and key not in ann.edges:
-            ann.edges[key] = EdgeNote(grad=GradInfo(dtype=info.dtype, shape=info.shape))
+        if info is not None and info.shape is not None and key not in known.edges:
+            layer.edges[key] = EdgeNote(GradInfo(dtype=info.dtype, shape=info.shape), src="p")
+    return layer

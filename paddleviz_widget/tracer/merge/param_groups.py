@@ -184,14 +184,18 @@ def infer_param_groups(
     return InferredGroups(groups, group_of_ptr)
 
 
-def add_param_groups(ann: Annotations, walk: WalkResult, model: Any = None) -> None:
-    """Fill ``ann``'s groups from its named parameters (and ``model``'s layer tree, if known)."""
+def param_groups_layer(
+    walk: WalkResult, params: Mapping[int, ParamInfo], model: Any = None
+) -> Annotations:
+    """Groups from the named ``params`` (and ``model``'s layer tree, if known), as a layer."""
+    layer = Annotations()
     layers = layer_tree(model) if model is not None else None
-    inferred = infer_param_groups(walk, ann.params, layers)
+    inferred = infer_param_groups(walk, params, layers)
     if inferred.group_of_ptr:
-        ann.groups = inferred.groups
-        ann.group_of_ptr = dict(inferred.group_of_ptr)
-        ann.sources.append("layers-inferred")
+        layer.groups = inferred.groups
+        layer.group_of_ptr = dict(inferred.group_of_ptr)
+        layer.sources.append("layers-inferred")
+    return layer
 
 
 def ensure_layer_group(ann: Annotations, model: Any, path: str) -> str | None:

@@ -17,6 +17,7 @@ from dataclasses import replace
 from ...graph.model import Edge, GradInfo, Graph, Group, Node
 from ..read.program import FAKE, ProgramOp, ProgramRead
 from ..read.walk import WalkResult
+from .annotate import NO_SOURCE, sources_meta
 
 PROGRAM_GROUP_TYPE = "to_static program"
 NO_STATS = (
@@ -115,4 +116,9 @@ def with_program_ops(
                 producer[value] = (node_id, position)
     meta = dict(graph.meta)
     meta["annotations"] = sorted({*meta.get("annotations", ()), "program"})
+    walked = meta.get("sources", {}).get("edges", NO_SOURCE * len(graph.edges))
+    added = (NO_SOURCE if e.grad is None else "s" for e in edges[len(graph.edges) :])
+    sources = sources_meta([*walked, *added])
+    if sources is not None:
+        meta["sources"] = sources
     return replace(graph, nodes=tuple(nodes), edges=tuple(edges), groups=tuple(groups), meta=meta)

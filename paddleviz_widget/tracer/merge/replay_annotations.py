@@ -140,12 +140,12 @@ def _add_replayed(
     )
     if captured.log is not None and captured.log.runs:
         edges, slots = from_log(rekey_copied_runs(captured.log, aligned.nodes), nexts)
-        ann.add_edges(edges)
+        ann.add_edges(edges, "L")
         for ptr, node_slots in slots.items():
             ann.slots.setdefault(ptr, node_slots)
         ann.sources.append("vlog")
     if aligned.edges:
-        ann.add_edges(aligned.edges)
+        ann.add_edges(aligned.edges, "D")
         ann.sources.append("dump")
     return aligned.disagreed
 

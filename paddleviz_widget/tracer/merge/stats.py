@@ -28,6 +28,13 @@ def param_statuses(walk: WalkResult, stats: BackwardStats) -> dict[int, str]:
     return statuses
 
 
+def stats_layer(stats: BackwardStats, walk: WalkResult) -> Annotations:
+    """trace(stats=True)'s numbers of one traced backward, as a layer of their own."""
+    layer = Annotations()
+    add_stats(layer, stats, walk)
+    return layer
+
+
 def add_stats(ann: Annotations, stats: BackwardStats, walk: WalkResult) -> None:
     """A traced backward's statistics on the graph's edges and parameters (newest first:
     what is already there wins)."""

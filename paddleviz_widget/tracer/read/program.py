@@ -15,6 +15,7 @@ parameters are the backward program's inputs, by name). From that forward op com
 
 from __future__ import annotations
 
+from collections.abc import Container, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -68,6 +69,11 @@ def maybe_program_node(name: str) -> bool:
     """A program node by its name; where the program view is unavailable also Paddle 3.0's
     nameless one ("GradNodeBase": its RunProgramGradNode does not name itself)."""
     return is_program_node(name) or (name == "GradNodeBase" and not program_view_available())
+
+
+def unread_program_nodes(nodes: Iterable[Any], read: Container[int]) -> list[Any]:
+    """The program nodes among walked ``nodes`` whose program was not ``read`` (by ptr)."""
+    return [n for n in nodes if maybe_program_node(n.name) and n.ptr not in read]
 
 
 def program_closed_notice(name: str, count: int) -> str:

@@ -1,4 +1,4 @@
-"""Pause Python's cyclic garbage collector while the tracer allocates many small objects.
+"""Pause Python's cyclic garbage collector while the tracer or a reader allocates many objects.
 
 Parsing a large backward log or building a 10k-node graph creates hundreds of thousands of
 short-lived objects that contain no cycles; with the collector on, full passes over the user's

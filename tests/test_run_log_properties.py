@@ -1,0 +1,98 @@
+"""Damaged run logs (issue 19: every document read is validated): a run log written by the
+real writer, then one of its files cut short, overwritten in places, deleted, or (run.json)
+given a field of another type. Reading it whole through open_run's API either works or raises
+the package's RunLogError / PaddlevizError naming the path: never a bare KeyError, TypeError,
+IndexError, pyarrow error or a hang."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from paddleviz_widget import PaddlevizError, open_run
+from paddleviz_widget.runs.log_writer import RunLogWriter
+from paddleviz_widget.runs.params import ParamInfo
+
+STEPS = 230  # two Parquet parts (100 steps each) and a tail of 30
+
+
+@pytest.fixture(scope="module")
+def valid_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("runlog") / "run"
+    infos = [ParamInfo(f"fc{k}.weight", f"fc{k}", [4, 4], "float32") for k in range(3)]
+    w = RunLogWriter(path, params=infos, layers=[p.layer for p in infos], every=100, thresholds={})
+    rng = np.random.default_rng(0)
+    for step in range(STEPS):
+        v = rng.random(3).astype(np.float32)
+        w.write_step(step, v, v, np.zeros(3), np.zeros(3), float(step))
+    w.write_anomaly({"step": 7, "kind": "spike", "layer": "fc1", "params": ["fc1.weight"],
+                     "value": 9.0, "threshold": 10.0, "message": "step 7: spike"})  # fmt: skip
+    w.write_capture(0, {"schema_version": "2.2", "tensors": [], "files": [], "sites": [],
+                        "ops": {}, "nodes": [], "edges": [], "groups": []})  # fmt: skip
+    return path  # not closed: a run in progress (its tail still there)
+
+
+def read_everything(path: Path) -> None:
+    run = open_run(path)
+    assert isinstance(run.meta, dict)
+    _ = (run.params, run.layers, run.steps, run.loss, run.anomalies, run.problems())
+    for stat in ("norm", "max_abs", "nan", "inf"):
+        assert run.param_stat(stat).shape == (len(run.steps), len(run.params))
+    assert run.layer_norm().shape[0] == len(run.steps)
+    for step in run.captured_steps:
+        run.graph(step)
+    run.refresh()
+
+
+def files_of(path: Path) -> list[str]:
+    return sorted(str(p.relative_to(path)) for p in path.rglob("*") if p.is_file())
+
+
+JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=5),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3)
+    ),
+    max_leaves=5,
+)
+
+
+@settings(
+    max_examples=60, deadline=5000, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(data=st.data())
+def test_a_damaged_run_log_reads_or_says_what_is_wrong(
+    valid_run: Path, tmp_path: Path, data: Any
+) -> None:
+    copy = tmp_path / "copy"
+    if copy.exists():
+        shutil.rmtree(copy)
+    shutil.copytree(valid_run, copy)
+    name = data.draw(st.sampled_from(files_of(copy)), label="file")
+    target = copy / name
+    how = data.draw(st.sampled_from(["cut", "overwrite", "delete", "field"]), label="how")
+    raw = target.read_bytes()
+    if how == "cut":
+        target.write_bytes(raw[: data.draw(st.integers(0, max(len(raw) - 1, 0)), label="at")])
+    elif how == "overwrite":
+        at = data.draw(st.integers(0, max(len(raw) - 1, 0)), label="at")
+        junk = data.draw(st.binary(min_size=1, max_size=16), label="junk")
+        target.write_bytes(raw[:at] + junk + raw[at + len(junk) :])
+    elif how == "delete":
+        target.unlink()
+    elif name == "run.json":
+        meta = json.loads(raw)
+        key = data.draw(st.sampled_from(sorted(meta)), label="key")
+        meta[key] = data.draw(JSON_VALUES, label="value")
+        target.write_text(json.dumps(meta))
+    try:
+        read_everything(copy)
+    except PaddlevizError as error:
+        assert str(copy) in str(error) or name in str(error), str(error)
