@@ -21,6 +21,7 @@ from ..graph.summary import Summary
 from ..tracer import build_graph
 from .diff import diff_document
 from .documents import saved_document
+from .late_picture import show_then_draw, widget_front_end
 from .layer_groups import LayerGroups, has_id
 from .reports import problems, summary
 from .saving import save_view
@@ -272,6 +273,23 @@ class GraphWidget(anywidget.AnyWidget):
             self.graph, lambda: graph_json(self.graph, sent), self._view_now
         )
         return {**data, "text/plain": text, "text/html": block}, metadata
+
+    def _ipython_display_(self) -> None:
+        # How IPython shows the widget. Where widgets run, the picture for saved notebooks is
+        # made after the widget is shown, off the cell's time (late_picture.py).
+        from IPython.display import display
+
+        late = widget_front_end()
+        result = super()._repr_mimebundle_() if late else self._repr_mimebundle_()
+        if result is None:  # a closed widget
+            return
+        data, metadata = result if isinstance(result, tuple) else (result, {})
+        if not late:
+            display(data, raw=True, metadata=metadata)
+            return
+        sent = self.__dict__.pop("_graph_text", None)
+        graph = self.graph
+        show_then_draw(data, metadata, graph, lambda: graph_json(graph, sent), self._view_now())
 
     def _view_now(self) -> dict[str, Any]:
         return view_now(

@@ -1,7 +1,8 @@
 """What a saved notebook shows of a GraphWidget where no widget runs (nbconvert, GitHub,
 nbviewer, JavaScript off): an SVG of the view the explorer draws first, made in the kernel
 when the widget is displayed, as the output's ``text/html``; and a ``text/plain`` that says
-what the graph holds. Front ends that run widgets show the widget and ignore both."""
+what the graph holds. Front ends that run widgets show the widget and ignore both; there the
+picture is made after the widget is shown (late_picture.py)."""
 
 from __future__ import annotations
 
@@ -55,8 +56,18 @@ def _graph_counts(graph: Mapping[str, Any]) -> str:
         return len(value) if isinstance(value, list) else 0
 
     return (
-        f"{count('nodes'):,} GradNodes, {count('edges'):,} edges, {count('groups'):,} layer groups"
+        f"{count('nodes'):,} GradNodes \u00b7 {count('edges'):,} edges \u00b7 "
+        f"{count('groups'):,} layer groups"
     )
+
+
+def counts_text(graph: Mapping[str, Any]) -> str:
+    """The ``text/plain`` of an output whose picture comes later (late_picture.py): what the
+    graph holds, read without the view rules."""
+    try:
+        return f"GraphWidget: {_graph_counts(graph)}"
+    except Exception:  # noqa: BLE001 - a display must never fail
+        return "GraphWidget: a backward graph"
 
 
 def view_now(

@@ -132,3 +132,86 @@ def test_nbconvert_html_shows_the_graph_with_javascript_off(
         assert html.unescape(page_html).count(CAPTION) == 1
     finally:
         context.close()
+
+
+# -- in JupyterLab: the widget first, the picture after, and both in the saved notebook -------
+
+LATE = "div.pvw-static-late"
+
+
+def _saved_outputs(path: Path) -> list[list[dict]]:
+    nb = json.loads(path.read_text(encoding="utf-8"))
+    cells = [c.get("outputs", []) for c in nb["cells"] if c["cell_type"] == "code"]
+    return [[o for o in out if o["output_type"] != "stream"] for out in cells]  # no warnings
+
+
+def test_a_display_costs_the_cell_little_and_the_saved_notebook_holds_the_picture(
+    notebook: Explorer, lab_server, chromium_browser, tmp_path: Path
+) -> None:
+    page = notebook.page
+    # The kernel knows a widget front end is there, so displays leave the picture for later.
+    notebook.run("from paddleviz_widget.widget.late_picture import wait_idle, widget_front_end")
+    assert notebook.value("widget_front_end()")
+    # What a display costs the cell: the CPU time of the kernel's main thread (load affects
+    # it less than wall time), for a widget not displayed before.
+    notebook.run(
+        "import time\nfrom IPython.display import display\n"
+        "w2 = GraphWidget.from_graph(resnet.graph)\n"
+        "t, c = time.thread_time(), time.perf_counter()\ndisplay(w2)\n"
+        "cost = [time.thread_time() - t, time.perf_counter() - c]\nassert wait_idle()"
+    )
+    cost = notebook.value("cost")
+    assert cost[0] < 0.05, cost
+
+    # In the live page: both widgets drawn, each picture output there but hidden.
+    late = page.locator(LATE)
+    page.wait_for_function(
+        "(sel) => [...document.querySelectorAll(sel)].filter((e) => e.querySelector('svg'))"
+        ".length === 2",
+        arg=LATE,
+        timeout=60_000,
+    )
+    assert late.count() == 2 and not any(late.nth(k).is_visible() for k in range(2))
+    rows = page.locator(".jp-OutputArea-child:has(div.pvw-static-late)")
+    assert all(rows.nth(k).bounding_box() is None for k in range(rows.count()))
+    assert page.locator(ROOT).nth(0).is_visible()
+
+    # Saved now, the notebook holds each widget and, in the same cell, its picture.
+    assert page.evaluate("() => window.jupyterapp.commands.execute('docmanager:save')") is not False
+    saved = lab_server.root / NOTEBOOK
+    for _ in range(100):
+        outputs = _saved_outputs(saved)
+        if sum("pvw-static-late" in json.dumps(o) and "<svg" in json.dumps(o) for o in outputs):
+            break
+        page.wait_for_timeout(100)
+    shown = [o for o in outputs if any("widget-view" in json.dumps(x) for x in o)]
+    assert len(shown) == 2
+    for cell in shown:
+        widget, picture = cell
+        assert "application/vnd.jupyter.widget-view+json" in widget["data"]
+        assert "".join(widget["data"]["text/plain"]).startswith("GraphWidget: ")
+        block = "".join(picture["data"]["text/html"])
+        assert "<svg" in block and html.unescape(block).count(CAPTION) == 1
+
+    # And nbconvert's HTML of that saved notebook (not executed again) shows both pictures
+    # with JavaScript off, the LeNet one with every node the explorer draws.
+    copy = tmp_path / "saved.ipynb"
+    copy.write_text(saved.read_text(encoding="utf-8"), encoding="utf-8")
+    run = subprocess.run(
+        [sys.executable, "-m", "nbconvert", "--to", "html", str(copy)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert run.returncode == 0, run.stderr[-3000:]
+    context = chromium_browser.new_context(java_script_enabled=False)
+    try:
+        offline = context.new_page()
+        offline.goto((tmp_path / "saved.html").as_uri())
+        svgs = offline.locator("div.pvw-static svg")
+        assert svgs.count() == 2 and all(svgs.nth(k).is_visible() for k in range(2))
+        drawn = svgs.nth(0).locator("g.node").count()
+        assert drawn == page.locator(ROOT).nth(0).locator(NODES).count() > 10
+    finally:
+        context.close()

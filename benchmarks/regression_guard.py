@@ -1,0 +1,189 @@
+"""Regression guard for issue 22 (a cell, a widget, a click): the figures that tell whether a
+change slowed the notebook, one line each against its goal. Not run by the test command.
+
+- GraphWidget(y) on the 10k-GradNode Llama, in this process (wall and CPU time; of which
+  build_graph, and the widget's own share);
+- what displaying a widget costs its cell, in a real ipykernel as JupyterLab drives it (the
+  execute request names its cell): the main thread's CPU and wall time of ``display(w)``, the
+  page's first widget apart from later ones, and how long until the static picture for saved
+  notebooks arrives (made after the widget, off the cell's time);
+- ``--lab``: through real JupyterLab + Chromium (benchmarks/bench_widget.py): cell run to the
+  painted graph (the page's first widget apart) and a group opened from the kernel to the
+  repainted graph.
+
+    .venv/bin/python benchmarks/regression_guard.py            # --reps N (default 3), --lab
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import time
+from pathlib import Path
+from typing import Any
+
+import common
+
+GOAL_WIDGET = 0.3  # GraphWidget(y), 10k-GradNode Llama, plain process
+GOAL_DISPLAY = 0.05  # kernel time a display costs its cell
+GOAL_FIRST_PAINT = 0.7  # cell run -> painted graph, 10k Llama, the page's first widget included
+GOAL_CLICK = 0.1  # a group opened or closed -> its nodes in the page
+
+
+def line(label: str, seconds: float, goal: float, note: str = "") -> None:
+    verdict = "ok  " if seconds <= goal else "SLOW"
+    print(f"{verdict} {label:<58} {seconds * 1e3:8.1f} ms  (goal {goal * 1e3:.0f} ms){note}")
+
+
+def widget_in_process(reps: int) -> None:
+    from models import HUGE, MODELS
+
+    from paddleviz_widget import GraphWidget, build_graph, trace
+
+    model, x = {**MODELS, **HUGE}["llama-10k"]()
+    with trace(model):
+        y = model(x)
+        y.sum().backward()
+    GraphWidget(y)  # imports and first-use caches: a notebook has them from its trace cell
+    walls, cpus, builds = [], [], []
+    for _ in range(reps):
+        start, cpu = time.perf_counter(), time.process_time()
+        GraphWidget(y)
+        walls.append(time.perf_counter() - start)
+        cpus.append(time.process_time() - cpu)
+        start = time.perf_counter()
+        build_graph(y)
+        builds.append(time.perf_counter() - start)
+    wall, build = statistics.median(walls), statistics.median(builds)
+    note = f"  CPU {statistics.median(cpus):.3f} s; build_graph {build:.3f} s"
+    line("GraphWidget(y), llama-10k, this process (wall)", wall, GOAL_WIDGET, note)
+    print(f"     of which the widget's own (GraphWidget(y) - build_graph): {wall - build:.3f} s")
+
+
+SETUP = """import sys, time
+sys.path.insert(0, {bench!r})
+import models
+from IPython.display import display
+from paddleviz_widget import GraphWidget, trace
+model, x = models.MODELS["resnet50"]()
+with trace(model):
+    y = model(x)
+    y.sum().backward()
+w = GraphWidget(y)
+"""
+DISPLAY = """w = GraphWidget.from_graph(w.graph)
+_t, _c = time.thread_time(), time.perf_counter()
+display(w)
+_cost = [time.thread_time() - _t, time.perf_counter() - _c]
+"""
+
+
+def _execute(
+    kc: Any, code: str, cell: str | None, expr: str | None = None
+) -> tuple[Any, list[dict]]:
+    """Run ``code`` as JupyterLab would (its execute request names the cell), or as nbclient
+    would (``cell`` None: no name); the value of ``expr`` and the iopub messages until the
+    kernel is idle."""
+    content = {
+        "code": code,
+        "silent": False,
+        "store_history": False,
+        "user_expressions": {"v": expr} if expr else {},
+        "allow_stdin": False,
+        "stop_on_error": True,
+    }
+    metadata = {"cellId": cell} if cell else {}
+    msg = kc.session.msg("execute_request", content, metadata=metadata)
+    kc.shell_channel.send(msg)
+    reply = kc.get_shell_msg(timeout=300)
+    while reply["parent_header"].get("msg_id") != msg["header"]["msg_id"]:
+        reply = kc.get_shell_msg(timeout=300)
+    if reply["content"]["status"] != "ok":
+        raise RuntimeError(f"{code!r} failed: {reply['content']}")
+    messages = []
+    while True:
+        m = kc.get_iopub_msg(timeout=300)
+        messages.append(m)
+        idle = m["msg_type"] == "status" and m["content"]["execution_state"] == "idle"
+        if idle and m["parent_header"].get("msg_id") == msg["header"]["msg_id"]:
+            break
+    value = None
+    if expr:
+        import ast
+
+        value = ast.literal_eval(reply["content"]["user_expressions"]["v"]["data"]["text/plain"])
+    return value, messages
+
+
+def _picture_after(kc: Any, start: float, timeout: float = 60) -> float:
+    """Seconds from ``start`` until the kernel sends the static picture (an update)."""
+    while time.perf_counter() - start < timeout:
+        m = kc.get_iopub_msg(timeout=timeout)
+        if m["msg_type"] == "update_display_data" and "<svg" in str(m["content"]["data"]):
+            return time.perf_counter() - start
+    raise RuntimeError("no static picture arrived")
+
+
+def display_in_kernel(reps: int) -> None:
+    from jupyter_client.manager import start_new_kernel
+
+    env = {**os.environ, "PYTHONPATH": str(common.ROOT)}  # this copy of the package
+    km, kc = start_new_kernel(kernel_name="python3", env=env)
+    rows: list[tuple[float, float, float]] = []
+    in_cell: list[list[float]] = []  # as nbclient runs it: the picture made in the cell (as before)
+    try:
+        _execute(kc, SETUP.format(bench=str(common.HERE)), "setup")
+        for rep in range(reps + 1):
+            start = time.perf_counter()
+            cost, messages = _execute(kc, DISPLAY, f"show{rep}", "_cost")
+            shown = [m for m in messages if m["msg_type"] == "display_data"]
+            if any("<svg" in str(m["content"]["data"]) for m in shown):
+                raise RuntimeError("the picture was made in the cell")
+            rows.append((cost[0], cost[1], _picture_after(kc, start)))
+            if rep > 0:
+                in_cell.append(_execute(kc, DISPLAY, None, "_cost")[0])
+    finally:
+        kc.stop_channels()
+        km.shutdown_kernel(now=True)
+    first, later = rows[0], rows[1:]
+    for label, (cpu, wall, late) in (
+        ("the page's first widget", first),
+        (f"later widgets (median of {len(later)})", tuple(map(statistics.median, zip(*later)))),
+    ):
+        note = f"  wall {wall * 1e3:.1f} ms; picture sent {late:.2f} s after the cell started"
+        line(f"display(w) CPU in the cell, ResNet-50, {label}", cpu, GOAL_DISPLAY, note)
+    print(
+        "     the same display as nbclient runs it (the picture made in the cell, V8 and `dot` "
+        f"off the main thread's CPU): {statistics.median(c[1] for c in in_cell) * 1e3:.1f} ms wall"
+    )
+
+
+def in_lab(reps: int) -> None:
+    import bench_widget
+
+    rows = bench_widget.in_lab(["llama-10k"], reps)["llama-10k"]
+    for label, (seconds, worst, _shown) in rows.items():
+        if label.startswith("cell run -> painted") and "default" not in label:
+            goal = GOAL_FIRST_PAINT
+        elif "expand(" in label or "collapse(" in label:
+            goal = GOAL_CLICK
+        else:
+            continue
+        line(f"llama-10k in JupyterLab: {label}", seconds, goal, f"  longest task {worst:.3f} s")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--reps", type=int, default=3)
+    parser.add_argument("--lab", action="store_true", help="also through JupyterLab + Chromium")
+    args = parser.parse_args()
+    print(f"medians of {args.reps} runs; load average {Path('/proc/loadavg').read_text()[:14]}")
+    widget_in_process(args.reps)
+    display_in_kernel(args.reps)
+    if args.lab:
+        in_lab(args.reps)
+
+
+if __name__ == "__main__":
+    main()
