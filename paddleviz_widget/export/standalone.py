@@ -17,10 +17,9 @@ import html
 import json
 import re
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
-STATIC = Path(__file__).resolve().parents[1] / "static"
+from .bundle import bundle_text
 
 # Element ids js/standalone.ts reads (PAGE_IDS there).
 HOST_ID = "pvw-host"
@@ -40,14 +39,7 @@ PAGE_CSS = """html, body { height: 100%; margin: 0; }
 
 
 def _static(name: str) -> str:
-    path = STATIC / name
-    if not path.exists():
-        raise RuntimeError(
-            f"paddleviz_widget's front-end bundle ({path}) is missing. Install the package with "
-            "'pip install .' (which builds it), or run 'npm ci && npm run build' in the source "
-            "tree."
-        )
-    return path.read_text(encoding="utf-8")
+    return bundle_text(name)
 
 
 def script_json(value: Any) -> str:

@@ -4,23 +4,12 @@ trait as one binary buffer of JSON text (js/kernel_sync.ts reads it)."""
 from __future__ import annotations
 
 import json
-import pathlib
 from collections.abc import Mapping
 from typing import Any
 
-STATIC = pathlib.Path(__file__).parent.parent / "static"
+from ..export.bundle import bundle
 
-
-def bundle(name: str) -> pathlib.Path:
-    """A file of the front-end bundle (a Path: with ANYWIDGET_HMR=1 anywidget watches it)."""
-    path = STATIC / name
-    if not path.exists():
-        raise RuntimeError(
-            f"paddleviz_widget's front-end bundle ({path}) is missing. Install the package with "
-            "'pip install .' (which builds it), or run 'npm ci && npm run build' in the source "
-            "tree."
-        )
-    return path
+__all__ = ["bundle", "graph_from_json", "graph_json", "graph_to_json", "json_bytes"]
 
 
 def json_bytes(graph: Mapping[str, Any]) -> bytes:
