@@ -18,6 +18,10 @@ writers and none is locked, so many ranks can write beside each other on NFS/Lus
                                      the full capture of a step: its graph document (schema 2.x),
                                      gzipped, written atomically
 
+A job of several ranks (world_size > 1) puts one such log per rank under RUN_DIR, each
+written by its rank alone: RUN_DIR/rank-00000/run.json, RUN_DIR/rank-00001/run.json, ...
+(rank_dir); each run.json says its rank, world_size and the job's run_id.
+
 Rows are long (step, param, layer, norm, max_abs, nan, inf, loss), not one column per
 parameter: 1000 steps x 300 parameters take about the same bytes either way
 (benchmarks/RESULTS.md), and long rows are what a query filters by parameter or layer.
@@ -37,6 +41,7 @@ STEPS = "steps"
 TAIL = "tail.jsonl"
 ANOMALIES = "anomalies.jsonl"
 CAPTURES = "captures"
+RANK_PREFIX = "rank-"  # RUN_DIR/rank-00003: rank 3's log in a multi-rank job
 FLUSH_EVERY = 100  # steps per Parquet part
 STATS = ("norm", "max_abs", "nan", "inf")
 # A part's Parquet schema metadata: its rows are step-major, each step's in run.json's params
@@ -61,6 +66,11 @@ def schema() -> Any:
         ],
         metadata={LAYOUT_KEY: STEP_MAJOR},
     )
+
+
+def rank_dir(run_dir: str | os.PathLike[str], rank: int) -> Path:
+    """Where rank ``rank`` of a multi-rank job writes its log under the job's run dir."""
+    return Path(run_dir) / f"{RANK_PREFIX}{rank:05d}"
 
 
 def part_name(first: int, last: int) -> str:

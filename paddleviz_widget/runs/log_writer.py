@@ -31,7 +31,10 @@ class RunLogWriter:
     def __init__(
         self, run_dir: str | os.PathLike[str], *, params: Sequence[ParamInfo], layers: list[str],
         every: int, thresholds: dict[str, float], rank: int = 0, world_size: int = 1,
+        run_id: str | None = None, ranks: list[int] | None = None,
     ) -> None:  # fmt: skip
+        """``run_id``: the same string in every rank of one job (None alone); ``ranks``: the
+        ranks the job chose to record (trace(ranks=)), None: all of them."""
         import pyarrow as pa
 
         self.path = Path(run_dir)
@@ -53,6 +56,8 @@ class RunLogWriter:
             "flush_every": fmt.FLUSH_EVERY,
             "rank": rank,
             "world_size": world_size,
+            "run_id": run_id,
+            "ranks": ranks,
             "paddle_version": str(paddle.__version__),
             "started": datetime.datetime.now(datetime.timezone.utc).isoformat(),
             "pid": os.getpid(),
