@@ -50,6 +50,8 @@ examples:
   {PROG} -o out/graph.json --all train.py   # out/graph_001.json, ...
   {PROG} train.py --run-dir runs/exp1       # log the whole run (--every N: full captures)
   {PROG} view runs/exp1 -o run.html         # a run log's explorer (see view --help)
+  python -m paddle.distributed.launch --nproc_per_node 4 $({PROG} --script-path) \
+      train.py --run-dir runs/exp1           # one log per rank (--ranks 0 / 0,2: some)
 """
 
 
@@ -108,6 +110,9 @@ def main(argv: list[str] | None = None) -> int:
     from .watch import wants_run_dir
 
     args = sys.argv[1:] if argv is None else argv
+    if args == ["--script-path"]:  # for paddle.distributed.launch, which takes a file
+        print(Path(__file__).with_name("launch_entry.py"))
+        return 0
     if args[:1] == ["view"]:  # python -m paddleviz_widget view RUN_DIR -o run.html
         from ..runs.view_cli import main as view_main
 

@@ -1,6 +1,8 @@
 """``python -m paddleviz_widget train.py ARGS --run-dir runs/exp1 [--every N]``: run a training
 script as ``python train.py ARGS`` would, inside trace(stats=True, every=N, run_dir=...), so that
-the whole run is logged (README "Watching a training run"). The model is the nn.Layer whose
+the whole run is logged (README "Watching a training run"); under paddle.distributed.launch
+(`$(python -m paddleviz_widget --script-path)` as the launcher's script) each rank logs to
+RUN_DIR/rank-NNNNN (README "Multi-rank runs"). The model is the nn.Layer whose
 parameters the script's first backward reaches. The script's output and exit status are its own.
 """
 
@@ -11,6 +13,7 @@ import sys
 from pathlib import Path
 
 from ..runs.errors import RunLogError
+from ..runs.format import rank_dir
 from ..runs.watch import DEFAULT_EVERY
 from .script_runner import run_script
 
@@ -29,7 +32,7 @@ def _split(argv: list[str]) -> tuple[list[str], list[str]]:
     while rest and rest[0].startswith("--"):
         take = 1 if "=" in rest[0] else 2
         ours, rest = ours + rest[:take], rest[take:]
-    while len(rest) >= 2 and rest[-2] in ("--run-dir", "--every"):
+    while len(rest) >= 2 and rest[-2] in ("--run-dir", "--every", "--ranks"):
         ours, rest = ours + rest[-2:], rest[:-2]
     return ours, rest
 
@@ -42,6 +45,11 @@ def main(argv: list[str]) -> int:
                         help="a new directory for the run log (open_run, view)")  # fmt: skip
     parser.add_argument("--every", type=int, default=DEFAULT_EVERY, metavar="N",
                         help=f"full capture every N steps (default {DEFAULT_EVERY})")  # fmt: skip
+    parser.add_argument(
+        "--ranks", default="all", type=_ranks, metavar="all|R|R,R",
+        help="under paddle.distributed.launch: the ranks that record (default all; e.g. 0, or "
+        "0,3); each writes RUN_DIR/rank-NNNNN",
+    )  # fmt: skip
     ours, rest = _split(argv)
     options = parser.parse_args(ours)
     if not rest:
@@ -55,14 +63,27 @@ def main(argv: list[str]) -> int:
     from ..tracer.capture.watched import discovering_watch
 
     session = TraceSession(None, stats=True, slots=False)  # no VLOG: its cost, on every capture
-    try:
-        session.watch = discovering_watch(options.run_dir, options.every)
+    try:  # the run dir and the launcher's environment checked before the script runs
+        session.watch = discovering_watch(options.run_dir, options.every, options.ranks)
+        session.inert = not session.watch.recorded
         with session:
             status = run_script(script, args)
     except RunLogError as error:  # e.g. the directory already holds a run log
         print(f"paddleviz_widget: {error}", file=sys.stderr)
         return 1
-    if session.watch is not None and session.watch.step:
-        print(f"paddleviz_widget: run log of {session.watch.step} steps in {options.run_dir}",
-              file=sys.stderr)  # fmt: skip
+    watch = session.watch
+    if watch is not None and watch.step:
+        where = rank_dir(options.run_dir, watch.job.rank) if watch.job.launched else options.run_dir
+        print(f"paddleviz_widget: run log of {watch.step} steps in {where}", file=sys.stderr)
     return status
+
+
+def _ranks(text: str) -> str | list[int]:
+    if text == "all":
+        return text
+    try:
+        return [int(part) for part in text.split(",")]
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"--ranks takes all, a rank (0) or ranks with commas (0,3), got {text!r}"
+        ) from None

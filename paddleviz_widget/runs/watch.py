@@ -18,8 +18,12 @@ from collections.abc import Callable
 from typing import Any
 
 from .anomalies import AnomalyFinder, thresholds_from
+from .format import rank_dir
+from .job_rank import job_rank, recorded_ranks
 from .log_writer import RunLogWriter
 from .params import layer_order, model_params
+from .rank_dirs import check_run_dir, siblings_message, siblings_seen
+from .rank_writer import RankLogWriter
 from .summary import GradSummary, loss_value
 
 DEFAULT_EVERY = 100
@@ -28,10 +32,12 @@ DEFAULT_EVERY = 100
 class RunWatch:
     def __init__(
         self, model: Any, run_dir: str | os.PathLike[str], every: int | None,
-        thresholds: dict[str, float] | None, *, discover: bool = False,
+        thresholds: dict[str, float] | None, *, discover: bool = False, ranks: Any = "all",
     ) -> None:  # fmt: skip
         """``discover``: no model given (the CLI): the nn.Layer whose parameters the first
-        backward's graph reaches is watched from that step on."""
+        backward's graph reaches is watched from that step on. ``ranks``: in a launched job,
+        the ranks that record ("all", a rank or a list); the others do nothing at all
+        (``recorded`` False: the session stays off)."""
         if model is None and not discover:
             raise ValueError(
                 "trace(run_dir=...) watches a model's parameters: pass the model, "
@@ -48,6 +54,11 @@ class RunWatch:
         self._after_anomaly = False
         self.writer: RunLogWriter | None = None
         self._gave_up = False
+        self.job = job_rank()  # from the launcher's environment: no communication
+        self.ranks = recorded_ranks(ranks, self.job.world_size)
+        self.recorded = not self.job.launched or self.ranks is None or self.job.rank in self.ranks
+        if self.recorded:
+            check_run_dir(run_dir, self.job)  # before the training starts: the same on every rank
 
     def ready(self, roots: list[Any]) -> bool:
         """Whether this backward is recorded: the model is known (or found now)."""
@@ -61,7 +72,10 @@ class RunWatch:
                       "backward's graph reaches no nn.Layer's parameters; watch the model "
                       "with trace(model, run_dir=...) in the script", file=sys.stderr)  # fmt: skip
         if self.model is not None:
-            self.start()
+            try:
+                self.start()
+            except Exception as error:  # noqa: BLE001 (e.g. the run dir taken meanwhile)
+                self.fail(error)
         return self.writer is not None
 
     def start(self) -> None:
@@ -71,10 +85,14 @@ class RunWatch:
         layers = layer_order(infos)
         self._summary = GradSummary(tensors)
         self._finder = AnomalyFinder(infos, layers, self.thresholds)
-        rank, world = _rank()
-        self.writer = RunLogWriter(
-            self.run_dir, params=infos, layers=layers, every=self.every,
-            thresholds=self.thresholds, rank=rank, world_size=world,
+        job = self.job
+        if not self.recorded:
+            return
+        check_run_dir(self.run_dir, job)
+        self.writer = (RankLogWriter if job.launched else RunLogWriter)(
+            rank_dir(self.run_dir, job.rank) if job.launched else self.run_dir,
+            params=infos, layers=layers, every=self.every, thresholds=self.thresholds,
+            rank=job.rank, world_size=job.world_size, run_id=job.run_id, ranks=self.ranks,
         )  # fmt: skip
 
     def full_due(self) -> bool:
@@ -128,27 +146,32 @@ class RunWatch:
             with contextlib.suppress(Exception):  # e.g. the disk is full: nothing more to do
                 writer.close("stopped", f"paddleviz_widget: {line}")
 
+    def _check_siblings(self, writer: RunLogWriter) -> None:
+        """At the end, the ranks this one expects beside it are there (a look at the run dir,
+        no communication); what is not is said on stderr and in its run.json."""
+        try:
+            seen = siblings_seen(self.run_dir, self.job, self.ranks)
+        except Exception:  # noqa: BLE001 (a check of ours never stops the run's end)
+            return
+        writer.meta["siblings_missing"] = seen["missing"]
+        writer.meta["siblings_other_run"] = seen["other_run"]
+        if seen["missing"] or seen["other_run"]:
+            print(f"paddleviz_widget: {siblings_message(self.run_dir, self.job, seen)}",
+                  file=sys.stderr)  # fmt: skip
+
     def close(self, error: BaseException | None = None) -> None:
         summary = getattr(self, "_summary", None)
         if summary is not None:
             summary.release()
         if self.writer is None:
             return
+        if self.job.launched:
+            self._check_siblings(self.writer)
         if error is None:
             self.writer.close("finished")
         else:
             self.writer.close("stopped", f"{type(error).__name__}: {error}")
         self.writer = None
-
-
-def _rank() -> tuple[int, int]:
-    """This process's rank and the world size, as Paddle's launcher sets them (0, 1 alone)."""
-    try:
-        return int(os.environ.get("PADDLE_TRAINER_ID", 0)), int(
-            os.environ.get("PADDLE_TRAINERS_NUM", 1)
-        )
-    except ValueError:
-        return 0, 1
 
 
 def _model_of(roots: list[Any]) -> Any:

@@ -61,6 +61,7 @@ class TraceSession:
         self, model: Any = None, *, call_sites: bool | None = None, slots: bool | None = None,
         stats: bool = False, steps: int | None = None, every: int | None = None,
         run_dir: str | os.PathLike[str] | None = None, thresholds: dict[str, float] | None = None,
+        ranks: Any = "all",
     ) -> None:  # fmt: skip
         import paddle
 
@@ -80,7 +81,9 @@ class TraceSession:
             raise ValueError("steps= keeps gradient statistics: use trace(model, stats=True, "
                              f"steps={steps})")  # fmt: skip
         self.stats = stats
-        self.watch = watch_of(model, every, run_dir, thresholds)
+        self.watch = watch_of(model, every, run_dir, thresholds, ranks)
+        # A rank that trace(ranks=) leaves out: nothing is switched on, no per-step work.
+        self.inert = self.watch is not None and not self.watch.recorded
         if self.watch is not None and slots is None:
             self.slots = False  # watched runs: full captures without VLOG (its cost) unless asked
         self.history = StatsHistory(steps or 1) if stats else None
@@ -100,6 +103,8 @@ class TraceSession:
     def __enter__(self) -> TraceSession:
         if self._recorder is not None:
             raise RuntimeError("this trace() is already in use; start a new `with trace(...)`")
+        if self.inert:
+            return self
         self._gate = LibraryForwardGate()
         self._recorder = LayerScopeRecorder(self.model, observer=self._gate)
         self._recorder.start()
@@ -122,6 +127,8 @@ class TraceSession:
         return self
 
     def __exit__(self, *exc_info: Any) -> None:
+        if self.inert:
+            return
         try:
             self._undo()
         finally:
@@ -350,6 +357,7 @@ def trace(
     model: Any = None, *, call_sites: bool | None = None, slots: bool | None = None,
     stats: bool = False, steps: int | None = None, every: int | None = None,
     run_dir: str | os.PathLike[str] | None = None, thresholds: dict[str, float] | None = None,
+    ranks: Any = "all",
 ) -> TraceSession:  # fmt: skip
     """Record what ``build_graph``/``GraphWidget`` need while your forward and backward run::
 
@@ -375,8 +383,10 @@ def trace(
     capture (the graph; with ``stats``, its statistics) of step 0, every ``every``-th step
     (default 100) and the step after an anomaly; ``thresholds``: the anomaly rules' (see
     paddleviz_widget/runs/anomalies.py). Read it with ``paddleviz_widget.open_run``.
+    Under ``paddle.distributed.launch`` each rank writes its own log in RUN_DIR/rank-NNNNN;
+    ``ranks``: which ranks record ("all", a rank, a list; README "Multi-rank runs").
     """
     return TraceSession(
         model, call_sites=call_sites, slots=slots, stats=stats, steps=steps, every=every,
-        run_dir=run_dir, thresholds=thresholds,
+        run_dir=run_dir, thresholds=thresholds, ranks=ranks,
     )  # fmt: skip

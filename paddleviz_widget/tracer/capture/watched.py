@@ -13,25 +13,31 @@ if TYPE_CHECKING:
 
 def watch_of(
     model: Any, every: int | None, run_dir: str | os.PathLike[str] | None,
-    thresholds: dict[str, float] | None,
+    thresholds: dict[str, float] | None, ranks: Any = "all",
 ) -> RunWatch | None:  # fmt: skip
     if run_dir is None:
-        if every is not None or thresholds is not None:
+        if every is not None or thresholds is not None or not _all(ranks):
             raise ValueError(
-                "every= and thresholds= are for watching a run: add run_dir=, e.g. "
+                "every=, thresholds= and ranks= are for watching a run: add run_dir=, e.g. "
                 "trace(model, stats=True, every=100, run_dir='runs/exp1')"
             )
         return None
     from ...runs.watch import RunWatch
 
-    return RunWatch(model, run_dir, every, thresholds)
+    return RunWatch(model, run_dir, every, thresholds, ranks=ranks)
 
 
-def discovering_watch(run_dir: str | os.PathLike[str], every: int) -> RunWatch:
+def _all(ranks: Any) -> bool:
+    return isinstance(ranks, str) and ranks == "all"
+
+
+def discovering_watch(
+    run_dir: str | os.PathLike[str], every: int, ranks: Any = "all"
+) -> RunWatch:  # fmt: skip
     """The CLI's watch: no model given; the one the first backward reaches is watched."""
     from ...runs.watch import RunWatch
 
-    return RunWatch(None, run_dir, every, None, discover=True)
+    return RunWatch(None, run_dir, every, None, discover=True, ranks=ranks)
 
 
 def watched_backward(

@@ -1,0 +1,188 @@
+"""A small data-parallel training run for the multi-rank tests, started by
+``python -m paddle.distributed.launch`` (CPU, gloo), one scenario planted per run.
+
+    train_dp.py --scenario S --out OUT [--api-run-dir D [--ranks all|0,1]]
+
+Scenarios: healthy; nan (rank 2's batch holds a NaN at step NAN_STEP); branch (a layer only
+rank 1 calls, DataParallel(find_unused_parameters=True)); nosync (the optimizer step of step
+NOSYNC_STEP taken inside DataParallel.no_sync()); stall (no DataParallel: rank 1 waits inside
+its trace() until rank 0's log is finished, so any collective of ours would hang rank 0);
+disagree (each rank gives trace() its own run dir).
+
+With --api-run-dir the script records itself (``with trace(dp, stats=True, run_dir=...)``);
+without it, it is the plain script the CLI wraps. Either way it writes its own oracle:
+OUT/rank-R/grads.npz (every step's p.grad after backward, "STEP/NAME"), OUT/rank-R/final.npz
+(the parameters at the end), OUT/rank-R/result.json; rank 0 writes OUT/scenario.json (what was
+planted: rank, step, layer, params), for assertions on any reader of the run dir.
+"""
+
+import argparse
+import json
+import os
+import time
+from pathlib import Path
+
+import numpy as np
+import paddle
+import paddle.distributed as dist
+
+STEPS = 8
+EVERY = 4
+NAN_STEP = 5
+NAN_RANK = 2
+BRANCH_RANK = 1
+NOSYNC_STEP = 3
+COLLECTIVES = (
+    "all_reduce", "all_gather", "all_gather_object", "barrier", "broadcast",
+    "broadcast_object_list", "reduce", "scatter", "send", "recv", "alltoall",
+)  # fmt: skip
+
+
+class Net(paddle.nn.Layer):
+    def __init__(self, branch):
+        super().__init__()
+        self.fc1 = paddle.nn.Linear(8, 16)
+        self.fc2 = paddle.nn.Linear(16, 4)
+        if branch:
+            self.extra = paddle.nn.Linear(16, 4)  # the branch only BRANCH_RANK takes
+
+    def forward(self, x, branch=False):
+        h = paddle.nn.functional.relu(self.fc1(x))
+        out = self.fc2(h)
+        return out + self.extra(h) if branch else out
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--scenario", required=True)
+    parser.add_argument("--out", required=True)
+    parser.add_argument("--api-run-dir")
+    parser.add_argument("--ranks", default="all")
+    args = parser.parse_args()
+    counts = _count_collectives()
+    dist.init_parallel_env()
+    rank, world = dist.get_rank(), dist.get_world_size()
+    paddle.seed(1234)  # the same initial weights on every rank
+    scenario = args.scenario
+    net = Net(branch=scenario == "branch")
+    model = net if scenario == "stall" else paddle.DataParallel(
+        net, find_unused_parameters=scenario == "branch")  # fmt: skip
+    opt = paddle.optimizer.SGD(learning_rate=0.1, parameters=model.parameters())
+    out = Path(args.out) / f"rank-{rank}"
+    out.mkdir(parents=True, exist_ok=True)
+    if rank == 0:
+        _write_plan(Path(args.out), scenario, world, model)
+
+    grads, losses, patched = {}, [], None
+    rng = np.random.RandomState(100 + rank)  # every rank its own batches
+    with _recording(args, model, rank):
+        code = getattr(paddle.Tensor.backward, "__code__", None)  # trace()'s wrapper's, if on
+        patched = code is not None and "paddleviz_widget" in code.co_filename
+        for step in range(STEPS):
+            x = rng.randn(4, 8).astype("float32")
+            y = rng.randn(4, 4).astype("float32")
+            if scenario == "nan" and rank == NAN_RANK and step == NAN_STEP:
+                y[1, 3] = np.nan  # rank 2's loss goes NaN; the all-reduce spreads its gradient
+            inputs = (paddle.to_tensor(x),)
+            branch = scenario == "branch" and rank == BRANCH_RANK
+            if scenario == "nosync" and step == NOSYNC_STEP:
+                with model.no_sync():  # the bug planted: a step on unsynchronised gradients
+                    loss = _step(model, inputs, y, branch, grads, step)
+                    opt.step()
+            else:
+                loss = _step(model, inputs, y, branch, grads, step)
+                opt.step()
+            opt.clear_grad()
+            losses.append(float(loss))
+            print(f"rank {rank} step {step} loss {float(loss):.8f}", flush=True)
+            if scenario == "stall" and rank == 1 and step == 1:
+                waited = _wait_for_rank0(args.api_run_dir)
+    np.savez(out / "grads.npz", **grads)
+    np.savez(out / "final.npz", **{n: p.numpy() for n, p in model.named_parameters()})
+    result = {"rank": rank, "world_size": world, "losses": losses, "patched": patched,
+              "collectives": dict(counts)}  # fmt: skip
+    if scenario == "stall" and rank == 1:
+        result["waited_for_rank0"] = waited
+    (out / "result.json").write_text(json.dumps(result))
+
+
+def _step(model, inputs, y, branch, grads, step):
+    pred = model(*inputs, branch=branch)
+    loss = ((pred - paddle.to_tensor(y)) ** 2).mean()
+    loss.backward()
+    for name, p in model.named_parameters():
+        if p.grad is not None:
+            grads[f"{step}/{name}"] = p.grad.numpy()
+    return loss
+
+
+def _recording(args, model, rank):
+    import contextlib
+
+    if args.api_run_dir is None:
+        return contextlib.nullcontext()
+    from paddleviz_widget import trace
+
+    run_dir = args.api_run_dir
+    if args.scenario == "disagree":
+        run_dir = os.path.join(run_dir, f"from-rank-{rank}")  # the ranks disagree about it
+    ranks = args.ranks if args.ranks == "all" else [int(r) for r in args.ranks.split(",")]
+    return trace(model, stats=True, every=EVERY, run_dir=run_dir, ranks=ranks)
+
+
+def _count_collectives():
+    """Calls of paddle.distributed's collectives from here on (DataParallel's all-reduce runs
+    in C++ and is not counted: what is counted is what Python code, ours included, calls)."""
+    counts = {name: 0 for name in COLLECTIVES}
+    for name in COLLECTIVES:
+        original = getattr(dist, name, None)
+        if original is None:
+            continue
+
+        def counted(*a, _name=name, _original=original, **k):
+            counts[_name] += 1
+            return _original(*a, **k)
+
+        setattr(dist, name, counted)
+    return counts
+
+
+def _wait_for_rank0(run_dir, timeout=120.0):
+    """Rank 1, inside its trace(), until rank 0's log says finished: seconds waited."""
+    meta = Path(run_dir) / "rank-00000" / "run.json"
+    start = time.monotonic()
+    while time.monotonic() - start < timeout:
+        try:
+            if json.loads(meta.read_text())["status"] == "finished":
+                return time.monotonic() - start
+        except (OSError, ValueError, KeyError):
+            pass
+        time.sleep(0.05)
+    return None
+
+
+def _write_plan(out, scenario, world, model):
+    names = [n for n, _ in model.named_parameters()]
+    plan = {"scenario": scenario, "world_size": world, "steps": STEPS, "every": EVERY,
+            "params": names, "findings": []}  # fmt: skip
+    if scenario == "nan":
+        plan["findings"].append({"kind": "nonfinite", "ranks": [NAN_RANK], "step": NAN_STEP,
+                                 "layer": _name(names, "fc1"), "params": names})  # fmt: skip
+    elif scenario == "branch":
+        extra = [n for n in names if ".extra." in f".{n}"]
+        plan["findings"].append({"kind": "missing_grad", "step": 0, "layer": _name(names, "extra"),
+                                 "ranks": [r for r in range(world) if r != BRANCH_RANK],
+                                 "params": extra})  # fmt: skip
+    elif scenario == "nosync":
+        plan["findings"].append({"kind": "unsynced", "step": NOSYNC_STEP, "layer": None,
+                                 "ranks": list(range(world)), "params": names})  # fmt: skip
+    (out / "scenario.json").write_text(json.dumps(plan, indent=1))
+
+
+def _name(names, layer):
+    """The layer's path as the run log names layers (the parameter name less its last part)."""
+    return next(n.rsplit(".", 1)[0] for n in names if n.rsplit(".", 1)[0].endswith(layer))
+
+
+if __name__ == "__main__":
+    main()
