@@ -31,6 +31,9 @@ The suffix of -o picks what is written:
 {chr(10).join(f"  {suffix:6} {what}" for suffix, what in FORMATS.items())}
 (the view: the one the explorer opens on).
 
+Under paddle.distributed.launch ($({PROG} --script-path) as the launcher's script),
+each rank writes its own file: -o graph.html gives graph.rank-00000.html, graph.rank-00001.html...
+
 An existing -o file is not replaced: the command stops before the script runs and says so,
 unless --force is given (with --all: any existing FILE_NNN.suffix counts).
 
@@ -131,7 +134,7 @@ def main(argv: list[str] | None = None) -> int:
     if not script.is_file():
         parser.error(f"no such script: {script} (pass the path of a .py file)")
     try:  # before the script runs: a bad -o must not cost a training run
-        output = check_target(Path(options.output).absolute())
+        output = check_target(_per_rank(Path(options.output).absolute()))
     except (ValueError, OSError) as error:
         parser.error(str(error))
     existing = _existing(output, every=options.all)
@@ -161,6 +164,17 @@ def main(argv: list[str] | None = None) -> int:
         collector.discard()
     _say(_summary(written, session.calls, options.step))
     return 0
+
+
+def _per_rank(output: Path) -> Path:
+    """Under paddle.distributed.launch every rank runs this command: each writes its own
+    file, named by its rank (graph.html -> graph.rank-00001.html), never one file twice."""
+    from ..runs.job_rank import job_rank
+
+    job = job_rank()
+    if not job.launched:
+        return output
+    return output.with_name(f"{output.stem}.rank-{job.rank:05d}{output.suffix}")
 
 
 def _existing(output: Path, *, every: bool) -> Path | None:

@@ -177,3 +177,16 @@ def _clean_env() -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PADDLE_", "POD_"))}
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")]))
     return env
+
+
+def test_graph_cli_under_a_launcher_writes_one_file_per_rank(as_rank, tmp_path):
+    from paddleviz_widget.cli.main import main
+
+    script = tmp_path / "train.py"
+    script.write_text(
+        "import paddle\nm = paddle.nn.Linear(3, 2)\nm(paddle.ones([1, 3])).sum().backward()\n"
+    )
+    as_rank(1)
+    assert main(["-o", str(tmp_path / "g.json"), str(script)]) == 0
+    written = json.loads((tmp_path / "g.rank-00001.json").read_text())
+    assert written["schema_version"].startswith("2.") and not (tmp_path / "g.json").exists()
