@@ -166,16 +166,26 @@ def _write_plan(out, scenario, world, model):
     plan = {"scenario": scenario, "world_size": world, "steps": STEPS, "every": EVERY,
             "params": names, "findings": []}  # fmt: skip
     if scenario == "nan":
+        # Only rank 2's loss is NaN at that step; after the all-reduce every rank's gradients
+        # of every parameter hold NaN from that step on.
         plan["findings"].append({"kind": "nonfinite", "ranks": [NAN_RANK], "step": NAN_STEP,
-                                 "layer": _name(names, "fc1"), "params": names})  # fmt: skip
+                                 "layer": _name(names, "fc1"), "params": names,
+                                 "seen_in": "loss"})  # fmt: skip
     elif scenario == "branch":
         extra = [n for n in names if ".extra." in f".{n}"]
+        # DataParallel(find_unused_parameters=True) all-reduces zeros into the branch's
+        # parameters on the other ranks: their p.grad is there, synchronised; the evidence is
+        # the backward graphs of the full captures (meta.unreached_params on those ranks).
         plan["findings"].append({"kind": "missing_grad", "step": 0, "layer": _name(names, "extra"),
                                  "ranks": [r for r in range(world) if r != BRANCH_RANK],
-                                 "params": extra})  # fmt: skip
+                                 "params": extra, "seen_in": "captures",
+                                 "captured_steps": list(range(0, STEPS, EVERY))})  # fmt: skip
     elif scenario == "nosync":
+        # Each rank's own gradients at that step (no all-reduce), every parameter's different;
+        # the parameters differ across ranks from then on.
         plan["findings"].append({"kind": "unsynced", "step": NOSYNC_STEP, "layer": None,
-                                 "ranks": list(range(world)), "params": names})  # fmt: skip
+                                 "ranks": list(range(world)), "params": names,
+                                 "seen_in": "norms"})  # fmt: skip
     (out / "scenario.json").write_text(json.dumps(plan, indent=1))
 
 
