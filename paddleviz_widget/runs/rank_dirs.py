@@ -20,6 +20,8 @@ NEW_DIR = "give this launch a new directory (e.g. runs/exp2) or delete the old l
 def check_run_dir(run_dir: str | os.PathLike[str], job: JobRank) -> None:
     """RunLogError when ``run_dir`` holds logs another job (or a lone process) wrote."""
     path = Path(run_dir)
+    if path.exists() and not path.is_dir():
+        raise RunLogError(f"{path} is a file, not a directory: give run_dir a folder")
     if not path.is_dir():
         return
     ranked = _rank_logs(path)

@@ -128,6 +128,13 @@ def test_a_run_dir_of_another_job_is_refused_before_anything(as_rank, tmp_path):
     assert [p.name for p in (tmp_path / "run").iterdir()] == ["rank-00000"]
 
 
+def test_a_file_as_run_dir_is_refused(as_rank, tmp_path):
+    as_rank(1)
+    (tmp_path / "run").write_text("not a folder")
+    with pytest.raises(RunLogError, match="run is a file, not a directory"):
+        trace(paddle.nn.Linear(3, 2), stats=True, run_dir=tmp_path / "run")
+
+
 def test_single_and_multi_rank_logs_do_not_mix(as_rank, monkeypatch, tmp_path):
     model = paddle.nn.Linear(3, 2)
     for name in ("PADDLE_TRAINER_ID", "PADDLE_TRAINERS_NUM", "PADDLE_GLOBAL_RANK",
