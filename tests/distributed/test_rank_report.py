@@ -1,0 +1,53 @@
+"""The cross-rank report (runs/ranks.py, the reading side of issue 21, written beside this
+branch) on the real jobs of test_rank_capture.py: what each scenario planted (its
+scenario.json) is what ``open_ranks(run_dir).report()`` finds, and a healthy job has nothing.
+Written to the two engineers' contract (/work/notes/rank-contract.md); skipped until
+paddleviz_widget.runs.ranks is there."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from paddleviz_widget.errors import RunLogError
+
+ranks_api = pytest.importorskip("paddleviz_widget.runs.ranks")
+pytestmark = pytest.mark.timeout(900)
+
+
+def _plan(job):
+    return json.loads((job.out / "scenario.json").read_text())["findings"]
+
+
+def test_a_healthy_job_reports_nothing(launched):
+    job = launched("healthy")
+    assert ranks_api.is_ranked(job.run_dir)
+    run = ranks_api.open_ranks(job.run_dir)
+    assert (run.world_size, run.ranks) == (4, [0, 1, 2, 3])
+    assert run.report() == []
+
+
+@pytest.mark.parametrize("name", ["nan", "branch", "nosync"])
+def test_the_planted_finding_is_reported(launched, name):
+    job = launched(name)
+    (planted,) = _plan(job)
+    found = [f for f in ranks_api.open_ranks(job.run_dir).report() if f.kind == planted["kind"]]
+    assert found, f"{name}: no {planted['kind']} finding"
+    first = found[0]
+    assert (first.step, sorted(first.ranks)) == (planted["step"], planted["ranks"])
+    assert set(first.params) <= set(planted["params"]) and first.params
+    assert f"rank {planted['ranks'][0]}" in str(first) and str(planted["step"]) in str(first)
+    if planted["kind"] == "unsynced":
+        assert first.value is not None and first.value > 0
+
+
+def test_ranks_left_out_by_choice_are_a_note(launched):
+    run = ranks_api.open_ranks(launched("subset").run_dir)  # --ranks 1
+    assert run.ranks == [1] and run.notes
+
+
+def test_a_rank_whose_log_went_elsewhere_is_named(launched):
+    where = launched("disagree").run_dir / "from-rank-0"  # rank 1 wrote under from-rank-1
+    with pytest.raises(RunLogError, match=r"\b1\b"):  # missing: rank 1, which `ranks` (all) says
+        ranks_api.open_ranks(where)
