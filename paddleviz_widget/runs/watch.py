@@ -136,7 +136,8 @@ class RunWatch:
     def fail(self, error: Exception) -> None:
         """Something of ours failed: say so once, stop recording; the training goes on."""
         line = traceback.format_exception_only(type(error), error)[-1].strip()
-        print(f"paddleviz_widget: run log {self.run_dir} stopped at step {self.step}: {line}",
+        where = self.writer.path if self.writer is not None else self.run_dir  # a rank's own dir
+        print(f"paddleviz_widget: run log {where} stopped at step {self.step}: {line}",
               file=sys.stderr)  # fmt: skip
         writer, self.writer, self._gave_up, self.model = self.writer, None, True, None
         summary = getattr(self, "_summary", None)
