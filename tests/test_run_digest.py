@@ -64,13 +64,17 @@ def _oracle_layer_norm(arrays: list[tuple[np.ndarray, ...]]) -> np.ndarray:
 
 def test_digest_parts_hold_layer_norms_flags_and_missing_bits(tmp_path):
     arrays = _arrays(230)  # two whole parts and a last short one
-    _write(tmp_path / "run", arrays)
+    writer = _write(tmp_path / "run", arrays, close=False)
     assert json.loads((tmp_path / "run" / fmt.META).read_text())["run_schema"] == "1.2"
     digests = sorted((tmp_path / "run" / fmt.DIGESTS).glob("digest-*.parquet"))
     assert [p.name[len("digest-") :] for p in digests] == [
         p.name[len("part-") :] for p in sorted((tmp_path / "run" / fmt.STEPS).glob("part-*"))
     ]
     assert pq.read_table(digests[0]).num_rows == fmt.FLUSH_EVERY
+    writer.close()  # the parts joined into one file, a row group each
+    assert [p.name for p in (tmp_path / "run" / fmt.DIGESTS).iterdir()] == [fmt.DIGEST_ALL]
+    whole = pq.ParquetFile(tmp_path / "run" / fmt.DIGESTS / fmt.DIGEST_ALL)
+    assert [whole.metadata.row_group(i).num_rows for i in range(3)] == [100, 100, 30]
     run = open_run(tmp_path / "run")
     np.testing.assert_allclose(run.layer_norm(), _oracle_layer_norm(arrays), rtol=1e-6)
     d = run.digests()

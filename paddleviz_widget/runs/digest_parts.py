@@ -13,13 +13,17 @@ from .digest import COLUMNS
 from .errors import RunLogError
 
 
-def read_digest_part(path: Path, n_layers: int) -> dict[str, np.ndarray]:
+def read_digest_part(
+    path: Path, n_layers: int, columns: Any = COLUMNS
+) -> dict[str, np.ndarray]:
     """A digest part's columns as arrays: layer_norm float32 (S, L), layer_bad bool (S, L),
     missing_bits uint8 (S, bytes), the others (S,)."""
     import pyarrow.parquet as pq
 
+    if not path.exists():
+        raise RunLogError(f"{path} does not exist")
     try:
-        table = pq.read_table(path, columns=list(COLUMNS))
+        table = pq.read_table(path, columns=list(columns))
     except Exception as exc:  # pyarrow raises its own types for a damaged file
         raise RunLogError(
             f"{path} cannot be read as Parquet ({exc}): it was damaged after it was written; "
@@ -31,6 +35,8 @@ def read_digest_part(path: Path, n_layers: int) -> dict[str, np.ndarray]:
         "loss": table.column("loss").to_numpy(zero_copy_only=False).astype(np.float64),
     }
     for key, dtype in (("layer_norm", np.float32), ("layer_bad", np.uint8)):
+        if key not in columns:
+            continue
         flat = table.column(key).combine_chunks().flatten().to_numpy(zero_copy_only=False)
         grid = np.asarray(flat, dtype).reshape(rows, -1) if rows else np.zeros((0, n_layers))
         out[key] = grid[:, :n_layers].astype(np.float32 if key == "layer_norm" else bool)
@@ -42,7 +48,7 @@ def read_digest_part(path: Path, n_layers: int) -> dict[str, np.ndarray]:
     out["missing_bits"] = values[bits.offset * width : (bits.offset + rows) * width].reshape(
         rows, width
     )
-    if out["layer_norm"].shape != (rows, n_layers):
+    if "layer_norm" in out and out["layer_norm"].shape != (rows, n_layers):
         raise RunLogError(f"{path}: its layer_norm rows do not have one value per layer of "
                           "run.json: the files are from different runs")  # fmt: skip
     return out

@@ -22,7 +22,10 @@ writers and none is locked, so many ranks can write beside each other on NFS/Lus
                                      parameters without a gradient, np.packbits order); what
                                      the first view and the cross-rank report read instead of
                                      every parameter's column (runs/digest.py). Written before
-                                     its part, so a part's digest is there when it is
+                                     its part, so a part's digest is there when it is.
+    RUN_DIR/digests/all.parquet      (1.2) at the end, the digest parts joined in one file (a
+                                     row group per part) and the parts removed: a reader of
+                                     many ranks opens one file per rank
     RUN_DIR/tail.jsonl               the steps since the last part, one JSON line per step:
                                      {"step", "loss", "norm": [...], "max_abs", "nan", "inf"}
                                      (lists in run.json's params order, null: no gradient; a
@@ -55,6 +58,7 @@ READS_MAJOR = 1  # run_schema majors this reader understands
 META = "run.json"
 STEPS = "steps"
 DIGESTS = "digests"  # 1.2: digest parts, one per part in steps/
+DIGEST_ALL = "all.parquet"  # 1.2: a finished log's digest parts as one file (in DIGESTS)
 TAIL = "tail.jsonl"
 ANOMALIES = "anomalies.jsonl"
 CAPTURES = "captures"

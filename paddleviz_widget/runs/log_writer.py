@@ -115,6 +115,7 @@ class RunLogWriter:
         self._flush_part()
         self._tail_file.close()
         self._tail_file = None
+        self._join_digests()
         (self.path / fmt.TAIL).unlink(missing_ok=True)
         self.meta["status"] = status
         self.meta["ended"] = datetime.datetime.now(datetime.timezone.utc).isoformat()
@@ -206,3 +207,23 @@ class RunLogWriter:
         tmp = target.with_name(f".{target.name}.tmp")
         pq.write_table(table, tmp, compression="zstd")
         os.replace(tmp, target)
+
+    def _join_digests(self) -> None:
+        """At the end: the digest parts as one file (digests/all.parquet, a row group per
+        part), so a reader of many ranks opens one file per rank; then the parts go."""
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        folder = self.path / fmt.DIGESTS
+        parts = sorted(folder.glob("digest-*.parquet"))
+        if not parts:
+            return
+        try:
+            table = pa.concat_tables([pq.read_table(p) for p in parts])
+            tmp = folder / f".{fmt.DIGEST_ALL}.tmp"
+            pq.write_table(table, tmp, compression="zstd", row_group_size=fmt.FLUSH_EVERY)
+            os.replace(tmp, folder / fmt.DIGEST_ALL)
+        except (OSError, pa.ArrowException):
+            return  # the parts stay: readers read them instead
+        for p in parts:
+            p.unlink(missing_ok=True)

@@ -186,7 +186,14 @@ class RunLog:
             return self._digests
         out = digest_parts.empty(len(self.steps), len(self.layers), len(self.params))
         covered = np.zeros(len(self.steps), bool)
+        whole = self._digest_file(fmt.DIGEST_ALL)  # a finished log's parts in one file
+        if whole is not None and len(whole["step"]):
+            rows = np.searchsorted(self.steps, whole["step"])
+            digest_parts.place(out, rows, whole)
+            covered[rows] = True
         for name in sorted(self._parts):
+            if covered[np.searchsorted(self.steps, self._parts[name].steps)].all():
+                continue
             got = self._digest_file(name)
             if got is not None and len(got["step"]):
                 rows = np.searchsorted(self.steps, got["step"])
@@ -212,34 +219,34 @@ class RunLog:
 
     def param_row(self, stat: str, step: int) -> np.ndarray:
         """float32 (params,): one recorded step's stat, reading only the part holding it."""
-        if stat not in fmt.STATS:
-            raise ValueError(f"stat must be one of {', '.join(fmt.STATS)}, got {stat!r}")
-        n = len(self.params)
-        if stat in self._stats:
-            return self._stats[stat][np.searchsorted(self.steps, step)]
-        tail = self._tail
-        if tail is not None:
-            at = np.flatnonzero(tail["step"][:: max(n, 1)] == step)
-            if len(at):
-                return tail[stat].reshape(-1, n)[at[0]].copy()
-        for name in sorted(self._parts):
-            part = self._parts[name]
-            if step in part.steps:
-                values, step_of_row, param = part.stat(stat)
-                row = np.full(n, np.nan, np.float32)
-                if param is None or step_of_row is None:
-                    return values.reshape(-1, n)[int(np.searchsorted(part.steps, step))].copy()
-                hit = step_of_row == step
-                row[param[hit]] = values[hit]
-                return row
+        n, tail = len(self.params), self._tail
+        if stat in self._stats or stat not in fmt.STATS:
+            return self.param_stat(stat)[np.searchsorted(self.steps, step)]
+        if tail is not None and (at := np.flatnonzero(tail["step"][:: max(n, 1)] == step)).size:
+            return tail[stat].reshape(-1, n)[at[0]].copy()
+        for part in (p for p in self._parts.values() if step in p.steps):
+            values, step_of_row, param = part.stat(stat)
+            if param is None or step_of_row is None:
+                return values.reshape(-1, n)[int(np.searchsorted(part.steps, step))].copy()
+            row = np.full(n, np.nan, np.float32)
+            row[param[step_of_row == step]] = values[step_of_row == step]
+            return row
         raise ValueError(f"step {step} is not recorded in run log {self.path}")
 
     def _digest_file(self, name: str) -> dict[str, np.ndarray] | None:
-        if name not in self._digest_files:
-            path = self.path / fmt.DIGESTS / fmt.digest_of_part(name)
-            self._digest_files[name] = (
-                digest_parts.read_digest_part(path, len(self.layers)) if path.exists() else None
-            )
+        """Part ``name``'s digest part, or DIGEST_ALL; None where there is none."""
+        if name not in self._digest_files or name == fmt.DIGEST_ALL:
+            leaf = name if name == fmt.DIGEST_ALL else fmt.digest_of_part(name)
+            path = self.path / fmt.DIGESTS / leaf
+            try:
+                got = digest_parts.read_digest_part(path, len(self.layers))
+            except RunLogError:
+                if path.exists():
+                    raise
+                got = None  # none (1.0/1.1), or joined into DIGEST_ALL meanwhile
+            if name == fmt.DIGEST_ALL:
+                return got
+            self._digest_files[name] = got
         return self._digest_files[name]
 
     def graph(self, step: int) -> dict[str, Any]:

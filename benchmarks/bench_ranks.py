@@ -1,0 +1,76 @@
+"""A multi-rank run in the run explorer: how long 64 ranks x 2,000 steps x 1,000 parameters
+take to open (to the first view) and to switch rank (a script, not a test)
+
+    python benchmarks/bench_ranks.py                      # writes /tmp/pvw-ranks-64 once
+    python benchmarks/bench_ranks.py --run-dir DIR --ranks 64 --steps 2000 --params 1000
+
+The run is written once by tests/rank_logs.ranked_run (the run log's own writer, one per
+rank, as a launched job's ranks write it; a NaN planted in rank 37's batch at step 1234) and
+reused. Figures: wall and process CPU time, medians over --reps in this process (files in the
+OS cache after the first), and what was opened.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from pathlib import Path
+from statistics import median
+
+import common  # noqa: F401 (import path, quiet Paddle)
+
+HERE = Path(__file__).resolve().parent
+
+
+def generate(path: Path, ranks: int, steps: int, params: int) -> None:
+    sys.path.insert(0, str(HERE.parent / "tests"))
+    from rank_logs import Plant, ranked_run, wide_params
+
+    infos, layers = wide_params(params)
+    start = time.perf_counter()
+    ranked_run(path, ranks, steps, params=infos, layers=layers, every=500,
+               plant=Plant(nan=(37, 1234)), keep=False)  # fmt: skip
+    print(f"wrote {path} in {time.perf_counter() - start:.0f} s")
+
+
+def first_view(path: Path) -> tuple[object, object]:
+    from paddleviz_widget.runs.view_widget import RunWidget
+
+    w = RunWidget(path)
+    return w, w.log
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--run-dir", default="/tmp/pvw-ranks-64")
+    parser.add_argument("--ranks", type=int, default=64)
+    parser.add_argument("--steps", type=int, default=2000)
+    parser.add_argument("--params", type=int, default=1000)
+    parser.add_argument("--reps", type=int, default=3)
+    args = parser.parse_args()
+    path = Path(args.run_dir)
+    if not (path / "rank-00000" / "run.json").exists():
+        generate(path, args.ranks, args.steps, args.params)
+    opened, cpu_opened, switched, cpu_switched = [], [], [], []
+    for _ in range(args.reps):
+        t, c = time.perf_counter(), time.process_time()
+        w, _ = first_view(path)
+        opened.append(time.perf_counter() - t)
+        cpu_opened.append(time.process_time() - c)
+        t, c = time.perf_counter(), time.process_time()
+        w.rank = w.ranked.ranks[-1]  # type: ignore[attr-defined]
+        switched.append(time.perf_counter() - t)
+        cpu_switched.append(time.process_time() - c)
+    ranked = w.ranked  # type: ignore[attr-defined]
+    files = sum(1 for _ in os.scandir(path))
+    print(f"{path}: {len(ranked.ranks)} ranks x {len(w.log.steps)} steps x "  # type: ignore[attr-defined]
+          f"{len(ranked.params)} parameters ({files} rank dirs); {len(ranked.report())} findings")
+    print(f"open to first view {median(opened):.2f} s wall ({median(cpu_opened):.2f} s CPU); "
+          f"rank switch {median(switched):.2f} s wall ({median(cpu_switched):.2f} s CPU) "
+          f"(medians of {args.reps}; load {os.getloadavg()[0]:.1f})")  # fmt: skip
+
+
+if __name__ == "__main__":
+    main()
