@@ -65,8 +65,10 @@ def main() -> None:
         cpu_switched.append(time.process_time() - c)
     ranked = w.ranked  # type: ignore[attr-defined]
     files = sum(1 for _ in os.scandir(path))
-    print(f"{path}: {len(ranked.ranks)} ranks x {len(w.log.steps)} steps x "  # type: ignore[attr-defined]
-          f"{len(ranked.params)} parameters ({files} rank dirs); {len(ranked.report())} findings")
+    print(
+        f"{path}: {len(ranked.ranks)} ranks x {len(w.log.steps)} steps x "  # type: ignore[attr-defined]
+        f"{len(ranked.params)} parameters ({files} rank dirs); {len(ranked.report())} findings"
+    )
     print(f"open to first view {median(opened):.2f} s wall ({median(cpu_opened):.2f} s CPU); "
           f"rank switch {median(switched):.2f} s wall ({median(cpu_switched):.2f} s CPU) "
           f"(medians of {args.reps}; load {os.getloadavg()[0]:.1f})")  # fmt: skip

@@ -86,9 +86,17 @@ def ranked_run(
     assert layers is not None
     recorded = list(range(world_size)) if ranks is None else ranks
     writers = {
-        r: RunLogWriter(fmt.rank_dir(run_dir, r), params=params, layers=layers, every=every,
-                        thresholds={}, rank=r, world_size=world_size, run_id=run_id,
-                        ranks=ranks)  # fmt: skip
+        r: RunLogWriter(
+            fmt.rank_dir(run_dir, r),
+            params=params,
+            layers=layers,
+            every=every,
+            thresholds={},
+            rank=r,
+            world_size=world_size,
+            run_id=run_id,
+            ranks=ranks,
+        )  # fmt: skip
         for r in recorded
     }
     n = len(params)
@@ -125,6 +133,9 @@ def wide_params(n_params: int) -> tuple[list[Any], list[str]]:
     """``n_params`` parameters, a weight and a bias per layer (the benchmark's model)."""
     from paddleviz_widget.runs.params import ParamInfo
 
-    infos = [ParamInfo(f"blocks.{i // 2}.{'bias' if i % 2 else 'weight'}", f"blocks.{i // 2}",
-                       (64,) if i % 2 else (64, 64), "float32") for i in range(n_params)]  # fmt: skip
+    infos = [
+        ParamInfo(f"blocks.{i // 2}.{'bias' if i % 2 else 'weight'}", f"blocks.{i // 2}",
+                  (64,) if i % 2 else (64, 64), "float32")
+        for i in range(n_params)
+    ]  # fmt: skip
     return infos, list(dict.fromkeys(p.layer for p in infos))

@@ -13,9 +13,7 @@ from .digest import COLUMNS
 from .errors import RunLogError
 
 
-def read_digest_part(
-    path: Path, n_layers: int, columns: Any = COLUMNS
-) -> dict[str, np.ndarray]:
+def read_digest_part(path: Path, n_layers: int, columns: Any = COLUMNS) -> dict[str, np.ndarray]:
     """A digest part's columns as arrays: layer_norm float32 (S, L), layer_bad bool (S, L),
     missing_bits uint8 (S, bytes), the others (S,)."""
     import pyarrow.parquet as pq
