@@ -24,14 +24,16 @@ import common  # noqa: F401 (import path, quiet Paddle)
 HERE = Path(__file__).resolve().parent
 
 
-def generate(path: Path, ranks: int, steps: int, params: int) -> None:
+def generate(
+    path: Path, ranks: int, steps: int, params: int, only: list[int] | None = None
+) -> None:
     sys.path.insert(0, str(HERE.parent / "tests"))
     from rank_logs import Plant, ranked_run, wide_params
 
     infos, layers = wide_params(params)
     start = time.perf_counter()
     ranked_run(path, ranks, steps, params=infos, layers=layers, every=500,
-               plant=Plant(nan=(37, 1234)), keep=False)  # fmt: skip
+               plant=Plant(nan=(37, 1234)), keep=False, only=only)  # fmt: skip
     print(f"wrote {path} in {time.perf_counter() - start:.0f} s")
 
 
@@ -51,8 +53,17 @@ def main() -> None:
     parser.add_argument("--reps", type=int, default=3)
     args = parser.parse_args()
     path = Path(args.run_dir)
-    if not (path / "rank-00000" / "run.json").exists():
-        generate(path, args.ranks, args.steps, args.params)
+    if not (path / "rank-00000" / "run.json").exists():  # two processes, half the ranks each
+        import subprocess
+
+        code = ("import sys, common, bench_ranks; from pathlib import Path; "
+                "bench_ranks.generate(Path(sys.argv[1]), *map(int, sys.argv[2:5]), "
+                "only=list(range(int(sys.argv[5]), int(sys.argv[2]), 2)))")  # fmt: skip
+        argv = [str(path), str(args.ranks), str(args.steps), str(args.params)]
+        jobs = [subprocess.Popen([sys.executable, "-c", code, *argv, str(k)], cwd=HERE)
+                for k in (0, 1)]  # fmt: skip
+        if any(j.wait() for j in jobs):
+            sys.exit("generating the run failed")
     opened, cpu_opened, switched, cpu_switched = [], [], [], []
     for _ in range(args.reps):
         t, c = time.perf_counter(), time.process_time()

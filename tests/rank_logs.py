@@ -71,7 +71,7 @@ def ranked_run(
     params: list[Any] | None = None, layers: list[str] | None = None,
     captures: dict[bool, dict[str, Any]] | None = None, every: int = 10,
     run_id: str = "job-1", ranks: list[int] | None = None, running: tuple[int, ...] = (),
-    seed: int = 0, keep: bool = True,
+    seed: int = 0, keep: bool = True, only: list[int] | None = None,
 ) -> dict[str, Any]:  # fmt: skip
     """Write the job's rank logs; returns {"writers" (still open: ``running``), "norms"
     {rank: (S, P)}, "loss" {rank: (S,)}}."""
@@ -85,6 +85,8 @@ def ranked_run(
         plant.branch = [i for i, p in enumerate(params) if p.layer == "branch"]
     assert layers is not None
     recorded = list(range(world_size)) if ranks is None else ranks
+    if only is not None:  # this process writes these of them (the others: another process)
+        recorded = [r for r in recorded if r in only]
     writers = {
         r: RunLogWriter(
             fmt.rank_dir(run_dir, r),
@@ -100,17 +102,18 @@ def ranked_run(
         for r in recorded
     }
     n = len(params)
-    rng = np.random.default_rng(seed)
-    base = np.exp(rng.normal(-2, 1, n))
+    base = np.exp(np.random.default_rng(seed).normal(-2, 1, n))
     zeros = np.zeros(n)
     norms = {r: np.zeros((steps if keep else 1, n), np.float32) for r in recorded}
     losses = {r: np.zeros(steps) for r in recorded}
     for step in range(steps):
+        rng = np.random.default_rng([seed, step])  # the same draws whichever ranks are written
         shared = base * np.exp(rng.normal(0, 0.2, n))
+        jitter = rng.random(world_size)
         for r in recorded:
             norm = shared.copy()
             nan = zeros
-            loss = float(2 * np.exp(-step / 50) + 0.01 * r + 0.001 * rng.random())
+            loss = float(2 * np.exp(-step / 50) + 0.01 * r + 0.001 * jitter[r])
             if plant.branch and r != plant.branch_rank:
                 norm[plant.branch] = np.nan  # the branch not taken: no gradient here
             if plant.nan is not None and step == plant.nan[1]:

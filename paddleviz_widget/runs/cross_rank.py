@@ -175,23 +175,30 @@ def _unsynced(
     """Steps where ranks with equal missing bits have different digests."""
     if not len(common):
         return []
-    same_bits = (bits == bits[:1]).all(axis=2)  # (R, S): rank agrees with ranks[0]'s bits
-    all_same = same_bits.all(0)
-    equal = (digest == digest[:1]).all(0) & all_same
-    if not equal.any():
+    # At each step, the ranks with the same parameters without gradient are compared: do they
+    # ever agree (the run synchronises), and where do they not?
+    compared = np.zeros(len(common), bool)
+    mismatch = np.zeros(len(common), bool)
+    agree = np.zeros(len(common), bool)
+    uniform = (bits == bits[:1]).all(axis=(0, 2))
+    compared[uniform] = True  # the usual step: every rank in one group
+    mismatch[uniform] = (digest[:, uniform] != digest[:1, uniform]).any(0)
+    agree[uniform] = ~mismatch[uniform]
+    for s in np.flatnonzero(~uniform):
+        keys = [bits[i, s].tobytes() for i in range(len(run.ranks))]
+        for key in set(keys):
+            members = [i for i, k in enumerate(keys) if k == key]
+            if len(members) > 1:
+                compared[s] = True
+                same = len({int(digest[i, s]) for i in members}) == 1
+                mismatch[s] |= not same
+                agree[s] |= same
+    if compared.any() and not agree.any():
         run.notes.append(
             "the ranks' gradients differ at every step: not synchronised by data parallelism "
             "(tensor or pipeline parallel, or separate runs), so no 'unsynced' finding"
         )
         return []
-    # Compare each rank with the others of the same missing bits at that step.
-    mismatch = np.zeros(len(common), bool)
-    for s in np.flatnonzero(~equal):
-        keys = [bits[i, s].tobytes() for i in range(len(run.ranks))]
-        for key in set(keys):
-            members = [i for i, k in enumerate(keys) if k == key]
-            if len({int(digest[i, s]) for i in members}) > 1:
-                mismatch[s] = True
     hits = np.flatnonzero(mismatch)
     if not len(hits):
         return []

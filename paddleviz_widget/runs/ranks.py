@@ -26,7 +26,7 @@ from .params import ParamInfo
 from .reader import RunLog, read_meta
 from .status import effective_status
 
-__all__ = ["RankFinding", "RankedRun", "is_ranked", "open_ranks"]
+__all__ = ["RankFinding", "RankedRun", "is_ranked", "open_any", "open_ranks"]
 
 _RANK_DIR = re.compile(re.escape(fmt.RANK_PREFIX) + r"(\d{5,})")
 _STEP_COLUMNS = ["step", "loss", "digest", "missing", "nonfinite", "missing_bits"]
@@ -47,6 +47,11 @@ def is_ranked(path: str | os.PathLike[str]) -> bool:
     """True when ``path`` holds rank-NNNNN/ logs (a multi-rank job's run dir)."""
     p = Path(path)
     return not (p / fmt.META).exists() and bool(_rank_dirs(p))
+
+
+def open_any(path: str | os.PathLike[str]) -> RunLog | RankedRun:
+    """A multi-rank run when ``path`` holds rank-NNNNN/ logs, else the run log there."""
+    return open_ranks(path) if is_ranked(path) else RunLog(Path(path))
 
 
 def open_ranks(path: str | os.PathLike[str]) -> RankedRun:
@@ -197,7 +202,12 @@ class RankedRun:
     def layer_norm_at(self, step: int) -> np.ndarray:
         """float32 (ranks, layers): each rank's layer gradient norms at ``step`` (NaN: no
         gradient, or the rank did not record that step), rows in ``ranks`` order."""
+        return self.layers_at(step)[0]
+
+    def layers_at(self, step: int) -> tuple[np.ndarray, np.ndarray]:
+        """(layer_norm_at(step), bool (ranks, layers): the layer had NaN/Inf gradients)."""
         out = np.full((len(self.ranks), len(self.layers)), np.nan, np.float32)
+        bad = np.zeros(out.shape, bool)
         for i, r in enumerate(self.ranks):
             steps = self.steps_of(r)["step"]
             at = int(np.searchsorted(steps, step))
@@ -205,10 +215,10 @@ class RankedRun:
                 continue
             whole = self._whole(r)
             if whole is None:
-                out[i] = self.rank(r).layer_norm()[at]
+                out[i], bad[i] = self.rank(r).layer_norm()[at], self.rank(r).layer_bad()[at]
             else:
-                out[i] = _row_of(whole, at, len(self.layers))
-        return out
+                out[i], bad[i] = _row_of(whole, at, len(self.layers))
+        return out, bad
 
     def report(self) -> list[RankFinding]:
         """Cross-rank findings, ordered: nonfinite, missing_grad, unsynced (cross_rank.py)."""
@@ -236,8 +246,8 @@ def _read_columns(path: Path, columns: list[str]) -> dict[str, np.ndarray]:
     return read_digest_part(path, 0, columns)
 
 
-def _row_of(path: Path, at: int, n_layers: int) -> np.ndarray:
-    """Row ``at`` of a joined digest file's layer norms, reading only its row group."""
+def _row_of(path: Path, at: int, n_layers: int) -> tuple[np.ndarray, np.ndarray]:
+    """Row ``at`` of a joined digest file's layer norms and flags, reading its row group."""
     import pyarrow.parquet as pq
 
     f = pq.ParquetFile(path)
@@ -245,8 +255,11 @@ def _row_of(path: Path, at: int, n_layers: int) -> np.ndarray:
     for g in range(f.num_row_groups):
         rows = f.metadata.row_group(g).num_rows
         if at < start + rows:
-            table = f.read_row_group(g, columns=["layer_norm"])
-            flat = table.column("layer_norm").combine_chunks().flatten().to_numpy()
-            return np.asarray(flat, np.float32).reshape(rows, -1)[at - start, :n_layers]
+            table = f.read_row_group(g, columns=["layer_norm", "layer_bad"])
+            got = []
+            for key in ("layer_norm", "layer_bad"):
+                flat = table.column(key).combine_chunks().flatten().to_numpy()
+                got.append(np.asarray(flat).reshape(rows, -1)[at - start, :n_layers])
+            return got[0].astype(np.float32), got[1].astype(bool)
         start += rows
-    return np.full(n_layers, np.nan, np.float32)
+    return np.full(n_layers, np.nan, np.float32), np.zeros(n_layers, bool)
