@@ -75,13 +75,17 @@ def main() -> None:
         switched.append(time.perf_counter() - t)
         cpu_switched.append(time.process_time() - c)
     ranked = w.ranked  # type: ignore[attr-defined]
-    files = sum(1 for _ in os.scandir(path))
+    logs = ranked._logs  # what the first view and one switch opened as whole run logs
+    columns = sorted({c for log in logs.values() for p in log._parts.values() for c in p._stats})
     print(
         f"{path}: {len(ranked.ranks)} ranks x {len(w.log.steps)} steps x "  # type: ignore[attr-defined]
-        f"{len(ranked.params)} parameters ({files} rank dirs); {len(ranked.report())} findings"
+        f"{len(ranked.params)} parameters; {len(ranked.report())} findings"
     )
-    print(f"open to first view {median(opened):.2f} s wall ({median(cpu_opened):.2f} s CPU); "
-          f"rank switch {median(switched):.2f} s wall ({median(cpu_switched):.2f} s CPU) "
+    print(f"opened as run logs: ranks {sorted(logs)}; per-parameter columns read: "
+          f"{columns or 'none'}")  # fmt: skip
+    print(f"open to first view {median(opened):.2f} s wall ({median(cpu_opened):.2f} s CPU; "
+          f"each: {', '.join(f'{t:.2f}' for t in opened)}); rank switch "
+          f"{median(switched):.2f} s wall ({median(cpu_switched):.2f} s CPU) "
           f"(medians of {args.reps}; load {os.getloadavg()[0]:.1f})")  # fmt: skip
 
 

@@ -57,6 +57,7 @@ class RanksLike(Protocol):
     notes: list[str]
 
     def steps_of(self, r: int) -> dict[str, np.ndarray]: ...
+    def read_all(self) -> None: ...
     def rank(self, r: int) -> Any: ...
 
 
@@ -75,6 +76,7 @@ def _layers_of(run: RanksLike, names: list[str]) -> list[str]:
 
 
 def report(run: RanksLike) -> list[RankFinding]:
+    run.read_all()
     steps = {r: run.steps_of(r) for r in run.ranks}
     found = _nonfinite(run, steps)
     if len(run.ranks) > 1:
