@@ -37,6 +37,41 @@ def generate(
     print(f"wrote {path} in {time.perf_counter() - start:.0f} s")
 
 
+def write_cost(params: int, steps: int = 2000) -> None:
+    """What run_schema 1.2's per-step digest (runs/digest.py) adds to write_step: the digest
+    alone and the whole write_step (digest included), interleaved step by step."""
+    import tempfile
+
+    import numpy as np
+    from rank_logs import wide_params
+
+    from paddleviz_widget.runs.digest import summarise
+    from paddleviz_widget.runs.log_writer import RunLogWriter
+
+    infos, layers = wide_params(params)
+    w = RunLogWriter(Path(tempfile.mkdtemp()) / "run", params=infos, layers=layers, every=100,
+                     thresholds={})  # fmt: skip
+    rng = np.random.default_rng(0)
+    zeros = np.zeros(params)
+    cost = {"digest": [0.0, 0.0], "write_step": [0.0, 0.0]}
+    for step in range(steps):
+        norm = rng.random(params)
+        t, c = time.perf_counter(), time.process_time()
+        summarise(w._groups, norm[None].astype(np.float32), zeros[None], zeros[None])
+        t1, c1 = time.perf_counter(), time.process_time()
+        w.write_step(step, norm, norm, zeros, zeros, 1.0)
+        t2, c2 = time.perf_counter(), time.process_time()
+        cost["digest"][0] += t1 - t
+        cost["digest"][1] += c1 - c
+        cost["write_step"][0] += t2 - t1
+        cost["write_step"][1] += c2 - c1
+    w.close()
+    shown = "; ".join(f"{k} {v[0] / steps * 1e6:.0f} us wall ({v[1] / steps * 1e6:.0f} us CPU)"
+                      for k, v in cost.items())  # fmt: skip
+    print(f"per step, {params} parameters in {len(layers)} layers: {shown} "
+          f"(load {os.getloadavg()[0]:.1f})")  # fmt: skip
+
+
 def first_view(path: Path) -> tuple[object, object]:
     from paddleviz_widget.runs.view_widget import RunWidget
 
@@ -51,7 +86,12 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=2000)
     parser.add_argument("--params", type=int, default=1000)
     parser.add_argument("--reps", type=int, default=3)
+    parser.add_argument("--write-cost", action="store_true", help="time the writer's digest")
     args = parser.parse_args()
+    if args.write_cost:
+        sys.path.insert(0, str(HERE.parent / "tests"))
+        write_cost(args.params)
+        return
     path = Path(args.run_dir)
     if not (path / "rank-00000" / "run.json").exists():  # two processes, half the ranks each
         import subprocess
