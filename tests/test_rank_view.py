@@ -54,6 +54,11 @@ def test_opens_on_the_first_finding_and_switches_rank(tmp_path: Path, model: Any
     assert (finding["kind"], finding["step"], finding["ranks"]) == ("nonfinite", 5, [2])
     grid = np.frombuffer(w._rank_norms, "<f4").reshape(4, -1)
     assert np.isnan(grid).all()  # every rank's every layer held the NaN at step 5
+    # The first view opened one rank's log and read no per-parameter column but the NaN/Inf
+    # counts of the finding's step (one part); the other ranks: run.json and digests only.
+    assert sorted(w.ranked._logs) == [2]
+    read = {c for part in w.log._parts.values() for c in part._stats}
+    assert read <= {"nan", "inf"}
     w.step = 12
     grid = np.frombuffer(w._rank_norms, "<f4").reshape(4, -1)
     np.testing.assert_allclose(grid, _grid(oracle, w.run["layers"], 12, [0, 1, 2, 3]), rtol=1e-6)
