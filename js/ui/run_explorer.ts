@@ -189,7 +189,8 @@ export function createRunExplorer(model: AnyModel<RunModel>, el: HTMLElement, so
     scale = logColour(data.range);
     win = keepWindow(win, data.S);
     const meta = data.desc.meta;
-    const running = meta.status === "running";
+    ranks.update();
+    const running = meta.status === "running" || ranks.running();
     // The end of a long path says which run it is.
     title.textContent = data.desc.path.length > 40 ? `\u2026${data.desc.path.slice(-39)}` : data.desc.path;
     title.title = `${data.desc.path}: ${String(meta.status ?? "")}`;
@@ -199,7 +200,6 @@ export function createRunExplorer(model: AnyModel<RunModel>, el: HTMLElement, so
     heat.el.style.flexBasis = `min(34%, ${data.L * 22 + 32}px)`;
     fillLegend(legend, data, scale);
     problemsFill();
-    ranks.update();
     autoRefresh(running && source.live);
     let step = model.get("step");
     if (step < 0 || (data.S > 0 && indexOf(data, step) < 0 && !(step > data.steps[data.S - 1]))) {

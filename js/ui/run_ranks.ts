@@ -26,6 +26,8 @@ export interface RankPanel {
   el: HTMLElement;
   /** Read `_ranks`, `_rank_norms` and `rank` again and draw. */
   update(): void;
+  /** Some rank of a multi-rank run is still being written. */
+  running(): boolean;
 }
 
 export interface RankPanelOptions {
@@ -185,5 +187,5 @@ export function createRankPanel(o: RankPanelOptions): RankPanel {
     draw();
   }
 
-  return { select, el, update };
+  return { select, el, update, running: () => !!info?.running };
 }

@@ -20,6 +20,8 @@ describe("a multi-rank run's description", () => {
     expect(info?.ranks).toEqual([0, 1, 2, 3]);
     expect(info?.report[0].message).toBe(finding.message);
     expect(info?.notes).toEqual(["n"]);
+    expect(info?.running).toBe(false);
+    expect(decodeRanks({ ranks: [0, 1], running: true })?.running).toBe(true);
   });
 
   it("picks a finding's first recorded rank, its step and layer", () => {

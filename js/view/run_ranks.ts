@@ -22,6 +22,8 @@ export interface RanksInfo {
   runId: string;
   notes: string[];
   report: RankFinding[];
+  /** Some rank is still being written (the page then refreshes, whichever rank it shows). */
+  running: boolean;
 }
 
 /** The `_ranks` description, or null for a single-rank run (an empty object). */
@@ -35,6 +37,7 @@ export function decodeRanks(value: unknown): RanksInfo | null {
     runId: String(v.run_id ?? ""),
     notes: Array.isArray(v.notes) ? (v.notes as unknown[]).map(String) : [],
     report: report.map((f) => ({ ...f, diff: !!f.diff })),
+    running: v.running === true,
   };
 }
 
