@@ -22,6 +22,14 @@ export type RunModel = {
   step: number;
   /** The selected layer path ("" for none). */
   layer: string;
+  /** The rank shown, in a multi-rank run (-1: a single-rank run). */
+  rank: number;
+  /** The ranks, notes and cross-rank report (runs/view_ranks.py); {} for one rank. */
+  _ranks: unknown;
+  /** Each rank's layer norms at `_rank_step`, float32 ranks × layers. */
+  _rank_norms: unknown;
+  /** The step `_rank_norms` is of. */
+  _rank_step: number;
   /** A saved page's whole run (runs/view_page.py): no kernel to ask there. */
   _page?: unknown;
 };
@@ -36,5 +44,9 @@ export const RUN_MODEL_KEYS = {
   height: { type: "string", writer: "kernel" },
   step: { type: "integer", writer: "both" },
   layer: { type: "string", writer: "both" },
+  rank: { type: "integer", writer: "both" },
+  _ranks: { type: "object", writer: "kernel" },
+  _rank_norms: { type: "bytes", writer: "kernel" },
+  _rank_step: { type: "integer", writer: "kernel" },
   _page: { type: "object", writer: "saved page" },
 } as const satisfies { readonly [K in keyof Required<RunModel>]: KeySpec };

@@ -17,12 +17,16 @@ export interface StepData {
   layerRows: unknown;
   error?: string;
   graphError?: string;
+  /** A graph difference's title (fetchDiff). */
+  title?: string;
 }
 
 export interface RunSource {
   /** A kernel that can re-read a run being written. */
   live: boolean;
   fetchStep(step: number, P: number): Promise<StepData>;
+  /** The graph difference of cross-rank finding `index` (a multi-rank run's missing gradient). */
+  fetchDiff?(index: number): Promise<StepData>;
   refresh(): void;
   /** Errors the kernel reports on refresh (a half-written file, ...). */
   onError(fn: (message: string) => void): void;
@@ -37,6 +41,8 @@ interface Reply {
   layer_rows?: unknown;
   error?: string;
   graph_error?: string;
+  diff?: number;
+  title?: string;
 }
 
 function asView(buffer: unknown): DataView | null {
@@ -56,6 +62,15 @@ export function stepFromReply(reply: Reply, buffers: unknown[], P: number): Step
   return { step, summary, graph, layerRows: reply.layer_rows ?? null, graphError: reply.graph_error };
 }
 
+/** A graph difference from a reply (or a saved page's embedded one); buffers[1]: its JSON. */
+export function diffFromReply(reply: Reply, buffers: unknown[]): StepData {
+  const none = { step: NaN, summary: null, graph: null, layerRows: null };
+  if (reply.error) return { ...none, error: reply.error };
+  const graph = asView(buffers[1]);
+  if (!graph) return { ...none, error: "The graph difference did not arrive." };
+  return { ...none, graph, layerRows: reply.layer_rows ?? null, title: reply.title };
+}
+
 export function kernelSource(model: AnyModel): RunSource {
   let requests = 0;
   const waiting = new Map<number, (reply: Reply, buffers: unknown[]) => void>();
@@ -68,39 +83,39 @@ export function kernelSource(model: AnyModel): RunSource {
     waiting.delete(m.id);
   };
   model.on("msg:custom", onMessage);
+  const ask = (
+    what: Record<string, number>,
+    label: string,
+    read: (reply: Reply, buffers: unknown[]) => StepData,
+    step: number,
+  ): Promise<StepData> => {
+    const id = ++requests;
+    const failed = (error: string): StepData => ({ step, summary: null, graph: null, layerRows: null, error });
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => {
+        if (!waiting.delete(id)) return;
+        resolve(failed(`The kernel has not answered for ${label} (it may be busy running a cell, or stopped).`));
+      }, NO_ANSWER_MS);
+      waiting.set(id, (reply, buffers) => {
+        clearTimeout(timer);
+        resolve(read(reply, buffers));
+      });
+      try {
+        model.send({ type: STEP_MESSAGE, id, ...what });
+      } catch (err) {
+        waiting.delete(id);
+        clearTimeout(timer);
+        resolve(failed(`The request could not be sent to the kernel (${String(err)}).`));
+      }
+    });
+  };
   return {
     live: true,
     fetchStep(step, P) {
-      const id = ++requests;
-      return new Promise((resolve) => {
-        const timer = setTimeout(() => {
-          if (!waiting.delete(id)) return;
-          resolve({
-            step,
-            summary: null,
-            graph: null,
-            layerRows: null,
-            error: `The kernel has not answered for step ${step} (it may be busy running a cell, or stopped).`,
-          });
-        }, NO_ANSWER_MS);
-        waiting.set(id, (reply, buffers) => {
-          clearTimeout(timer);
-          resolve(stepFromReply(reply, buffers, P));
-        });
-        try {
-          model.send({ type: STEP_MESSAGE, id, step });
-        } catch (err) {
-          waiting.delete(id);
-          clearTimeout(timer);
-          resolve({
-            step,
-            summary: null,
-            graph: null,
-            layerRows: null,
-            error: `The request could not be sent to the kernel (${String(err)}).`,
-          });
-        }
-      });
+      return ask({ step }, `step ${step}`, (reply, buffers) => stepFromReply(reply, buffers, P), step);
+    },
+    fetchDiff(index) {
+      return ask({ diff: index }, "the graph difference", diffFromReply, NaN);
     },
     refresh() {
       try {
@@ -124,6 +139,8 @@ export interface PageRunData {
   steps: Float64Array;
   summaries: Float32Array;
   graphs: Record<string, { graph: unknown; layer_rows: unknown }>;
+  /** A multi-rank page's graph differences, by finding index (runs/view_page.py). */
+  diffs?: Record<string, { graph?: unknown; layer_rows?: unknown; title?: string; error?: string }>;
 }
 
 export function pageSource(page: PageRunData): RunSource {
@@ -148,6 +165,15 @@ export function pageSource(page: PageRunData): RunSource {
       const graph = entry ? new DataView(new TextEncoder().encode(JSON.stringify(entry.graph)).buffer) : null;
       return Promise.resolve(
         stepFromReply({ step, captured: !!entry, layer_rows: entry?.layer_rows }, [rows, graph], P),
+      );
+    },
+    fetchDiff(index) {
+      const entry = page.diffs?.[String(index)];
+      if (!entry?.graph)
+        return Promise.resolve(diffFromReply({ error: entry?.error ?? "No graph difference in this page." }, []));
+      const bytes = new TextEncoder().encode(JSON.stringify(entry.graph));
+      return Promise.resolve(
+        diffFromReply({ layer_rows: entry.layer_rows, title: entry.title }, [null, new DataView(bytes.buffer)]),
       );
     },
     refresh() {},

@@ -9,8 +9,10 @@ import { createLossCurve } from "./run_loss";
 import { createSummaryTable } from "./run_summary";
 import { createRunGraph } from "./run_graph";
 import { decodeRun, nearestIndex, type RunData } from "../view/run_data";
-import { logColour, RAMP_CSS, type LogColour } from "../view/run_colour";
-import { formatNorm } from "../view/grad_stats";
+import { logColour, type LogColour } from "../view/run_colour";
+import { fillLegend } from "./run_legend";
+import { createRankPanel } from "./run_ranks";
+import { kindLabel, type RankFinding } from "../view/run_ranks";
 import {
   fullWindow,
   keepWindow,
@@ -56,8 +58,16 @@ export function createRunExplorer(model: AnyModel<RunModel>, el: HTMLElement, so
     "pvw-run-refresh",
   );
   refreshButton.hidden = !source.live;
+  const ranks = createRankPanel({
+    model,
+    layers: () => data?.desc.layers ?? [],
+    scale: () => scale,
+    commit: (changes) => commit(changes),
+    showDiff,
+  });
   const toolbar = h("div", { className: "pvw-toolbar" }, [
     title,
+    ranks.select,
     h("span", { className: "pvw-run-label", text: "Step" }),
     button("\u2039", "Previous recorded step (\u2190)", () => move(-1), "pvw-run-prev"),
     stepInput,
@@ -113,7 +123,7 @@ export function createRunExplorer(model: AnyModel<RunModel>, el: HTMLElement, so
     if (layer !== model.get("layer")) commit({ layer });
   });
   const status = h("div", { className: "pvw-status", testid: "pvw-run-status" });
-  root.append(toolbar, heat.el, loss.el, legend, detail, status);
+  root.append(toolbar, heat.el, loss.el, legend, ranks.el, detail, status);
   el.appendChild(root);
 
   function commit(changes: Partial<RunModel>): void {
@@ -179,7 +189,8 @@ export function createRunExplorer(model: AnyModel<RunModel>, el: HTMLElement, so
     scale = logColour(data.range);
     win = keepWindow(win, data.S);
     const meta = data.desc.meta;
-    const running = meta.status === "running";
+    ranks.update();
+    const running = meta.status === "running" || ranks.running();
     // The end of a long path says which run it is.
     title.textContent = data.desc.path.length > 40 ? `\u2026${data.desc.path.slice(-39)}` : data.desc.path;
     title.title = `${data.desc.path}: ${String(meta.status ?? "")}`;
@@ -187,7 +198,7 @@ export function createRunExplorer(model: AnyModel<RunModel>, el: HTMLElement, so
     root.dataset.steps = String(data.S);
     // A few layers need no third of the widget: rows up to 22 px, the rest to the detail.
     heat.el.style.flexBasis = `min(34%, ${data.L * 22 + 32}px)`;
-    legendFill();
+    fillLegend(legend, data, scale);
     problemsFill();
     autoRefresh(running && source.live);
     let step = model.get("step");
@@ -203,29 +214,6 @@ export function createRunExplorer(model: AnyModel<RunModel>, el: HTMLElement, so
     }
     drawCharts();
     loadDetail(true);
-  }
-
-  function legendFill(): void {
-    if (!data) return;
-    const ticks = data.range
-      ? scale
-          .ticks()
-          .map((t) => `${formatNorm(t.norm)}`)
-          .join(" \u2026 ")
-      : "no finite non-zero norm";
-    const bar = h("span", { className: "pvw-run-ramp" });
-    bar.style.background = RAMP_CSS;
-    legend.replaceChildren(
-      h("span", { text: "gradient norm per layer (log): " }),
-      h("span", { text: data.range ? formatNorm(data.range.lo) : "" }),
-      bar,
-      h("span", { text: data.range ? formatNorm(data.range.hi) : "" }),
-      h("span", { className: "pvw-run-key pvw-run-key-bad", text: "NaN/Inf" }),
-      h("span", { className: "pvw-run-key pvw-run-key-zero", text: "0" }),
-      h("span", { className: "pvw-run-key-mark", text: "\u25bc problem" }),
-      h("span", { className: "pvw-run-key-capture", text: "| full capture" }),
-    );
-    legend.title = ticks;
   }
 
   function problemsFill(): void {
@@ -316,7 +304,28 @@ export function createRunExplorer(model: AnyModel<RunModel>, el: HTMLElement, so
     const row = data?.layerIndex.get(layer);
     if (data && row !== undefined) win = showRow(win, row, heat.visibleRows(), data.L);
     drawCharts();
+    ranks.update();
     root.dataset.layer = layer;
+  }
+
+  function showDiff(index: number, finding: RankFinding): void {
+    if (!data || !source.fetchDiff) return;
+    const mine = ++loads;
+    detailFor = NaN; // a later pick of the same step reads it again
+    message.hidden = false;
+    message.textContent = `Reading the graph difference of the ${kindLabel(finding.kind)} finding\u2026`;
+    void source.fetchDiff(index).then((got) => {
+      if (mine !== loads || !data) return;
+      message.textContent = got.error ?? "";
+      message.hidden = !got.error;
+      if (!got.graph) return;
+      shown = got;
+      mode = "graph";
+      detailTitle.textContent = got.title ?? "Graph difference";
+      graph.show(got.graph, got.layerRows, data.desc.layers);
+      layoutDetail();
+      root.dataset.detail = "diff";
+    });
   }
 
   stepInput.addEventListener("change", () => {
@@ -366,6 +375,9 @@ export function createRunExplorer(model: AnyModel<RunModel>, el: HTMLElement, so
     ["change:step", onStep],
     ["change:layer", onLayer],
     ["change:height", onHeight],
+    ["change:_ranks", () => ranks.update()],
+    ["change:_rank_norms", () => ranks.update()],
+    ["change:rank", () => ranks.update()],
   ];
   for (const [event, fn] of listeners) model.on(event, fn);
   const resizer = new ResizeObserver(() => drawCharts());

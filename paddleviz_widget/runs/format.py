@@ -9,6 +9,23 @@ writers and none is locked, so many ranks can write beside each other on NFS/Lus
                                      atomically every FLUSH_EVERY steps and at the end; rows
                                      step-major in params order, said by the schema metadata
                                      LAYOUT_KEY (1.1; 1.0 parts are the same rows, untagged)
+    RUN_DIR/digests/digest-FIRST-LAST.parquet
+                                     (1.2) for each part (its own folder: steps/ stays one
+                                     dataset for pandas/polars/DuckDB), one row per step:
+                                     step, loss,
+                                     layer_norm (float32 list, one per layer: L2 over its
+                                     parameters, NaN: none had a gradient), layer_bad (uint8
+                                     list: a parameter of the layer had NaN/Inf), digest
+                                     (uint64 hash of the step's norms, NaN/Inf counts and
+                                     missing_bits), missing / nonfinite (how many parameters
+                                     had no gradient / NaN/Inf), missing_bits (bitset of the
+                                     parameters without a gradient, np.packbits order); what
+                                     the first view and the cross-rank report read instead of
+                                     every parameter's column (runs/digest.py). Written before
+                                     its part, so a part's digest is there when it is.
+    RUN_DIR/digests/all.parquet      (1.2) at the end, the digest parts joined in one file (a
+                                     row group per part) and the parts removed: a reader of
+                                     many ranks opens one file per rank
     RUN_DIR/tail.jsonl               the steps since the last part, one JSON line per step:
                                      {"step", "loss", "norm": [...], "max_abs", "nan", "inf"}
                                      (lists in run.json's params order, null: no gradient; a
@@ -34,10 +51,14 @@ import os
 from pathlib import Path
 from typing import Any
 
-RUN_SCHEMA = "1.1"  # 1.1: parts tagged step-major (LAYOUT_KEY); 1.0 logs read the same
+# 1.1: parts tagged step-major (LAYOUT_KEY); 1.2: a digest part beside each part (per-step
+# layer norms and cross-rank digest, digest.py). 1.0/1.1 logs read the same (computed).
+RUN_SCHEMA = "1.2"
 READS_MAJOR = 1  # run_schema majors this reader understands
 META = "run.json"
 STEPS = "steps"
+DIGESTS = "digests"  # 1.2: digest parts, one per part in steps/
+DIGEST_ALL = "all.parquet"  # 1.2: a finished log's digest parts as one file (in DIGESTS)
 TAIL = "tail.jsonl"
 ANOMALIES = "anomalies.jsonl"
 CAPTURES = "captures"
@@ -75,6 +96,15 @@ def rank_dir(run_dir: str | os.PathLike[str], rank: int) -> Path:
 
 def part_name(first: int, last: int) -> str:
     return f"part-{first:09d}-{last:09d}.parquet"
+
+
+def digest_name(first: int, last: int) -> str:
+    return f"digest-{first:09d}-{last:09d}.parquet"
+
+
+def digest_of_part(name: str) -> str:
+    """The digest part beside Parquet part ``name`` (run_schema 1.2)."""
+    return "digest-" + name[len("part-") :]
 
 
 def capture_name(step: int) -> str:

@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from . import format as fmt
+from .digest import COLUMNS, LayerGroups, summarise
 from .errors import RunLogError
 from .params import ParamInfo
 
@@ -47,6 +48,7 @@ class RunLogWriter:
             raise RunLogError(f"{self.path} is a file, not a directory: give run_dir a folder")
         (self.path / fmt.STEPS).mkdir(parents=True, exist_ok=True)
         (self.path / fmt.CAPTURES).mkdir(exist_ok=True)
+        (self.path / fmt.DIGESTS).mkdir(exist_ok=True)
         import paddle
 
         self.meta: dict[str, Any] = {
@@ -72,6 +74,8 @@ class RunLogWriter:
         self._layer_index = np.array([layers.index(p.layer) for p in params], np.int32)
         self._n = len(params)
         self._pending: list[Any] = []  # the steps since the last part, as written
+        self._groups = LayerGroups(self._layer_index, len(layers))
+        self._digests: list[dict[str, np.ndarray]] = []  # each pending step's (digest.py)
         self._tail_file: Any = None
         self._write_meta()
         self._new_tail()
@@ -84,6 +88,7 @@ class RunLogWriter:
         """One step's summary; NaN in ``norm`` marks a parameter without a gradient."""
         row = (step, norm.astype(np.float32), max_abs.astype(np.float32), nan, inf, loss)
         self._pending.append(row)
+        self._digests.append(summarise(self._groups, row[1][None], nan[None], inf[None]))
         shown = loss if loss is None or math.isfinite(loss) else str(loss)
         line: dict[str, Any] = {"step": step, "loss": shown}
         absent = np.isnan(norm)
@@ -110,6 +115,7 @@ class RunLogWriter:
         self._flush_part()
         self._tail_file.close()
         self._tail_file = None
+        self._join_digests()
         (self.path / fmt.TAIL).unlink(missing_ok=True)
         self.meta["status"] = status
         self.meta["ended"] = datetime.datetime.now(datetime.timezone.utc).isoformat()
@@ -158,10 +164,66 @@ class RunLogWriter:
             schema=self._schema,
         )  # fmt: skip
         first, last = int(steps[0]), int(steps[-1])
+        # The digest part first: a reader that sees a part finds its digest beside it.
+        self._write_digest_part(steps, losses, first, last)
         target = self.path / fmt.STEPS / fmt.part_name(first, last)
         tmp = target.with_name(f".{target.name}.tmp")
         pq.write_table(table, tmp, compression="zstd")
         os.replace(tmp, target)  # no fsync: a SIGKILL loses nothing the OS has (see top)
-        self._pending = []
+        self._pending, self._digests = [], []
         if self._tail_file is not None:
             self._new_tail()
+
+    def _write_digest_part(
+        self, steps: np.ndarray, losses: np.ndarray, first: int, last: int
+    ) -> None:
+        """digests/digest-FIRST-LAST.parquet: one row per step (digest.py, format.py)."""
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        d = {k: np.concatenate([x[k] for x in self._digests]) for k in self._digests[0]}
+        n_layers = max(len(self._layers), 1)
+        norms = d["layer_norm"] if len(self._layers) else np.zeros((len(steps), 1), np.float32)
+        bad = d["layer_bad"] if len(self._layers) else np.zeros((len(steps), 1), bool)
+        bits = d["missing_bits"]
+        if not bits.shape[1]:  # no parameters: one byte, as a fixed-size binary needs one
+            bits = np.zeros((len(steps), 1), np.uint8)
+        table = pa.Table.from_arrays(
+            [
+                pa.array(steps),
+                pa.array(losses, mask=np.array([r[5] is None for r in self._pending])),
+                pa.FixedSizeListArray.from_arrays(pa.array(norms.ravel()), n_layers),
+                pa.FixedSizeListArray.from_arrays(pa.array(bad.ravel().astype(np.uint8)),
+                                                  n_layers),
+                pa.array(d["digest"]),
+                pa.array(d["missing"]),
+                pa.array(d["nonfinite"]),
+                pa.FixedSizeBinaryArray.from_buffers(pa.binary(bits.shape[1]), len(steps),
+                                                     [None, pa.py_buffer(bits.tobytes())]),
+            ],
+            names=list(COLUMNS),
+        )  # fmt: skip
+        target = self.path / fmt.DIGESTS / fmt.digest_name(first, last)
+        tmp = target.with_name(f".{target.name}.tmp")
+        pq.write_table(table, tmp, compression="zstd")
+        os.replace(tmp, target)
+
+    def _join_digests(self) -> None:
+        """At the end: the digest parts as one file (digests/all.parquet, a row group per
+        part), so a reader of many ranks opens one file per rank; then the parts go."""
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        folder = self.path / fmt.DIGESTS
+        parts = sorted(folder.glob("digest-*.parquet"))
+        if not parts:
+            return
+        try:
+            table = pa.concat_tables([pq.read_table(p) for p in parts])
+            tmp = folder / f".{fmt.DIGEST_ALL}.tmp"
+            pq.write_table(table, tmp, compression="zstd", row_group_size=fmt.FLUSH_EVERY)
+            os.replace(tmp, folder / fmt.DIGEST_ALL)
+        except (OSError, pa.ArrowException):
+            return  # the parts stay: readers read them instead
+        for p in parts:
+            p.unlink(missing_ok=True)

@@ -14,8 +14,10 @@ from typing import Any
 import numpy as np
 
 from ..graph.model import Graph
+from . import digest_parts
 from . import format as fmt
 from .anomaly import Anomaly
+from .digest import LayerGroups, summarise
 from .errors import RunLogError
 from .params import ParamInfo
 from .parts import Part
@@ -124,7 +126,9 @@ class RunLog:
         self.steps = np.zeros(0, np.int64)
         self.loss = np.zeros(0, np.float64)
         self._stats: dict[str, np.ndarray] = {}  # stat -> (steps, params), made when asked
-        self._layer_norm: np.ndarray | None = None
+        self._groups = LayerGroups(self._layer_of, len(self.layers))
+        self._digest_files: dict[str, dict[str, np.ndarray] | None] = {}  # part name -> read
+        self._digests: dict[str, np.ndarray] | None = None
         self._assembled: tuple[Any, ...] | None = None
         self.anomalies: list[Anomaly] = []
         self.captured_steps: list[int] = []
@@ -166,26 +170,84 @@ class RunLog:
 
     def layer_norm(self) -> np.ndarray:
         """float32 (steps, layers): the L2 norm over each layer's parameters' gradients (NaN
-        where none of them had a gradient)."""
-        if self._layer_norm is not None:
-            return self._layer_norm
-        norm = self.param_stat("norm")
-        n_layers = len(self.layers)
-        out = np.full((len(self.steps), n_layers), np.nan, np.float32)
-        if norm.size and n_layers:
-            layer_of = self._layer_of
-            order = None
-            if (np.diff(layer_of) < 0).any():  # columns grouped by layer (forward order is)
-                order = np.argsort(layer_of, kind="stable")
-                layer_of = layer_of[order]
-            starts = np.flatnonzero(np.r_[True, layer_of[1:] != layer_of[:-1]])
-            cols = layer_of[starts]
-            for r in range(0, len(norm), _ROWS):  # blocks of rows that stay in the cache
-                block = norm[r : r + _ROWS]
-                out[r : r + _ROWS, cols] = _layer_block(block if order is None else block[:, order],
-                                                        starts)  # fmt: skip
-        self._layer_norm = out
+        where none of them had a gradient). Read from the digest parts (1.2), not from every
+        parameter's column."""
+        return self.digests()["layer_norm"]
+
+    def layer_bad(self) -> np.ndarray:
+        """bool (steps, layers): a parameter of the layer had NaN/Inf gradient elements."""
+        return self.digests()["layer_bad"]
+
+    def digests(self) -> dict[str, np.ndarray]:
+        """Each recorded step's digest columns (digest.py), rows as ``steps``: layer_norm,
+        layer_bad, digest, missing, nonfinite, missing_bits. From the digest parts; steps
+        without one (a 1.0/1.1 log, the tail) computed from their per-parameter statistics."""
+        if self._digests is not None:
+            return self._digests
+        out = digest_parts.empty(len(self.steps), len(self.layers), len(self.params))
+        covered = np.zeros(len(self.steps), bool)
+        whole = self._digest_file(fmt.DIGEST_ALL)  # a finished log's parts in one file
+        if whole is not None and len(whole["step"]):
+            rows = np.searchsorted(self.steps, whole["step"])
+            digest_parts.place(out, rows, whole)
+            covered[rows] = True
+        for name in sorted(self._parts):
+            if covered[np.searchsorted(self.steps, self._parts[name].steps)].all():
+                continue
+            got = self._digest_file(name)
+            if got is not None and len(got["step"]):
+                rows = np.searchsorted(self.steps, got["step"])
+                digest_parts.place(out, rows, got)
+                covered[rows] = True
+        missing = np.flatnonzero(~covered)
+        tail = self._tail
+        if len(missing) and tail is not None:
+            n = max(len(self.params), 1)
+            tail_steps = tail["step"][::n]
+            rows = np.searchsorted(self.steps, tail_steps)
+            grids = [tail[k].reshape(-1, len(self.params)) for k in ("norm", "nan", "inf")]
+            digest_parts.place(out, rows, summarise(self._groups, *grids))
+            covered[rows] = True
+            missing = np.flatnonzero(~covered)
+        if len(missing):  # parts without a digest part (run_schema 1.0/1.1)
+            grids = [self.param_stat(k)[missing] for k in ("norm", "nan", "inf")]
+            for r in range(0, len(missing), _ROWS):  # blocks of rows that stay in the cache
+                block = [g[r : r + _ROWS] for g in grids]
+                digest_parts.place(out, missing[r : r + _ROWS], summarise(self._groups, *block))
+        self._digests = out
         return out
+
+    def param_row(self, stat: str, step: int) -> np.ndarray:
+        """float32 (params,): one recorded step's stat, reading only the part holding it."""
+        n, tail = len(self.params), self._tail
+        if stat in self._stats or stat not in fmt.STATS:
+            return self.param_stat(stat)[np.searchsorted(self.steps, step)]
+        if tail is not None and (at := np.flatnonzero(tail["step"][:: max(n, 1)] == step)).size:
+            return tail[stat].reshape(-1, n)[at[0]].copy()
+        for part in (p for p in self._parts.values() if step in p.steps):
+            values, step_of_row, param = part.stat(stat)
+            if param is None or step_of_row is None:
+                return values.reshape(-1, n)[int(np.searchsorted(part.steps, step))].copy()
+            row = np.full(n, np.nan, np.float32)
+            row[param[step_of_row == step]] = values[step_of_row == step]
+            return row
+        raise ValueError(f"step {step} is not recorded in run log {self.path}")
+
+    def _digest_file(self, name: str) -> dict[str, np.ndarray] | None:
+        """Part ``name``'s digest part, or DIGEST_ALL; None where there is none."""
+        if name not in self._digest_files or name == fmt.DIGEST_ALL:
+            leaf = name if name == fmt.DIGEST_ALL else fmt.digest_of_part(name)
+            path = self.path / fmt.DIGESTS / leaf
+            try:
+                got = digest_parts.read_digest_part(path, len(self.layers))
+            except RunLogError:
+                if path.exists():
+                    raise
+                got = None  # none (1.0/1.1), or joined into DIGEST_ALL meanwhile
+            if name == fmt.DIGEST_ALL:
+                return got
+            self._digest_files[name] = got
+        return self._digest_files[name]
 
     def graph(self, step: int) -> dict[str, Any]:
         """The graph document (schema 2.x) of a fully captured step."""
@@ -262,7 +324,7 @@ class RunLog:
         self._assembled = key
         parts = [self._parts[k] for k in sorted(self._parts)]
         self._tail = tail
-        self._stats, self._layer_norm = {}, None
+        self._stats, self._digests = {}, None
         step_chunks = [p.steps for p in parts]
         loss_chunks = [p.loss for p in parts]
         if tail is not None:
@@ -331,22 +393,6 @@ def _whole_row(row: Any, n: int) -> bool:
 
 
 _ROWS = 256  # rows of the (steps, params) norms reduced at a time
-
-
-def _layer_block(norm: np.ndarray, starts: np.ndarray) -> np.ndarray:
-    """L2 over each group of columns (starting at ``starts``), float64 sums; NaN where every
-    column of the group is NaN (no gradient), the NaN ones left out otherwise."""
-    squares = norm.astype(np.float64)
-    absent = np.isnan(squares)
-    some_absent = absent.any()
-    if some_absent:
-        squares[absent] = 0.0
-    np.multiply(squares, squares, out=squares)
-    sums = np.add.reduceat(squares, starts, axis=1)
-    np.sqrt(sums, out=sums)
-    if some_absent:
-        sums[np.logical_and.reduceat(absent, starts, axis=1)] = np.nan
-    return sums
 
 
 def _loss(value: Any) -> float:

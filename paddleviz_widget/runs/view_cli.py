@@ -21,7 +21,8 @@ def _parser() -> argparse.ArgumentParser:
         epilog=f"example:\n  {PROG} runs/exp1 -o run.html",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("run_dir", metavar="RUN_DIR", help="the run log's directory")
+    parser.add_argument("run_dir", metavar="RUN_DIR", help="the run log's directory (or a "
+                        "multi-rank job's, holding rank-NNNNN/ logs)")  # fmt: skip
     parser.add_argument(
         "-o", "--output", metavar="FILE.html", required=True, help="the page to write"
     )
@@ -31,12 +32,13 @@ def _parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str]) -> int:
     options = _parser().parse_args(argv)
-    from .reader import RunLogError, open_run
+    from .ranks import RankedRun, open_any
+    from .reader import RunLogError
     from .view_page import save_run_html
 
     output = Path(options.output)
     try:
-        run = open_run(options.run_dir)
+        run = open_any(options.run_dir)  # a run log, or a multi-rank job's rank-NNNNN/ logs
         written = save_run_html(run, output, title=options.title)
     except RunLogError as error:
         _say(str(error))
@@ -45,6 +47,10 @@ def main(argv: list[str]) -> int:
         _say(f"could not write {output}: {error}")
         return 1
     size = written.stat().st_size / 1e6
+    if isinstance(run, RankedRun):
+        _say(f"wrote {written} ({size:.1f} MB): {len(run.ranks)} ranks, "
+             f"{len(run.report())} cross-rank findings")  # fmt: skip
+        return 0
     _say(
         f"wrote {written} ({size:.1f} MB): {len(run.steps)} steps, "
         f"{len(run.captured_steps)} full captures, {len(run.anomalies)} problems"

@@ -39,6 +39,7 @@ class RunLike(Protocol):
     def refresh(self) -> bool: ...
     def param_stat(self, stat: str) -> np.ndarray: ...
     def layer_norm(self) -> np.ndarray: ...
+    def layer_bad(self) -> np.ndarray: ...
     def graph(self, step: int) -> dict[str, Any]: ...
 
 
@@ -130,18 +131,15 @@ NO_GRADIENT = -1.0
 
 
 def _layer_flags(run: RunLike, shape: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray]:
-    """(S, L) booleans: the layer had a gradient (the reader's NaN counts are NaN where a
-    parameter had none), and one of its parameters' gradients held NaN or Inf."""
-    nan = np.asarray(run.param_stat("nan"))
-    inf = np.asarray(run.param_stat("inf"))
-    layer_of = {name: j for j, name in enumerate(run.layers)}
-    seen = np.zeros(shape, dtype=bool)
-    bad = np.zeros(shape, dtype=bool)
-    for i, p in enumerate(run.params):
-        j = layer_of.get(str(p.layer))
-        if j is not None:
-            seen[:, j] |= ~np.isnan(nan[:, i])
-            bad[:, j] |= (nan[:, i] > 0) | (inf[:, i] > 0)
+    """(S, L) booleans: the layer had a gradient (its norm is NaN where none of its
+    parameters had one: the norm is over finite elements, so a NaN gradient keeps it a number),
+    and one of its parameters' gradients held NaN or Inf. Per-layer columns only (run_schema
+    1.2's digest parts), no parameter's column."""
+    seen = ~np.isnan(np.asarray(run.layer_norm()))
+    bad = np.asarray(run.layer_bad(), dtype=bool)
+    if seen.shape != shape or bad.shape != shape:
+        raise ValueError(f"run log {run.path}: layer_bad() has shape {bad.shape}, expected "
+                         f"{shape}")  # fmt: skip
     return seen, bad
 
 

@@ -28,11 +28,15 @@ from ..export.standalone import (
     _title_text,
     script_json,
 )
+from .ranks import RankedRun
 from .view_data import RunLike, run_buffers, run_description, summary_matrix
+from .view_ranks import missing_grad_diff, opening, ranks_description
 
 #: Element ids js/run_standalone.ts reads (PAGE_IDS there), beside standalone.py's.
 DATA_ID = "pvw-run-data"
 GRAPHS_ID = "pvw-run-graphs"
+#: A multi-rank page holds every rank: refused above this many bytes of data (before gzip).
+PAGE_LIMIT = 400_000_000
 
 
 def _packed(data: bytes) -> str:
@@ -57,20 +61,78 @@ def _graphs(run: RunLike) -> dict[str, Any]:
     return graphs
 
 
-def run_html(run: RunLike, *, title: str | None = None, height: str = "100vh") -> str:
-    """The text of one HTML file showing run log ``run`` (the reader's RunLog) in the run
-    explorer: offline, from ``file://``, with no kernel. A snapshot: a run still being written
-    shows the steps it had when the page was made."""
+def _run_data(run: RunLike) -> dict[str, str]:
     buffers = run_buffers(run)
-    data = {
+    return {
         "steps": _packed(buffers["steps"]),
         "loss": _packed(buffers["loss"]),
         "norms": _packed(buffers["norms"]),
         "bad": _packed(buffers["bad"]),
         "summaries": _packed(summary_matrix(run).astype("<f4").tobytes()),
     }
+
+
+def run_html(run: RunLike | RankedRun, *, title: str | None = None, height: str = "100vh") -> str:
+    """The text of one HTML file showing run log ``run`` (the reader's RunLog, or a multi-rank
+    run: every rank's log, the cross-rank report and its graph differences) in the run
+    explorer: offline, from ``file://``, with no kernel. A snapshot: a run still being written
+    shows the steps it had when the page was made."""
+    if isinstance(run, RankedRun):
+        return _ranked_html(run, title=title, height=height)
+    data: dict[str, Any] = _run_data(run)
     description = run_description(run)
     state = {"run": description, "height": height, "step": -1, "layer": ""}
+    return _page(run, state, data, _graphs(run), title)
+
+
+def _ranked_html(ranked: RankedRun, *, title: str | None, height: str) -> str:
+    """Every rank's data by rank (``per_rank``), graphs by rank, graph differences by finding;
+    run_standalone.ts swaps the shown rank's in on a rank change, as the kernel does."""
+    cells = sum(
+        len(ranked.steps_of(r)["step"]) * (len(ranked.layers) * 5 + len(ranked.params) * 16)
+        for r in ranked.ranks
+    )
+    if cells > PAGE_LIMIT:
+        raise ValueError(
+            f"{ranked.path}: {len(ranked.ranks)} ranks of {len(ranked.params)} parameters are "
+            f"~{cells / 1e6:.0f} MB of data, too much for one page (at most "
+            f"{PAGE_LIMIT / 1e6:.0f} MB): explore it in a notebook with GraphWidget.from_run"
+        )
+    shown, step = opening(ranked)
+    per_rank = {}
+    graphs = {}
+    for r in ranked.ranks:
+        log = ranked.rank(r)
+        per_rank[str(r)] = {**_run_data(log), "run": run_description(log)}
+        graphs[str(r)] = _graphs(log)
+    data: dict[str, Any] = {"per_rank": per_rank, "diffs": _diffs(ranked)}
+    state = {
+        "run": per_rank[str(shown)]["run"], "height": height, "step": step, "layer": "",
+        "rank": shown, "_ranks": ranks_description(ranked, shown), "_rank_step": -1,
+    }  # fmt: skip
+    name = f"Run {Path(str(ranked.path)).name} ({len(ranked.ranks)} ranks, paddleviz_widget)"
+    return _page(ranked.rank(shown), state, data, graphs, title or name)
+
+
+def _diffs(ranked: RankedRun) -> dict[str, Any]:
+    from ..export.layer_rows import layer_rows
+
+    out: dict[str, Any] = {}
+    for k, finding in enumerate(ranked.report()):
+        if finding.kind != "missing_grad":
+            continue
+        try:
+            doc, words = missing_grad_diff(ranked, finding)
+            out[str(k)] = {"graph": doc, "layer_rows": layer_rows(doc), "title": words}
+        except Exception as exc:  # noqa: BLE001 - said on the page instead
+            out[str(k)] = {"error": f"no graph difference: {exc}"}
+    return out
+
+
+def _page(
+    run: RunLike, state: dict[str, Any], data: dict[str, Any], graphs: dict[str, Any],
+    title: str | None,
+) -> str:  # fmt: skip
     name = title if title is not None else f"Run {Path(str(run.path)).name} (paddleviz_widget)"
     return "".join(
         [
@@ -83,8 +145,7 @@ def run_html(run: RunLike, *, title: str | None = None, height: str = "100vh") -
             "</noscript>\n",
             f'<script type="application/json" id="{STATE_ID}">{script_json(state)}</script>\n',
             f'<script type="application/json" id="{DATA_ID}">{script_json(data)}</script>\n',
-            f'<script type="application/json" id="{GRAPHS_ID}">'
-            f"{script_json(_graphs(run))}</script>\n",
+            f'<script type="application/json" id="{GRAPHS_ID}">{script_json(graphs)}</script>\n',
             f'<script type="application/json" id="{BUNDLE_ID}">'
             f"{script_json(_static('run_widget.js'))}</script>\n",
             f'<script type="module">\n{_script_text(_static("run_standalone.js"))}\n</script>\n',
@@ -93,7 +154,7 @@ def run_html(run: RunLike, *, title: str | None = None, height: str = "100vh") -
     )
 
 
-def save_run_html(run: RunLike, path: str | os.PathLike[str], **kwargs: Any) -> Path:
+def save_run_html(run: RunLike | RankedRun, path: str | os.PathLike[str], **kwargs: Any) -> Path:
     """Write ``run_html(run)`` to ``path`` (whole or not at all); returns it as a Path."""
     target = Path(path)
     if target.suffix.lower() not in (".html", ".htm"):

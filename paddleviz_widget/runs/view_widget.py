@@ -19,6 +19,7 @@ import numpy as np
 import traitlets
 
 from ..export.standalone import _static
+from .ranks import RankedRun, open_any
 from .view_data import (
     SUMMARY_STATS,
     RunLike,
@@ -26,6 +27,7 @@ from .view_data import (
     run_description,
     step_index,
 )
+from .view_ranks import missing_grad_diff, opening, rank_norms, ranks_description
 
 #: The custom message's ``type``, both ways: the page sends ``{"type", "id", "step"}``; the
 #: kernel answers ``{"type", "id", "step", "captured", "layer_rows"?, "error"?}`` with buffers
@@ -35,13 +37,32 @@ STEP_MESSAGE = "pvw-run-step"
 REFRESH_MESSAGE = "pvw-run-refresh"
 
 
-def load_run(run: str | os.PathLike[str] | RunLike) -> RunLike:
-    """A run log: ``run`` itself when it is one already, else the reader's ``open_run``."""
+def load_run(run: str | os.PathLike[str] | RunLike) -> RunLike | RankedRun:
+    """A run log, or a multi-rank run (a dir of rank-NNNNN/ logs): ``run`` itself when it is
+    one already, else the reader's ``open_run`` / ``open_ranks``."""
     if isinstance(run, (str, os.PathLike)):
-        from .reader import open_run
-
-        return open_run(run)
+        return open_any(run)
     return run
+
+
+def diff_reply(ranked: RankedRun, index: int) -> tuple[dict[str, Any], list[bytes]]:
+    """The answer to the page's request for the graph difference of finding ``index``."""
+    from ..export.layer_rows import layer_rows
+
+    reply: dict[str, Any] = {"type": STEP_MESSAGE, "diff": index, "captured": False}
+    report = ranked.report()
+    if not 0 <= index < len(report) or report[index].kind != "missing_grad":
+        return {**reply, "error": f"finding {index} has no graph difference"}, []
+    try:
+        doc, title = missing_grad_diff(ranked, report[index])
+    except Exception as exc:  # no common capture, a damaged one: the page says so
+        return {**reply, "error": f"no graph difference: {exc}"}, []
+    try:
+        rows: Any = layer_rows(doc)
+    except ValueError as error:
+        rows = {"error": f"no layer table: {error}"}
+    text = json.dumps(doc, separators=(",", ":")).encode()
+    return {**reply, "captured": True, "layer_rows": rows, "title": title}, [b"", text]
 
 
 def graph_reply(
@@ -94,19 +115,67 @@ class RunWidget(anywidget.AnyWidget):
     step = traitlets.Int(-1).tag(sync=True)
     #: The selected layer (a heatmap row), "" for none.
     layer = traitlets.Unicode("").tag(sync=True)
+    #: The rank shown (a multi-rank run; -1 for a single-rank one).
+    rank = traitlets.Int(-1).tag(sync=True)
+    #: The ranks, their notes and the cross-rank report (view_ranks.ranks_description).
+    _ranks = traitlets.Dict().tag(sync=True)
+    #: float32 (ranks, layers): each rank's layer norms at ``_rank_step``.
+    _rank_norms = traitlets.Bytes(b"").tag(sync=True)
+    _rank_step = traitlets.Int(-1).tag(sync=True)
 
     def __init__(
         self, run: str | os.PathLike[str] | RunLike, *, height: str | int = "720px", **kwargs: Any
     ) -> None:
         if isinstance(height, int):
             height = f"{height}px"
-        self._log = load_run(run)
-        super().__init__(height=height, **kwargs, **self._state())
+        loaded = load_run(run)
+        self.ranked: RankedRun | None = loaded if isinstance(loaded, RankedRun) else None
+        extra: dict[str, Any] = {}
+        if self.ranked is not None:
+            shown, step = opening(self.ranked)
+            self._log = self.ranked.rank(shown)
+            extra = {"rank": shown, "step": kwargs.pop("step", step)}
+        else:
+            self._log = loaded  # type: ignore[assignment]
+        super().__init__(height=height, **kwargs, **extra, **self._state())
+        if self.ranked is not None and (not self._ranks or self._rank_step != self.step):
+            self._rank_state()
         self.on_msg(self._on_msg)
+
+    @traitlets.validate("rank")
+    def _valid_rank(self, proposal: Any) -> int:
+        value = int(proposal["value"])
+        if self.ranked is not None and value not in self.ranked.ranks:
+            raise traitlets.TraitError(
+                f"rank {value} is not in this run: its ranks are {self.ranked.ranks}"
+            )
+        return value
+
+    @traitlets.observe("rank")
+    def _rank_changed(self, change: Any) -> None:
+        if self.ranked is None or change["new"] == change["old"]:
+            return
+        self._log = self.ranked.rank(change["new"])
+        with self.hold_sync():
+            for name, value in self._state().items():
+                setattr(self, name, value)
+
+    @traitlets.observe("step")
+    def _step_changed(self, change: Any) -> None:
+        if self.ranked is not None:
+            self._rank_state()
+
+    def _rank_state(self) -> None:
+        """The ranks' description and the rank x layer norms at the picked step."""
+        assert self.ranked is not None
+        with self.hold_sync():
+            self._ranks = ranks_description(self.ranked, self.rank)
+            self._rank_norms = rank_norms(self.ranked, self.step)
+            self._rank_step = self.step
 
     @property
     def log(self) -> RunLike:
-        """The run log shown (the reader's RunLog)."""
+        """The run log shown (the reader's RunLog; of rank ``rank`` in a multi-rank run)."""
         return self._log
 
     def _state(self) -> dict[str, Any]:
@@ -123,7 +192,11 @@ class RunWidget(anywidget.AnyWidget):
     def refresh(self) -> bool:
         """Read what the run's writer appended since; True if anything was new. The page keeps
         its view (zoom, scroll, picked step, selection) and shows the new steps."""
-        if not self._log.refresh():
+        if self.ranked is not None:
+            if not self.ranked.refresh():
+                return False
+            self._rank_state()
+        elif not self._log.refresh():
             return False
         with self.hold_sync():
             for name, value in self._state().items():
@@ -149,8 +222,11 @@ class RunWidget(anywidget.AnyWidget):
             except Exception as exc:  # a half-written file: said on the page, never raised here
                 self.send({"type": REFRESH_MESSAGE, "error": str(exc)})
         elif kind == STEP_MESSAGE:
-            step = content.get("step")
-            if isinstance(step, int) and not isinstance(step, bool):
+            step, diff = content.get("step"), content.get("diff")
+            if isinstance(diff, int) and self.ranked is not None:
+                reply, buffers = diff_reply(self.ranked, diff)
+                self.send({**reply, "id": content.get("id")}, buffers)
+            elif isinstance(step, int) and not isinstance(step, bool):
                 self._reply_step(step, content.get("id"))
 
     def _reply_step(self, step: int, request: Any) -> None:

@@ -1,0 +1,234 @@
+"""The cross-rank report of a multi-rank run (ranks.py): which rank and step first went
+non-finite, parameters whose gradient is missing on some ranks only, and synchronised
+gradients that differ across ranks. Read from each rank's per-step digest columns
+(digest.py); a rank's per-parameter statistics only at the steps a finding names.
+
+Rules:
+- ``nonfinite``: the first step at which a rank's loss or gradients hold NaN/Inf. After
+  DataParallel's all-reduce a NaN reaches every rank's gradients at that step, so the ranks
+  named are those whose loss (per rank, not all-reduced) went non-finite there, else those
+  whose gradients did.
+- ``missing_grad``: at a step every rank recorded, a parameter without a gradient on some
+  ranks and with one on others; one finding per set of ranks without it, at its first step.
+- ``unsynced``: ranks with the same parameters without gradient but different digests at a
+  step: their gradients differ where all-reduce makes them bitwise equal. Claimed only when
+  some step shows the ranks equal (the run synchronises at all: not so under tensor or
+  pipeline parallelism, said in the notes instead); the size is the largest relative
+  difference of a parameter's gradient norm across the ranks.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import numpy as np
+
+from .params import ParamInfo
+
+KINDS = ("nonfinite", "missing_grad", "unsynced")
+_BLOCK = 64  # steps unpacked at a time (ranks x steps x params booleans)
+
+
+@dataclass(frozen=True)
+class RankFinding:
+    kind: str  # one of KINDS
+    step: int  # the first step it is seen
+    ranks: list[int]  # nonfinite: the first rank(s); missing_grad: ranks WITHOUT the
+    # gradient; unsynced: the ranks that differ
+    layer: str
+    params: list[str] = field(default_factory=list)
+    value: float | None = None  # unsynced: the largest relative difference of the norms
+    message: str = ""
+
+    def __str__(self) -> str:
+        return self.message
+
+    def to_json(self) -> dict[str, Any]:
+        return {"kind": self.kind, "step": self.step, "ranks": list(self.ranks),
+                "layer": self.layer, "params": list(self.params), "value": self.value,
+                "message": self.message}  # fmt: skip
+
+
+class RanksLike(Protocol):
+    ranks: list[int]
+    params: list[ParamInfo]
+    layers: list[str]
+    notes: list[str]
+
+    def steps_of(self, r: int) -> dict[str, np.ndarray]: ...
+    def read_all(self) -> None: ...
+    def rank(self, r: int) -> Any: ...
+
+
+def _names(names: list[str], limit: int = 6) -> str:
+    shown = ", ".join(names[:limit])
+    return shown + (f" and {len(names) - limit} more" if len(names) > limit else "")
+
+
+def _ranks(ranks: list[int]) -> str:
+    return f"rank{'s' if len(ranks) > 1 else ''} {_names([str(r) for r in ranks], 8)}"
+
+
+def _layers_of(run: RanksLike, names: list[str]) -> list[str]:
+    layer = {p.name: p.layer for p in run.params}
+    return list(dict.fromkeys(layer[n] for n in names if n in layer))
+
+
+def report(run: RanksLike) -> list[RankFinding]:
+    run.read_all()
+    steps = {r: run.steps_of(r) for r in run.ranks}
+    found = _nonfinite(run, steps)
+    if len(run.ranks) > 1:
+        common = steps[run.ranks[0]]["step"]
+        for r in run.ranks[1:]:
+            common = np.intersect1d(common, steps[r]["step"])
+        rows = {r: np.searchsorted(steps[r]["step"], common) for r in run.ranks}
+        bits = np.stack([steps[r]["missing_bits"][rows[r]] for r in run.ranks])  # (R, S, B)
+        digest = np.stack([steps[r]["digest"][rows[r]] for r in run.ranks])  # (R, S)
+        found += _missing(run, common, bits)
+        found += _unsynced(run, common, bits, digest)
+    return found
+
+
+def _nonfinite(run: RanksLike, steps: dict[int, dict[str, np.ndarray]]) -> list[RankFinding]:
+    first: dict[int, int] = {}
+    bad_loss = {r: _bad_loss(s["loss"]) for r, s in steps.items()}
+    for r, s in steps.items():
+        hit = np.flatnonzero(bad_loss[r] | (s["nonfinite"] > 0))
+        if len(hit):
+            first[r] = int(s["step"][hit[0]])
+    if not first:
+        return []
+    step = min(first.values())
+    at = [r for r in run.ranks if first.get(r) == step]
+    by_loss = [r for r in at if bad_loss[r][int(np.searchsorted(steps[r]["step"], step))]]
+    named = by_loss or at
+    r0 = named[0]
+    log = run.rank(r0)
+    nan, inf = log.param_row("nan", step), log.param_row("inf", step)
+    params = [p.name for p, a, b in zip(run.params, nan, inf) if (a > 0) or (b > 0)]
+    layers = _layers_of(run, params)
+    losses = ", ".join(f"rank {r}: {float(_at(steps[r], 'loss', step)):g}" for r in by_loss)
+    words = [f"step {step}: {_ranks(named)} went non-finite first"]
+    if by_loss:
+        words.append(f"its loss is non-finite ({losses})" if len(by_loss) == 1 else
+                     f"their losses are non-finite ({losses})")  # fmt: skip
+    grads = [r for r in run.ranks if first.get(r) == step and _at(steps[r], "nonfinite", step)]
+    if params:
+        words.append(
+            f"NaN/Inf gradients on {_ranks(grads)} in layer{'s' if len(layers) > 1 else ''} "
+            f"{_names([x or '(model)' for x in layers], 3)}, {len(params)} parameter"
+            f"{'s' if len(params) > 1 else ''} on rank {r0}: {_names(params)}"
+        )
+    return [RankFinding("nonfinite", step, named, layers[0] if layers else "", params, None,
+                        "; ".join(words))]  # fmt: skip
+
+
+def _bad_loss(loss: Any) -> np.ndarray:
+    """Non-finite losses. The reader's NaN is also "loss not known" (backward not started
+    from one loss value): a NaN counts only in a rank whose loss is known at other steps."""
+    loss = np.asarray(loss, np.float64)
+    known = bool(np.isfinite(loss).any())
+    return np.isinf(loss) | (np.isnan(loss) & known)
+
+
+def _at(s: dict[str, np.ndarray], key: str, step: int) -> Any:
+    return s[key][int(np.searchsorted(s["step"], step))]
+
+
+def _missing(run: RanksLike, common: np.ndarray, bits: np.ndarray) -> list[RankFinding]:
+    n = len(run.params)
+    differ = np.flatnonzero((bits != bits[:1]).any(axis=(0, 2)))
+    first_at = np.full(n, -1, np.int64)
+    without: dict[int, tuple[int, ...]] = {}
+    for b in range(0, len(differ), _BLOCK):
+        idx = differ[b : b + _BLOCK]
+        absent = np.unpackbits(bits[:, idx], axis=2, count=n).astype(bool)  # (R, s, P)
+        mixed = absent.any(0) & ~absent.all(0)  # (s, P)
+        for k, p in zip(*np.nonzero(mixed)):
+            if first_at[p] < 0:
+                first_at[p] = int(common[idx[k]])
+                without[int(p)] = tuple(run.ranks[i] for i in np.flatnonzero(absent[:, k, p]))
+    groups: dict[tuple[int, ...], list[int]] = {}
+    for p in sorted(without):
+        groups.setdefault(without[p], []).append(p)
+    found = []
+    for ranks_without, ps in groups.items():
+        names = [run.params[p].name for p in ps]
+        layers = _layers_of(run, names)
+        step = int(first_at[ps].min())
+        with_ = [r for r in run.ranks if r not in ranks_without]
+        message = (
+            f"step {step}: {len(names)} parameter{'s' if len(names) > 1 else ''} of layer"
+            f"{'s' if len(layers) > 1 else ''} {_names([x or '(model)' for x in layers], 3)} "
+            f"without a gradient on {_ranks(list(ranks_without))} but with one on "
+            f"{_ranks(with_)}: {_names(names)} (a branch not every rank takes: DataParallel "
+            "needs find_unused_parameters=True for it, else the job hangs or fails)"
+        )
+        found.append(RankFinding("missing_grad", step, list(ranks_without),
+                                 layers[0] if layers else "", names, None, message))  # fmt: skip
+    return sorted(found, key=lambda f: f.step)
+
+
+def _unsynced(
+    run: RanksLike, common: np.ndarray, bits: np.ndarray, digest: np.ndarray
+) -> list[RankFinding]:
+    """Steps where ranks with equal missing bits have different digests."""
+    if not len(common):
+        return []
+    # At each step, the ranks with the same parameters without gradient are compared: do they
+    # ever agree (the run synchronises), and where do they not?
+    compared = np.zeros(len(common), bool)
+    mismatch = np.zeros(len(common), bool)
+    agree = np.zeros(len(common), bool)
+    uniform = (bits == bits[:1]).all(axis=(0, 2))
+    compared[uniform] = True  # the usual step: every rank in one group
+    mismatch[uniform] = (digest[:, uniform] != digest[:1, uniform]).any(0)
+    agree[uniform] = ~mismatch[uniform]
+    for s in np.flatnonzero(~uniform):
+        keys = [bits[i, s].tobytes() for i in range(len(run.ranks))]
+        for key in set(keys):
+            members = [i for i, k in enumerate(keys) if k == key]
+            if len(members) > 1:
+                compared[s] = True
+                same = len({int(digest[i, s]) for i in members}) == 1
+                mismatch[s] |= not same
+                agree[s] |= same
+    if compared.any() and not agree.any():
+        run.notes.append(
+            "the ranks' gradients differ at every step: not synchronised by data parallelism "
+            "(tensor or pipeline parallel, or separate runs), so no 'unsynced' finding"
+        )
+        return []
+    hits = np.flatnonzero(mismatch)
+    if not len(hits):
+        return []
+    s = int(hits[0])
+    step = int(common[s])
+    values, counts = np.unique(digest[:, s], return_counts=True)
+    top = values[counts == counts.max()]
+    differ = (run.ranks if len(top) > 1 else
+              [r for i, r in enumerate(run.ranks) if digest[i, s] != top[0]])  # fmt: skip
+    norms = np.stack([run.rank(r).param_row("norm", step) for r in run.ranks])  # (R, P)
+    present = ~np.isnan(norms).any(0)
+    hi, lo = np.nanmax(norms, 0), np.nanmin(norms, 0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        rel = np.where(present & (hi != lo), (hi - lo) / np.maximum(np.abs(hi), 1e-30), 0.0)
+    params_i = np.flatnonzero(rel > 0)
+    order = params_i[np.argsort(-rel[params_i], kind="stable")]
+    names = [run.params[p].name for p in order]
+    value = float(rel[order[0]]) if len(order) else 0.0
+    layer = run.params[order[0]].layer if len(order) else ""
+    more = len(hits) - 1
+    message = (
+        f"step {step}: synchronised gradients differ across {_ranks(differ)}"
+        + (f" in {len(names)} parameter{'s' if len(names) > 1 else ''}, most in layer "
+           f"{layer or '(model)'}: {_names(names)}" if names else
+           " (their NaN/Inf counts differ)")
+        + f"; largest relative difference of a gradient norm {value:.3g}"
+        + (f"; {more} later step{'s' if more > 1 else ''} differ too" if more else "")
+        + " (a gradient that escaped the all-reduce, e.g. an optimizer step inside "
+        "DataParallel.no_sync())"
+    )  # fmt: skip
+    return [RankFinding("unsynced", step, differ, layer, names, value, message)]

@@ -1,0 +1,136 @@
+"""Reading a multi-rank run (runs/ranks.py, runs/cross_rank.py) from rank logs written by the
+run log's own writer (tests/rank_logs.py), each scenario of the issue planted in the arrays;
+oracles from the arrays the test wrote."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from rank_logs import Plant, branchy_captures, ranked_run
+
+from paddleviz_widget import RunLogError
+from paddleviz_widget.runs import format as fmt
+from paddleviz_widget.runs.ranks import is_ranked, open_ranks
+
+
+@pytest.fixture(scope="module")
+def model():
+    params, layers, docs = branchy_captures()
+    return {"params": params, "layers": layers, "captures": docs}
+
+
+def _run(tmp_path, model, name="run", **kw):
+    path = tmp_path / name
+    return path, ranked_run(path, **model, **kw)
+
+
+def _layer_l2(norms, params, layers):
+    out = np.full(len(layers), np.nan)
+    for j, layer in enumerate(layers):
+        mine = [float(norms[i]) for i, p in enumerate(params) if p.layer == layer]
+        mine = [v for v in mine if not np.isnan(v)]
+        if mine:
+            out[j] = np.sqrt(sum(v * v for v in mine))
+    return out
+
+
+def test_healthy_run_reports_nothing_and_reads_each_rank(tmp_path, model):
+    path, oracle = _run(tmp_path, model, world_size=4)
+    assert is_ranked(path) and not is_ranked(fmt.rank_dir(path, 0))
+    run = open_ranks(path)
+    assert (run.run_id, run.world_size, run.ranks, run.notes) == ("job-1", 4, [0, 1, 2, 3], [])
+    assert run.report() == []
+    at = run.layer_norm_at(12)
+    assert at.shape == (4, len(run.layers)) and at.dtype == np.float32
+    for i, r in enumerate(run.ranks):
+        want = _layer_l2(oracle["norms"][r][12], oracle["params"], run.layers)
+        np.testing.assert_allclose(at[i], want, rtol=1e-6)
+        np.testing.assert_allclose(run.rank(r).loss, oracle["loss"][r])
+    assert np.isnan(run.layer_norm_at(10_000)).all()
+
+
+def test_nan_in_rank_2s_batch_at_step_5(tmp_path, model):
+    path, oracle = _run(tmp_path, model, world_size=4, plant=Plant(nan=(2, 5)))
+    (finding,) = open_ranks(path).report()
+    assert (finding.kind, finding.step, finding.ranks) == ("nonfinite", 5, [2])
+    assert finding.params == [p.name for p in oracle["params"]]  # every gradient got the NaN
+    assert finding.layer == oracle["params"][0].layer
+    assert str(finding) == finding.message
+    assert "step 5" in finding.message and "rank 2" in finding.message
+
+
+def test_branch_only_rank_1_takes(tmp_path, model):
+    path, oracle = _run(tmp_path, model, world_size=2, plant=Plant(branch_rank=1))
+    run = open_ranks(path)
+    (finding,) = run.report()
+    assert run.notes == []  # ranks of different missing sets are not called unsynchronised
+    branch = [p.name for p in oracle["params"] if p.layer == "branch"]
+    assert (finding.kind, finding.step, finding.ranks) == ("missing_grad", 0, [0])
+    assert (finding.layer, finding.params) == ("branch", branch)
+    assert "rank 0" in finding.message and "rank 1" in finding.message
+
+
+def test_step_inside_no_sync(tmp_path, model):
+    path, oracle = _run(tmp_path, model, world_size=2, plant=Plant(unsynced=(1, 7)))
+    (finding,) = open_ranks(path).report()
+    assert (finding.kind, finding.step, finding.ranks) == ("unsynced", 7, [0, 1])
+    a, b = (oracle["norms"][r][7].astype(np.float64) for r in (0, 1))
+    hi, lo = np.maximum(a, b), np.minimum(a, b)
+    rel = (hi - lo) / hi
+    assert finding.value == pytest.approx(rel.max(), rel=1e-6)
+    assert set(finding.params) == {p.name for p, x in zip(oracle["params"], rel) if x > 0}
+    worst = oracle["params"][int(np.argmax(rel))]
+    assert finding.params[0] == worst.name and finding.layer == worst.layer
+
+
+def test_ranks_never_equal_are_not_called_unsynced(mixed, model):
+    tmp_path = mixed
+    for r, seed in ((0, 1), (1, 2)):  # two ranks of independent numbers (tensor parallel)
+        ranked_run(tmp_path / f"job{r}", world_size=2, seed=seed, **model)
+        (tmp_path / f"job{r}" / f"rank-0000{r}").rename(tmp_path / "mixed" / f"rank-0000{r}")
+    run = open_ranks(tmp_path / "mixed")
+    assert run.report() == [] and any("not synchronised" in n for n in run.notes)
+
+
+@pytest.fixture
+def mixed(tmp_path):
+    (tmp_path / "mixed").mkdir()
+    return tmp_path
+
+
+def test_bad_input_names_ranks_and_fix(tmp_path, model):
+    path, _ = _run(tmp_path, model, world_size=4)
+    ranked_run(tmp_path / "other", world_size=4, run_id="job-2", **model)
+    (path / "rank-00002").rename(tmp_path / "kept")
+    with pytest.raises(RunLogError, match=r"rank 2 of world size 4 missing .*ranks 0-1, 3"):
+        open_ranks(path)
+    (tmp_path / "other" / "rank-00002").rename(path / "rank-00002")
+    with pytest.raises(RunLogError, match=r"different runs .*job-1.*ranks 0-1, 3.*job-2.*rank 2"):
+        open_ranks(path)
+    meta_path = path / "rank-00002" / fmt.META
+    meta = json.loads(meta_path.read_text())
+    meta_path.write_text(json.dumps({**meta, "run_id": "job-1", "world_size": 8}))
+    with pytest.raises(RunLogError, match=r"different world sizes .*world_size 4: ranks 0-1, 3"):
+        open_ranks(path)
+    with pytest.raises(RunLogError, match="single-rank run log.*open_run"):
+        open_ranks(path / "rank-00000")
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(RunLogError, match="empty"):
+        open_ranks(tmp_path / "empty")
+
+
+def test_rank_still_writing_and_ranks_not_recorded(tmp_path, model):
+    path, oracle = _run(tmp_path, model, world_size=4, ranks=[0, 2], running=(2,), steps=130)
+    run = open_ranks(path)
+    assert run.ranks == [0, 2]
+    assert any("ranks 1, 3 not recorded" in n for n in run.notes)
+    assert any("rank 2 still being written" in n for n in run.notes)
+    assert run.rank(2).steps.tolist() == list(range(130))  # a part and the tail
+    assert run.report() == []
+    np.testing.assert_allclose(
+        run.layer_norm_at(120)[1], _layer_l2(oracle["norms"][2][120], oracle["params"],
+                                             run.layers), rtol=1e-6)  # fmt: skip
+    oracle["writers"][2].close()
+    assert run.refresh() and not any("still" in n for n in run.notes)
