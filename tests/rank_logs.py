@@ -22,6 +22,8 @@ class Plant:
     branch_rank: int | None = None  # only this rank takes the branch (its params' gradient)
     unsynced: tuple[int, int] | None = None  # (rank, step): that rank's step is not synced
     branch: list[int] = field(default_factory=list)  # the branch's parameter indices
+    filled: bool = False  # find_unused_parameters=True: ranks without the branch still hold
+    # its all-reduced gradient (only their graphs, in the captures, lack it)
 
 
 def branchy_model() -> Any:
@@ -114,7 +116,7 @@ def ranked_run(
             norm = shared.copy()
             nan = zeros
             loss = float(2 * np.exp(-step / 50) + 0.01 * r + 0.001 * jitter[r])
-            if plant.branch and r != plant.branch_rank:
+            if plant.branch and r != plant.branch_rank and not plant.filled:
                 norm[plant.branch] = np.nan  # the branch not taken: no gradient here
             if plant.nan is not None and step == plant.nan[1]:
                 nan = np.full(n, 3.0)  # all-reduce carries the NaN to every rank

@@ -72,6 +72,18 @@ def test_branch_only_rank_1_takes(tmp_path, model):
     assert "rank 0" in finding.message and "rank 1" in finding.message
 
 
+def test_a_branch_hidden_by_find_unused_parameters_is_found_in_the_graphs(tmp_path, model):
+    # Every rank holds the branch's all-reduced gradient, so the digests agree; the rank that
+    # did not take it has a capture whose graph does not reach its parameters.
+    plant = Plant(branch_rank=1, filled=True)
+    path, oracle = _run(tmp_path, model, world_size=2, plant=plant)
+    (finding,) = open_ranks(path).report()
+    branch = [p.name for p in oracle["params"] if p.layer == "branch"]
+    assert (finding.kind, finding.step, finding.ranks) == ("missing_grad", 0, [0])
+    assert (finding.layer, finding.params) == ("branch", branch)
+    assert "not reached by the backward graph of rank 0" in str(finding)
+
+
 def test_step_inside_no_sync(tmp_path, model):
     path, oracle = _run(tmp_path, model, world_size=2, plant=Plant(unsynced=(1, 7)))
     (finding,) = open_ranks(path).report()

@@ -9,7 +9,9 @@ Rules:
   named are those whose loss (per rank, not all-reduced) went non-finite there, else those
   whose gradients did.
 - ``missing_grad``: at a step every rank recorded, a parameter without a gradient on some
-  ranks and with one on others; one finding per set of ranks without it, at its first step.
+  ranks and with one on others; or, at a step every rank captured in full, a parameter the
+  backward graph of some ranks does not reach (DataParallel(find_unused_parameters=True) fills
+  its gradient in); one finding per source and set of ranks without it, at its first step.
 - ``unsynced``: ranks with the same parameters without gradient but different digests at a
   step: their gradients differ where all-reduce makes them bitwise equal. Claimed only when
   some step shows the ranks equal (the run synchronises at all: not so under tensor or
@@ -19,11 +21,15 @@ Rules:
 
 from __future__ import annotations
 
+import contextlib
+import json
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Protocol
 
 import numpy as np
 
+from . import format as fmt
 from .params import ParamInfo
 
 KINDS = ("nonfinite", "missing_grad", "unsynced")
@@ -59,6 +65,7 @@ class RanksLike(Protocol):
     def steps_of(self, r: int) -> dict[str, np.ndarray]: ...
     def read_all(self) -> None: ...
     def rank(self, r: int) -> Any: ...
+    def rank_dir(self, r: int) -> Path: ...
 
 
 def _names(names: list[str], limit: int = 6) -> str:
@@ -86,7 +93,7 @@ def report(run: RanksLike) -> list[RankFinding]:
         rows = {r: np.searchsorted(steps[r]["step"], common) for r in run.ranks}
         bits = np.stack([steps[r]["missing_bits"][rows[r]] for r in run.ranks])  # (R, S, B)
         digest = np.stack([steps[r]["digest"][rows[r]] for r in run.ranks])  # (R, S)
-        found += _missing(run, common, bits)
+        found += _missing_findings(run, _missing(run, common, bits), _missing_in_graphs(run))
         found += _unsynced(run, common, bits, digest)
     return found
 
@@ -137,37 +144,82 @@ def _at(s: dict[str, np.ndarray], key: str, step: int) -> Any:
     return s[key][int(np.searchsorted(s["step"], step))]
 
 
-def _missing(run: RanksLike, common: np.ndarray, bits: np.ndarray) -> list[RankFinding]:
+Without = dict[int, tuple[int, tuple[int, ...]]]  # parameter -> (first step, ranks without)
+
+
+def _missing(run: RanksLike, common: np.ndarray, bits: np.ndarray) -> Without:
+    """From the digests: parameters with no gradient on some ranks, with one on others."""
     n = len(run.params)
     differ = np.flatnonzero((bits != bits[:1]).any(axis=(0, 2)))
-    first_at = np.full(n, -1, np.int64)
-    without: dict[int, tuple[int, ...]] = {}
+    without: Without = {}
     for b in range(0, len(differ), _BLOCK):
         idx = differ[b : b + _BLOCK]
         absent = np.unpackbits(bits[:, idx], axis=2, count=n).astype(bool)  # (R, s, P)
         mixed = absent.any(0) & ~absent.all(0)  # (s, P)
         for k, p in zip(*np.nonzero(mixed)):
-            if first_at[p] < 0:
-                first_at[p] = int(common[idx[k]])
-                without[int(p)] = tuple(run.ranks[i] for i in np.flatnonzero(absent[:, k, p]))
-    groups: dict[tuple[int, ...], list[int]] = {}
-    for p in sorted(without):
-        groups.setdefault(without[p], []).append(p)
+            if int(p) not in without:
+                ranks = tuple(run.ranks[i] for i in np.flatnonzero(absent[:, k, p]))
+                without[int(p)] = (int(common[idx[k]]), ranks)
+    return without
+
+
+def _missing_in_graphs(run: RanksLike) -> Without:
+    """From the full captures (captures/unreached.jsonl): parameters some ranks' backward
+    graphs do not reach at a step others' do. DataParallel(find_unused_parameters=True)
+    all-reduces zeros into them, so every rank holds the same gradient and the digests agree:
+    only the graphs show the branch."""
+    index = {p.name: i for i, p in enumerate(run.params)}
+    per = {r: _unreached(run.rank_dir(r) / fmt.CAPTURES / fmt.UNREACHED) for r in run.ranks}
+    steps = set.intersection(*(set(d) for d in per.values())) if per else set()
+    without: Without = {}
+    for step in sorted(steps):
+        for name in set().union(*(per[r][step] for r in run.ranks)):
+            ranks = tuple(r for r in run.ranks if name in per[r][step])
+            if len(ranks) < len(run.ranks) and name in index and index[name] not in without:
+                without[index[name]] = (step, ranks)
+    return without
+
+
+def _unreached(path: Path) -> dict[int, set[str]]:
+    """step -> parameter names, from one rank's index; a line cut off by a crash is skipped."""
+    out: dict[int, set[str]] = {}
+    with contextlib.suppress(FileNotFoundError), open(path, encoding="utf-8") as f:
+        for line in f:
+            with contextlib.suppress(ValueError, TypeError, KeyError):
+                record = json.loads(line)
+                out[int(record["step"])] = {str(n) for n in record["params"]}
+    return out
+
+
+def _missing_findings(run: RanksLike, by_grads: Without, by_graphs: Without) -> list[RankFinding]:
+    """One finding per source and set of ranks without the gradient, at its first step."""
     found = []
-    for ranks_without, ps in groups.items():
-        names = [run.params[p].name for p in ps]
-        layers = _layers_of(run, names)
-        step = int(first_at[ps].min())
-        with_ = [r for r in run.ranks if r not in ranks_without]
-        message = (
-            f"step {step}: {len(names)} parameter{'s' if len(names) > 1 else ''} of layer"
-            f"{'s' if len(layers) > 1 else ''} {_names([x or '(model)' for x in layers], 3)} "
-            f"without a gradient on {_ranks(list(ranks_without))} but with one on "
-            f"{_ranks(with_)}: {_names(names)} (a branch not every rank takes: DataParallel "
-            "needs find_unused_parameters=True for it, else the job hangs or fails)"
-        )
-        found.append(RankFinding("missing_grad", step, list(ranks_without),
-                                 layers[0] if layers else "", names, None, message))  # fmt: skip
+    for source in (by_grads, {p: v for p, v in by_graphs.items() if p not in by_grads}):
+        groups: dict[tuple[int, ...], list[int]] = {}
+        for p in sorted(source):
+            groups.setdefault(source[p][1], []).append(p)
+        for ranks_without, ps in groups.items():
+            names = [run.params[p].name for p in ps]
+            layers = _layers_of(run, names)
+            step = min(source[p][0] for p in ps)
+            with_ = [r for r in run.ranks if r not in ranks_without]
+            what = (f"{len(names)} parameter{'s' if len(names) > 1 else ''} of layer"
+                    f"{'s' if len(layers) > 1 else ''} "
+                    f"{_names([x or '(model)' for x in layers], 3)}")  # fmt: skip
+            if source is by_grads:
+                how = (f"without a gradient on {_ranks(list(ranks_without))} but with one on "
+                       f"{_ranks(with_)}: {_names(names)} (a branch not every rank takes: "
+                       "DataParallel needs find_unused_parameters=True for it, else the job "
+                       "hangs or fails)")  # fmt: skip
+            else:
+                how = (f"not reached by the backward graph of {_ranks(list(ranks_without))} but "
+                       f"reached on {_ranks(with_)}: {_names(names)} (a branch not every rank "
+                       "takes; DataParallel(find_unused_parameters=True) gives them the "
+                       "all-reduced gradient all the same, so their norms do not show "
+                       "it)")  # fmt: skip
+            found.append(RankFinding("missing_grad", step, list(ranks_without),
+                                     layers[0] if layers else "", names, None,
+                                     f"step {step}: {what} {how}"))  # fmt: skip
     return sorted(found, key=lambda f: f.step)
 
 

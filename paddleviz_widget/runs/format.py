@@ -34,6 +34,11 @@ writers and none is locked, so many ranks can write beside each other on NFS/Lus
     RUN_DIR/captures/capture-STEP.json.gz
                                      the full capture of a step: its graph document (schema 2.x),
                                      gzipped, written atomically
+    RUN_DIR/captures/unreached.jsonl (1.2) one line per full capture, appended once its file is
+                                     in place: {"step", "params": names of the parameters its
+                                     backward graph does not reach}; what the cross-rank report
+                                     compares (a branch not every rank takes) without opening
+                                     every rank's graphs
 
 A job of several ranks (world_size > 1) puts one such log per rank under RUN_DIR, each
 written by its rank alone: RUN_DIR/rank-00000/run.json, RUN_DIR/rank-00001/run.json, ...
@@ -62,6 +67,7 @@ DIGEST_ALL = "all.parquet"  # 1.2: a finished log's digest parts as one file (in
 TAIL = "tail.jsonl"
 ANOMALIES = "anomalies.jsonl"
 CAPTURES = "captures"
+UNREACHED = "unreached.jsonl"  # 1.2, in CAPTURES: each capture's parameters no gradient reached
 RANK_PREFIX = "rank-"  # RUN_DIR/rank-00003: rank 3's log in a multi-rank job
 FLUSH_EVERY = 100  # steps per Parquet part
 STATS = ("norm", "max_abs", "nan", "inf")

@@ -108,6 +108,11 @@ class RunLogWriter:
     def write_capture(self, step: int, document: dict[str, Any]) -> None:
         data = gzip.compress(json.dumps(document, separators=(",", ":")).encode(), 1)
         fmt.write_atomic(self.path / fmt.CAPTURES / fmt.capture_name(step), data)
+        unreached = (document.get("meta") or {}).get("unreached_params") or []
+        names = [e.get("name") for e in unreached if isinstance(e, dict)]  # the schema's shape
+        line = {"step": step, "params": [n for n in names if isinstance(n, str)]}
+        with open(self.path / fmt.CAPTURES / fmt.UNREACHED, "a", encoding="utf-8") as f:
+            f.write(json.dumps(line) + "\n")
 
     def close(self, status: str = "finished", error: str | None = None) -> None:
         if self._tail_file is None:

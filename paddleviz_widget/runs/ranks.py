@@ -199,6 +199,10 @@ class RankedRun:
             self._logs[r] = RunLog(self._dirs[r])
         return self._logs[r]
 
+    def rank_dir(self, r: int) -> Path:
+        """Where rank ``r``'s log is."""
+        return self._dirs[r]
+
     def _whole(self, r: int) -> Path | None:
         """A finished rank's joined digests (digests/all.parquet), read without its RunLog."""
         if r in self._logs:

@@ -28,18 +28,9 @@ def test_a_healthy_job_reports_nothing(launched):
     assert run.report() == []
 
 
-# DataParallel(find_unused_parameters=True) all-reduces zeros into the parameters a rank did
-# not use: every rank's p.grad of the branch is there after backward, so per-step norms cannot
-# show it; the full captures' graphs do (rank 0's meta.unreached_params). Strict: once the
-# report reads the captures, this must be turned into a plain case.
-BRANCH_FROM_GRAPHS = pytest.mark.xfail(
-    strict=True, reason="the report's missing_grad reads per-step norms only, not the captures"
-)
-
-
-@pytest.mark.parametrize(
-    "name", ["nan", pytest.param("branch", marks=BRANCH_FROM_GRAPHS), "nosync"]
-)
+# "branch": DataParallel(find_unused_parameters=True) all-reduces zeros into the parameters a
+# rank did not use, so only the full captures' graphs show the branch (unreached.jsonl).
+@pytest.mark.parametrize("name", ["nan", "branch", "nosync"])
 def test_the_planted_finding_is_reported(launched, name):
     job = launched(name)
     (planted,) = _plan(job)
