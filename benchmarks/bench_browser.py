@@ -172,13 +172,32 @@ def open_page(browser: Any, url: str, names: list[str], warm: bool) -> Bench:
     return Bench(page)
 
 
-def collapsed_groups(bench: Bench, state: dict[str, Any], count: int) -> list[str]:
-    """Up to `count` groups closed in the view on the page whose parent is open, spread out."""
-    opened = set(bench.page.evaluate("window.pvwBench.model.get('expanded')"))
-    groups = state["graph"]["groups"]
-    ids = [g["id"] for g in groups if g["id"] not in opened and g.get("parent") in opened]
-    step = max(1, len(ids) // count)
-    return ids[::step][:count]
+def toggle_groups(bench: Bench, state: dict[str, Any], count: int) -> list[tuple[str, bool]]:
+    """Up to `count` groups drawn on the page, spread out, with whether each is open (drawn as
+    a cluster) or closed (drawn as a node of its own; a group inside a folded run of repeated
+    blocks is neither: the run is drawn)."""
+    ids = [g["id"] for g in state["graph"]["groups"]]
+    drawn = bench.page.evaluate(
+        """(ids) => ids.flatMap((id) => {
+          if (document.getElementById(`pvw-${id}`)?.matches("g.node")) return [[id, false]];
+          if (document.getElementById(`pvw-${id}-cluster`)) return [[id, true]];
+          return [];
+        })""",
+        ids,
+    )
+    closed = [(gid, False) for gid, is_open in drawn if not is_open]
+    opened = [(gid, True) for gid, is_open in drawn if is_open]
+    pool = closed if len(closed) >= count else closed + opened  # clicks that open come first
+    step = max(1, len(pool) // count)
+    return [(str(gid), bool(is_open)) for gid, is_open in pool[::step][:count]]
+
+
+def toggle_clicks(gid: str, is_open: bool) -> list[tuple[str, bool, str]]:
+    """The two clicks that toggle `gid` and back: (element to click, on its label, element the
+    new drawing has)."""
+    node, cluster = f"pvw-{gid}", f"pvw-{gid}-cluster"
+    opening, closing = (node, False, cluster), (cluster, True, node)
+    return [closing, opening] if is_open else [opening, closing]
 
 
 def row(label: str, seconds: float, goal: float | None = None, worst: float | None = None) -> None:
@@ -242,11 +261,8 @@ def main() -> None:
             print(f"Expand / collapse one group of {name} (click -> new drawing in the DOM)")
             bench.mount(name, state)
             shown_times, settled, worst_toggle = [], [], 0.0
-            for gid in collapsed_groups(bench, state, args.reps + 1):
-                for click, on_label, want in (
-                    (f"pvw-{gid}", False, f"pvw-{gid}-cluster"),
-                    (f"pvw-{gid}-cluster", True, f"pvw-{gid}"),
-                ):
+            for gid, is_open in toggle_groups(bench, state, args.reps + 1):
+                for click, on_label, want in toggle_clicks(gid, is_open):
                     (t_shown, t_done), worst = bench.timed(
                         lambda b=bench, c=click, o=on_label, w=want: b.page.evaluate(
                             TOGGLE_JS, [c, o, w]
