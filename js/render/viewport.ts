@@ -3,6 +3,7 @@
 import { zoomTransform } from "d3-zoom";
 import { fitWhole } from "../view/opening";
 import type { Box } from "./graphviz_box";
+import { elementBox } from "./shape_box";
 
 export interface Point {
   x: number;
@@ -37,11 +38,11 @@ function element(root: SVGSVGElement, id: string): SVGGraphicsElement | null {
   return root.querySelector<SVGGraphicsElement>(`[id="${CSS.escape(id)}"]`);
 }
 
-/** Centre of an element in graph coordinates. */
+/** Centre of an element in graph coordinates, from its shapes' attributes (./shape_box.ts). */
 export function centreOf(root: SVGSVGElement, id: string): Point | null {
   const el = element(root, id);
   if (!el) return null;
-  const box = el.getBBox();
+  const box = elementBox(el);
   return { x: box.x + box.width / 2, y: box.y + box.height / 2 };
 }
 
