@@ -5,6 +5,8 @@ import { createGraphvizView, type GraphvizView } from "./render/graphviz_view";
 import { createDrawLoop, type Plan } from "./draw_loop";
 import { anchorsFor } from "./anchors";
 import { sharedLayoutClient } from "./layout/shared";
+import { createLayoutCache } from "./layout/cache";
+import { createPrefetch, PREFETCH_BELOW } from "./prefetch";
 import { createScale } from "./scale";
 import { inspect } from "./view/describe";
 import { afterLayoutFailure } from "./view/budget";
@@ -182,10 +184,21 @@ export function createExplorer(model: AnyModel<WidgetModel>, el: HTMLElement): (
     reading: (of) => reading.current(of),
     diffLines: (id, shown) => diff.tooltip(id, shown),
     tooltip,
+    rest: (hit, opens) => prefetch.rest(hit, opens),
   });
 
   const layout = sharedLayoutClient();
   layout.warm(); // the WASM compiles in the worker while the rest of the widget starts
+  const layouts = createLayoutCache(layout); // a click back, or one laid out ahead, only draws
+  const prefetch = createPrefetch({
+    cache: layouts,
+    idle: () => loop.state === "idle",
+    dotFor(open) {
+      if (scale.count(open) > scale.budget) return null; // plan() would cut it down first
+      const ahead = buildVisibleGraph(index, new Set(open), folds.folded(open));
+      return ahead.nodes.length < PREFETCH_BELOW ? dotOf(ahead) : null;
+    },
+  });
   const view: GraphvizView = createGraphvizView(graphEl, pointer);
 
   /** Selection, search highlights, inspector, toolbar and status: everything but the layout.
@@ -234,7 +247,16 @@ export function createExplorer(model: AnyModel<WidgetModel>, el: HTMLElement): (
   const notes = new WeakMap<Plan, Message | null>(); // what to say once a drawing is drawn
   let loads = 0; // graphs read: a newer one drops the one still being read
 
-  const loop = createDrawLoop(layout, view, {
+  /** The DOT of a visible graph, as the view's options draw it now. */
+  const dotOf = (v: VisibleGraph): string =>
+    visibleGraphToDot(index, v, {
+      ...options,
+      grad: grad.colouring(),
+      reading: reading.current(index),
+      diff: diff.marking(),
+    });
+
+  const loop = createDrawLoop(layouts, view, {
     answer() {
       const shown = () => ({ depth: model.get("depth") ?? 0, expanded: expanded() });
       if (answerKernel(model, index, shown, folds.on())) scale.cancel();
@@ -255,13 +277,7 @@ export function createExplorer(model: AnyModel<WidgetModel>, el: HTMLElement): (
         vg = truncateVisible(vg, scale.budget);
         note = { text: budgetText.truncated(vg.nodes.length, total, scale.budget), kind: "warn" };
       }
-      const dot = visibleGraphToDot(index, vg, {
-        ...options,
-        grad: grad.colouring(),
-        reading: reading.current(index),
-        diff: diff.marking(),
-      });
-      return { dot, nodes: vg.nodes.length, open };
+      return { dot: dotOf(vg), nodes: vg.nodes.length, open };
     },
     unchanged() {
       if (note) status.show(note);
@@ -365,6 +381,7 @@ export function createExplorer(model: AnyModel<WidgetModel>, el: HTMLElement): (
     resizer.disconnect();
     for (const [event, fn] of listeners) model.off(event, fn);
     scale.cancel();
+    prefetch.cancel();
     reading.destroy();
     view.destroy();
     folds.destroy();
