@@ -192,7 +192,7 @@ export function createExplorer(model: AnyModel<WidgetModel>, el: HTMLElement): (
   const layouts = createLayoutCache(layout); // a click back, or one laid out ahead, only draws
   const prefetch = createPrefetch({
     cache: layouts,
-    idle: () => loop.state === "idle",
+    idle: () => loop.state === "idle" && layout.mode === "worker", // never Graphviz on this thread on a hover
     dotFor(open) {
       if (scale.count(open) > scale.budget) return null; // plan() would cut it down first
       const ahead = buildVisibleGraph(index, new Set(open), folds.folded(open));
