@@ -166,7 +166,7 @@ def in_lab(reps: int) -> None:
     for label, (seconds, worst, _shown) in rows.items():
         if label.startswith("cell run -> painted") and "default" not in label:
             goal = GOAL_FIRST_PAINT
-        elif "expand(" in label or "collapse(" in label:
+        elif "expand(" in label or "collapse(" in label or label.startswith("click"):
             goal = GOAL_CLICK
         else:
             continue

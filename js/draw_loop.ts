@@ -92,6 +92,7 @@ export function createDrawLoop(layout: Layout, renderer: Renderer, hooks: DrawHo
   let renders = 0;
   let queue: Promise<void> = Promise.resolve(); // one layout and drawing at a time
   let pending: Promise<void> = Promise.resolve(); // the newest drawing, handled
+  let cut: (() => void) | null = null; // ends the animated drawing under way now (watched)
 
   const go = (next: DrawState): void => {
     if (next === state) return;
@@ -139,10 +140,18 @@ export function createDrawLoop(layout: Layout, renderer: Renderer, hooks: DrawHo
     const how = hooks.started(plan, follows); // `stale` still says whether one was on its way
     inFlight = true;
     if (state === "idle" || state === "error") go("rendering"); // else it stays scheduled or loading
+    // A click while a redraw animates: its layout need not wait for the animation, and once it
+    // is made, the animation ends where it was going (the drawing it animates to, plainly), so
+    // no click waits on one.
+    const ahead = cut ? layout.layout(plan.dot) : null;
+    ahead?.then(
+      () => (current() ? cut?.() : undefined),
+      () => undefined, // the job reports it
+    );
     const job = queue.then(async (): Promise<boolean> => {
       if (!current()) return false; // superseded while waiting: never laid out
       const start = performance.now();
-      const result = await layout.layout(plan.dot);
+      const result = await (ahead ?? layout.layout(plan.dot));
       performance.measure("pvw:layout", { start, detail: { graphvizMs: result.ms } });
       if (!current()) return false;
       const drawing = renderer.draw(plan.dot, result.svg, how, current);
@@ -177,18 +186,29 @@ export function createDrawLoop(layout: Layout, renderer: Renderer, hooks: DrawHo
     if (state === "rendering") go(next);
   }
 
-  /** `drawing`, or if it has not finished after STUCK_AFTER_MS, the renderer's replacement. */
+  /** `drawing`, or the renderer's replacement if it has not finished after STUCK_AFTER_MS or
+   * a newer drawing is ready first (`cut`). */
   function watched(drawing: Promise<void>): Promise<void> {
     return new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => renderer.replaceStuck().then(resolve, reject), STUCK_AFTER_MS);
+      let open = true;
+      const close = (): boolean => {
+        const was = open;
+        open = false;
+        clearTimeout(timer);
+        if (cut === replace) cut = null;
+        return was;
+      };
+      const replace = (): void => {
+        if (close()) renderer.replaceStuck().then(resolve, reject);
+      };
+      const timer = setTimeout(replace, STUCK_AFTER_MS);
+      cut = replace;
       drawing.then(
         () => {
-          clearTimeout(timer);
-          resolve();
+          if (close()) resolve();
         },
         (err: unknown) => {
-          clearTimeout(timer);
-          reject(err);
+          if (close()) reject(err);
         },
       );
     });

@@ -5,6 +5,8 @@ import { createGraphvizView, type GraphvizView } from "./render/graphviz_view";
 import { createDrawLoop, type Plan } from "./draw_loop";
 import { anchorsFor } from "./anchors";
 import { sharedLayoutClient } from "./layout/shared";
+import { createLayoutCache } from "./layout/cache";
+import { createPrefetch, PREFETCH_BELOW } from "./prefetch";
 import { createScale } from "./scale";
 import { inspect } from "./view/describe";
 import { afterLayoutFailure } from "./view/budget";
@@ -182,14 +184,29 @@ export function createExplorer(model: AnyModel<WidgetModel>, el: HTMLElement): (
     reading: (of) => reading.current(of),
     diffLines: (id, shown) => diff.tooltip(id, shown),
     tooltip,
+    rest: (hit, opens) => prefetch.rest(hit, opens),
   });
 
   const layout = sharedLayoutClient();
   layout.warm(); // the WASM compiles in the worker while the rest of the widget starts
+  const layouts = createLayoutCache(layout); // a click back, or one laid out ahead, only draws
+  const prefetch = createPrefetch({
+    cache: layouts,
+    idle: () => loop.state === "idle" && layout.mode === "worker", // never Graphviz on this thread on a hover
+    dotFor(open) {
+      if (scale.count(open) > scale.budget) return null; // plan() would cut it down first
+      const ahead = buildVisibleGraph(index, new Set(open), folds.folded(open));
+      return ahead.nodes.length < PREFETCH_BELOW ? dotOf(ahead) : null;
+    },
+  });
   const view: GraphvizView = createGraphvizView(graphEl, pointer);
 
-  /** Selection, search highlights, inspector, toolbar and status: everything but the layout. */
+  /** Selection, search highlights, inspector, toolbar and status: everything but the layout.
+   * Not while a redraw is queued: that redraw decorates once it is drawn (or unchanged, or
+   * failed), and a click that opens a group would otherwise pay for it twice before its layout
+   * starts (~20 ms each on the 10k-node Llama: the inspector's account of the group). */
   function decorate(): void {
+    if (loop.state === "scheduled") return;
     const selected = model.get("selected") ?? "";
     const lit = highlights(index, vg, selected, search);
     const classes = lit.classes;
@@ -230,7 +247,16 @@ export function createExplorer(model: AnyModel<WidgetModel>, el: HTMLElement): (
   const notes = new WeakMap<Plan, Message | null>(); // what to say once a drawing is drawn
   let loads = 0; // graphs read: a newer one drops the one still being read
 
-  const loop = createDrawLoop(layout, view, {
+  /** The DOT of a visible graph, as the view's options draw it now. */
+  const dotOf = (v: VisibleGraph): string =>
+    visibleGraphToDot(index, v, {
+      ...options,
+      grad: grad.colouring(),
+      reading: reading.current(index),
+      diff: diff.marking(),
+    });
+
+  const loop = createDrawLoop(layouts, view, {
     answer() {
       const shown = () => ({ depth: model.get("depth") ?? 0, expanded: expanded() });
       if (answerKernel(model, index, shown, folds.on())) scale.cancel();
@@ -251,13 +277,7 @@ export function createExplorer(model: AnyModel<WidgetModel>, el: HTMLElement): (
         vg = truncateVisible(vg, scale.budget);
         note = { text: budgetText.truncated(vg.nodes.length, total, scale.budget), kind: "warn" };
       }
-      const dot = visibleGraphToDot(index, vg, {
-        ...options,
-        grad: grad.colouring(),
-        reading: reading.current(index),
-        diff: diff.marking(),
-      });
-      return { dot, nodes: vg.nodes.length, open };
+      return { dot: dotOf(vg), nodes: vg.nodes.length, open };
     },
     unchanged() {
       if (note) status.show(note);
@@ -274,8 +294,7 @@ export function createExplorer(model: AnyModel<WidgetModel>, el: HTMLElement): (
       const plain = vg.nodes.length >= ANIMATE_BELOW;
       const selected = model.get("selected") ?? "";
       const anchors = follows ? anchorsFor(index, previous, drawnOpen, vg, new Set(plan.open), selected) : null;
-      tooltip.hide();
-      decorate();
+      tooltip.hide(); // decorated once drawn (drawn()): not on the way to the layout
       const opening = fresh ? { focus: openingFocus(index, vg) } : null; // a graph's first view
       return { plain, animate: follows && !plain, anchors, opening };
     },
@@ -292,6 +311,7 @@ export function createExplorer(model: AnyModel<WidgetModel>, el: HTMLElement): (
     },
     failed(plan, err, drawnDot) {
       root.dataset.state = "error";
+      decorate(); // what changed meanwhile (a selection), on the drawing that stays
       const { nodes, open } = plan;
       const drawn = drawnDot ? { open: [...drawnOpen] } : null;
       if (!open || nodes === null) {
@@ -361,6 +381,7 @@ export function createExplorer(model: AnyModel<WidgetModel>, el: HTMLElement): (
     resizer.disconnect();
     for (const [event, fn] of listeners) model.off(event, fn);
     scale.cancel();
+    prefetch.cancel();
     reading.destroy();
     view.destroy();
     folds.destroy();

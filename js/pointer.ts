@@ -2,7 +2,7 @@
 // show a tooltip. Kept apart from the explorer, which hands it the state it reads.
 import type { Hit } from "./render/graphviz_view";
 import { edgeTooltip, nodeTooltip } from "./view/describe";
-import { collapseGroup } from "./view/expansion";
+import { collapseGroup, expandGroup } from "./view/expansion";
 import { parseInstanceId, type GraphIndex } from "./view/graph_index";
 import type { VisibleGraph } from "./view/visible";
 
@@ -19,6 +19,8 @@ export interface PointerDeps {
   reading: (index: GraphIndex) => "backward" | "forward";
   diffLines: (id: string, vg: VisibleGraph) => string[];
   tooltip: { show: (lines: string[], event: MouseEvent) => void; hide: () => void };
+  /** The pointer is on `hit`: lay out ahead what a click there would show (./prefetch.ts). */
+  rest: (hit: Hit | null, opens: () => string[] | null) => void;
 }
 
 export function createPointer(deps: PointerDeps): {
@@ -53,7 +55,19 @@ export function createPointer(deps: PointerDeps): {
     }
   }
 
+  /** The groups left open by a click on `hit` if it opens or closes one (as click() does;
+   * a cut to the layout budget aside), else null. */
+  function opens(hit: Hit): string[] | null {
+    const index = deps.index();
+    const group = hit.kind === "edge" ? null : (parseInstanceId(index, hit.id)?.group ?? null);
+    if (!group) return null;
+    if (hit.kind === "cluster") return hit.onLabel ? collapseGroup(index, deps.expanded(), group) : null;
+    const vn = deps.vg().nodeById.get(hit.id);
+    return vn && vn.kind === "group" && !vn.run ? expandGroup(index, deps.expanded(), group) : null;
+  }
+
   function hover(hit: Hit | null, event: MouseEvent): void {
+    deps.rest(hit, () => (hit ? opens(hit) : null));
     if (!hit) {
       deps.tooltip.hide();
       return;

@@ -3,6 +3,7 @@
 import { zoomTransform } from "d3-zoom";
 import { fitWhole } from "../view/opening";
 import type { Box } from "./graphviz_box";
+import { elementBox } from "./shape_box";
 
 export interface Point {
   x: number;
@@ -37,11 +38,12 @@ function element(root: SVGSVGElement, id: string): SVGGraphicsElement | null {
   return root.querySelector<SVGGraphicsElement>(`[id="${CSS.escape(id)}"]`);
 }
 
-/** Centre of an element in graph coordinates. */
-export function centreOf(root: SVGSVGElement, id: string): Point | null {
-  const el = element(root, id);
+/** Centre of an element (found by `find`) in graph coordinates, from its shapes' attributes
+ * (./shape_box.ts). */
+export function centreOf(root: SVGSVGElement, id: string, find = element): Point | null {
+  const el = find(root, id);
   if (!el) return null;
-  const box = el.getBBox();
+  const box = elementBox(el);
   return { x: box.x + box.width / 2, y: box.y + box.height / 2 };
 }
 
@@ -71,8 +73,10 @@ export function centreView(root: SVGSVGElement, id: string): View | null {
 export function pickAnchor(root: SVGSVGElement, anchors: Anchors): { anchor: Anchor; at: Point } | null {
   const t = zoomTransform(root);
   const vb = root.viewBox.baseVal;
+  // The elements by id, read once: a selector per candidate walks the whole drawing each time.
+  const byId = new Map(Array.from(root.querySelectorAll<SVGGraphicsElement>("[id]"), (el) => [el.id, el]));
   const onScreen = (a: Anchor): Point | null => {
-    const c = centreOf(root, a.before);
+    const c = centreOf(root, a.before, (_root, id) => byId.get(id) ?? null);
     if (!c) return null;
     const p = { x: t.applyX(c.x), y: t.applyY(c.y) };
     return p.x >= 0 && p.y >= 0 && p.x <= vb.width && p.y <= vb.height ? p : null;
