@@ -27,9 +27,11 @@ from dataclasses import dataclass, field
 from math import prod
 from typing import Any
 
+from ...graph.parts import GradInfo
 from ..read.program_nodes import is_program_node
 from ..read.replay_safety import is_pylayer
-from ..read.walk import ACCUMULATION_NODE
+from ..read.tensor_info import dtype_name, place_name
+from ..read.walk import ACCUMULATION_NODE, WalkResult
 from .cpu_reduce import CpuReader
 from .hook_returns import HookResults
 from .vlog import vlog_silenced
@@ -60,6 +62,34 @@ def hookable(name: str) -> bool:
     if name == ACCUMULATION_NODE or is_pylayer(name):
         return False
     return not name.startswith(LIST_SLOT_NODES)
+
+
+def _post_hooked(name: str) -> bool:
+    return hookable(name) and not is_program_node(name)
+
+
+def received_of(walk: WalkResult) -> frozenset[int]:
+    """Nodes whose received gradient is read too: the targets of edges whose sender cannot be
+    hooked (concat, PyLayer, ...). Every gradient summed into one tensor has that tensor's
+    dtype and shape, so what such a node received is what each such edge carried."""
+    nodes = walk.nodes
+    return frozenset(
+        nodes[e.target].ptr
+        for e in walk.edges
+        if not _post_hooked(nodes[e.source].name) and _post_hooked(nodes[e.target].name)
+    )
+
+
+def hooks_cover(walk: WalkResult) -> bool:
+    """Whether the hooks see every edge's gradient (its sender or its target is hooked), so
+    that Paddle's dump of this backward would say nothing more about dtypes and shapes. Not
+    with to_static program nodes (their edges are read through tensor hooks, not always)."""
+    nodes = walk.nodes
+    if any(is_program_node(n.name) for n in nodes):
+        return False
+    return all(
+        _post_hooked(nodes[e.source].name) or _post_hooked(nodes[e.target].name) for e in walk.edges
+    )
 
 
 @dataclass
@@ -110,13 +140,23 @@ class StatsCapture:
         self.output_rows: list[int] = []  # rows of the tensors backward starts from
         self._results = HookResults()  # what Paddle would keep of our hooks' results
         self._cpu = CpuReader()
+        # What the hooks saw of each gradient: (node ptr, next_functions index) -> its dtype,
+        # shape and place as sent; node ptr -> what it received (only the nodes in _receivers,
+        # and only when every gradient it received agrees). The hooks' annotation source.
+        self.grads: dict[tuple[int, int], GradInfo] = {}
+        self.received: dict[int, GradInfo] = {}
+        self._receivers: frozenset[int] = frozenset()
+        self._infos: dict[tuple[Any, tuple[int, ...], str], GradInfo] = {}
 
     def arm(
         self, nodes: Iterable[Any], receivers: Callable[[int], list[Any] | None] | None = None,
         senders: dict[int, list[tuple[int, int]]] | None = None,
+        received: frozenset[int] = frozenset(),
     ) -> None:  # fmt: skip
         """``receivers``: for a program node, the tensors it sends to (ProgramRuns.receivers);
-        ``senders``: who sends to each node (stats_watch.senders_of)."""
+        ``senders``: who sends to each node (stats_watch.senders_of); ``received``: the nodes
+        whose received gradient is read too (received_of)."""
+        self._receivers = received
         for node in nodes:
             name = str(node.name())
             ptr = int(node.node_ptr())
@@ -155,6 +195,7 @@ class StatsCapture:
                 run = self._program_runs[ptr] = NodeRun(ptr)
                 self.runs.append(run)
             if _usable(paddle, grad):
+                self.grads[(ptr, index)] = self._info(grad)
                 with paddle.no_grad(), vlog_silenced():
                     run.rows[index] = self._add(paddle, grad)
 
@@ -171,6 +212,8 @@ class StatsCapture:
     def _hook_for(self, ptr: int, edges: int) -> Any:
         def hook(grad_outputs: Any, grad_inputs: Any) -> Any:
             self._record(ptr, edges, grad_outputs)
+            if ptr in self._receivers:
+                self._receive(ptr, grad_inputs)
             return self._results.returned(grad_outputs)
 
         return hook
@@ -189,9 +232,26 @@ class StatsCapture:
                     continue
                 if index is None:
                     run.complete = False
-                elif _floating(paddle, t):
+                    continue
+                self.grads[(ptr, index)] = self._info(t)
+                if _floating(paddle, t):
                     run.rows[index] = self._add(paddle, t)
         self.runs.append(run)
+
+    def _receive(self, ptr: int, grad_inputs: Sequence[Any]) -> None:
+        infos = {self._info(t) for t in grad_inputs if _initialized(t)}
+        if len(infos) == 1:
+            self.received[ptr] = infos.pop()
+
+    def _info(self, t: Any) -> GradInfo:
+        """dtype, shape and place of a gradient, one GradInfo per distinct value."""
+        key = (t.dtype, tuple(t.shape), str(t.place))
+        info = self._infos.get(key)
+        if info is None:
+            info = self._infos[key] = GradInfo(
+                dtype_name(key[0]), tuple(int(d) for d in key[1]), place_name(key[2])
+            )
+        return info
 
     def _add(self, paddle: Any, t: Any) -> int:
         numel = prod(int(d) for d in t.shape)  # from the shape: no device trip

@@ -31,10 +31,11 @@ from .backward_args import as_list, grad_targets, layer_count
 from .backward_capture import DUMP_KWARG, CapturedBackward, run_captured
 from .backward_record import BackwardRecord
 from .forward_finite import ForwardFiniteWatch
+from .grad_stats import hooks_cover
 from .kept_traces import LOST, RecentSessions
 from .layer_scopes import LayerScopeRecorder, LayerScopes
 from .program_runs import ProgramRuns
-from .stack_gate import CALL_STACK_FLAG, LibraryForwardGate, call_stacks_off
+from .stack_gate import CALL_STACK_FLAG, LibraryForwardGate, call_stacks_off, call_stacks_recorded
 from .stats_watch import StatsHistory, run_with_stats, stats_available
 from .watched import watch_of, watched_backward
 
@@ -288,8 +289,11 @@ class TraceSession:
                 user_dump_dir=kwargs.get(DUMP_KWARG),
                 log=slot_log,
                 call_sites=not copies,  # stacks of copied nodes match no graph node
+                dump=not self._hooks_see_all(record, copies),
             )
         finally:
+            if self.watch is None:  # a watched step's capture uses the walk (watched.py)
+                record.drop_walk()
             self._in_backward = False
             for ptr in record.node_ptrs():
                 self.programs.forget(ptr)
@@ -305,6 +309,16 @@ class TraceSession:
         self._settle(STRONG_RECORDS)
         return result
 
+    def _hooks_see_all(self, record: BackwardRecord, copies: bool) -> bool:
+        """Whether the statistics hooks will see every edge's gradient (dtype, shape, place),
+        so that Paddle's dump can be skipped: stats on, not paddle.grad's copies, no Python
+        stacks recorded for the dump's call-stack file, and each edge's sender or target
+        hooked (grad_stats.hooks_cover)."""
+        if self.history is None or copies or not stats_available(record.roots):
+            return False
+        walk = record.walk()
+        return walk is not None and not call_stacks_recorded() and hooks_cover(walk)
+
     def _unquieted_programs(self, record: BackwardRecord) -> bool:
         """Whether a program node's forward ran unseen by this trace (it cannot be quieted)."""
         walk = record.walk()
@@ -316,18 +330,19 @@ class TraceSession:
         """The backward itself, with gradient statistics captured if asked for."""
         if self.history is None or not stats_available(record.roots):
             return run()
+        walk = record.walk()
+        assert walk is not None  # the roots are held while the backward runs
         with call_stacks_off():  # our reductions are ops too: no Python stack for each
             result, stats = run_with_stats(
-                run, record.roots, [t for t in tensors if is_tensor(t)], self.programs.receivers
-            )
+                run, walk, record.node_objects(),
+                [t for t in tensors if is_tensor(t)], self.programs.receivers,
+            )  # fmt: skip
         if self._finite is not None:
             stats.forward_culprit = self._finite.take()
         record.stats = stats
-        walk = record.walk()
-        if walk is not None:
-            self.history.add(walk, stats)
-            record.positions = {n.ptr: n.index for n in walk.nodes}
-            record.signature = tuple(n.name for n in walk.nodes)
+        self.history.add(walk, stats)
+        record.positions = {n.ptr: n.index for n in walk.nodes}
+        record.signature = tuple(n.name for n in walk.nodes)
         return result
 
     def _anchor(self, record: BackwardRecord, roots: list[Any]) -> None:
