@@ -22,6 +22,7 @@ import weakref
 from collections.abc import Callable, Collection
 from typing import Any
 
+from ...gc_pause import gc_paused
 from ...graph.parts import ParamInfo
 from ..read.grad_node import grad_node_of
 from ..read.params import param_infos_by_ptr
@@ -257,9 +258,12 @@ class TraceSession:
     ) -> Any:  # fmt: skip
         if self._in_backward:  # e.g. paddle.grad inside a PyLayer's backward: already captured
             return original(*args, **kwargs)
-        if self.watch is not None:
-            return watched_backward(self, original, roots, args, kwargs, copies=copies)
-        return self._captured_backward(original, roots, args, kwargs, copies=copies)
+        # Walks, hooks and their records allocate ~100k objects without cycles: with the
+        # collector on, its full passes over the user's heap cost more than all of it.
+        with gc_paused():
+            if self.watch is not None:
+                return watched_backward(self, original, roots, args, kwargs, copies=copies)
+            return self._captured_backward(original, roots, args, kwargs, copies=copies)
 
     def _captured_backward(
         self, original: Any, roots: list[Any], args: tuple[Any, ...], kwargs: dict[str, Any],

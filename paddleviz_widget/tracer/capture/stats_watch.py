@@ -45,7 +45,7 @@ def run_with_stats(
     capture = StatsCapture()
     try:
         senders = senders_of(walk)
-        capture.arm(nodes, receivers, senders, received_of(walk))
+        capture.arm(nodes, receivers, senders, received_of(walk), walk.nodes)
         with vlog_silenced():  # runs inside the backward's log capture: not Paddle's account
             capture.observe_outputs(outputs)
         result = run()
