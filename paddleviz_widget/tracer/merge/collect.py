@@ -75,8 +75,9 @@ def _scopes_layer(scopes: LayerScopes | None, graph: _Graph, trusted: bool) -> A
     layer = Annotations()
     if scopes is None or not _scopes_match(scopes, graph, trusted):
         return layer
+    names = scopes.node_names  # a list, not a generator: no call back into this module per node
     mine = scopes.restricted_to(
-        p for p in graph.names if scopes.node_names.get(p, graph.names[p]) == graph.names[p]
+        [p for p, name in graph.names.items() if names.get(p, name) == name]
     )
     layer.groups = mine.groups
     layer.group_of_ptr = dict(mine.group_of_ptr)
