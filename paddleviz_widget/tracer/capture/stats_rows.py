@@ -70,6 +70,7 @@ def backward_stats(
     ``output_rows``: rows of the tensors backward started from; ``senders``: node ptr -> the
     (source ptr, index) edges into it, so that what a node received is what they sent."""
     out = BackwardStats(skipped=frozenset(skipped))
+    raw = raw.tolist() if hasattr(raw, "tolist") else raw  # Python floats: ~10x cheaper to read
     out.nonfinite_in_forward = any(raw[k][NAN] + raw[k][INF] > 0 for k in output_rows)
     ran = []
     for run in runs:
