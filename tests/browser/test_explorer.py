@@ -49,14 +49,8 @@ SOURCE_WORDS = {
     "replay-vlog": "a replay's log",
     "replay-dump": "a replay's dump",
     "param": "inferred from the parameter",
-    "hooks": "the GradNode hooks",
-}
-# ... and for a node's layer group and parameter name (meta.sources.nodes, schema 2.3).
-NODE_SOURCE_WORDS = {
-    "trace-layers": "the trace record",
-    "param-owner": "inferred from the parameter's layer",
-    "model": "the model",
-    "variable": "your variable",
+    "trace-layers": "the trace record",  # a node's layer group and name (meta.sources.nodes)
+    **{"param-owner": "inferred from the parameter's layer", "model": "the model"},
 }
 
 
@@ -228,12 +222,10 @@ def test_inspector_for_clicked_node(fresh: Explorer, graph: dict[str, Any]) -> N
     text = inspector.inner_text()
     assert param["param"]["name"] in text and shape_text(param["param"]["shape"]) in text
     # ... and where its name and its layer came from, as the document records them.
-    sources = graph["meta"]["sources"]
-    k = graph["nodes"].index(param)
+    sources, k = graph["meta"]["sources"], graph["nodes"].index(param)
     for field, title in (("param", "Parameter"), ("group", "Layer")):
-        words = NODE_SOURCE_WORDS[sources["codes"][sources["nodes"][field][k]]]
         shown = inspector.locator("section", has_text=title).first.inner_text()
-        assert "source" in shown and words in shown, (field, shown)
+        assert SOURCE_WORDS[sources["codes"][sources["nodes"][field][k]]] in shown
 
 
 def test_click_selects_in_kernel(fresh: Explorer, graph: dict[str, Any]) -> None:

@@ -314,10 +314,8 @@ class TraceSession:
         return result
 
     def _hooks_see_all(self, record: BackwardRecord, copies: bool) -> bool:
-        """Whether the statistics hooks will see every edge's gradient (dtype, shape, place),
-        so that Paddle's dump can be skipped: stats on, not paddle.grad's copies, no Python
-        stacks recorded for the dump's call-stack file, and each edge's sender or target
-        hooked (grad_stats.hooks_cover)."""
+        """Whether the stats hooks will see every edge's gradient, so Paddle's dump is not
+        needed: not paddle.grad's copies, no per-op stacks (the dump's call-stack file)."""
         if self.history is None or copies or not stats_available(record.roots):
             return False
         walk = record.walk()
