@@ -14,7 +14,9 @@ from typing import Any
 
 import numpy as np
 
-LIMIT = 1 << 16  # elements: above this, cpu_reduce's in-place read is cheaper than a copy
+# Elements: above this a gradient is read in place (cpu_reduce.py), whose ~30 us of calls are
+# then small against the reading; below, the copy and the shared reduction are cheaper.
+LIMIT = 1 << 12
 
 
 class SmallGrads:
