@@ -12,6 +12,8 @@ processes hits both; figures are medians over the repetitions.
   capture, untimed): the per-step summary alone. Goal <= 1.02x plain.
 - capture: one fully captured step (trace(every=1), steps after the first) against a plain
   step. Goal on llama-10k <= 3x.
+Each ratio is given in wall-clock time and in the process's CPU time (less sensitive to other
+processes on a shared machine), with the load average at the end.
 - run: --run steps with every=100 inside one trace() (entry, exit, captures and all) against
   --run plain steps (mlp; the slow models project it from the two figures above:
   ((run - run/100) * summary + run/100 * capture) / run). Goal <= 1.05x.
@@ -21,6 +23,7 @@ processes hits both; figures are medians over the repetitions.
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
 import tempfile
 import time
@@ -75,9 +78,10 @@ class Trainer:
         self.opt.clear_grad()
 
     def steps(self, n: int) -> float:
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), time.process_time()
         for _ in range(n):
             self.step()
+        self.cpu = time.process_time() - cpu  # the process's CPU time of the same steps
         return time.perf_counter() - start
 
     def run_dir(self) -> Path:
@@ -89,16 +93,16 @@ class Trainer:
     def watched(self, n: int, every: int, skip_first: bool) -> float:
         """Seconds for n watched steps; skip_first: step 0 (a full capture) untimed."""
         path = self.run_dir()
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), time.process_time()
         with trace(self.model, stats=True, every=every, run_dir=path):
             if skip_first:
                 self.step()
-                start = time.perf_counter()
+                start, cpu = time.perf_counter(), time.process_time()
             for _ in range(n):
                 self.step()
-            took = time.perf_counter() - start
+            took, self.cpu = time.perf_counter() - start, time.process_time() - cpu
         if not skip_first:
-            took = time.perf_counter() - start
+            took, self.cpu = time.perf_counter() - start, time.process_time() - cpu
         shutil.rmtree(path, ignore_errors=True)
         return took
 
@@ -106,17 +110,23 @@ class Trainer:
 def bench(name: str, reps: int, block: int, run: int) -> None:
     t = Trainer(name)
     t.steps(3)  # warm up
-    summary, capture = [], []
+    summary, capture, summary_cpu, capture_cpu, plain_cpu = [], [], [], [], []
     for _ in range(reps):
         plain = t.steps(block)
+        plain_cpu.append(t.cpu / block)
         watched = t.watched(block, 10**9, skip_first=True)
         summary.append(watched / plain)
-        plain1 = median(t.steps(1) for _ in range(3))
+        summary_cpu.append(t.cpu / block / plain_cpu[-1])
+        ones = [(t.steps(1), t.cpu) for _ in range(3)]
+        plain1, plain1_cpu = median(w for w, _ in ones), median(c for _, c in ones)
         captured = t.watched(2, 1, skip_first=True) / 2
         capture.append(captured / plain1)
+        capture_cpu.append(t.cpu / 2 / plain1_cpu)
     s, c = median(summary), median(capture)
-    print(f"{name:<10} summary/plain {s:.3f}x  capture step/plain step {c:.2f}x  "
-          f"(plain step {plain / block * 1e3:.1f} ms)")  # fmt: skip
+    load = os.getloadavg()[0]
+    print(f"{name:<10} summary/plain {s:.3f}x (CPU {median(summary_cpu):.3f}x)  capture step/plain "
+          f"step {c:.2f}x (CPU {median(capture_cpu):.2f}x)  (plain step {plain / block * 1e3:.1f} "
+          f"ms, CPU {median(plain_cpu) * 1e3:.1f} ms; load {load:.1f})")  # fmt: skip
     if run:
         if name == "mlp":
             ratios = []

@@ -16,7 +16,7 @@ export type JsonType = "object" | "string" | "array" | "integer" | "boolean" | "
 /** The model's keys. A saved page (export/standalone.py) sets only graph, height, selected,
  * expanded, depth, _request, _resolved and _layer_rows: the others are optional here. */
 export type WidgetModel = {
-  /** The graph document as build_graph writes it (schema 2.2; 1.0 to 2.1 are read too): one
+  /** The graph document as build_graph writes it (schema 2.3; 1.0 to 2.2 are read too): one
    * buffer of its JSON text (from GraphWidget or a saved page), read by ./kernel_sync.ts
    * loadGraph. */
   graph: unknown;

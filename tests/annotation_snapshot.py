@@ -31,7 +31,8 @@ def _normal(doc: dict[str, Any], without_sources: bool) -> dict[str, Any]:
     """Addresses vary by run: dropped. The source record, if asked, too."""
     for node in doc["nodes"]:
         node.pop("ptr", None)
-    if without_sources:
+    if without_sources:  # and the schema version that added the node sources (2.3)
+        doc.pop("schema_version", None)
         doc["meta"].pop("sources", None)
         for edge in doc["edges"]:
             edge.pop("src", None)
@@ -63,6 +64,10 @@ def main() -> None:
     if args[0] == "--compare":
         before = json.loads(Path(args[1]).read_text())
         now = documents(without_sources="--without-sources" in args)
+        if "--without-sources" in args:
+            for doc in before.values():
+                doc.pop("schema_version", None)
+                doc["meta"].pop("sources", None)
         bad = [k for k in before if before[k] != now.get(k)]
         print(f"{len(before) - len(bad)}/{len(before)} documents unchanged; differ: {bad}")
         sys.exit(1 if bad else 0)

@@ -16,7 +16,7 @@ from program_models import inputs
 
 from paddleviz_widget import build_graph, trace
 from paddleviz_widget.errors import GraphDocumentError
-from paddleviz_widget.graph import validate_graph_dict
+from paddleviz_widget.graph import Graph, validate_graph_dict
 from paddleviz_widget.tracer.read.program import program_view_available
 
 
@@ -84,3 +84,47 @@ def test_a_to_static_programs_op_edges_say_they_come_from_the_program() -> None:
     for is_inside, has_grad, src in zip(inside, _grads(doc), _sources(doc)):
         assert (src is not None) == has_grad
         assert (src == "program") == (is_inside and has_grad)
+
+
+def _node_sources(doc: dict[str, Any], field: str) -> list[str | None]:
+    meta = doc["meta"]["sources"]
+    text = meta.get("nodes", {}).get(field, "." * len(doc["nodes"]))
+    return [None if c == "." else meta["codes"][c] for c in text]
+
+
+def test_each_nodes_layer_parameter_and_call_site_say_where_they_came_from() -> None:
+    """Inside trace(): the layer groups come from its record of the forward, the parameter
+    names from the model (exactly the nodes whose name is one of the model's parameters), and
+    each call site from Paddle's stack or the call of its layer. The document reads back
+    unchanged, sources included."""
+    case = lenet()
+    with trace(case.model), tempfile.TemporaryDirectory() as d:
+        y = case.run(d)
+    doc = build_graph(y)
+    validate_graph_dict(doc)
+    names = {n for n, _ in case.model.named_parameters()}
+    named = [(n.get("param") or {}).get("name") in names for n in doc["nodes"]]
+    assert _node_sources(doc, "param") == ["model" if x else None for x in named]
+    grouped = [n.get("group") is not None for n in doc["nodes"]]
+    assert _node_sources(doc, "group") == ["trace-layers" if g else None for g in grouped]
+    sited = [n.get("call_site") is not None for n in doc["nodes"]]
+    sites = _node_sources(doc, "call_site")
+    assert [s is not None for s in sites] == sited
+    assert set(sites) - {None} <= {"paddle-stack", "layer-call"}
+    assert Graph.from_dict(doc).to_dict() == doc
+
+
+def test_a_fresh_graph_says_its_layers_are_inferred_from_the_parameters() -> None:
+    model, x = lenet_and_input()
+    doc = build_graph(model(x), model=model)
+    grouped = [n.get("group") is not None for n in doc["nodes"]]
+    assert any(grouped)
+    assert _node_sources(doc, "group") == ["param-owner" if g else None for g in grouped]
+
+
+def test_node_sources_that_do_not_fit_the_nodes_are_refused_naming_the_field() -> None:
+    model, x = lenet_and_input()
+    doc = build_graph(model(x), model=model)
+    doc["meta"]["sources"]["nodes"]["group"] += "o"
+    with pytest.raises(GraphDocumentError, match=r"meta\.sources\.nodes\.group"):
+        validate_graph_dict(doc)

@@ -34,8 +34,9 @@ def _nodes(root: paddle.Tensor) -> dict[int, Any]:
 
 def _backward_with_stats(loss: paddle.Tensor) -> tuple[Any, Any, dict[int, Any]]:
     nodes = _nodes(loss)
-    walk = walk_backward_graph([loss.grad_fn])
-    _, stats = run_with_stats(loss.backward, [loss.grad_fn], [loss])
+    objects: list[Any] = []
+    walk = walk_backward_graph([loss.grad_fn], objects)
+    _, stats = run_with_stats(loss.backward, walk, objects, [loss])
     return stats, walk, nodes
 
 

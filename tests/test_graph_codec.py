@@ -55,7 +55,7 @@ def test_traced_lenet_round_trips_exactly() -> None:
     assert any(n.call_site for n in graph.nodes) and any(n.param for n in graph.nodes)
     assert any(n.tensor for n in graph.nodes) and graph.groups
     doc = graph.to_dict()
-    assert doc["schema_version"] == SCHEMA_VERSION == "2.2"
+    assert doc["schema_version"] == SCHEMA_VERSION == "2.3"
     validate_graph_dict(through_json(doc))
     assert Graph.from_dict(doc) == graph
     assert Graph.from_dict(through_json(doc)) == graph
@@ -190,11 +190,11 @@ BROKEN = {
     ),
     "a node without an id": (
         lambda d: d["nodes"][0].pop("id"),
-        r"nodes\[0\]: malformed schema 2\.2 entry \(KeyError: missing field 'id'\)",
+        r"nodes\[0\]: malformed schema 2\.3 entry \(KeyError: missing field 'id'\)",
     ),
     "no nodes": (
         lambda d: d.pop("nodes"),
-        r"nodes: missing or not a list \(schema 2\.2\)",
+        r"nodes: missing or not a list \(schema 2\.3\)",
     ),
 }
 

@@ -49,7 +49,7 @@ def test_payload_is_json_and_matches_schema():
     model, y = lenet_output()
     doc = build_graph(y)
     validate_graph_dict(json.loads(json.dumps(doc)))
-    assert doc["schema_version"] == "2.2"
+    assert doc["schema_version"] == "2.3"
     graph = nested(doc)
     assert {n["kind"] for n in graph["nodes"]} == {"op", "param", "output"}
     (root,) = [n for n in graph["nodes"] if n["kind"] == "output"]

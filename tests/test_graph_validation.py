@@ -74,7 +74,7 @@ def test_schema_1_0_documents_go_through_the_same_check(case: str) -> None:
     assert caught.value.field == field
 
 
-@pytest.mark.parametrize("version", ["2.0", "2.1", "2.2"])
+@pytest.mark.parametrize("version", ["2.0", "2.1", "2.2", "2.3"])
 def test_every_2_x_version_is_checked(version: str) -> None:
     doc = apply(LENET, [[["schema_version"], version], [["edges", 3, "target"], "n999"]])
     with pytest.raises(GraphDocumentError, match=r"edges\[3\]\.target: 'n999' is not the id"):

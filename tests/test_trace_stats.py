@@ -34,7 +34,7 @@ def test_every_parameter_edge_carries_the_norm_of_its_grad():
         y.square().mean().backward()
     doc = build_graph(y)
     validate_graph_dict(doc)
-    assert doc["schema_version"] == "2.2"
+    assert doc["schema_version"] == "2.3"
     graph = Graph.from_dict(doc)
     assert all(e.stats is not None for e in graph.edges)
     for name, param in model.named_parameters():

@@ -14,7 +14,7 @@ import {
   nodeStatsSections,
   problemSections,
 } from "./describe_stats";
-import { gradSourceText } from "./grad_source";
+import { gradSourceText, type NodeField, nodeSourceText } from "./grad_source";
 import { jittorSections, jittorTooltip } from "./jittor";
 import { pyLayerFacts, pyLayerSections } from "./pylayers";
 import type { GraphEdge, GraphNode, SlotInfo } from "./types";
@@ -83,16 +83,23 @@ export function inspectNode(index: GraphIndex, id: string, reading: Reading = "b
   const node = index.nodes.get(id);
   if (!node) return null;
   const chain = index.ancestors(id);
-  const layer = chain.map((g, i) => ({
+  // Where each annotation came from, when the document says (schema 2.3).
+  const from = (field: NodeField): InfoItem[] => {
+    const text = nodeSourceText(index.graph, id, field);
+    return text ? [{ label: "source", value: text }] : [];
+  };
+  const layer: InfoItem[] = chain.map((g, i) => ({
     label: i === 0 ? "layer" : "in",
     value: refTitle(index, g),
     ref: g,
   }));
+  if (layer.length > 0) layer.splice(1, 0, ...from("group"));
   const param = node.param
     ? [
         { label: "name", value: node.param.name },
         { label: "shape", value: formatShape(node.param.shape) },
         { label: "dtype", value: node.param.dtype ?? "?" },
+        ...from("param"),
       ]
     : [];
   const site = callSiteText(node);
@@ -120,7 +127,10 @@ export function inspectNode(index: GraphIndex, id: string, reading: Reading = "b
       ...section("Parameter", param),
       ...section("Output tensor", node.tensor ? [{ label: "tensor", value: formatGradFull(node.tensor) }] : []),
       ...nodeStatsSections(index, node, site),
-      ...section("Forward call", site ? [{ label: "at", value: site, hint: callSiteText(node, true) ?? "" }] : []),
+      ...section(
+        "Forward call",
+        site ? [{ label: "at", value: site, hint: callSiteText(node, true) ?? "" }, ...from("call_site")] : [],
+      ),
       ...section(io[0], slotItems(node.inputs)),
       ...section(io[1], slotItems(node.outputs)),
       ...section("Backward slots", slotsHint(index, node)),

@@ -192,7 +192,7 @@ describe("decodePayload", () => {
       (d) => {
         d.schema_version = "3.0";
       },
-      /unknown graph schema_version "3.0": this widget reads '2.2', '2.1', '2.0' and '1.0'/,
+      /unknown graph schema_version "3.0": this widget reads '2.3', '2.2', '2.1', '2.0' and '1.0'/,
     ],
     [
       "no version",

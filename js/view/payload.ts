@@ -47,9 +47,11 @@ export function decodePayload(raw: unknown): GraphPayload {
   }
   const doc = raw as Json;
   const version = doc.schema_version;
-  if (version !== "2.2" && version !== "2.1" && version !== "2.0" && version !== "1.0") {
+  if (!["2.3", "2.2", "2.1", "2.0", "1.0"].includes(version as string)) {
     const shown = version === undefined ? "undefined" : JSON.stringify(version);
-    throw new PayloadError(`unknown graph schema_version ${shown}: this widget reads '2.2', '2.1', '2.0' and '1.0'`);
+    throw new PayloadError(
+      `unknown graph schema_version ${shown}: this widget reads '2.3', '2.2', '2.1', '2.0' and '1.0'`,
+    );
   }
   for (const key of version === "1.0" ? TABLES_1 : TABLES_2) {
     if (!Array.isArray(doc[key])) {

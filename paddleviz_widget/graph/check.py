@@ -365,11 +365,15 @@ def _check_meta(meta: Mapping[str, Any], node_ids: set[str], n_edges: int) -> No
                 raise _bad(f"meta.outputs[{k}].node", "is not the id of a node")
             _text(out.get("label"), f"meta.outputs[{k}].label")
     if "sources" in meta:
-        _check_sources(meta["sources"], n_edges)
+        _check_sources(meta["sources"], n_edges, len(node_ids))
 
 
-def _check_sources(sources: Any, n_edges: int) -> None:
-    """meta.sources: one code per edge, in edge order ("." none), each named in ``codes``."""
+NODE_SOURCE_FIELDS = ("group", "param", "call_site")
+
+
+def _check_sources(sources: Any, n_edges: int, n_nodes: int) -> None:
+    """meta.sources: one code per edge, in edge order ("." none), each named in ``codes``;
+    and per node field in ``nodes`` (2.3) one code per node, in node order."""
     codes = sources.get("codes") if isinstance(sources, Mapping) else None
     if not isinstance(codes, Mapping) or not all(
         type(k) is str and len(k) == 1 and k != "." and type(v) is str for k, v in codes.items()
@@ -381,3 +385,15 @@ def _check_sources(sources: Any, n_edges: int) -> None:
     unknown = set(text) - {".", *codes}
     if unknown:
         raise _bad("meta.sources.edges", f"uses {shown(min(unknown))}, not in meta.sources.codes")
+    nodes = sources.get("nodes", {})
+    if not isinstance(nodes, Mapping):
+        raise _bad("meta.sources.nodes", f"is {shown(nodes)}, not an object of node fields")
+    for name, text in nodes.items():
+        where = f"meta.sources.nodes.{name}"
+        if name not in NODE_SOURCE_FIELDS:
+            raise _bad(where, f"is not a node field ({', '.join(NODE_SOURCE_FIELDS)})")
+        if type(text) is not str or len(text) != n_nodes:
+            raise _bad(where, f"is not a string of one code for each of {n_nodes} nodes")
+        unknown = set(text) - {".", *codes}
+        if unknown:
+            raise _bad(where, f"uses {shown(min(unknown))}, not in meta.sources.codes")

@@ -1,4 +1,4 @@
-"""Graph <-> JSON: schema 2.2, a normalized and sparse document (graph.schema.json).
+"""Graph <-> JSON: schema 2.3, a normalized and sparse document (graph.schema.json).
 
 Values that repeat across a graph are written once, in tables, and referred to by position:
 
@@ -19,7 +19,9 @@ parameter node's ``grad_status`` is "zero" or "none" when its gradient is not a 
 
 Schema 2.2 adds diffs (graph/diff.py): a node's or edge's ``diff`` is ``{"status": "added" |
 "removed" | "changed", "changes": [{"field", "of", "a", "b"}]}`` (``of`` left off for an edge's
-gradient), and ``meta.diff`` says what was compared. 2.1 and 2.0 documents still read.
+gradient), and ``meta.diff`` says what was compared. Schema 2.3 adds ``meta.sources.nodes``:
+where each node's layer group, parameter name and call site came from. 2.2, 2.1 and 2.0
+documents still read.
 
 Everything else is sparse: a field that is null, empty, ``kind`` "op" or edge ``index`` 0 is
 left off. Ids (``n<k>``, ``e<k>``, ``g<k>``), ``ptr`` and ``meta`` are written as they are.
@@ -45,7 +47,7 @@ from .parts import (
 
 __all__ = ["READS", "SCHEMA_VERSION", "decode_parts", "encode_parts"]
 
-SCHEMA_VERSION = "2.2"
+SCHEMA_VERSION = "2.3"
 
 T = TypeVar("T")
 SlotSig = tuple[tuple[str, Optional[str]], ...]  # (name, tensor name) per slot; runs on 3.9
@@ -87,7 +89,7 @@ def _slot_spec(name: str, tensor: str | None) -> dict[str, Any]:
 
 
 def encode_parts(graph: GraphParts) -> dict[str, Any]:
-    """The schema 2.2 document of ``graph`` (plain JSON types, deterministic)."""
+    """The schema 2.3 document of ``graph`` (plain JSON types, deterministic)."""
     tensors, files, sites = _Table(), _Table(), _Table()
     ops = _signatures(graph.nodes)
 

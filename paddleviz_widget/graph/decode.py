@@ -1,4 +1,4 @@
-"""Reading a graph document (schema 2.2/2.1/2.0, and 1.0 through codec_v1) into its parts.
+"""Reading a graph document (schema 2.3/2.2/2.1/2.0, and 1.0 through codec_v1) into its parts.
 
 Every document goes through ``decode_parts`` and then graph/check.py, so whatever is read is
 what the schema says; anything else is a ``GraphDocumentError`` naming the field
@@ -28,7 +28,7 @@ from .parts import (
     Slot,
 )
 
-READS = ("2.2", "2.1", "2.0")  # and 1.0, through codec_v1
+READS = ("2.3", "2.2", "2.1", "2.0")  # and 1.0, through codec_v1
 _TABLES = {"tensors": list, "files": list, "sites": list, "ops": Mapping}
 _LISTS = ("nodes", "edges", "groups")
 T = TypeVar("T")

@@ -50,7 +50,7 @@ class Graph:
     meta: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON document (schema 2.2, graph/codec.py): normalized, sparse."""
+        """The JSON document (schema 2.3, graph/codec.py): normalized, sparse."""
         return encode_parts(GraphParts(self.nodes, self.edges, self.groups, self.meta))
 
     @classmethod
@@ -60,7 +60,7 @@ class Graph:
 
 
 def encode(graph: Graph) -> dict[str, Any]:
-    """The schema 2.2 document of ``graph``."""
+    """The schema 2.3 document of ``graph``."""
     return graph.to_dict()
 
 

@@ -1,4 +1,4 @@
-"""The JSON Schema that every document `build_graph` returns must satisfy (schema 2.2).
+"""The JSON Schema that every document `build_graph` returns must satisfy (schema 2.3).
 
 The schema file ships inside the package (paddleviz_widget/schema/graph.schema.json) so that
 the Python tests, the JS tests and third-party consumers all check against the same text.

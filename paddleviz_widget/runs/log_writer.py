@@ -106,7 +106,13 @@ class RunLogWriter:
             f.write(json.dumps(record) + "\n")
 
     def write_capture(self, step: int, document: dict[str, Any]) -> None:
-        data = gzip.compress(json.dumps(document, separators=(",", ":")).encode(), 1)
+        try:  # orjson: ~6x faster than json on a 10k-GradNode document (a document has no NaN)
+            import orjson
+
+            text = bytes(orjson.dumps(document))
+        except Exception:  # noqa: BLE001 - not installed, or a value orjson does not take
+            text = json.dumps(document, separators=(",", ":")).encode()
+        data = gzip.compress(text, 1)
         fmt.write_atomic(self.path / fmt.CAPTURES / fmt.capture_name(step), data)
         unreached = (document.get("meta") or {}).get("unreached_params") or []
         names = [e.get("name") for e in unreached if isinstance(e, dict)]  # the schema's shape

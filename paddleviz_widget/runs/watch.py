@@ -99,9 +99,12 @@ class RunWatch:
         """Whether the next backward gets the full capture."""
         return self.step % self.every == 0 or self._after_anomaly
 
-    def after_backward(self, roots: list[Any], *, full: bool = False, model: Any = None) -> None:
+    def after_backward(
+        self, roots: list[Any], *, full: bool = False, model: Any = None, walk: Any = None
+    ) -> None:
         """Record the step whose backward just ran; ``full``: with its graph document (a full
-        capture: the session annotated this backward), ``model`` naming its parameters."""
+        capture: the session annotated this backward), ``model`` naming its parameters,
+        ``walk`` the backward's own walk of the graph of ``roots[0]`` (None: walked again)."""
         if self.writer is None:
             return
         import paddle
@@ -115,9 +118,12 @@ class RunWatch:
         for anomaly in found:
             self.writer.write_anomaly(anomaly.to_json())
         if full:
-            from ..tracer.build import build_graph
+            from ..tracer.build import build_graph, captured_graph
 
-            self._capture(step, lambda: build_graph(roots[0], model=model))
+            if walk is not None:
+                self._capture(step, lambda: captured_graph(roots[0], walk, model=model))
+            else:
+                self._capture(step, lambda: build_graph(roots[0], model=model))
         self._after_anomaly = bool(found)
         self.step += 1
 

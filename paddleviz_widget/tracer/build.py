@@ -13,7 +13,7 @@ from .merge.collect import NO_TRACE_NOTICE, collect_annotations
 from .merge.program_ops import with_program_ops
 from .read.inputs import normalize_roots
 from .read.tensor_info import tensor_grad_info
-from .read.walk import walk_backward_graph
+from .read.walk import WalkResult, walk_backward_graph
 
 # Above this many GradNodes the graph is not replayed for edge gradients: Paddle's own
 # paddle.grad + dump grows faster than the graph (a 100k-node chain: 7-11 s, against
@@ -35,11 +35,14 @@ def trace_graph(y: Any, *, model: Any = None, params: Any = None, replay: bool =
         return _trace_graph(y, model=model, params=params, replay=replay)
 
 
-def _trace_graph(y: Any, *, model: Any, params: Any, replay: bool) -> Graph:
+def _trace_graph(
+    y: Any, *, model: Any, params: Any, replay: bool, walk: WalkResult | None = None
+) -> Graph:
     import paddle
 
     roots = normalize_roots(y)
-    walk = walk_backward_graph([r.grad_fn for r in roots])
+    if walk is None:
+        walk = walk_backward_graph([r.grad_fn for r in roots])
     root_tensors = {idx: tensor_grad_info(r.tensor) for idx, r in zip(walk.root_indices, roots)}
     big = len(walk.nodes) > REPLAY_MAX_NODES
     ann = collect_annotations(
@@ -75,3 +78,10 @@ def build_graph(y: Any, *, model: Any = None, params: Any = None) -> dict[str, A
     # collector runs, so its first pass afterwards only visits the JSON-ready dicts.
     with gc_paused():
         return _trace_graph(y, model=model, params=params, replay=True).to_dict()
+
+
+def captured_graph(y: Any, walk: WalkResult, *, model: Any = None) -> dict[str, Any]:
+    """``build_graph(y, model=model)`` for a watched run's full capture, whose backward just
+    walked the graph of ``y`` (one tensor): that walk is used, not made again."""
+    with gc_paused():
+        return _trace_graph(y, model=model, params=None, replay=True, walk=walk).to_dict()

@@ -52,7 +52,7 @@ def test_a_broken_document_says_why_and_a_good_one_draws_again(fresh: Explorer) 
     broken = {
         "{**good, 'schema_version': '9.9'}": (
             'Cannot show this graph: unknown graph schema_version "9.9": '
-            "this widget reads '2.2', '2.1', '2.0' and '1.0'"
+            "this widget reads '2.3', '2.2', '2.1', '2.0' and '1.0'"
         ),
         "{**good, 'edges': [{**good['edges'][0], 'grad': 10**6}, *good['edges'][1:]]}": (
             f"Cannot show this graph: edge {good['edges'][0]['id']}: tensor index 1000000 is "

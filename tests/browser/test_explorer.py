@@ -49,6 +49,8 @@ SOURCE_WORDS = {
     "replay-vlog": "a replay's log",
     "replay-dump": "a replay's dump",
     "param": "inferred from the parameter",
+    "trace-layers": "the trace record",  # a node's layer group and name (meta.sources.nodes)
+    **{"param-owner": "inferred from the parameter's layer", "model": "the model"},
 }
 
 
@@ -219,6 +221,11 @@ def test_inspector_for_clicked_node(fresh: Explorer, graph: dict[str, Any]) -> N
     )
     text = inspector.inner_text()
     assert param["param"]["name"] in text and shape_text(param["param"]["shape"]) in text
+    # ... and where its name and its layer came from, as the document records them.
+    sources, k = graph["meta"]["sources"], graph["nodes"].index(param)
+    for field, title in (("param", "Parameter"), ("group", "Layer")):
+        shown = inspector.locator("section", has_text=title).first.inner_text()
+        assert SOURCE_WORDS[sources["codes"][sources["nodes"][field][k]]] in shown
 
 
 def test_click_selects_in_kernel(fresh: Explorer, graph: dict[str, Any]) -> None:

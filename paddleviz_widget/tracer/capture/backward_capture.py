@@ -41,6 +41,8 @@ class CapturedBackward:
     dump: BackwardDump | None = None
     call_sites: dict[int, CallSite] = field(default_factory=dict)
     problems: list[str] = field(default_factory=list)  # why a source is missing altogether
+    # No dump was asked for: the statistics hooks see every edge's gradient (session.py)
+    hooks_instead: bool = False
 
     @property
     def notes(self) -> list[str]:
@@ -104,6 +106,7 @@ def run_captured(
     quiet: bool = False,
     log: bool = True,
     call_sites: bool = True,
+    dump: bool = True,
 ) -> tuple[Any, CapturedBackward]:
     """Call ``run(extra_kwargs)`` (which runs the backward) under capture.
 
@@ -113,17 +116,19 @@ def run_captured(
     Paddle's warnings about it are not theirs to see either. ``log=False`` skips the VLOG
     capture (the costly part: slot names and tensor names) and keeps only the dump.
     ``call_sites=False`` leaves the dump's call-stack file unread (``paddle.grad`` writes it
-    for its copies of the nodes, whose pointers are not the graph's).
+    for its copies of the nodes, whose pointers are not the graph's). ``dump=False``: the
+    statistics hooks see every edge, so no dump is written (one the user asked for is still
+    read) and the log is not forced on where Paddle writes no dump.
     """
-    captured = CapturedBackward()
+    captured = CapturedBackward(hooks_instead=not dump and user_dump_dir is None)
     extra: dict[str, Any] = {}
     tmp_dir: str | None = None
     if user_dump_dir is not None:
         extra[DUMP_KWARG] = user_dump_dir
-    elif function is not None and accepts_dump_kwarg(function):
+    elif dump and function is not None and accepts_dump_kwarg(function):
         tmp_dir = tempfile.mkdtemp(prefix="paddleviz-dump-")
         extra[DUMP_KWARG] = tmp_dir
-    if DUMP_KWARG not in extra:
+    if DUMP_KWARG not in extra and dump:
         # Paddle < 3.3 has no dump: the log is the only account of the edges, and asking for it
         # is what puts the way to get it (GLOG_v before import) into ``problems``.
         log = True

@@ -43,10 +43,16 @@ class BackwardRecord:
     # Program nodes (to_static): each one's program, read from Paddle's program objects.
     programs: dict[int, ProgramRead] = field(default_factory=dict)
     _ptrs: frozenset[int] | None = None
+    # One walk (and the nodes' wrappers, for the statistics hooks) shared by everything this
+    # backward and its capture do; held only from scan() to drop_walk(): kept for longer,
+    # 20k small objects on a big graph would weigh on every later collection.
+    _walk: WalkResult | None = None
+    _objects: list[Any] = field(default_factory=list)
 
     def walk(self) -> WalkResult | None:
-        """This backward's graph (fixed while the roots live; None once they may not). Not
-        kept: 20k small objects on a big graph would weigh on every later collection."""
+        """This backward's graph (fixed while the roots live; None once they may not)."""
+        if self._walk is not None:
+            return self._walk
         if self.roots:
             return walk_backward_graph(self.roots)
         roots = [live_node(a) for a in self.anchors[: self.root_count]]
@@ -58,13 +64,23 @@ class BackwardRecord:
         """Every GradNode of this backward's graph (walked once, while the roots were held)."""
         if self._ptrs is None:
             self.scan(None)
+            self.drop_walk()
         assert self._ptrs is not None
         return self._ptrs
 
+    def node_objects(self) -> list[Any]:
+        """The GradNodes' Python wrappers in walk order (empty once drop_walk() ran)."""
+        return self._objects
+
+    def drop_walk(self) -> None:
+        self._walk, self._objects = None, []
+
     def scan(self, model: Any) -> None:
-        """Walk the graph once, before it runs: its nodes, and its PyLayers' contexts."""
-        walk = self.walk()
-        assert walk is not None, "scan() needs the roots"
+        """Walk the graph once, before it runs: its nodes, and its PyLayers' contexts; the
+        walk is held until drop_walk()."""
+        assert self.roots, "scan() needs the roots"
+        self._objects = []
+        walk = self._walk = walk_backward_graph(self.roots, self._objects)
         self._ptrs = frozenset(n.ptr for n in walk.nodes)
         if any(is_pylayer(n.name) for n in walk.nodes):
             self.pylayers = tuple(describe_pylayers(walk, model))
@@ -77,6 +93,7 @@ class BackwardRecord:
         found = (anchor_of(t) for t in user_tensors)
         self.anchors += tuple(a for a in found if a is not None and a.ptr in ptrs)
         self.roots = ()
+        self.drop_walk()
 
     def alive(self) -> bool:
         """Can any graph still be matched to this record?"""

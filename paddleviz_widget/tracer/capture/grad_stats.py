@@ -24,14 +24,18 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from functools import cache
 from math import prod
 from typing import Any
 
+from ...graph.parts import GradInfo
 from ..read.program_nodes import is_program_node
 from ..read.replay_safety import is_pylayer
-from ..read.walk import ACCUMULATION_NODE
+from ..read.tensor_info import dtype_name, place_name
+from ..read.walk import ACCUMULATION_NODE, WalkedNode, WalkResult
 from .cpu_reduce import CpuReader
 from .hook_returns import HookResults
+from .small_grads import SmallGrads, small_copy
 from .vlog import vlog_silenced
 
 # GradNode types whose backward returns a list of tensors in one slot (from Paddle's grad
@@ -60,6 +64,34 @@ def hookable(name: str) -> bool:
     if name == ACCUMULATION_NODE or is_pylayer(name):
         return False
     return not name.startswith(LIST_SLOT_NODES)
+
+
+def _post_hooked(name: str) -> bool:
+    return hookable(name) and not is_program_node(name)
+
+
+def received_of(walk: WalkResult) -> frozenset[int]:
+    """Nodes whose received gradient is read too: the targets of edges whose sender cannot be
+    hooked (concat, PyLayer, ...). Every gradient summed into one tensor has that tensor's
+    dtype and shape, so what such a node received is what each such edge carried."""
+    nodes = walk.nodes
+    return frozenset(
+        nodes[e.target].ptr
+        for e in walk.edges
+        if not _post_hooked(nodes[e.source].name) and _post_hooked(nodes[e.target].name)
+    )
+
+
+def hooks_cover(walk: WalkResult) -> bool:
+    """Whether the hooks see every edge's gradient (its sender or its target is hooked), so
+    that Paddle's dump of this backward would say nothing more about dtypes and shapes. Not
+    with to_static program nodes (their edges are read through tensor hooks, not always)."""
+    nodes = walk.nodes
+    if any(is_program_node(n.name) for n in nodes):
+        return False
+    return all(
+        _post_hooked(nodes[e.source].name) or _post_hooked(nodes[e.target].name) for e in walk.edges
+    )
 
 
 @dataclass
@@ -110,16 +142,31 @@ class StatsCapture:
         self.output_rows: list[int] = []  # rows of the tensors backward starts from
         self._results = HookResults()  # what Paddle would keep of our hooks' results
         self._cpu = CpuReader()
+        self._small = SmallGrads()
+        # What the hooks saw of each gradient: (node ptr, next_functions index) -> its dtype,
+        # shape and place as sent; node ptr -> what it received (only the nodes in _receivers,
+        # and only when every gradient it received agrees). The hooks' annotation source.
+        self.grads: dict[tuple[int, int], GradInfo] = {}
+        self.received: dict[int, GradInfo] = {}
+        self._receivers: frozenset[int] = frozenset()
+        self._infos: dict[tuple[Any, tuple[int, ...], str], GradInfo] = {}
 
     def arm(
         self, nodes: Iterable[Any], receivers: Callable[[int], list[Any] | None] | None = None,
         senders: dict[int, list[tuple[int, int]]] | None = None,
+        received: frozenset[int] = frozenset(), walked: Sequence[WalkedNode] | None = None,
     ) -> None:  # fmt: skip
         """``receivers``: for a program node, the tensors it sends to (ProgramRuns.receivers);
-        ``senders``: who sends to each node (stats_watch.senders_of)."""
-        for node in nodes:
-            name = str(node.name())
-            ptr = int(node.node_ptr())
+        ``senders``: who sends to each node (stats_watch.senders_of); ``received``: the nodes
+        whose received gradient is read too (received_of); ``walked``: the walk's record of
+        ``nodes`` in the same order (their names, pointers and fan-outs, not asked again)."""
+        self._receivers = received
+        nodes = list(nodes)
+        for k, node in enumerate(nodes):
+            if walked is not None:
+                name, ptr, edges = walked[k].name, walked[k].ptr, walked[k].fanout
+            else:
+                name, ptr, edges = str(node.name()), int(node.node_ptr()), -1
             if is_program_node(name):
                 self._arm_program(node, ptr, receivers, senders or {})
                 continue
@@ -127,7 +174,7 @@ class StatsCapture:
                 if name != ACCUMULATION_NODE:
                     self.skipped.add(ptr)
                 continue
-            edges = len(node.next_functions)
+            edges = len(node.next_functions) if edges < 0 else edges
             self._handles.append(node._register_post_hook(self._hook_for(ptr, edges)))
 
     def _arm_program(
@@ -155,6 +202,7 @@ class StatsCapture:
                 run = self._program_runs[ptr] = NodeRun(ptr)
                 self.runs.append(run)
             if _usable(paddle, grad):
+                self.grads[(ptr, index)] = self._info(grad, grad.dtype, tuple(grad.shape))
                 with paddle.no_grad(), vlog_silenced():
                     run.rows[index] = self._add(paddle, grad)
 
@@ -171,6 +219,8 @@ class StatsCapture:
     def _hook_for(self, ptr: int, edges: int) -> Any:
         def hook(grad_outputs: Any, grad_inputs: Any) -> Any:
             self._record(ptr, edges, grad_outputs)
+            if ptr in self._receivers:
+                self._receive(ptr, grad_inputs)
             return self._results.returned(grad_outputs)
 
         return hook
@@ -183,29 +233,57 @@ class StatsCapture:
         # crash, so only initialized floating tensors are reduced.
         ready = [_initialized(t) for t in grad_outputs]
         positions = edge_positions(ready, edges)
-        with paddle.no_grad(), vlog_silenced():  # our ops' log lines are not the user's
-            for t, ok, index in zip(grad_outputs, ready, positions):
-                if not ok:
-                    continue
-                if index is None:
-                    run.complete = False
-                elif _floating(paddle, t):
-                    run.rows[index] = self._add(paddle, t)
+        floating = _floating_dtypes()
+        for t, ok, index in zip(grad_outputs, ready, positions):
+            if not ok:
+                continue
+            if index is None:
+                run.complete = False
+                continue
+            dtype, shape = t.dtype, tuple(t.shape)
+            self.grads[(ptr, index)] = self._info(t, dtype, shape)
+            if dtype in floating:
+                run.rows[index] = self._add(paddle, t, dtype, shape)
         self.runs.append(run)
 
-    def _add(self, paddle: Any, t: Any) -> int:
-        numel = prod(int(d) for d in t.shape)  # from the shape: no device trip
+    def _receive(self, ptr: int, grad_inputs: Sequence[Any]) -> None:
+        infos = {self._info(t, t.dtype, tuple(t.shape)) for t in grad_inputs if _initialized(t)}
+        if len(infos) == 1:
+            self.received[ptr] = infos.pop()
+
+    def _info(self, t: Any, dtype: Any, shape: tuple[int, ...]) -> GradInfo:
+        """dtype, shape and place of a gradient, one GradInfo per distinct value."""
+        key = (dtype, shape, str(t.place))
+        info = self._infos.get(key)
+        if info is None:
+            info = self._infos[key] = GradInfo(
+                dtype_name(key[0]), tuple(int(d) for d in key[1]), place_name(key[2])
+            )
+        return info
+
+    def _add(
+        self, paddle: Any, t: Any, dtype: Any = None, shape: tuple[int, ...] | None = None
+    ) -> int:
+        shape = tuple(t.shape) if shape is None else shape
+        numel = prod(shape)  # from the shape: no device trip
         row = len(self._numel)
-        host = self._cpu.read(paddle, t) if numel > 0 and t.place.is_cpu_place() else None
-        if host is not None:
-            self._host_rows[row] = host
+        self._numel.append(numel)
+        copy = small_copy(paddle, t, numel, dtype) if numel > 0 else None
+        if copy is not None:  # reduced with the others after the backward: no op now
+            self._small.add(row, copy)
             self._sizes.append(None)
             self._counts.append(None)
-        else:
-            sizes, counts = _reduce(paddle, t)
-            self._sizes.append(sizes)
-            self._counts.append(counts)
-        self._numel.append(numel)
+            return row
+        with paddle.no_grad(), vlog_silenced():  # our ops' log lines are not the user's
+            host = self._cpu.read(paddle, t) if numel > 0 and t.place.is_cpu_place() else None
+            if host is not None:
+                self._host_rows[row] = host
+                self._sizes.append(None)
+                self._counts.append(None)
+            else:
+                sizes, counts = _reduce(paddle, t)
+                self._sizes.append(sizes)
+                self._counts.append(counts)
         return row
 
     def collect(self) -> Any:
@@ -220,6 +298,7 @@ class StatsCapture:
         by_place: dict[str, list[int]] = {}
         for k, row in self._host_rows.items():
             out[k, :6] = row
+        self._small.fill(out)
         for k, sizes in enumerate(self._sizes):
             if sizes is not None:
                 by_place.setdefault(str(sizes.place), []).append(k)
@@ -249,6 +328,13 @@ def _initialized(t: Any) -> bool:
 
 def _usable(paddle: Any, t: Any) -> bool:
     return _initialized(t) and _floating(paddle, t)
+
+
+@cache
+def _floating_dtypes() -> frozenset[Any]:
+    import paddle
+
+    return frozenset((paddle.float32, paddle.float16, paddle.bfloat16, paddle.float64))
 
 
 def _floating(paddle: Any, t: Any) -> bool:

@@ -22,6 +22,7 @@ import weakref
 from collections.abc import Callable, Collection
 from typing import Any
 
+from ...gc_pause import gc_paused
 from ...graph.parts import ParamInfo
 from ..read.grad_node import grad_node_of
 from ..read.params import param_infos_by_ptr
@@ -31,10 +32,11 @@ from .backward_args import as_list, grad_targets, layer_count
 from .backward_capture import DUMP_KWARG, CapturedBackward, run_captured
 from .backward_record import BackwardRecord
 from .forward_finite import ForwardFiniteWatch
+from .grad_stats import hooks_cover
 from .kept_traces import LOST, RecentSessions
 from .layer_scopes import LayerScopeRecorder, LayerScopes
 from .program_runs import ProgramRuns
-from .stack_gate import CALL_STACK_FLAG, LibraryForwardGate, call_stacks_off
+from .stack_gate import CALL_STACK_FLAG, LibraryForwardGate, call_stacks_off, call_stacks_recorded
 from .stats_watch import StatsHistory, run_with_stats, stats_available
 from .watched import watch_of, watched_backward
 
@@ -263,9 +265,12 @@ class TraceSession:
     ) -> Any:  # fmt: skip
         if self._in_backward:  # e.g. paddle.grad inside a PyLayer's backward: already captured
             return original(*args, **kwargs)
-        if self.watch is not None:
-            return watched_backward(self, original, roots, args, kwargs, copies=copies)
-        return self._captured_backward(original, roots, args, kwargs, copies=copies)
+        # Walks, hooks and their records allocate ~100k objects without cycles: with the
+        # collector on, its full passes over the user's heap cost more than all of it.
+        with gc_paused():
+            if self.watch is not None:
+                return watched_backward(self, original, roots, args, kwargs, copies=copies)
+            return self._captured_backward(original, roots, args, kwargs, copies=copies)
 
     def _captured_backward(
         self, original: Any, roots: list[Any], args: tuple[Any, ...], kwargs: dict[str, Any],
@@ -295,8 +300,11 @@ class TraceSession:
                 user_dump_dir=kwargs.get(DUMP_KWARG),
                 log=slot_log,
                 call_sites=not copies,  # stacks of copied nodes match no graph node
+                dump=not self._hooks_see_all(record, copies),
             )
         finally:
+            if self.watch is None:  # a watched step's capture uses the walk (watched.py)
+                record.drop_walk()
             self._in_backward = False
             for ptr in record.node_ptrs():
                 self.programs.forget(ptr)
@@ -312,6 +320,14 @@ class TraceSession:
         self._settle(STRONG_RECORDS)
         return result
 
+    def _hooks_see_all(self, record: BackwardRecord, copies: bool) -> bool:
+        """Whether the stats hooks will see every edge's gradient, so Paddle's dump is not
+        needed: not paddle.grad's copies, no per-op stacks (the dump's call-stack file)."""
+        if self.history is None or copies or not stats_available(record.roots):
+            return False
+        walk = record.walk()
+        return walk is not None and not call_stacks_recorded() and hooks_cover(walk)
+
     def _unquieted_programs(self, record: BackwardRecord) -> bool:
         """Whether a program node's forward ran unseen by this trace (it cannot be quieted)."""
         walk = record.walk()
@@ -323,18 +339,19 @@ class TraceSession:
         """The backward itself, with gradient statistics captured if asked for."""
         if self.history is None or not stats_available(record.roots):
             return run()
+        walk = record.walk()
+        assert walk is not None  # the roots are held while the backward runs
         with call_stacks_off():  # our reductions are ops too: no Python stack for each
             result, stats = run_with_stats(
-                run, record.roots, [t for t in tensors if is_tensor(t)], self.programs.receivers
-            )
+                run, walk, record.node_objects(),
+                [t for t in tensors if is_tensor(t)], self.programs.receivers,
+            )  # fmt: skip
         if self._finite is not None:
             stats.forward_culprit = self._finite.take()
         record.stats = stats
-        walk = record.walk()
-        if walk is not None:
-            self.history.add(walk, stats)
-            record.positions = {n.ptr: n.index for n in walk.nodes}
-            record.signature = tuple(n.name for n in walk.nodes)
+        self.history.add(walk, stats)
+        record.positions = {n.ptr: n.index for n in walk.nodes}
+        record.signature = tuple(n.name for n in walk.nodes)
         return result
 
     def _anchor(self, record: BackwardRecord, roots: list[Any]) -> None:

@@ -87,3 +87,14 @@ def call_stacks_off() -> Iterator[None]:
         yield
     finally:
         paddle.set_flags({CALL_STACK_FLAG: old})
+
+
+def call_stacks_recorded() -> bool:
+    """Whether Paddle records a Python stack per op now (FLAGS_call_stack_level >= 3): the
+    dump's call-stack file then names each GradNode's user line."""
+    import paddle
+
+    try:
+        return int(paddle.get_flags([CALL_STACK_FLAG])[CALL_STACK_FLAG]) >= 3
+    except (ValueError, KeyError):
+        return False

@@ -16,34 +16,17 @@ from typing import Any
 
 from ...graph.parts import GradStats
 from ..read.walk import WalkResult
-from .grad_stats import StatsCapture
+from .grad_stats import StatsCapture, received_of
 from .stats_rows import BackwardStats, backward_stats
 from .vlog import vlog_silenced
 
 
-def node_objects(roots: Sequence[Any]) -> list[Any]:
-    """Every GradNode reachable from ``roots``, once each (Python wrappers, to hook)."""
-    found: dict[int, Any] = {}
-    pending = list(roots)
-    while pending:
-        node = pending.pop()
-        if node is None:
-            continue
-        ptr = int(node.node_ptr())
-        if ptr not in found:
-            found[ptr] = node
-            pending.extend(node.next_functions)
-    return list(found.values())
-
-
-def senders_of(nodes: Sequence[Any]) -> dict[int, list[tuple[int, int]]]:
+def senders_of(walk: WalkResult) -> dict[int, list[tuple[int, int]]]:
     """Node ptr -> the (source ptr, next_functions index) edges that hand it a gradient."""
     senders: dict[int, list[tuple[int, int]]] = {}
-    for node in nodes:
-        ptr = int(node.node_ptr())
-        for index, nxt in enumerate(node.next_functions):
-            if nxt is not None:
-                senders.setdefault(int(nxt.node_ptr()), []).append((ptr, index))
+    nodes = walk.nodes
+    for e in walk.edges:
+        senders.setdefault(nodes[e.target].ptr, []).append((nodes[e.source].ptr, e.slot))
     return senders
 
 
@@ -53,22 +36,23 @@ def stats_available(roots: Sequence[Any]) -> bool:
 
 
 def run_with_stats(
-    run: Callable[[], Any], roots: Sequence[Any], outputs: Sequence[Any] = (),
+    run: Callable[[], Any], walk: WalkResult, nodes: Sequence[Any], outputs: Sequence[Any] = (),
     receivers: Callable[[int], list[Any] | None] | None = None,
 ) -> tuple[Any, BackwardStats]:  # fmt: skip
-    """Run a backward over the graph of ``roots`` (GradNodes) with every hookable node
-    hooked; ``outputs``: the tensors it starts from, checked for NaN/Inf of the forward."""
+    """Run a backward over the walked graph with every hookable node of ``nodes`` (its
+    GradNodes, in walk order) hooked; ``outputs``: the tensors it starts from, checked for
+    NaN/Inf of the forward."""
     capture = StatsCapture()
     try:
-        nodes = node_objects(roots)
-        senders = senders_of(nodes)
-        capture.arm(nodes, receivers, senders)
+        senders = senders_of(walk)
+        capture.arm(nodes, receivers, senders, received_of(walk), walk.nodes)
         with vlog_silenced():  # runs inside the backward's log capture: not Paddle's account
             capture.observe_outputs(outputs)
         result = run()
         with vlog_silenced():
             raw = capture.collect()
         stats = backward_stats(capture.runs, raw, capture.skipped, capture.output_rows, senders)
+        stats.grads, stats.received = capture.grads, capture.received
         return result, stats
     finally:
         capture.disarm()

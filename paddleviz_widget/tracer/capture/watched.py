@@ -53,17 +53,26 @@ def watched_backward(
         _record(session, watch, roots, full=False)
         return result
     result = session._captured_backward(original, roots, args, kwargs, copies=False)
-    # The watch builds the step's graph (runs/ sits above the tracer; capture never imports build)
-    _record(session, watch, roots, full=True)
+    # The watch builds the step's graph (runs/ sits above the tracer; capture never imports
+    # build), from the walk this backward made (one root: the graph build_graph would walk)
+    record = session.records[-1] if session.records else None
+    walk = record.walk() if record is not None and len(roots) == 1 else None
+    try:
+        _record(session, watch, roots, full=True, walk=walk)
+    finally:
+        for kept in session.records:
+            kept.drop_walk()
     session._settle(0)  # the captured graph is written: hold none of its GradNodes
     session.records.clear()
     return result
 
 
-def _record(session: TraceSession, watch: RunWatch, roots: list[Any], *, full: bool) -> None:
+def _record(
+    session: TraceSession, watch: RunWatch, roots: list[Any], *, full: bool, walk: Any = None
+) -> None:
     """The step's summary (and capture); a failure of ours never reaches the training."""
     try:
-        watch.after_backward(roots, full=full, model=session.model)
+        watch.after_backward(roots, full=full, model=session.model, walk=walk)
         _arm_recorder(session)
     except Exception as error:  # noqa: BLE001
         watch.fail(error)

@@ -43,15 +43,30 @@ class EdgeNote:
 # (Annotations.add_edges: what is known first stays):
 #   l  vlog         the trace()'s backward log (newest traced backward first)
 #   d  dump         Paddle's backward dump of that traced backward
+#   h  hooks        what trace(stats=True)'s GradNode hooks saw of it (merge/hook_grads.py)
 #   L  replay-vlog  the log of the replayed backward (only when edges are still bare)
 #   D  replay-dump  Paddle's dump of the replayed backward
 #   p  param        a parameter's gradient has its dtype and shape (only edges nothing named)
 #   s  program      a to_static program's own dtype/shape (its op edges only)
 GRAD_SOURCES = {
-    "l": "vlog", "d": "dump", "L": "replay-vlog", "D": "replay-dump", "p": "param",
+    "l": "vlog", "d": "dump", "h": "hooks", "L": "replay-vlog", "D": "replay-dump", "p": "param",
     "s": "program",
 }  # fmt: skip
 NO_SOURCE = "."
+# Where a node's layer group, parameter name and call site came from: code -> name in
+# meta.sources.codes (schema 2.3; js/view/grad_source.ts words them). Each source layer says
+# its code per field (Annotations.src); merge_layer notes it for what it adds.
+NODE_SOURCES = {
+    "t": "trace-layers",  # group: the layer whose forward made the node (trace()'s layer hooks)
+    "o": "param-owner",  # group: the layer owning its parameter (no trace saw the forward)
+    "r": "recompute",  # group: the layer a recompute PyLayer runs again
+    "m": "model",  # param: the model's (or params=) name of the parameter
+    "k": "kept-trace",  # param: a name a dropped trace kept for a live tensor
+    "v": "variable",  # param: the user's variable that holds the leaf tensor
+    "c": "paddle-stack",  # call_site: Paddle's Python stack of the op (FLAGS_call_stack_level)
+    "w": "layer-call",  # call_site: the line that called the op's layer
+}
+NODE_FIELDS = ("group", "param", "call_site")
 
 
 @dataclass(frozen=True)
@@ -101,6 +116,10 @@ class Annotations:
     programs: dict[int, Any] = field(default_factory=dict)
     static_names: dict[str, str] = field(default_factory=dict)
     layer_types: dict[str, str] = field(default_factory=dict)
+    # A layer's NODE_SOURCES code per node field it gives ("group" -> "t"), and per node where
+    # one layer holds several sources; once merged, field -> ptr -> the code of its value.
+    src: dict[str, str] = field(default_factory=dict)
+    node_src: dict[str, dict[int, str]] = field(default_factory=dict)
 
     def add_edges(self, notes: dict[tuple[int, int], EdgeNote], src: str | None = None) -> None:
         """Fill in what is still unknown; sources added earlier win. ``src``: the GRAD_SOURCES
@@ -127,8 +146,8 @@ def merge_layer(ann: Annotations, layer: Annotations) -> None:
     by collect.py itself."""
     ann.add_edges(layer.edges)
     _keep_first(ann.slots, layer.slots)
-    _keep_first(ann.call_sites, layer.call_sites)
-    _keep_first(ann.params, layer.params)
+    _keep_first_noted(ann, "call_site", ann.call_sites, layer)
+    _keep_first_noted(ann, "param", ann.params, layer)
     _keep_first(ann.programs, layer.programs)
     _keep_first(ann.stats, layer.stats)
     _keep_first(ann.grad_status, layer.grad_status)
@@ -136,8 +155,12 @@ def merge_layer(ann: Annotations, layer: Annotations) -> None:
         ann.groups = layer.groups
     elif layer.groups and {g.id for g in ann.groups} <= {g.id for g in layer.groups}:
         ann.groups = layer.groups  # built on the known ones (PyLayer groups add layers)
-    _keep_first(ann.group_of_ptr, layer.group_of_ptr)
+    _keep_first_noted(ann, "group", ann.group_of_ptr, layer)
     ann.group_of_ptr.update(layer.regroup)
+    if layer.regroup and "group" in layer.src:
+        ann.node_src.setdefault("group", {}).update(
+            dict.fromkeys(layer.regroup, layer.src["group"])
+        )
     ann.pylayers.extend(layer.pylayers)
     _keep_first(ann.group_sites, layer.group_sites)
     ann.sources.extend(layer.sources)
@@ -158,14 +181,45 @@ def _keep_first(table: dict[K, V], extra: dict[K, V]) -> None:
         table.setdefault(key, value)
 
 
-def sources_meta(codes: Iterable[str | None]) -> dict[str, Any] | None:
-    """meta.sources: one GRAD_SOURCES code per edge, in edge order ("." unknown), and the codes
-    used, by name. None when no edge has a gradient."""
+_FIELD_TABLES = {"call_site": "call_sites", "param": "params", "group": "group_of_ptr"}
+
+
+def _keep_first_noted(ann: Annotations, name: str, table: dict[int, V], layer: Annotations) -> None:
+    """_keep_first for a node field, noting the layer's source of each value it adds."""
+    extra: dict[int, V] = getattr(layer, _FIELD_TABLES[name])
+    given = layer.node_src.get(name, {})
+    code = layer.src.get(name)
+    noted = ann.node_src.setdefault(name, {})
+    for key, value in extra.items():
+        if key not in table:
+            table[key] = value
+            from_ = given.get(key, code)
+            if from_ is not None:
+                noted[key] = from_
+
+
+def sources_meta(
+    codes: Iterable[str | None], ann: Annotations | None = None, walk: WalkResult | None = None
+) -> dict[str, Any] | None:
+    """meta.sources: one GRAD_SOURCES code per edge, in edge order ("." unknown); per node
+    field (schema 2.3) one NODE_SOURCES code per node in node order, for the fields any node
+    has; and the codes used, by name. None when nothing has a source."""
     text = "".join(c or NO_SOURCE for c in codes)
-    used = sorted(set(text) - {NO_SOURCE})
+    used = set(text) - {NO_SOURCE}
+    out: dict[str, Any] = {"edges": text}
+    if ann is not None and walk is not None:
+        nodes: dict[str, str] = {}
+        for name in NODE_FIELDS:
+            noted = ann.node_src.get(name)
+            if noted:
+                nodes[name] = "".join(noted.get(w.ptr, NO_SOURCE) for w in walk.nodes)
+                used |= set(nodes[name]) - {NO_SOURCE}
+        if nodes:
+            out["nodes"] = nodes
     if not used:
         return None
-    return {"edges": text, "codes": {c: GRAD_SOURCES[c] for c in used}}
+    out["codes"] = {c: GRAD_SOURCES.get(c) or NODE_SOURCES[c] for c in sorted(used)}
+    return out
 
 
 def stats_meta(ann: Annotations, walk: WalkResult) -> dict[str, Any]:
@@ -275,7 +329,7 @@ def annotated_graph(
         meta["notice"] = notices[0]
     if len(notices) > 1:
         meta["notices"] = notices
-    sources = sources_meta(srcs)
+    sources = sources_meta(srcs, ann, walk)
     if sources is not None:
         meta["sources"] = sources
     if ann.trace_lost is not None:

@@ -1,11 +1,11 @@
 """The annotation step as a pipeline: find who saw the walked graph (the trace() session, its
 backward records, the model), then each source gives its own layer of annotations, merged into
 one Annotations by annotate.merge_layer in precedence order (what is known first stays):
-parameter names, trace records (trace_record.py: log, dump, call sites, programs; then each
-record's statistics, stats.py), layer scopes, else groups from parameter ownership
-(param_groups.py), PyLayer info, a replayed backward if edges are still bare
-(replay_annotations.py), parameter-shaped edges; last, the one-line notice for what stays
-bare. DEVELOP.md has the table."""
+parameter names, trace records (trace_record.py: log, dump, call sites, programs; then what
+that record's statistics hooks saw, hook_grads.py, and its statistics, stats.py), layer
+scopes, else groups from parameter ownership (param_groups.py), PyLayer info, a replayed
+backward if edges are still bare (replay_annotations.py), parameter-shaped edges; last, the
+one-line notice for what stays bare. DEVELOP.md has the table."""
 
 from __future__ import annotations
 
@@ -22,6 +22,7 @@ from ..read.program import program_closed_notice, unread_program_nodes
 from ..read.pylayer_info import PyLayerInfo, describe_pylayers, recompute_notice
 from ..read.walk import ACCUMULATION_NODE, WalkResult, next_ptrs
 from .annotate import Annotations, EdgeNote, merge_layer
+from .hook_grads import hooks_layer
 from .param_groups import ensure_layer_group, param_groups_layer
 from .replay_annotations import (
     UNNAMED_LEAVES_NOTICE,
@@ -74,12 +75,14 @@ def _scopes_layer(scopes: LayerScopes | None, graph: _Graph, trusted: bool) -> A
     layer = Annotations()
     if scopes is None or not _scopes_match(scopes, graph, trusted):
         return layer
+    names = scopes.node_names  # a list, not a generator: no call back into this module per node
     mine = scopes.restricted_to(
-        p for p in graph.names if scopes.node_names.get(p, graph.names[p]) == graph.names[p]
+        [p for p, name in graph.names.items() if names.get(p, name) == name]
     )
     layer.groups = mine.groups
     layer.group_of_ptr = dict(mine.group_of_ptr)
     layer.group_sites = dict(mine.call_sites)
+    layer.src = {"group": "t", "call_site": "w"}
     for ptr, gid in mine.group_of_ptr.items():  # ops Paddle gave no stack: where the layer ran
         site = mine.node_sites.get(ptr) or mine.call_sites.get(gid)
         if site is not None and graph.names.get(ptr) != ACCUMULATION_NODE:
@@ -91,10 +94,12 @@ def _scopes_layer(scopes: LayerScopes | None, graph: _Graph, trusted: bool) -> A
 def _params_layer(model: Any, params: Any, session: TraceSession | None) -> Annotations:
     """Parameter names: the model's or the ``params`` given, then those a dropped trace kept
     when its model was gone (kept_traces)."""
-    layer = Annotations()
+    layer = Annotations(src={"param": "m"})
     layer.params = param_infos_by_ptr(model=model, params=params) if (model or params) else {}
+    kept = layer.node_src.setdefault("param", {})
     for ptr, info in session.kept_params.items() if session is not None else ():
-        layer.params.setdefault(ptr, info)
+        if ptr not in layer.params:
+            layer.params[ptr], kept[ptr] = info, "k"
     return layer
 
 
@@ -132,6 +137,9 @@ def collect_annotations(
     merge_layer(ann, _params_layer(model, params, session))
     for record in reversed(records):  # newest backward first; Paddle's stacks before layers'
         merge_layer(ann, trace_record_layer(record, graph.nexts, ann.params))
+        if record.stats is not None and not record.copies:
+            instead = record.captured.hooks_instead
+            merge_layer(ann, hooks_layer(record.stats, walk, instead_of_dump=instead))
         if record.stats is not None:
             merge_layer(ann, stats_layer(record.stats, walk))
     if session is not None and session.history is not None:
@@ -156,7 +164,7 @@ def collect_annotations(
         # and a trace() is the source.
         if not traced or replay_dump_available():
             leaves = find_leaves(accumulation, model=model, params=params)
-        named = Annotations(params=dict(leaves.named))  # the user's own variable names, "x"
+        named = Annotations(params=dict(leaves.named), src={"param": "v"})  # the user's "x"
         merge_layer(ann, named)
         log = len(walk.nodes) <= SLOT_LOG_MAX_NODES  # as trace(slots=None) decides
         replayed = Annotations()  # its notice is used below only if none is known by then
@@ -195,7 +203,7 @@ def _pylayers_layer(
     """A recompute node goes into the group of the layer it recomputes (added to the known
     groups if no node put it there yet), lists the parameters it hides, and the widget says in
     a line what recompute hides."""
-    layer = Annotations(groups=known.groups)
+    layer = Annotations(groups=known.groups, src={"group": "r"})
     for info in infos:
         entry: dict[str, Any] = {"ptr": info.ptr, "class": info.cls}
         if info.layer is not None:

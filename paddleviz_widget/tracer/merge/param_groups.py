@@ -188,7 +188,7 @@ def param_groups_layer(
     walk: WalkResult, params: Mapping[int, ParamInfo], model: Any = None
 ) -> Annotations:
     """Groups from the named ``params`` (and ``model``'s layer tree, if known), as a layer."""
-    layer = Annotations()
+    layer = Annotations(src={"group": "o"})
     layers = layer_tree(model) if model is not None else None
     inferred = infer_param_groups(walk, params, layers)
     if inferred.group_of_ptr:

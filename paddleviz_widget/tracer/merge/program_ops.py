@@ -13,6 +13,7 @@ Hooks cannot see inside a program: its edges say so instead of carrying statisti
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Any
 
 from ...graph.model import Edge, GradInfo, Graph, Group, Node
 from ..read.program import FAKE, ProgramOp, ProgramRead
@@ -116,9 +117,29 @@ def with_program_ops(
                 producer[value] = (node_id, position)
     meta = dict(graph.meta)
     meta["annotations"] = sorted({*meta.get("annotations", ()), "program"})
-    walked = meta.get("sources", {}).get("edges", NO_SOURCE * len(graph.edges))
+    known = meta.get("sources", {})
+    walked = known.get("edges", NO_SOURCE * len(graph.edges))
     added = (NO_SOURCE if e.grad is None else "s" for e in edges[len(graph.edges) :])
-    sources = sources_meta([*walked, *added])
-    if sources is not None:
+    sources = sources_meta([*walked, *added]) or {"edges": NO_SOURCE * len(edges), "codes": {}}
+    fields = _program_node_fields(known, nodes[len(graph.nodes) :], len(graph.nodes))
+    if fields:
+        sources["nodes"] = fields
+    codes = {**known.get("codes", {}), **sources["codes"], "s": "program"}
+    used = set(sources["edges"]).union(*fields.values()) - {NO_SOURCE}
+    sources["codes"] = {c: codes[c] for c in sorted(used)}
+    if used:
         meta["sources"] = sources
     return replace(graph, nodes=tuple(nodes), edges=tuple(edges), groups=tuple(groups), meta=meta)
+
+
+def _program_node_fields(known: dict[str, Any], added: list[Node], walked: int) -> dict[str, str]:
+    """meta.sources' node fields with the program's op nodes added: their group and call site
+    come from the program ("s")."""
+    fields = dict(known.get("nodes", {}))
+    for name in ("group", "call_site"):
+        codes = "".join("s" if getattr(n, name) is not None else NO_SOURCE for n in added)
+        if name in fields or codes.strip(NO_SOURCE):
+            fields[name] = fields.get(name, NO_SOURCE * walked) + codes
+    if "param" in fields:
+        fields["param"] += NO_SOURCE * len(added)
+    return fields

@@ -28,7 +28,7 @@ def trace_record_layer(
     """What one traced backward said about this graph. A ``paddle.grad`` ran on copies of the
     nodes: those are paired with ours by structure (copy_alignment), never by name alone, using
     the parameters' shapes (``params``)."""
-    layer = Annotations()
+    layer = Annotations(src={"call_site": "c"})  # Paddle's stacks, from the dump's call-stack file
     captured = record.captured
     log, dump = captured.log, captured.dump
     dump_edges: dict[tuple[int, int], EdgeNote] = {}

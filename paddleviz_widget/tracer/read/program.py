@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ...graph.model import CallSite
-from .program_nodes import is_program_node
+from .program_nodes import PROGRAM_NODE_NAMES, is_program_node
 
 FAKE = "Fake_var"
 _LIBRARY_MARKERS = ("/site-packages/paddle/", "/paddle/base/", "/paddle/jit/", "<frozen ")
@@ -73,7 +73,10 @@ def maybe_program_node(name: str) -> bool:
 
 def unread_program_nodes(nodes: Iterable[Any], read: Container[int]) -> list[Any]:
     """The program nodes among walked ``nodes`` whose program was not ``read`` (by ptr)."""
-    return [n for n in nodes if maybe_program_node(n.name) and n.ptr not in read]
+    names = PROGRAM_NODE_NAMES  # maybe_program_node's test, without a call per node
+    if not program_view_available():
+        names = names | {"GradNodeBase"}
+    return [n for n in nodes if n.name in names and n.ptr not in read]
 
 
 def program_closed_notice(name: str, count: int) -> str:

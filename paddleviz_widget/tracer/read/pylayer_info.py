@@ -18,7 +18,7 @@ from typing import Any
 
 from ...graph.model import ParamInfo
 from .grad_node import grad_node_of
-from .replay_safety import is_pylayer, pylayer_label
+from .replay_safety import PYLAYER_PREFIX, pylayer_label
 from .tensor_info import dtype_name
 from .walk import WalkResult, next_ptrs
 
@@ -75,7 +75,7 @@ def _hidden_params(layer: Any, path: str | None) -> tuple[ParamInfo, ...]:
 
 def describe_pylayers(walk: WalkResult, model: Any = None) -> list[PyLayerInfo]:
     """One entry per PyLayer node of ``walk`` (none if it has none: no scan of live objects)."""
-    pylayers = [n for n in walk.nodes if is_pylayer(n.name)]
+    pylayers = [n for n in walk.nodes if n.name.startswith(PYLAYER_PREFIX)]  # is_pylayer
     if not pylayers:
         return []
     nexts = next_ptrs(walk)

@@ -43,8 +43,10 @@ class WalkResult:
     root_indices: tuple[int, ...]
 
 
-def walk_backward_graph(grad_fns: Sequence[Any]) -> WalkResult:
+def walk_backward_graph(grad_fns: Sequence[Any], objects: list[Any] | None = None) -> WalkResult:
     """Visit every GradNode reachable from ``grad_fns`` once; record every edge.
+    ``objects``: if given, each node's Python wrapper is appended to it, in node order (what
+    the statistics hooks are registered on: one walk serves both).
 
     Nodes are keyed by ``node_ptr()`` because Paddle hands out a fresh Python wrapper on each
     ``next_functions`` access. Node order is BFS order from the roots, so ids derived from it
@@ -64,6 +66,8 @@ def walk_backward_graph(grad_fns: Sequence[Any]) -> WalkResult:
         idx = len(found)
         index_of[ptr] = idx
         found.append((str(grad_fn.name()), ptr, is_root))
+        if objects is not None:
+            objects.append(grad_fn)
         fanout.append(0)
         pending.append((idx, grad_fn))
         return idx

@@ -1,0 +1,46 @@
+"""What the statistics hooks saw, as an annotation source of its own: each edge's gradient
+(dtype, shape, place) as the sending GradNode's post hook got it, or, for an edge whose sender
+cannot be hooked (concat and the other list-slot nodes, PyLayers), as the target's hook
+received it: gradients summed into one tensor all have that tensor's dtype and shape, and the
+target's received gradients are used only when they all agree. Pure: plain data in.
+
+On steps where the hooks see every edge (grad_stats.hooks_cover), Paddle's dump is not
+written (session.py): then this is the account of the edges, and an edge it cannot map (its
+gradient was never made: an uninitialised tensor, for an input that needed none; or its place
+in the hook's list is ambiguous) is left bare with one line saying why.
+"""
+
+from __future__ import annotations
+
+from ..capture.stats_rows import BackwardStats
+from ..read.walk import WalkResult
+from .annotate import Annotations, EdgeNote
+
+UNSEEN_NOTICE = (
+    "{n} edge(s) have no gradient shape: the GradNode hooks saw no gradient there (an input "
+    "that needed none gets an uninitialised tensor), and Paddle's dump was not written for "
+    "this backward (the hooks stood in for it)."
+)
+
+
+def hooks_layer(stats: BackwardStats, walk: WalkResult, *, instead_of_dump: bool) -> Annotations:
+    """Edge gradients from one backward's hooks (code "h"). ``instead_of_dump``: no dump was
+    written for it, so the edges the hooks did not see are said in a line (edges into a
+    parameter are left out of the count: the parameter's own shape names them)."""
+    layer = Annotations()
+    if not stats.grads and not stats.received:
+        return layer
+    nodes = walk.nodes
+    sent, received = stats.grads, stats.received
+    unseen = 0
+    for e in walk.edges:
+        key = (nodes[e.source].ptr, e.slot)
+        grad = sent.get(key) or received.get(nodes[e.target].ptr)
+        if grad is not None:
+            layer.edges[key] = EdgeNote(grad, src="h")
+        elif not nodes[e.target].is_accumulation:
+            unseen += 1
+    layer.sources.append("hooks")
+    if instead_of_dump and unseen:
+        layer.notes.append(UNSEEN_NOTICE.format(n=unseen))
+    return layer
