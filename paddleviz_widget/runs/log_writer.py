@@ -13,7 +13,6 @@ from __future__ import annotations
 import datetime
 import gzip
 import json
-import math
 import os
 import socket
 from collections.abc import Sequence
@@ -25,6 +24,7 @@ import numpy as np
 from . import format as fmt
 from .errors import RunLogError
 from .params import ParamInfo
+from .tail_line import TailLines
 
 
 class RunLogWriter:
@@ -73,6 +73,7 @@ class RunLogWriter:
         self._n = len(params)
         self._pending: list[Any] = []  # the steps since the last part, as written
         self._tail_file: Any = None
+        self._lines = TailLines(self._n)
         self._write_meta()
         self._new_tail()
 
@@ -84,14 +85,7 @@ class RunLogWriter:
         """One step's summary; NaN in ``norm`` marks a parameter without a gradient."""
         row = (step, norm.astype(np.float32), max_abs.astype(np.float32), nan, inf, loss)
         self._pending.append(row)
-        shown = loss if loss is None or math.isfinite(loss) else str(loss)
-        line: dict[str, Any] = {"step": step, "loss": shown}
-        absent = np.isnan(norm)
-        gaps = absent.tolist() if absent.any() else None
-        for key, values in zip(fmt.STATS, row[1:5]):
-            listed = (values.astype(np.int64) if key in ("nan", "inf") else values).tolist()
-            line[key] = listed if gaps is None else [None if a else v for a, v in zip(gaps, listed)]
-        self._tail_file.write(json.dumps(line, separators=(",", ":")) + "\n")
+        self._tail_file.write(self._lines.line(step, row[1], row[2], nan, inf, loss))
         self._tail_file.flush()  # to the OS: a SIGKILL from here on loses nothing of it
         if len(self._pending) >= fmt.FLUSH_EVERY:
             self._flush_part()
@@ -126,7 +120,7 @@ class RunLogWriter:
         if self._tail_file is not None:
             self._tail_file.close()
         tmp = self.path / f".{fmt.TAIL}.tmp"
-        self._tail_file = open(tmp, "w", encoding="utf-8")  # noqa: SIM115 (appended every step)
+        self._tail_file = open(tmp, "wb")  # noqa: SIM115 (appended every step)
         os.replace(tmp, self.path / fmt.TAIL)
 
     def _flush_part(self) -> None:
