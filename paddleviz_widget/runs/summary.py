@@ -26,6 +26,7 @@ _dot, _max, _min = np.dot, np.maximum.reduce, np.minimum.reduce
 # dominates); bigger ones one by one (BLAS dot, max, min: faster than a copy and a reduceat).
 SMALL = 1 << 12
 _NUMPY = {"float32": np.float32, "float64": np.float64}
+VIEWS_KEPT = 8  # addresses per parameter whose gradient views are kept
 
 
 def _IN_PLACE_API(paddle: Any) -> bool:  # noqa: N802
@@ -60,23 +61,48 @@ class GradSummary:
             readable = in_place and cpu and np_dtype is not None and _IN_PLACE_API(paddle)
             self._plain.append((p.dtype, np_dtype, numel, shape) if readable else None)
         self._paddle = paddle
-        # Per parameter: (address, view) of the gradient read in place last step. Paddle
-        # keeps a parameter's gradient storage across steps (clear_grad zeroes it in place):
-        # the same address and dtype is the same buffer, read again through the same view.
-        self._views: list[tuple[int, Any, np.ndarray] | None] = [None] * len(params)
+        # Per parameter: the views of its gradient read in place, by address. Paddle's backward
+        # gives a parameter a new gradient buffer most steps, from a few addresses its
+        # allocator reuses: a view made for an address reads whatever gradient of that
+        # parameter (same size and dtype) is there now. VIEWS_KEPT addresses at most.
+        self._views: list[dict[int, np.ndarray]] = [{} for _ in params]
         self._plan: tuple[tuple[int, ...], Any] | None = None  # the small ones' segments
-        self._steady: _Steady | None = None  # last step's reading, while addresses stay
+        self._steady: _Steady | None = None  # which are big and small, while the same are read
 
     def read(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         grads = [p.grad for p in self.params]  # referenced until they are read
-        steady = self._steady
-        if steady is not None and steady.holds(grads):
-            with np.errstate(all="ignore"):
-                out = steady.read(self)
-            return out[0], out[1], out[2], out[3]
-        out = self._read(grads)
-        self._steady = _Steady.of(self, grads)
+        views = self._views_now(grads)
+        if views is None:  # some gradient is not read in place: the general path
+            out = self._read(grads)
+        else:
+            steady = self._steady
+            if steady is None or not steady.fits(views):
+                steady = self._steady = _Steady(views)
+            with np.errstate(all="ignore"):  # overflowing squares are handled: no warning
+                out = steady.read(self, views)
         return out[0], out[1], out[2], out[3]
+
+    def _views_now(self, grads: list[Any]) -> list[np.ndarray | None] | None:
+        """Each gradient's in-place view (None: no gradient), or None if one cannot be."""
+        views: list[np.ndarray | None] = []
+        for i, g in enumerate(grads):
+            if g is None:
+                views.append(None)
+                continue
+            ptr = g.data_ptr()
+            plain = self._plain[i]
+            if not ptr or plain is None:
+                if g._is_initialized():
+                    return None  # on another device, or nothing to read in place
+                views.append(None)  # an uninitialized gradient: none this step
+                continue
+            held = self._views[i].get(ptr)
+            if held is None or g.dtype is not plain[0]:  # (dtypes are singletons)
+                held = self._cached_view(i, g)
+                if held is None:
+                    return None
+            views.append(held)
+        return views
 
     def _read(self, grads: list[Any]) -> np.ndarray:
         paddle = self._paddle
@@ -118,18 +144,24 @@ class GradSummary:
         if plain is None:
             return None
         held = self._views[i]
-        if held is not None and g.data_ptr() == held[0] and g.dtype == held[1]:
-            return held[2]
-        a = self._in_place(g, plain)
-        self._views[i] = None if a is None else (g.data_ptr(), g.dtype, a)
-        return a
+        ptr = g.data_ptr()
+        view = held.get(ptr)
+        if view is not None and (g.dtype is plain[0] or g.dtype == plain[0]):
+            return view
+        view = self._in_place(g, plain)
+        if view is not None:
+            if len(held) >= VIEWS_KEPT:
+                held.clear()
+            held[ptr] = view
+        return view
 
     def _in_place(self, g: Any, plain: tuple[Any, Any, int, list[int]] | None) -> Any:
         """A NumPy view of CPU gradient ``g``'s memory, or None (the tensor-op path)."""
         if plain is None:
             return None
         dtype, np_dtype, numel, shape = plain
-        if not (g.is_dense() and g.dtype == dtype and g.shape == shape and g.is_contiguous()):
+        same = g.dtype is dtype or g.dtype == dtype  # (== costs microseconds)
+        if not (g.is_dense() and same and g.shape == shape and g.is_contiguous()):
             return None
         if g.place.is_cpu_place() is False:
             return None
@@ -222,60 +254,40 @@ def loss_value(t: Any) -> float | None:
 
 
 class _Steady:
-    """A step's gradients as the last one had them: every one read in place at the same
-    address and dtype (Paddle keeps a parameter's gradient storage across steps), or none.
-    Then the views, the small ones' segments and the big ones' list are those of the last
-    step, and a step costs a data_ptr() per parameter and the reductions."""
+    """Which gradients are big and which small (segments of one copy), kept while the same
+    parameters have a gradient: a step then costs a data_ptr() per parameter (and a view for
+    an address not seen before) and the reductions."""
 
-    def __init__(self, ptrs: list[int], dtypes: list[Any], big: list[tuple[int, np.ndarray]],
-                 small: list[tuple[int, np.ndarray]], n: int) -> None:  # fmt: skip
-        self.ptrs, self.dtypes, self.big, self.small = ptrs, dtypes, big, small
-        self.template = np.zeros((4, n))
+    def __init__(self, views: list[np.ndarray | None]) -> None:
+        self.present = [v is not None for v in views]
+        self.big = [i for i, v in enumerate(views) if v is not None and v.size > SMALL]
+        self.small = [i for i, v in enumerate(views) if v is not None and v.size <= SMALL]
+        self.template = np.zeros((4, len(views)))
         self.template[:2] = np.nan  # norm, max_abs NaN: no gradient
+        sizes = [views[i].size for i in self.big]  # type: ignore[union-attr]
         # Big ones up to a chunk, not worth a second thread: three reductions each, no loop.
-        self.direct = all(a.size <= CHUNK for _, a in big) and (
-            len(big) < 2 or sum(a.size for _, a in big) < 4 * SPLIT_FROM
+        self.direct = all(n <= CHUNK for n in sizes) and (
+            len(sizes) < 2 or sum(sizes) < 4 * SPLIT_FROM
         )
 
-    @staticmethod
-    def of(summary: GradSummary, grads: list[Any]) -> _Steady | None:
-        ptrs: list[int] = []
-        dtypes: list[Any] = []
-        big: list[tuple[int, np.ndarray]] = []
-        small: list[tuple[int, np.ndarray]] = []
-        for i, g in enumerate(grads):
-            if g is None or not g._is_initialized():
-                ptrs.append(0)  # data_ptr() of an uninitialized gradient is 0 too
-                dtypes.append(None)
-                continue
-            held = summary._views[i]
-            if held is None or held[0] != g.data_ptr():
-                return None  # not read in place (another device, a layout NumPy cannot read)
-            ptrs.append(held[0])
-            dtypes.append(held[1])
-            (small if held[2].size <= SMALL else big).append((i, held[2]))
-        return _Steady(ptrs, dtypes, big, small, len(grads))
+    def fits(self, views: list[np.ndarray | None]) -> bool:
+        return [v is not None for v in views] == self.present
 
-    def holds(self, grads: list[Any]) -> bool:
-        ptrs = [0 if g is None else g.data_ptr() for g in grads]
-        if ptrs != self.ptrs:
-            return False
-        # Paddle's dtypes are singletons: `is` (DataType's == costs microseconds a call)
-        return all(d is None or g.dtype is d for g, d in zip(grads, self.dtypes))
-
-    def read(self, summary: GradSummary) -> np.ndarray:
+    def read(self, summary: GradSummary, views: list[Any]) -> np.ndarray:
         out = self.template.copy()
+        big = [(i, views[i]) for i in self.big]
         if self.direct:
-            self._bigs(summary, out)
+            self._bigs(summary, big, out)
         else:
-            for i, row in summary._bigs(self.big):
+            for i, row in summary._bigs(big):
                 out[:, i] = row
         if self.small:
-            summary._small(self.small, out)
+            summary._small([(i, views[i]) for i in self.small], out)
         return out
 
-    def _bigs(self, summary: GradSummary, out: np.ndarray) -> None:
-        for i, a in self.big:
+    @staticmethod
+    def _bigs(summary: GradSummary, big: list[tuple[int, np.ndarray]], out: np.ndarray) -> None:
+        for i, a in big:
             squares = float(_dot(a, a))
             if math.isfinite(squares):
                 out[0, i] = math.sqrt(squares)
