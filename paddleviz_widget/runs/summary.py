@@ -66,6 +66,8 @@ class GradSummary:
         # allocator reuses: a view made for an address reads whatever gradient of that
         # parameter (same size and dtype) is there now. VIEWS_KEPT addresses at most.
         self._views: list[dict[int, np.ndarray]] = [{} for _ in params]
+        self._place_checked = [False] * len(params)
+        self._memory: list[Any] = [None] * len(params)  # ctypes array type of its bytes
         self._plan: tuple[tuple[int, ...], Any] | None = None  # the small ones' segments
         self._steady: _Steady | None = None  # which are big and small, while the same are read
 
@@ -96,13 +98,32 @@ class GradSummary:
                     return None  # on another device, or nothing to read in place
                 views.append(None)  # an uninitialized gradient: none this step
                 continue
-            held = self._views[i].get(ptr)
-            if held is None or g.dtype is not plain[0]:  # (dtypes are singletons)
-                held = self._cached_view(i, g)
-                if held is None:
+            held = self._views[i]
+            view = held.get(ptr)
+            if view is None or g.dtype is not plain[0]:  # (dtypes are singletons)
+                view = self._fresh_view(i, g, ptr, plain)
+                if view is None:
                     return None
-            views.append(held)
+                if len(held) >= VIEWS_KEPT:
+                    held.clear()
+                held[ptr] = view
+            views.append(view)
         return views
+
+    def _fresh_view(self, i: int, g: Any, ptr: int, plain: tuple[Any, ...]) -> np.ndarray | None:
+        """_in_place's view in fewer calls (one a parameter per step): its place is checked
+        the first time only (a gradient lives where its parameter does)."""
+        dtype, np_dtype, numel, shape = plain
+        if not self._place_checked[i]:
+            view = self._in_place(g, plain)
+            self._place_checked[i] = view is not None
+            return view
+        if not (g.dtype is dtype and g.is_dense() and g.is_contiguous() and g.shape == shape):
+            return self._in_place(g, plain)
+        memory = self._memory[i]
+        if memory is None:
+            memory = self._memory[i] = ctypes.c_char * (numel * np.dtype(np_dtype).itemsize)
+        return np.frombuffer(memory.from_address(ptr), np_dtype)
 
     def _read(self, grads: list[Any]) -> np.ndarray:
         paddle = self._paddle
