@@ -66,7 +66,6 @@ class GradSummary:
         # allocator reuses: a view made for an address reads whatever gradient of that
         # parameter (same size and dtype) is there now. VIEWS_KEPT addresses at most.
         self._views: list[dict[int, np.ndarray]] = [{} for _ in params]
-        self._place_checked = [False] * len(params)
         self._memory: list[Any] = [None] * len(params)  # ctypes array type of its bytes
         self._plan: tuple[tuple[int, ...], Any] | None = None  # the small ones' segments
         self._steady: _Steady | None = None  # which are big and small, while the same are read
@@ -111,14 +110,12 @@ class GradSummary:
         return views
 
     def _fresh_view(self, i: int, g: Any, ptr: int, plain: tuple[Any, ...]) -> np.ndarray | None:
-        """_in_place's view in fewer calls (one a parameter per step): its place is checked
-        the first time only (a gradient lives where its parameter does)."""
+        """_in_place's view in fewer calls (one a parameter per step): dtype by identity, the
+        ctypes type of its bytes kept. The place is checked every time: a model moved to
+        another device mid-run must not be read at a device address."""
         dtype, np_dtype, numel, shape = plain
-        if not self._place_checked[i]:
-            view = self._in_place(g, plain)
-            self._place_checked[i] = view is not None
-            return view
-        if not (g.dtype is dtype and g.is_dense() and g.is_contiguous() and g.shape == shape):
+        same = g.dtype is dtype and g.is_dense() and g.is_contiguous() and g.shape == shape
+        if not (same and g.place.is_cpu_place()):
             return self._in_place(g, plain)
         memory = self._memory[i]
         if memory is None:
