@@ -18,6 +18,14 @@ processes on a shared machine), with the load average at the end.
   --run plain steps (mlp; the slow models project it from the two figures above:
   ((run - run/100) * summary + run/100 * capture) / run). Goal <= 1.05x.
 - memory: RSS growth over --memory watched steps of the MLP, after the first 100. < 50 MB.
+- parts (--parts STEPS): the per-step work after backward, per call (medians), in wall
+  time and in the calling thread's CPU time (less affected by load; process CPU time would
+  count the BLAS threads Paddle's ops leave spinning): GradSummary.read (its helper thread,
+  for big models, is in wall only), the anomaly rules, the step's tail line and Parquet
+  part (write_step), the loss value.
+
+Ratios are given twice: wall time and process CPU time (time.process_time, all threads),
+with the load average at the end of each model.
 """
 
 from __future__ import annotations
@@ -77,12 +85,12 @@ class Trainer:
         self.opt.step()
         self.opt.clear_grad()
 
-    def steps(self, n: int) -> float:
+    def steps(self, n: int) -> tuple[float, float]:
+        """(wall, process CPU) seconds of n plain steps."""
         start, cpu = time.perf_counter(), time.process_time()
         for _ in range(n):
             self.step()
-        self.cpu = time.process_time() - cpu  # the process's CPU time of the same steps
-        return time.perf_counter() - start
+        return time.perf_counter() - start, time.process_time() - cpu
 
     def run_dir(self) -> Path:
         self.runs += 1
@@ -90,8 +98,9 @@ class Trainer:
         shutil.rmtree(path, ignore_errors=True)
         return path
 
-    def watched(self, n: int, every: int, skip_first: bool) -> float:
-        """Seconds for n watched steps; skip_first: step 0 (a full capture) untimed."""
+    def watched(self, n: int, every: int, skip_first: bool) -> tuple[float, float]:
+        """(wall, process CPU) seconds of n watched steps; skip_first: step 0 (a full
+        capture) untimed."""
         path = self.run_dir()
         start, cpu = time.perf_counter(), time.process_time()
         with trace(self.model, stats=True, every=every, run_dir=path):
@@ -100,44 +109,96 @@ class Trainer:
                 start, cpu = time.perf_counter(), time.process_time()
             for _ in range(n):
                 self.step()
-            took, self.cpu = time.perf_counter() - start, time.process_time() - cpu
+            took = time.perf_counter() - start, time.process_time() - cpu
         if not skip_first:
-            took, self.cpu = time.perf_counter() - start, time.process_time() - cpu
+            took = time.perf_counter() - start, time.process_time() - cpu
         shutil.rmtree(path, ignore_errors=True)
         return took
+
+
+def _ratios(pairs: list[tuple[tuple[float, float], tuple[float, float]]]) -> str:
+    """'wall W x, CPU C x': medians of watched / plain over (watched, plain) pairs."""
+    wall = median(w[0] / p[0] for w, p in pairs)
+    cpu = median(w[1] / p[1] for w, p in pairs)
+    return f"wall {wall:.3f}x, CPU {cpu:.3f}x"
 
 
 def bench(name: str, reps: int, block: int, run: int) -> None:
     t = Trainer(name)
     t.steps(3)  # warm up
-    summary, capture, summary_cpu, capture_cpu, plain_cpu = [], [], [], [], []
+    summary, capture = [], []
     for _ in range(reps):
         plain = t.steps(block)
-        plain_cpu.append(t.cpu / block)
-        watched = t.watched(block, 10**9, skip_first=True)
-        summary.append(watched / plain)
-        summary_cpu.append(t.cpu / block / plain_cpu[-1])
-        ones = [(t.steps(1), t.cpu) for _ in range(3)]
-        plain1, plain1_cpu = median(w for w, _ in ones), median(c for _, c in ones)
-        captured = t.watched(2, 1, skip_first=True) / 2
-        capture.append(captured / plain1)
-        capture_cpu.append(t.cpu / 2 / plain1_cpu)
-    s, c = median(summary), median(capture)
-    load = os.getloadavg()[0]
-    print(f"{name:<10} summary/plain {s:.3f}x (CPU {median(summary_cpu):.3f}x)  capture step/plain "
-          f"step {c:.2f}x (CPU {median(capture_cpu):.2f}x)  (plain step {plain / block * 1e3:.1f} "
-          f"ms, CPU {median(plain_cpu) * 1e3:.1f} ms; load {load:.1f})")  # fmt: skip
+        summary.append((t.watched(block, 10**9, skip_first=True), plain))
+        ones = [t.steps(1) for _ in range(3)]
+        plain1 = (median(o[0] for o in ones), median(o[1] for o in ones))
+        captured = t.watched(2, 1, skip_first=True)
+        capture.append(((captured[0] / 2, captured[1] / 2), plain1))
+    print(f"{name:<10} summary/plain {_ratios(summary)}; capture step/plain step "
+          f"{_ratios(capture)} (plain step {plain[0] / block * 1e3:.1f} ms wall, "
+          f"{plain[1] / block * 1e3:.1f} ms CPU)")  # fmt: skip
     if run:
         if name == "mlp":
-            ratios = []
+            pairs = []
             for _ in range(reps):
                 plain = t.steps(run)
-                ratios.append(t.watched(run, 100, skip_first=False) / plain)
-            print(f"{'':<10} {run}-step run, every=100 / plain: {median(ratios):.3f}x (measured)")
+                pairs.append((t.watched(run, 100, skip_first=False), plain))
+            print(f"{'':<10} {run}-step run, every=100 / plain: {_ratios(pairs)} (measured)")
         else:
             captures = run // 100
-            projected = ((run - captures) * s + captures * c) / run
-            print(f"{'':<10} {run}-step run, every=100 / plain: {projected:.3f}x (projected)")
+            for k, what in enumerate(("wall", "CPU")):
+                s = median(w[k] / p[k] for w, p in summary)
+                c = median(w[k] / p[k] for w, p in capture)
+                projected = ((run - captures) * s + captures * c) / run
+                print(f"{'':<10} {run}-step run, every=100 / plain: {what} {projected:.3f}x "
+                      "(projected)")  # fmt: skip
+    print(f"{'':<10} load average {_load()}")
+
+
+def _load() -> str:
+    return " ".join(f"{x:.1f}" for x in os.getloadavg())
+
+
+def parts(name: str, steps: int) -> None:
+    """Per-call process CPU time of each part of the per-step work, in a watched run."""
+    from paddleviz_widget.runs import anomalies, log_writer, summary, watch
+
+    spent: dict[str, list[tuple[float, float]]] = {}
+
+    def timing(owner: object, attr: str, label: str) -> None:
+        original = getattr(owner, attr)
+
+        def timed(*args: object, **kwargs: object) -> object:
+            start, cpu = time.perf_counter(), time.thread_time()
+            try:
+                return original(*args, **kwargs)
+            finally:
+                took = (time.perf_counter() - start, time.thread_time() - cpu)
+                spent.setdefault(label, []).append(took)
+
+        setattr(owner, attr, timed)
+
+    timing(summary.GradSummary, "read", "GradSummary.read")
+    timing(anomalies.AnomalyFinder, "check", "anomaly rules")
+    timing(log_writer.RunLogWriter, "write_step", "tail line + part")
+    timing(watch, "loss_value", "loss value")
+    timing(watch.RunWatch, "after_backward", "all after backward")
+    t = Trainer(name)
+    t.steps(3)
+    plain = t.steps(steps)
+    spent.clear()
+    t.watched(steps, 10**9, skip_first=True)
+    each = f"{plain[0] / steps * 1e3:.3f} ms wall, {plain[1] / steps * 1e3:.3f} ms process CPU"
+    print(f"{name:<10} per-step work after backward, per call ({steps} steps; plain step "
+          f"{each}):")  # fmt: skip
+    for label, times in spent.items():
+        times = times[1:]  # step 0's (the full capture) left out
+        wall = median(t[0] for t in times) * 1e6
+        cpu = median(t[1] for t in times) * 1e6
+        print(
+            f"{'':<12}{label:<22} wall {wall:9.1f} us   this thread's CPU {cpu:9.1f} us (medians)"
+        )
+    print(f"{'':<10} load average {_load()}")
 
 
 def memory(steps: int) -> None:
@@ -166,9 +227,14 @@ def main() -> None:
     parser.add_argument("--block", type=int, default=50, help="steps per summary block")
     parser.add_argument("--run", type=int, default=1000)
     parser.add_argument("--memory", type=int, default=0)
+    parser.add_argument("--parts", type=int, default=0, help="steps timed per part (0: none)")
+    parser.add_argument("--no-ratios", action="store_true", help="only --parts / --memory")
     args = parser.parse_args()
     for name in args.models:
-        bench(name, args.reps, args.block, args.run)
+        if not args.no_ratios:
+            bench(name, args.reps, args.block, args.run)
+        if args.parts:
+            parts(name, args.parts)
     if args.memory:
         memory(args.memory)
 

@@ -14,6 +14,16 @@ run log's run.json):
 
 Steps with a NaN/Inf are left out of the medians and of the spike and vanishing rules (their
 norms are over the finite elements only).
+
+The rules run every step, so most steps are settled by a cheaper test that cannot change
+the outcome: the medians of a full window are not taken each step, only a lower bound of
+them (once the window is full, its columns are sorted every SORT_EVERY steps; d rows replaced
+since then, the k-th smallest of a column is at least the (k - d)-th smallest of the sorted
+copy). A norm under the threshold of that bound cannot be over the threshold of the median;
+only a step where some norm is not under it takes the exact medians (np.median, as always).
+The vanishing rule likewise takes the exact path only when some layer is under the ratio of
+its neighbours' smaller norm. The anomalies found are the same as the rules' words above
+compute directly (tests/test_run_anomalies.py).
 """
 
 from __future__ import annotations
@@ -31,6 +41,7 @@ DEFAULT_THRESHOLDS: dict[str, float] = {
     "spike_warmup": 20,
     "vanishing_ratio": 1e-3,
 }
+SORT_EVERY = 10  # steps between sorts of a full window's columns (the medians' lower bound)
 
 
 def thresholds_from(given: dict[str, float] | None) -> dict[str, float]:
@@ -64,6 +75,17 @@ class AnomalyFinder:
         self._in_nonfinite = False
         self._spiking = np.zeros(len(layers) + 1, bool)
         self._vanishing = np.zeros(len(layers), bool)
+        # Never changed in place: the state after a step with nothing over its threshold.
+        self._none_spiking, self._none_vanishing = self._spiking, self._vanishing
+        self._sorted: np.ndarray | None = None  # the window's columns sorted, at some step
+        self._replaced = 0  # rows of the window written since it was sorted
+        self._low = (window - 1) // 2  # the lower middle row: a median is at least it
+        self._all_held = len(params) > 0 and bool(
+            np.bincount(self._layer_of, minlength=len(layers)).all()
+        )
+        self._squares = np.empty(len(params))
+        self._norms = np.empty(len(layers) + 1)
+        self._reference = np.empty(len(layers))
 
     def layer_norms(self, norm: np.ndarray) -> np.ndarray:
         """L2 over each layer's parameters, then the total (NaN: no gradient at all)."""
@@ -76,21 +98,60 @@ class AnomalyFinder:
 
     def check(self, step: int, norm: np.ndarray, nan: np.ndarray, inf: np.ndarray,
               loss: float | None) -> list[Anomaly]:  # fmt: skip
-        bad = (nan + inf) > 0
         loss_bad = loss is not None and not np.isfinite(loss)
-        if bad.any() or loss_bad:
+        if nan.any() or inf.any() or loss_bad:
+            bad = (nan + inf) > 0
             found = [] if self._in_nonfinite else [self._nonfinite(step, nan, inf, bad, loss)]
             self._in_nonfinite = True
             return found
         self._in_nonfinite = False
-        norms = self.layer_norms(norm)
+        # a gradient for each parameter, and each layer has some: layer_norms() in fewer calls
+        every_layer = self._all_held and not np.isnan(np.add.reduce(norm))
+        norms = self._all_layer_norms(norm) if every_layer else self.layer_norms(norm)
         found = []
         if self._seen >= self.t["spike_warmup"]:
-            found += self._spikes(step, norms)
-            found += self._vanishings(step, norms[:-1])
+            if self._surely_no_spike(norms):
+                self._spiking = self._none_spiking
+            else:
+                found += self._spikes(step, norms)
+            if every_layer and self._surely_no_vanishing(norms[:-1]):
+                self._vanishing = self._none_vanishing
+            else:
+                found += self._vanishings(step, norms[:-1])
         self._history[self._seen % len(self._history)] = norms
         self._seen += 1
+        self._replaced += 1
         return found
+
+    # -- the cheaper tests (module docstring) -------------------------------------------------
+    def _all_layer_norms(self, norm: np.ndarray) -> np.ndarray:
+        """layer_norms() of a step where every parameter has a gradient, in fewer calls."""
+        squares = np.multiply(norm, norm, out=self._squares, dtype=np.float64)
+        out = self._norms
+        sums = np.bincount(self._layer_of, squares, minlength=len(self.layers))
+        np.sqrt(sums, out=out[:-1])
+        out[-1] = np.sqrt(np.add.reduce(squares))
+        return out.copy()
+
+    def _surely_no_spike(self, norms: np.ndarray) -> bool:
+        window = len(self._history)
+        if self._seen < window:
+            return False  # the window is still filling: exact medians
+        if self._sorted is None or self._replaced >= min(SORT_EVERY, self._low + 1):
+            self._sorted = np.sort(self._history, axis=0)  # NaN last
+            self._replaced = 0
+        bound = self._sorted[self._low - self._replaced]  # <= each column's median now
+        return not np.greater(norms, self.t["spike_factor"] * bound).any()  # NaN: False
+
+    def _surely_no_vanishing(self, norms: np.ndarray) -> bool:
+        """Every layer has a norm: none under the ratio of its neighbours' smaller one."""
+        if len(norms) < 2:
+            return True
+        reference = self._reference
+        np.minimum(norms[:-2], norms[2:], out=reference[1:-1])
+        reference[0], reference[-1] = norms[1], norms[-2]
+        reference *= self.t["vanishing_ratio"]
+        return not np.less(norms, reference).any()
 
     # -- rules ------------------------------------------------------------------------------
     def _nonfinite(self, step: int, nan: np.ndarray, inf: np.ndarray, bad: np.ndarray,

@@ -13,7 +13,6 @@ from __future__ import annotations
 import datetime
 import gzip
 import json
-import math
 import os
 import socket
 from collections.abc import Sequence
@@ -26,6 +25,7 @@ from . import format as fmt
 from .digest import COLUMNS, LayerGroups, summarise
 from .errors import RunLogError
 from .params import ParamInfo
+from .tail_line import TailLines
 
 
 class RunLogWriter:
@@ -77,6 +77,7 @@ class RunLogWriter:
         self._groups = LayerGroups(self._layer_index, len(layers))
         self._digests: list[dict[str, np.ndarray]] = []  # each pending step's (digest.py)
         self._tail_file: Any = None
+        self._lines = TailLines(self._n)
         self._write_meta()
         self._new_tail()
 
@@ -89,14 +90,7 @@ class RunLogWriter:
         row = (step, norm.astype(np.float32), max_abs.astype(np.float32), nan, inf, loss)
         self._pending.append(row)
         self._digests.append(summarise(self._groups, row[1][None], nan[None], inf[None]))
-        shown = loss if loss is None or math.isfinite(loss) else str(loss)
-        line: dict[str, Any] = {"step": step, "loss": shown}
-        absent = np.isnan(norm)
-        gaps = absent.tolist() if absent.any() else None
-        for key, values in zip(fmt.STATS, row[1:5]):
-            listed = (values.astype(np.int64) if key in ("nan", "inf") else values).tolist()
-            line[key] = listed if gaps is None else [None if a else v for a, v in zip(gaps, listed)]
-        self._tail_file.write(json.dumps(line, separators=(",", ":")) + "\n")
+        self._tail_file.write(self._lines.line(step, row[1], row[2], nan, inf, loss))
         self._tail_file.flush()  # to the OS: a SIGKILL from here on loses nothing of it
         if len(self._pending) >= fmt.FLUSH_EVERY:
             self._flush_part()
@@ -143,7 +137,7 @@ class RunLogWriter:
         if self._tail_file is not None:
             self._tail_file.close()
         tmp = self.path / f".{fmt.TAIL}.tmp"
-        self._tail_file = open(tmp, "w", encoding="utf-8")  # noqa: SIM115 (appended every step)
+        self._tail_file = open(tmp, "wb")  # noqa: SIM115 (appended every step)
         os.replace(tmp, self.path / fmt.TAIL)
 
     def _flush_part(self) -> None:

@@ -26,6 +26,7 @@ _dot, _max, _min = np.dot, np.maximum.reduce, np.minimum.reduce
 # dominates); bigger ones one by one (BLAS dot, max, min: faster than a copy and a reduceat).
 SMALL = 1 << 12
 _NUMPY = {"float32": np.float32, "float64": np.float64}
+VIEWS_KEPT = 8  # addresses per parameter whose gradient views are kept
 
 
 def _IN_PLACE_API(paddle: Any) -> bool:  # noqa: N802
@@ -60,13 +61,68 @@ class GradSummary:
             readable = in_place and cpu and np_dtype is not None and _IN_PLACE_API(paddle)
             self._plain.append((p.dtype, np_dtype, numel, shape) if readable else None)
         self._paddle = paddle
-        # Per parameter: (address, view) of the gradient read in place last step. Paddle
-        # keeps a parameter's gradient storage across steps (clear_grad zeroes it in place):
-        # the same address and dtype is the same buffer, read again through the same view.
-        self._views: list[tuple[int, Any, np.ndarray] | None] = [None] * len(params)
+        # Per parameter: the views of its gradient read in place, by address. Paddle's backward
+        # gives a parameter a new gradient buffer most steps, from a few addresses its
+        # allocator reuses: a view made for an address reads whatever gradient of that
+        # parameter (same size and dtype) is there now. VIEWS_KEPT addresses at most.
+        self._views: list[dict[int, np.ndarray]] = [{} for _ in params]
+        self._memory: list[Any] = [None] * len(params)  # ctypes array type of its bytes
         self._plan: tuple[tuple[int, ...], Any] | None = None  # the small ones' segments
+        self._steady: _Steady | None = None  # which are big and small, while the same are read
 
     def read(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        grads = [p.grad for p in self.params]  # referenced until they are read
+        views = self._views_now(grads)
+        if views is None:  # some gradient is not read in place: the general path
+            out = self._read(grads)
+        else:
+            steady = self._steady
+            if steady is None or not steady.fits(views):
+                steady = self._steady = _Steady(views)
+            with np.errstate(all="ignore"):  # overflowing squares are handled: no warning
+                out = steady.read(self, views)
+        return out[0], out[1], out[2], out[3]
+
+    def _views_now(self, grads: list[Any]) -> list[np.ndarray | None] | None:
+        """Each gradient's in-place view (None: no gradient), or None if one cannot be."""
+        views: list[np.ndarray | None] = []
+        for i, g in enumerate(grads):
+            if g is None:
+                views.append(None)
+                continue
+            ptr = g.data_ptr()
+            plain = self._plain[i]
+            if not ptr or plain is None:
+                if g._is_initialized():
+                    return None  # on another device, or nothing to read in place
+                views.append(None)  # an uninitialized gradient: none this step
+                continue
+            held = self._views[i]
+            view = held.get(ptr)
+            if view is None or g.dtype is not plain[0]:  # (dtypes are singletons)
+                view = self._fresh_view(i, g, ptr, plain)
+                if view is None:
+                    return None
+                if len(held) >= VIEWS_KEPT:
+                    held.clear()
+                held[ptr] = view
+            views.append(view)
+        return views
+
+    def _fresh_view(self, i: int, g: Any, ptr: int, plain: tuple[Any, ...]) -> np.ndarray | None:
+        """_in_place's view in fewer calls (one a parameter per step): dtype by identity, the
+        ctypes type of its bytes kept. The place is checked every time: a model moved to
+        another device mid-run must not be read at a device address."""
+        dtype, np_dtype, numel, shape = plain
+        same = g.dtype is dtype and g.is_dense() and g.is_contiguous() and g.shape == shape
+        if not (same and g.place.is_cpu_place()):
+            return self._in_place(g, plain)
+        memory = self._memory[i]
+        if memory is None:
+            memory = self._memory[i] = ctypes.c_char * (numel * np.dtype(np_dtype).itemsize)
+        return np.frombuffer(memory.from_address(ptr), np_dtype)
+
+    def _read(self, grads: list[Any]) -> np.ndarray:
         paddle = self._paddle
         n = len(self.params)
         out = np.zeros((4, n))
@@ -75,8 +131,7 @@ class GradSummary:
         small: dict[Any, list[tuple[int, np.ndarray]]] = {}
         big: list[tuple[int, np.ndarray]] = []
         keep = []  # the gradients read in place stay referenced until they are read
-        for i, p in enumerate(self.params):
-            g = p.grad
+        for i, g in enumerate(grads):
             if g is None or not g._is_initialized():
                 continue
             a = self._cached_view(i, g)
@@ -100,25 +155,31 @@ class GradSummary:
             rows = np.asarray(flat.cpu().numpy(), np.float64).reshape(-1, 6)
             for (i, _, _), r in zip(on_device, rows):
                 out[:, i] = [r[0], r[1], r[4], r[5] - r[4]]
-        return out[0], out[1], out[2], out[3]
+        return out
 
     def _cached_view(self, i: int, g: Any) -> np.ndarray | None:
         plain = self._plain[i]
         if plain is None:
             return None
         held = self._views[i]
-        if held is not None and g.data_ptr() == held[0] and g.dtype == held[1]:
-            return held[2]
-        a = self._in_place(g, plain)
-        self._views[i] = None if a is None else (g.data_ptr(), g.dtype, a)
-        return a
+        ptr = g.data_ptr()
+        view = held.get(ptr)
+        if view is not None and (g.dtype is plain[0] or g.dtype == plain[0]):
+            return view
+        view = self._in_place(g, plain)
+        if view is not None:
+            if len(held) >= VIEWS_KEPT:
+                held.clear()
+            held[ptr] = view
+        return view
 
     def _in_place(self, g: Any, plain: tuple[Any, Any, int, list[int]] | None) -> Any:
         """A NumPy view of CPU gradient ``g``'s memory, or None (the tensor-op path)."""
         if plain is None:
             return None
         dtype, np_dtype, numel, shape = plain
-        if not (g.is_dense() and g.dtype == dtype and g.shape == shape and g.is_contiguous()):
+        same = g.dtype is dtype or g.dtype == dtype  # (== costs microseconds)
+        if not (g.is_dense() and same and g.shape == shape and g.is_contiguous()):
             return None
         if g.place.is_cpu_place() is False:
             return None
@@ -129,7 +190,9 @@ class GradSummary:
         return np.frombuffer((ctypes.c_char * nbytes).from_address(ptr), np_dtype)  # type: ignore[call-overload]
 
     def _small(self, group: list[tuple[int, np.ndarray]], out: np.ndarray) -> None:
-        """Many small gradients: one copy, then per-segment sums of squares, max and min."""
+        """Many small gradients: one copy (of |x|), then per-segment sums of squares and max;
+        few calls, as each costs tens of microseconds right after Paddle's backward (cold
+        caches: benchmarks/RESULTS.md)."""
         key = tuple(i for i, _ in group)
         if self._plan is None or self._plan[0] != key:
             sizes = [a.size for _, a in group]
@@ -143,9 +206,14 @@ class GradSummary:
             return
         buffer = self._buffer(np.float64, 2 * total)  # float64 sums, as the big ones get
         flat = np.concatenate([a for _, a in group], out=buffer[:total], casting="same_kind")
+        np.abs(flat, out=flat)  # |x|: max |g| in one reduction (its copy, not the gradient)
         squares = np.multiply(flat, flat, out=buffer[total : 2 * total])
         sums = np.add.reduceat(squares, starts)
-        top = np.maximum(np.maximum.reduceat(flat, starts), -np.minimum.reduceat(flat, starts))
+        top = np.maximum.reduceat(flat, starts)
+        if math.isfinite(float(np.add.reduce(sums))):  # the usual step: all finite
+            out[0, index] = np.sqrt(sums)
+            out[1, index] = top
+            return
         finite = np.isfinite(sums)
         out[0, index[finite]] = np.sqrt(sums[finite])
         out[1, index[finite]] = top[finite]
@@ -208,3 +276,46 @@ def loss_value(t: Any) -> float | None:
         return float(t.detach().astype("float64").cpu().numpy().reshape(-1)[0])
     except (AttributeError, RuntimeError, TypeError, ValueError, BufferError):
         return None
+
+
+class _Steady:
+    """Which gradients are big and which small (segments of one copy), kept while the same
+    parameters have a gradient: a step then costs a data_ptr() per parameter (and a view for
+    an address not seen before) and the reductions."""
+
+    def __init__(self, views: list[np.ndarray | None]) -> None:
+        self.present = [v is not None for v in views]
+        self.big = [i for i, v in enumerate(views) if v is not None and v.size > SMALL]
+        self.small = [i for i, v in enumerate(views) if v is not None and v.size <= SMALL]
+        self.template = np.zeros((4, len(views)))
+        self.template[:2] = np.nan  # norm, max_abs NaN: no gradient
+        sizes = [views[i].size for i in self.big]  # type: ignore[union-attr]
+        # Big ones up to a chunk, not worth a second thread: three reductions each, no loop.
+        self.direct = all(n <= CHUNK for n in sizes) and (
+            len(sizes) < 2 or sum(sizes) < 4 * SPLIT_FROM
+        )
+
+    def fits(self, views: list[np.ndarray | None]) -> bool:
+        return [v is not None for v in views] == self.present
+
+    def read(self, summary: GradSummary, views: list[Any]) -> np.ndarray:
+        out = self.template.copy()
+        big = [(i, views[i]) for i in self.big]
+        if self.direct:
+            self._bigs(summary, big, out)
+        else:
+            for i, row in summary._bigs(big):
+                out[:, i] = row
+        if self.small:
+            summary._small([(i, views[i]) for i in self.small], out)
+        return out
+
+    @staticmethod
+    def _bigs(summary: GradSummary, big: list[tuple[int, np.ndarray]], out: np.ndarray) -> None:
+        for i, a in big:
+            squares = float(_dot(a, a))
+            if math.isfinite(squares):
+                out[0, i] = math.sqrt(squares)
+                out[1, i] = max(float(_max(a)), -float(_min(a)))
+            else:  # NaN/Inf, or squares that overflow: as _big reads it
+                out[:, i] = summary._big(a)

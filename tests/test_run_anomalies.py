@@ -1,0 +1,94 @@
+"""The anomaly rules' cheaper per-step tests (runs/anomalies.py) find exactly what the rules
+computed directly find: the same anomalies at the same steps, in series with spikes, norms
+near the threshold, vanishing layers, NaN steps and parameters without a gradient."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from paddleviz_widget.runs.anomalies import SORT_EVERY, AnomalyFinder, thresholds_from
+from paddleviz_widget.runs.params import ParamInfo
+
+
+class DirectFinder(AnomalyFinder):
+    """The rules as written: exact medians and the neighbour test every step."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._all_held = False  # layer_norms() itself
+
+    def _surely_no_spike(self, norms):
+        return False
+
+    def _surely_no_vanishing(self, norms):
+        return False
+
+
+def _model(layers: int, per_layer: int = 2) -> tuple[list[ParamInfo], list[str]]:
+    names = [f"l{k}" for k in range(layers)]
+    params = [ParamInfo(f"l{k}.p{j}", f"l{k}", (3,), "float32") for k in range(layers)
+              for j in range(per_layer)]  # fmt: skip
+    return params, names
+
+
+def _series(seed: int, steps: int, n: int, layers: int) -> list[tuple[np.ndarray, ...]]:
+    """(norm, nan, inf) per step: drifting log-normal norms with spikes (some just around the
+    10x threshold), vanishing layers, NaN steps and parameters left without a gradient."""
+    rng = np.random.default_rng(seed)
+    base = np.exp(rng.normal(0, 1, n))
+    out = []
+    for step in range(steps):
+        norm = base * np.exp(rng.normal(0, 0.3, n) + 0.002 * step)
+        nan, inf = np.zeros(n), np.zeros(n)
+        roll = rng.random()
+        if roll < 0.05:  # a spike in one layer, anywhere from 5x to 40x
+            k = rng.integers(layers)
+            norm[2 * k : 2 * k + 2] *= rng.uniform(5, 40)
+        elif roll < 0.08:  # everything jumps (the total norm spikes)
+            norm *= rng.uniform(8, 15)
+        elif roll < 0.10:  # a layer vanishes against its neighbours
+            norm[2 * rng.integers(layers) :][:2] *= 1e-5
+        elif roll < 0.12:
+            nan[rng.integers(n)] = 3
+        elif roll < 0.13:
+            inf[rng.integers(n)] = 1
+        elif roll < 0.16:  # a parameter without a gradient this step
+            norm[rng.integers(n)] = np.nan
+        out.append((norm, nan, inf))
+    return out
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("window", [50, 7, 2])
+def test_cheaper_tests_find_what_the_direct_rules_find(seed, window):
+    layers = 5 + seed
+    params, names = _model(layers)
+    thresholds = thresholds_from({"spike_window": window, "spike_warmup": min(window, 20)})
+    fast, direct = AnomalyFinder(params, names, thresholds), DirectFinder(params, names, thresholds)
+    found = []
+    for step, (norm, nan, inf) in enumerate(_series(seed, 700, len(params), layers)):
+        loss = float("nan") if step == 400 else 1.0
+        got = fast.check(step, norm.copy(), nan, inf, loss)
+        want = direct.check(step, norm.copy(), nan, inf, loss)
+        assert got == want, f"step {step}"
+        found += got
+    kinds = {a.kind for a in found}
+    assert kinds == {"spike", "vanishing", "nonfinite"}, kinds  # the series tests each rule
+    assert len([a for a in found if a.kind == "spike"]) > 10
+
+
+def test_spike_at_step_n_is_found_at_n_between_sorts_of_the_window():
+    params, names = _model(4)
+    thresholds = thresholds_from(None)
+    for spike_at in range(120, 120 + SORT_EVERY + 1):  # every offset from the last sort
+        finder = AnomalyFinder(params, names, thresholds)
+        found = []
+        for step in range(spike_at + 3):
+            norm = np.full(len(params), 1.0) * (1 + 0.01 * (step % 5))
+            if step == spike_at:
+                norm[4:6] *= 11  # layer l2 only, 11x: just over the 10x threshold
+            zero = np.zeros(len(params))
+            found += finder.check(step, norm, zero, zero, 0.5)
+        assert [(a.step, a.kind, a.layer) for a in found] == [(spike_at, "spike", "l2")]
+        assert found[0].params == ["l2.p0", "l2.p1"]
