@@ -14,6 +14,67 @@ from .problem import Problem
 MAKERS = ("Log", "Sqrt", "Rsqrt", "Divide", "Pow", "ElementwisePow", "Exp", "Reciprocal",
           "Acos", "Asin", "Atanh", "Acosh", "Lgamma", "Digamma", "Tan")  # fmt: skip
 FLAGS_HINT = "paddle.set_flags({'FLAGS_check_nan_inf': 1}) makes Paddle name the forward op"
+# The same ops inside a compiled program (their backward ops there are "<op>_grad").
+PROGRAM_MAKERS = frozenset({"log", "log2", "log10", "log1p", "sqrt", "rsqrt", "divide", "pow",
+                            "elementwise_pow", "exp", "expm1", "reciprocal", "acos", "asin",
+                            "atanh", "acosh", "lgamma", "digamma", "tan"})  # fmt: skip
+PROGRAM_GROUP = "to_static program"  # tracer/merge/program_ops.PROGRAM_GROUP_TYPE
+
+
+def _program_own_ops(flow: Flow, entry: dict[str, Any]) -> list[str]:
+    """The program ops a layer's own forward code made (found inside a compiled program):
+    those whose forward line is in the layer's forward code, except the ops placed in another
+    layer (its sublayers', whose outputs were finite: the re-run checked each)."""
+    source = entry.get("source")
+    if not isinstance(source, dict):
+        return []
+    layer = entry.get("layer")
+    groups = {g.id: g for g in flow.graph.groups}
+    own = []
+    for n in flow.graph.nodes:
+        site, group = n.call_site, groups.get(n.group or "")
+        if n.kind != "program_op" or site is None or site.file != source.get("file"):
+            continue
+        if not source.get("first", 0) <= site.line <= source.get("last", -1):
+            continue
+        if group is not None and group.type != PROGRAM_GROUP and group.name != layer:
+            continue
+        own.append(n.id)
+    return own
+
+
+def _forward_op(name: str) -> str:
+    return name.removesuffix("_grad")
+
+
+def _in_program(flow: Flow, entry: dict[str, Any], first_held: str, at: str | None) -> Problem:
+    """A culprit found inside a compiled program (or not: then found_by says why)."""
+    layer = str(entry.get("layer"))
+    found_by = str(entry.get("found_by"))
+    kind = str(entry.get("layer_type"))
+    if entry.get("layer") == entry.get("program") and "not named" in found_by:
+        reason = f"this {kind}'s forward output was the first to hold a NaN/Inf, {found_by}; "
+        return Problem("nonfinite", kind, reason + FLAGS_HINT, None, layer, site=at)
+    ops = _program_own_ops(flow, entry)
+    suspects = [o for o in ops if _forward_op(flow.nodes[o].name) in PROGRAM_MAKERS]
+    if len(ops) == 1 or len(suspects) == 1:
+        op = flow.nodes[ops[0] if len(ops) == 1 else suspects[0]]
+        how = "its only op" if len(ops) == 1 else (
+            f"the only one of its {len(ops)} ops that can make a NaN/Inf from finite values"
+        )  # fmt: skip
+        reason = f"{first_held}: by {_forward_op(op.name)} ({op.name} in the program), {how}"
+        return Problem("nonfinite", _forward_op(op.name), f"{reason}; {found_by}", op.id,
+                       layer, site=flow.site_of(op.id) or at)  # fmt: skip
+    named = ", ".join(_forward_op(flow.nodes[o].name) for o in suspects)
+    which = (
+        f"one of its {len(ops)} ops made it" + (f" (those that can make one from finite "
+                                                f"values: {named})" if named else "")
+        if ops else "which op is not known"
+    )  # fmt: skip
+    source = entry.get("source")
+    site = f"{source['file']}:{source['first']}" if isinstance(source, dict) else at
+    reason = f"{first_held}: {which}; {found_by}; {FLAGS_HINT}"
+    return Problem("nonfinite", kind, reason, None, layer, site=site)
 
 
 def _forward(flow: Flow, first: str, entry: dict[str, Any]) -> Problem:
@@ -34,6 +95,8 @@ def _forward(flow: Flow, first: str, entry: dict[str, Any]) -> Problem:
         f"called {before}"
         if before else f"this {kind}'s forward output was the first to hold a NaN/Inf"
     )  # fmt: skip
+    if entry.get("program") is not None:
+        return _in_program(flow, entry, first_held, at)
     suspects = [o for o in ops if flow.nodes[o].name.startswith(MAKERS)]
     if len(ops) == 1 or len(suspects) == 1:
         op = flow.nodes[ops[0] if len(ops) == 1 else suspects[0]]

@@ -140,7 +140,11 @@ class ProgramRuns:
                 continue
             key = id(program)
             if key not in self._reads or self._reads[key][0]() is not program:
-                self._reads[key] = (weakref.ref(program), read_program(program))
+                try:
+                    read = read_program(program)
+                except Exception:  # noqa: BLE001 (a program we cannot read stays closed)
+                    continue
+                self._reads[key] = (weakref.ref(program), read)
             found[ptr] = self._reads[key][1]
         return found
 

@@ -206,6 +206,10 @@ def forward_nonfinite_meta(ann: Annotations, walk: WalkResult) -> dict[str, Any]
                              "inputs_finite": c.inputs_finite}  # fmt: skip
     if c.before is not None:
         entry["before"] = c.before
+    if getattr(c, "program", None) is not None:  # inside a compiled program (program_rerun)
+        entry["program"], entry["found_by"] = c.program, c.found_by
+        if c.source is not None:
+            entry["source"] = {"file": c.source[0], "first": c.source[1], "last": c.source[2]}
     gid = next((g.id for g in ann.groups if g.name == c.layer), None)
     if gid is None:
         return entry

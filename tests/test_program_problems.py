@@ -1,0 +1,181 @@
+"""problems() names the culprit layer when the bug is inside a paddle.jit.to_static model
+(issue 23, item 3): a NaN made in the forward by a layer inside the compiled program, and a
+dead parameter, in an MLP and a CNN with BatchNorm and dropout, full graph and SOT.
+
+Oracles: the same model run eagerly, checked by this test's own forward hooks (the first layer,
+innermost first, whose output held a NaN while its inputs did not), and problems() of the eager
+model; Paddle's own ``.grad`` for the dead parameters. The user's state after trace() is
+compared byte for byte with a run without the widget."""
+
+from __future__ import annotations
+
+import inspect
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import paddle
+import pytest
+from paddle_versions import requires_paddle_33, requires_post_hooks
+from program_bug_models import make
+
+from paddleviz_widget import build_graph, trace
+from paddleviz_widget.graph.model import Graph
+from paddleviz_widget.graph.problems import Problem, find_problems
+
+MODES = [(name, full) for name in ("mlp", "cnn") for full in (True, False)]
+IDS = [f"{name}-{'full' if full else 'sot'}" for name, full in MODES]
+
+
+@pytest.fixture(autouse=True)
+def _sot_compiles_small_pieces(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MIN_GRAPH_SIZE", "0")  # SOT runs pieces this small eagerly otherwise
+
+
+def _traced(model: Any, x: Any, full: bool | None, forward: Any = None) -> tuple[Any, Graph]:
+    if forward is None:
+        forward = model if full is None else paddle.jit.to_static(model, full_graph=full)
+    with trace(model, stats=True):
+        loss = forward(x).square().mean()
+        loss.backward()
+    return loss, Graph.from_dict(build_graph(loss, model=model))
+
+
+def _finite(value: Any) -> bool:
+    items = value if isinstance(value, (tuple, list)) else [value]
+    return all(bool(paddle.isfinite(t).all()) for t in items if isinstance(t, paddle.Tensor))
+
+
+def _first_nan_layer(model: Any, x: Any) -> str:
+    """The test's own per-layer check, eagerly: innermost-first post hooks."""
+    paths = {id(layer): path for path, layer in model.named_sublayers()}
+    found: list[str] = []
+
+    def post(layer: Any, args: Any, out: Any) -> None:
+        if not found and not _finite(out) and _finite(args):
+            found.append(paths[id(layer)])
+
+    handles = [layer.register_forward_post_hook(post) for layer in model.sublayers()]
+    with paddle.no_grad():
+        model(x)
+    for handle in handles:
+        handle.remove()
+    return found[0]
+
+
+def _one(problems: list[Problem], kind: str) -> Problem:
+    (p,) = [p for p in problems if p.kind == kind]
+    return p
+
+
+@requires_paddle_33
+@pytest.mark.parametrize(("name", "full"), MODES, ids=IDS)
+def test_a_nan_made_inside_a_program_names_the_layer_that_made_it(name: str, full: bool) -> None:
+    manual = _first_nan_layer(*make(name))
+    eager = _one(find_problems(_traced(*make(name), None)[1]), "nonfinite")
+    model, x = make(name)
+    _, graph = _traced(model, x, full)
+    assert any(n.name == "Dy2StGradNode" for n in graph.nodes)  # it did run as a program
+    p = _one(find_problems(graph), "nonfinite")
+    assert p.layer == eager.layer == manual  # "block" / "stage": the layer, not the model
+    assert p.name == "log" and "found by re-running" in p.reason
+    # The op named is the program's own, in the culprit's forward code: on the log's own line
+    # under full graph (SOT's programs record the function's first line for it).
+    nodes = {n.id: n for n in graph.nodes}
+    op = nodes[p.node or ""]
+    assert op.kind == "program_op" and op.name == "log_grad"
+    file, line = (p.site or "").rsplit(":", 1)
+    culprit = dict(model.named_sublayers())[p.layer]
+    lines, first = inspect.getsourcelines(type(culprit).forward)
+    assert file == inspect.getsourcefile(type(culprit)) and 0 <= int(line) - first < len(lines)
+    if full:
+        assert "paddle.log(" in Path(file).read_text().splitlines()[int(line) - 1]
+
+
+def _state(model: Any) -> dict[str, bytes]:
+    out = {}
+    for kind, items in (("p", model.named_parameters()), ("b", model.named_buffers())):
+        for key, t in items:
+            out[f"{kind}:{key}"] = t.numpy().tobytes()
+            out[f"v:{key}"] = str(t.inplace_version).encode()
+            if t.grad is not None:
+                out[f"g:{key}"] = t.grad.numpy().tobytes()
+    return out
+
+
+def _run(name: str, full: bool, traced: bool) -> tuple[dict[str, bytes], list[Problem]]:
+    """Two training steps (forward, backward, SGD step) from a fixed seed; the user's state
+    after them: parameters, buffers (running statistics), .grad, the RNG's next draw, what
+    the user's own hooks and forward attributes counted."""
+    model, x = make(name)
+    calls: list[str] = []
+    model.register_forward_post_hook(lambda layer, args, out: calls.append("model"))
+    inner = model.block if name == "mlp" else model.stage
+    inner.register_forward_post_hook(lambda layer, args, out: calls.append("inner"))
+    static = paddle.jit.to_static(model, full_graph=full)
+    opt = paddle.optimizer.SGD(learning_rate=0.1, parameters=model.parameters())
+    found: list[Problem] = []
+    state = {}
+    for step in range(2):  # the second step's forward reads what the first one's left
+        if traced:
+            loss, graph = _traced(model, x, full, static)
+            found = find_problems(graph)
+        else:
+            loss = static(x).square().mean()
+            loss.backward()
+        # After the backward (the re-run has run): nothing the optimizer's NaN step hides.
+        state.update({f"{step}{k}": v for k, v in _state(model).items()})
+        state[f"{step}rng"] = paddle.rand([8]).numpy().tobytes()
+        opt.step()
+        opt.clear_grad()
+    state["calls"] = ",".join(calls).encode()
+    state["attrs"] = repr(sorted(k for k in vars(inner) if not k.startswith("_"))).encode()
+    return state, found
+
+
+@requires_paddle_33
+@pytest.mark.parametrize(("name", "full"), MODES, ids=IDS)
+def test_the_rerun_leaves_the_users_state_byte_identical(name: str, full: bool) -> None:
+    plain, _ = _run(name, full, traced=False)
+    traced, found = _run(name, full, traced=True)
+    assert "found by re-running" in _one(found, "nonfinite").reason  # the re-run did run
+    assert traced.keys() == plain.keys()
+    for key in plain:
+        assert traced[key] == plain[key], key
+
+
+@requires_paddle_33
+def test_a_rerun_that_does_not_reproduce_the_nan_says_so() -> None:
+    """The program baked ``scale = -1`` in when it was converted; the eager forward reads
+    ``scale = 1`` now and makes no NaN: the layer inside is not named, and why is said."""
+    model, x = make("mlp")
+    static = paddle.jit.to_static(model, full_graph=True)
+    static(x)  # converted with scale -1
+    model.block.scale = 1.0
+    with trace(model, stats=True):
+        loss = static(x).square().mean()
+        loss.backward()
+    assert not np.isfinite(float(loss))
+    p = _one(find_problems(Graph.from_dict(build_graph(loss, model=model))), "nonfinite")
+    assert p.layer == "MLP" and p.node is None
+    assert "gave no NaN/Inf" in p.reason and "not named" in p.reason
+
+
+@requires_paddle_33
+@requires_post_hooks
+@pytest.mark.parametrize(("name", "full"), MODES, ids=IDS)
+def test_a_dead_parameter_inside_a_program_is_named_with_its_layer(name: str, full: bool) -> None:
+    eager = find_problems(_traced(*make(name, nan=False), None)[1])
+    model, x = make(name, nan=False)
+    _, graph = _traced(model, x, full)
+    assert any(n.name == "Dy2StGradNode" for n in graph.nodes)
+    found = find_problems(graph)
+    assert not [p for p in found if p.kind != "zero"]
+    zero = {(p.layer, p.name) for p in found}
+    assert zero == {("dead", "dead.weight"), ("dead", "dead.bias")}
+    # The eager model's problems() names the same parameters, and Paddle's .grad agrees.
+    assert {a for p in eager for a in p.affected} == {"dead.weight", "dead.bias"}
+    dead = {k for k, q in model.named_parameters() if q.grad is not None
+            and not np.abs(q.grad.numpy()).any()}  # fmt: skip
+    assert dead == {"dead.weight", "dead.bias"}
+    assert all("compiled program" in p.reason for p in found)
