@@ -179,3 +179,17 @@ def test_a_dead_parameter_inside_a_program_is_named_with_its_layer(name: str, fu
             and not np.abs(q.grad.numpy()).any()}  # fmt: skip
     assert dead == {"dead.weight", "dead.bias"}
     assert all("compiled program" in p.reason for p in found)
+
+
+@requires_paddle_33
+@pytest.mark.parametrize("name", ["mlp", "cnn"])
+def test_sot_running_the_layers_eagerly_still_names_the_op(
+    name: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """SOT's default minimum graph size: these small models run (almost) all eagerly under
+    trace() (SOT keeps what it translated for a function: after the tests above, in one
+    process, the log may sit in a program); the layer and its log are named either way."""
+    monkeypatch.delenv("MIN_GRAPH_SIZE")
+    manual = _first_nan_layer(*make(name))
+    p = _one(find_problems(_traced(*make(name), False)[1]), "nonfinite")
+    assert p.layer == manual and p.name in ("LogGradNode", "log")

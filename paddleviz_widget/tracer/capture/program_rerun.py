@@ -44,7 +44,8 @@ class ProgramFrame:
 
 def compiled_forward(layer: Any) -> Any:
     """The ``StaticFunction`` a layer's forward is (``to_static(model)`` or a decorated
-    ``forward``), or None."""
+    ``forward``), or None. Runs in every checked layer call, which SOT simulates for a hooked
+    layer: plain code only (a cached class lookup made SOT's guard fail, InnerError)."""
     try:
         from paddle.jit.dy2static.program_translator import StaticFunction
     except ImportError:
