@@ -22,6 +22,8 @@ from program_bug_models import make
 from paddleviz_widget import build_graph, trace
 from paddleviz_widget.graph.model import Graph
 from paddleviz_widget.graph.problems import Problem, find_problems
+from paddleviz_widget.tracer.capture import forward_finite
+from paddleviz_widget.tracer.capture.vlog import flags_v_cell
 
 MODES = [(name, full) for name in ("mlp", "cnn") for full in (True, False)]
 IDS = [f"{name}-{'full' if full else 'sot'}" for name, full in MODES]
@@ -193,3 +195,41 @@ def test_sot_running_the_layers_eagerly_still_names_the_op(
     manual = _first_nan_layer(*make(name))
     p = _one(find_problems(_traced(*make(name), False)[1]), "nonfinite")
     assert p.layer == manual and p.name in ("LogGradNode", "log")
+
+
+@requires_paddle_33
+def test_the_device_path_reruns_at_the_backward_quietly(
+    monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]
+) -> None:
+    """Off the CPU each layer's check is a flag read when the backward starts, inside the
+    captured backward (VLOG on): forced here by making the in-place CPU read decline. The
+    re-run runs there, logs nothing into the backward's log and prints nothing."""
+    monkeypatch.setattr(forward_finite, "_cpu_finite", lambda t: None)
+    levels: list[int] = []  # glog's VLOG level while the re-run's sublayers run
+    rerun = forward_finite.rerun
+
+    def spied(frame: Any, pre: Any, post: Any) -> Any:
+        def pre_spied(layer: Any, args: Any) -> None:
+            cell = flags_v_cell()
+            levels.append(-1 if cell is None else int(cell.value))
+            pre(layer, args)
+
+        return rerun(frame, pre_spied, post)
+
+    monkeypatch.setattr(forward_finite, "rerun", spied)
+    capfd.readouterr()
+    plain, px = make("mlp")  # what Paddle itself prints for this model, without the widget
+    paddle.jit.to_static(plain, full_graph=True)(px).square().mean().backward()
+    plain_out, plain_err = capfd.readouterr()
+    model, x = make("mlp")
+    _, graph = _traced(model, x, True)
+    out, err = capfd.readouterr()
+    p = _one(find_problems(graph), "nonfinite")
+    assert (p.layer, p.name) == ("block", "log") and "found by re-running" in p.reason
+    assert "notice" not in graph.meta and not graph.meta.get("notices")
+
+    def lines(text: str) -> set[str]:  # glog's time and thread id left out
+        return {line.split("] ", 1)[-1] for line in text.splitlines()}
+
+    assert out == plain_out == "" and lines(err) <= lines(plain_err)
+    assert levels and set(levels) == {0}  # in the backward, where VLOG is on (6)

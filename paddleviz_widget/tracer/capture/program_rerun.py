@@ -27,6 +27,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from .vlog import flags_v_cell
+
 # Keys of the hooks put in for the re-run: negative, so never one of Paddle's hook ids (which
 # its kwargs/always-called flag dicts are keyed by).
 PRE_KEY, POST_KEY = -1, -1
@@ -99,6 +101,21 @@ def _only_hooks(
 
 
 @contextlib.contextmanager
+def _vlog_off() -> Iterator[None]:
+    """A re-run from inside a captured backward (the device path reads its flags there) logs
+    nothing into the backward's log."""
+    cell = flags_v_cell()
+    saved = int(cell.value) if cell is not None else 0
+    if cell is not None and saved:
+        cell.value = 0
+    try:
+        yield
+    finally:
+        if cell is not None and saved:
+            cell.value = saved
+
+
+@contextlib.contextmanager
 def _state_kept(layer: Any, rng: Any) -> Iterator[None]:
     import numpy as np
     import paddle
@@ -129,7 +146,7 @@ def rerun(frame: ProgramFrame, pre: Callable[..., Any], post: Callable[..., Any]
     layers = frame.layer.sublayers(include_self=True)
     printed = io.StringIO()
     with (
-        _state_kept(frame.layer, frame.rng), _only_hooks(layers, pre, post),
+        _vlog_off(), _state_kept(frame.layer, frame.rng), _only_hooks(layers, pre, post),
         paddle.no_grad(), warnings.catch_warnings(record=True),
         contextlib.redirect_stdout(printed), contextlib.redirect_stderr(printed),
     ):  # fmt: skip
