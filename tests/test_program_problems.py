@@ -233,3 +233,22 @@ def test_the_device_path_reruns_at_the_backward_quietly(
 
     assert out == plain_out == "" and lines(err) <= lines(plain_err)
     assert levels and set(levels) == {0}  # in the backward, where VLOG is on (6)
+
+
+@requires_paddle_33
+def test_a_compiled_function_calling_the_model_says_what_to_compile() -> None:
+    """to_static of a training-step function: no layer call is seen at run time (full graph),
+    so no layer is named, and the line says how to have it named instead of a guess."""
+    model, x = make("mlp")
+
+    def train_step(x: Any) -> Any:
+        return model(x).square().mean()
+
+    step = paddle.jit.to_static(train_step, full_graph=True)
+    with trace(model, stats=True):
+        loss = step(x)
+        loss.backward()
+    graph = Graph.from_dict(build_graph(loss, model=model))
+    p = _one(find_problems(graph), "nonfinite")
+    assert p.name == "Dy2StGradNode" and "paddle.jit.to_static(model)" in p.reason
+    assert "forward_nonfinite" not in graph.meta

@@ -177,7 +177,16 @@ def nonfinite(flow: Flow) -> list[Problem]:
             return [inside]
     name = node.name if node is not None else first
     site = flow.site_of(first)
-    if meta.get("nonfinite_in_forward"):
+    if meta.get("nonfinite_in_forward") and name in PROGRAM_NODES:
+        # A compiled function's program (to_static of a function calling the model): no
+        # layer call of it is seen, so no layer check ran.
+        reason = (
+            "the loss was already NaN/Inf when the backward started: this compiled program's "
+            "forward made it, and hooks see no layer call inside a compiled function; compile "
+            "the model itself (paddle.jit.to_static(model)) to have trace(model, stats=True) "
+            f"name the layer, or {FLAGS_HINT}"
+        )
+    elif meta.get("nonfinite_in_forward"):
         # No gradient was finite: the op that made the NaN/Inf ran in the forward, at or
         # before this one, and only the forward's values could name it.
         reason = (
