@@ -92,6 +92,10 @@ def test_a_nan_made_inside_a_program_names_the_layer_that_made_it(name: str, ful
     assert file == inspect.getsourcefile(type(culprit)) and 0 <= int(line) - first < len(lines)
     if full:
         assert "paddle.log(" in Path(file).read_text().splitlines()[int(line) - 1]
+        # Inside the opened program the op sits in the culprit's layer group: Paddle's call
+        # path for it ("/NegLog/") is the parent of the one of block.fc's ops.
+        groups = {g.id: g for g in graph.groups}
+        assert groups[op.group or ""].name == p.layer
 
 
 def _state(model: Any) -> dict[str, bytes]:
