@@ -256,3 +256,23 @@ def test_a_compiled_function_calling_the_model_says_what_to_compile() -> None:
     p = _one(find_problems(graph), "nonfinite")
     assert p.name == "Dy2StGradNode" and "paddle.jit.to_static(model)" in p.reason
     assert "forward_nonfinite" not in graph.meta
+
+
+@requires_paddle_33
+@pytest.mark.parametrize("stats", [False, True])
+def test_sot_compiling_a_function_that_calls_the_traced_model_runs(stats: bool) -> None:
+    """SOT simulates the hooks of layers called inside a function it compiles; the tracer's
+    hooks once raised there (pathlib inside SOT), breaking the user's forward."""
+    model, x = make("mlp", nan=False)
+    plain = make("mlp", nan=False)[0]
+
+    def train_step(model: Any, x: Any) -> Any:
+        return model(x).square().mean()
+
+    step = paddle.jit.to_static(train_step, full_graph=False)
+    with trace(model, stats=stats):
+        loss = step(model, x)
+        loss.backward()
+    expected = paddle.jit.to_static(train_step, full_graph=False)(plain, x)
+    assert float(loss) == float(expected)
+    assert Graph.from_dict(build_graph(loss, model=model)).nodes
