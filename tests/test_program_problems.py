@@ -10,6 +10,10 @@ compared byte for byte with a run without the widget."""
 from __future__ import annotations
 
 import inspect
+import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -276,3 +280,43 @@ def test_sot_compiling_a_function_that_calls_the_traced_model_runs(stats: bool) 
     expected = paddle.jit.to_static(train_step, full_graph=False)(plain, x)
     assert float(loss) == float(expected)
     assert Graph.from_dict(build_graph(loss, model=model)).nodes
+
+
+UNSEEN_SCRIPT = """
+import json, sys
+sys.path.insert(0, sys.argv[1])
+import paddle
+from program_bug_models import make
+from paddleviz_widget import build_graph, trace
+from paddleviz_widget.graph.model import Graph
+from paddleviz_widget.graph.problems import find_problems
+
+model, x = make("mlp")
+
+
+def train_step(x):
+    return model(x).square().mean()
+
+
+step = paddle.jit.to_static(train_step, full_graph=False)
+with trace(model, stats=True):
+    loss = step(x)
+    loss.backward()
+found = find_problems(Graph.from_dict(build_graph(loss, model=model)))
+print(json.dumps([p.to_dict() for p in found if p.kind == "nonfinite"]))
+"""
+
+
+@requires_paddle_33
+def test_a_nan_out_of_an_unseen_sot_piece_is_not_pinned_on_the_callers_code() -> None:
+    """SOT compiling a step function (a fresh process, MIN_GRAPH_SIZE=0: SOT keeps its
+    translations per process): `block` runs inside a compiled piece whose hooks SOT only
+    simulated, and `head` gets the NaN that program made. Not "MLP's own code made it": the
+    line says it came out of a compiled program and names no layer inside it."""
+    env = {**os.environ, "MIN_GRAPH_SIZE": "0"}
+    script = [sys.executable, "-c", UNSEEN_SCRIPT, str(Path(__file__).parent)]
+    run = subprocess.run(script, env=env, capture_output=True, text=True, check=True, timeout=600)
+    (p,) = json.loads(run.stdout.strip().splitlines()[-1])
+    assert (p["layer"], p["node"]) == ("MLP", None)
+    assert "compiled program (SOT)" in p["reason"] and "is not named" in p["reason"]
+    assert "made by this" not in p["reason"]

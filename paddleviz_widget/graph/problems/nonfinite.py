@@ -144,6 +144,16 @@ def _forward(flow: Flow, first: str, entry: dict[str, Any]) -> Problem:
     )  # fmt: skip
     if entry.get("program") is not None:
         return _in_program(flow, entry, first_held, at)
+    if entry.get("found_by"):  # a compiled program hid where it was made: said, not guessed
+        reason = f"{entry['found_by']}; {FLAGS_HINT}"
+        return Problem("nonfinite", kind, reason, None, layer, site=at)
+    programs = [o for o in ops if flow.nodes[o].name in PROGRAM_NODES]
+    if programs:  # part of it ran as a program SOT compiled: its ops are not all seen
+        reason = (
+            f"{first_held}: made by its own code, part of which ran as a compiled program "
+            f"(SOT, {flow.nodes[programs[0]].name}) whose ops hooks cannot see; {FLAGS_HINT}"
+        )
+        return Problem("nonfinite", kind, reason, programs[0], layer, site=at)
     suspects = [o for o in ops if flow.nodes[o].name.startswith(MAKERS)]
     if len(ops) == 1 or len(suspects) == 1:
         op = flow.nodes[ops[0] if len(ops) == 1 else suspects[0]]

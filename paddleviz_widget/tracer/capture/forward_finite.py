@@ -28,6 +28,7 @@ from typing import Any
 
 import numpy as np
 
+from ..read.program_nodes import is_program_node
 from .program_rerun import ProgramFrame, enter_frame, forward_source, rerun
 from .stack_gate import call_stacks_off
 
@@ -54,6 +55,14 @@ def found_by_rerun(program: str) -> str:
     return (
         f"found by re-running {program}'s compiled forward eagerly once (paddle.no_grad, your "
         "RNG, buffers and hooks left as they were): hooks cannot see inside a compiled program"
+    )
+
+
+def from_unseen_program(caller: str, layer: str) -> str:
+    return (
+        f"the first NaN/Inf of the forward reached {layer} from a compiled program (SOT) that "
+        f"{caller}'s code ran before calling it; hooks see no layer inside a compiled program, "
+        "so the layer that made it is not named"
     )
 
 
@@ -119,7 +128,7 @@ class ForwardFiniteWatch:
         self._found: ForwardCulprit | None = None
         # (layer, its outputs' finite flag, its inputs' flag, caller, compiled frame) on
         # devices NumPy cannot read
-        self._pending: list[tuple[Any, Any, Any, Any, ProgramFrame | None]] = []
+        self._pending: list[tuple[Any, Any, Any, Any, ProgramFrame | None, bool]] = []
 
     @property
     def started(self) -> bool:
@@ -168,7 +177,8 @@ class ForwardFiniteWatch:
             self._last = t
             ok = _cpu_finite(t) if t.place.is_cpu_place() else None
             if ok is False:
-                self._found = self._culprit(layer, _all_finite(args), self._caller())
+                self._found = self._culprit(layer, _all_finite(args), self._caller(),
+                                            _made_by_program(args))  # fmt: skip
                 self._pending = []
                 if self._frames:
                     self._frames[-1].culprit_inside = True
@@ -180,7 +190,8 @@ class ForwardFiniteWatch:
             # The inputs' flag too (not the inputs: the user's tensors are not held).
             inputs = [_device_flag(t) for t in _tensors(args)]
             frame = self._frames[-1] if self._frames else None
-            entry = (layer, flag, _all(inputs) if inputs else None, self._caller(), frame)
+            entry = (layer, flag, _all(inputs) if inputs else None, self._caller(), frame,
+                     bool(inputs) and _made_by_program(args))  # fmt: skip
             self._pending.append(entry)
 
     def _caller(self) -> Any:
@@ -189,12 +200,18 @@ class ForwardFiniteWatch:
     def _path(self, layer: Any) -> str:
         return self._paths.get(id(layer), str(layer.full_name()))
 
-    def _culprit(self, layer: Any, inputs_finite: bool, caller: Any) -> ForwardCulprit:
+    def _culprit(
+        self, layer: Any, inputs_finite: bool, caller: Any, from_program: bool = False
+    ) -> ForwardCulprit:
         if inputs_finite:
             return ForwardCulprit(self._path(layer), type(layer).__name__, True,
                                   source=forward_source(layer))  # fmt: skip
         if caller is None:  # the model's own input: the data
             return ForwardCulprit(self._path(layer), type(layer).__name__, False)
+        if from_program:  # not the caller's own ops: a program SOT ran, unseen by hooks
+            unseen = from_unseen_program(self._path(caller), self._path(layer))
+            return ForwardCulprit(self._path(caller), type(caller).__name__, True,
+                                  self._path(layer), found_by=unseen)  # fmt: skip
         # Made by the caller's own ops, before it called this layer.
         return ForwardCulprit(self._path(caller), type(caller).__name__, True, self._path(layer),
                               source=forward_source(caller))  # fmt: skip
@@ -231,9 +248,9 @@ class ForwardFiniteWatch:
 
         with paddle.no_grad(), call_stacks_off():
             flags = paddle.stack([e[1].reshape([]).cast("bool") for e in pending]).numpy()
-        for (layer, _, inputs, caller, frame), ok in zip(pending, flags, strict=True):
+        for (layer, _, inputs, caller, frame, made), ok in zip(pending, flags, strict=True):
             if not ok:
-                found = self._culprit(layer, inputs is None or bool(inputs), caller)
+                found = self._culprit(layer, inputs is None or bool(inputs), caller, made)
                 return found if frame is None else self._rerun(frame, found)
         return None
 
@@ -243,6 +260,15 @@ def _all(flags: list[Any]) -> Any:
 
     with paddle.no_grad(), call_stacks_off():
         return paddle.stack([f.reshape([]).cast("bool") for f in flags]).all()
+
+
+def _made_by_program(args: Any) -> bool:
+    """Whether an input was made by a compiled program (its GradNode runs one)."""
+    for t in _tensors(args):
+        node = t.grad_fn
+        if node is not None and is_program_node(str(node.name())):
+            return True
+    return False
 
 
 def _all_finite(args: Any) -> bool:
