@@ -207,15 +207,28 @@ def test_problems_inside_a_to_static_model() -> None:
     graph = Graph.from_dict(doc)
     found = find_problems(graph)
     by_kind = {p.kind: p for p in found}
-    # The Inf is born inside the program: today's problems() names its node ...
+    # The Inf is born inside the program, whose node received finite gradients: problems()
+    # names the one op in it whose backward can make an Inf from finite values, sqrt_grad,
+    # at the forward line of its sqrt.
     (owner,) = [n for n in graph.nodes if n.name == "Dy2StGradNode"]
-    assert by_kind["nonfinite"].node == owner.id
-    # ... and the document places the op that makes it in its layer, for a rule to name it.
     groups = {g.id: g for g in graph.groups}
     (sqrt,) = [n for n in graph.nodes if n.name == "sqrt_grad"]
-    assert sqrt.call_site is not None
+    p = by_kind["nonfinite"]
+    assert (p.node, p.name) == (sqrt.id, "sqrt_grad") and sqrt.ptr == owner.ptr
+    assert "inside this compiled program" in p.reason
+    assert sqrt.call_site is not None and p.site == f"{sqrt.call_site.file}:{sqrt.call_site.line}"
     source = Path(sqrt.call_site.file).read_text().splitlines()
     assert "return paddle.sqrt(x)" in source[sqrt.call_site.line - 1]
+    # Oracles: the forward was finite and Paddle's own .grad is not (born in the backward);
+    # the same model run eagerly gets the same op named by the eager rule.
+    assert np.isfinite(static(x).numpy()).all()
+    assert not np.isfinite(model.fc.weight.grad.numpy()).all()
+    eager, ex = inputs("sqrt")
+    with trace(eager, stats=True):
+        ey = eager(ex)
+        ey.sum().backward()
+    (q,) = [q for q in find_problems(Graph.from_dict(build_graph(ey))) if q.kind == "nonfinite"]
+    assert q.name == "SqrtGradNode"
     # The dead parameters are named with the model's names.
     zero = {p.name for p in found if p.kind == "zero"}
     assert zero == {"dead.weight", "dead.bias"}

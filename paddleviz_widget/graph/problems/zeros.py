@@ -7,6 +7,8 @@ from __future__ import annotations
 from .flow import Flow
 from .problem import Problem
 
+PROGRAM_NODES = ("Dy2StGradNode", "RunProgramGradNode")  # tracer/read/program_nodes.py
+
 ZERO_REASON = (
     "its gradient is all zeros: the layer is saturated (e.g. dead ReLUs), its output is "
     "multiplied by zero, or the loss does not depend on it"
@@ -38,6 +40,23 @@ def _reached(flow: Flow, start: str, zero_params: set[str]) -> list[str]:
             else:
                 todo.append(e.target)
     return found
+
+
+def _in_program(flow: Flow, node_id: str) -> str | None:
+    """Where a parameter's all-zero gradient came out of a compiled program (directly, or
+    through eager ops that passed its zeros on): that program's layer. Its ops carry no
+    statistics, so the op where the zeros start cannot be found."""
+    seen, todo = {node_id}, [node_id]
+    while todo:
+        for e in flow.node_in.get(todo.pop(), []):
+            source = flow.nodes[e.source]
+            if source.kind == "program_op" or source.name in PROGRAM_NODES:
+                return flow.layer_of(e.source) or source.name
+            zero = e.stats is not None and e.stats.zero_fraction == 1.0
+            if zero and e.source not in seen:
+                seen.add(e.source)
+                todo.append(e.source)
+    return None
 
 
 def _param_name(flow: Flow, node_id: str) -> str:
@@ -80,5 +99,10 @@ def zeros(flow: Flow) -> list[Problem]:
         )  # fmt: skip
         return found
     for p in rest:
-        found.append(Problem("zero", _param_name(flow, p), ZERO_REASON, p, flow.layer_of(p)))
+        program = _in_program(flow, p)
+        reason = ZERO_REASON if program is None else (
+            f"{ZERO_REASON}; the zeros came out of the compiled program run by {program}, "
+            "whose ops carry no statistics: the op where they start is not known"
+        )  # fmt: skip
+        found.append(Problem("zero", _param_name(flow, p), reason, p, flow.layer_of(p)))
     return found

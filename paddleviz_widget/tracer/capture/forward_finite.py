@@ -11,17 +11,25 @@ itself, came with the data.
 A CPU tensor is read in place (DLPack + NumPy min/max, no copy); on other devices the check
 is a device-side flag kept with its layer and read once, when the backward starts: no host
 sync per layer. The user's tensors are only read; no op with a gradient, no RNG.
+
+A layer whose forward is a compiled program (``paddle.jit.to_static``, full graph or SOT)
+hides its sublayers from hooks: a NaN/Inf found inside one (its output, or a sublayer that
+SOT still ran eagerly) is looked for again by running that layer's forward once more,
+eagerly, with every sublayer checked and nothing of the user's changed (program_rerun.py);
+the culprit says so in ``found_by``, or that the re-run did not reproduce it.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 
+from ..read.program_nodes import is_program_node
+from .program_rerun import ProgramFrame, enter_frame, forward_source, rerun
 from .stack_gate import call_stacks_off
 
 # Pending device-side flags kept at most (a forward with no backward would keep adding).
@@ -37,6 +45,32 @@ class ForwardCulprit:
     inputs_finite: bool  # False: the model's own input held a NaN/Inf (the data)
     # The sublayer it was about to hand the NaN/Inf to, when its own ops made it between calls.
     before: str | None = None
+    # Inside a compiled program: the compiled layer's path, and how the culprit was found.
+    program: str | None = None
+    found_by: str | None = None
+    source: tuple[str, int, int] | None = None  # the culprit's forward code: file, lines
+
+
+def found_by_rerun(program: str) -> str:
+    return (
+        f"found by re-running {program}'s compiled forward eagerly once (paddle.no_grad, your "
+        "RNG, buffers and hooks left as they were): hooks cannot see inside a compiled program"
+    )
+
+
+def from_unseen_program(caller: str, layer: str) -> str:
+    return (
+        f"the first NaN/Inf of the forward reached {layer} from a compiled program (SOT) that "
+        f"{caller}'s code ran before calling it; hooks see no layer inside a compiled program, "
+        "so the layer that made it is not named"
+    )
+
+
+def not_reproduced(program: str, why: str) -> str:
+    return (
+        f"made inside {program}'s compiled program, which hooks cannot see into; {why}, so the "
+        "layer inside it is not named"
+    )
 
 
 def _tensors(value: Any, depth: int = 0) -> Iterator[Any]:
@@ -80,18 +114,21 @@ class ForwardFiniteWatch:
     """Hooks every sublayer of ``model`` while started; ``take()`` after a forward: the
     culprit of the forwards since the last take, if any (then forgets them)."""
 
-    def __init__(self, model: Any) -> None:
-        self._paths = {
+    def __init__(self, model: Any, paths: dict[int, str] | None = None) -> None:
+        self._paths = paths if paths is not None else {
             id(layer): path or type(model).__name__
             for path, layer in model.named_sublayers(include_self=True)
-        }
+        }  # fmt: skip
+        self._reruns = paths is None  # a re-run's own watch re-runs nothing
         self._model = model
         self._handles: list[Any] = []
         self._stack: list[Any] = []  # the layer calls running, outermost first
+        self._frames: list[ProgramFrame] = []  # the compiled layers' calls running
         self._last: Any = None  # the tensor checked last (held until the next check or take)
         self._found: ForwardCulprit | None = None
-        # (layer, its outputs' finite flag, its inputs' flag) on devices NumPy cannot read
-        self._pending: list[tuple[Any, Any, Any, Any]] = []
+        # (layer, its outputs' finite flag, its inputs' flag, caller, compiled frame) on
+        # devices NumPy cannot read
+        self._pending: list[tuple[Any, Any, Any, Any, ProgramFrame | None, bool]] = []
 
     @property
     def started(self) -> bool:
@@ -104,23 +141,31 @@ class ForwardFiniteWatch:
 
     def _enter(self, layer: Any, args: Any) -> None:
         if layer is self._model:
-            self._stack = []  # a call that raised never popped
+            self._stack, self._frames = [], []  # a call that raised never popped
         self._stack.append(layer)
+        if self._reruns and self._found is None:
+            frame = enter_frame(layer, args)
+            if frame is not None:
+                self._frames.append(frame)
 
     def stop(self) -> None:
         for handle in self._handles:
             handle.remove()
         self._handles = []
         self._pending = []
+        self._frames = []
         self._last = None
 
     def _hook(self, layer: Any, args: Any, outputs: Any) -> None:
         if self._stack and self._stack[-1] is layer:
             self._stack.pop()
-        if self._found is not None:
-            return
         try:
-            self._check(layer, args, outputs)
+            if self._found is None:
+                self._check(layer, args, outputs)
+            if self._frames and self._frames[-1].layer is layer:
+                frame = self._frames.pop()
+                if frame.culprit_inside and self._found is not None:
+                    self._found = self._rerun(frame, self._found)
         except Exception:  # a check must never break the user's forward
             return
 
@@ -132,8 +177,11 @@ class ForwardFiniteWatch:
             self._last = t
             ok = _cpu_finite(t) if t.place.is_cpu_place() else None
             if ok is False:
-                self._found = self._culprit(layer, _all_finite(args), self._caller())
+                self._found = self._culprit(layer, _all_finite(args), self._caller(),
+                                            _made_by_program(args))  # fmt: skip
                 self._pending = []
+                if self._frames:
+                    self._frames[-1].culprit_inside = True
                 return
             if ok is None:
                 deferred.append(_device_flag(t))
@@ -141,7 +189,9 @@ class ForwardFiniteWatch:
             flag = deferred[0] if len(deferred) == 1 else _all(deferred)
             # The inputs' flag too (not the inputs: the user's tensors are not held).
             inputs = [_device_flag(t) for t in _tensors(args)]
-            entry = (layer, flag, _all(inputs) if inputs else None, self._caller())
+            frame = self._frames[-1] if self._frames else None
+            entry = (layer, flag, _all(inputs) if inputs else None, self._caller(), frame,
+                     bool(inputs) and _made_by_program(args))  # fmt: skip
             self._pending.append(entry)
 
     def _caller(self) -> Any:
@@ -150,13 +200,43 @@ class ForwardFiniteWatch:
     def _path(self, layer: Any) -> str:
         return self._paths.get(id(layer), str(layer.full_name()))
 
-    def _culprit(self, layer: Any, inputs_finite: bool, caller: Any) -> ForwardCulprit:
+    def _culprit(
+        self, layer: Any, inputs_finite: bool, caller: Any, from_program: bool = False
+    ) -> ForwardCulprit:
         if inputs_finite:
-            return ForwardCulprit(self._path(layer), type(layer).__name__, True)
+            return ForwardCulprit(self._path(layer), type(layer).__name__, True,
+                                  source=forward_source(layer))  # fmt: skip
         if caller is None:  # the model's own input: the data
             return ForwardCulprit(self._path(layer), type(layer).__name__, False)
+        if from_program:  # not the caller's own ops: a program SOT ran, unseen by hooks
+            unseen = from_unseen_program(self._path(caller), self._path(layer))
+            return ForwardCulprit(self._path(caller), type(caller).__name__, True,
+                                  self._path(layer), found_by=unseen)  # fmt: skip
         # Made by the caller's own ops, before it called this layer.
-        return ForwardCulprit(self._path(caller), type(caller).__name__, True, self._path(layer))
+        return ForwardCulprit(self._path(caller), type(caller).__name__, True, self._path(layer),
+                              source=forward_source(caller))  # fmt: skip
+
+    def _rerun(self, frame: ProgramFrame, found: ForwardCulprit) -> ForwardCulprit:
+        """The culprit inside a compiled layer, from one eager re-run of its forward; else
+        ``found`` saying why the layer inside is not named."""
+        program = self._path(frame.layer)
+        inner = ForwardFiniteWatch(frame.layer, self._paths)
+        inner._stack = [frame.layer]  # its sublayers' caller: the compiled layer
+        try:
+            out = rerun(frame, inner._enter, inner._hook)
+            again = inner.take()
+            if again is None and not _all_finite(out):  # its own ops, in no sublayer
+                again = inner._culprit(frame.layer, True, None)
+        except Exception as error:  # noqa: BLE001 (the user's code, run again: anything)
+            why = f"re-running its forward eagerly failed ({type(error).__name__})"
+            return replace(found, program=program, found_by=not_reproduced(program, why))
+        if again is None:
+            why = (
+                "re-running its forward eagerly once gave no NaN/Inf (a random or "
+                "data-dependent op?)"
+            )
+            return replace(found, program=program, found_by=not_reproduced(program, why))
+        return replace(again, program=program, found_by=found_by_rerun(program))
 
     def take(self) -> ForwardCulprit | None:
         """The first non-finite layer since the last take (reads the pending flags once)."""
@@ -168,9 +248,10 @@ class ForwardFiniteWatch:
 
         with paddle.no_grad(), call_stacks_off():
             flags = paddle.stack([e[1].reshape([]).cast("bool") for e in pending]).numpy()
-        for (layer, _, inputs, caller), ok in zip(pending, flags, strict=True):
+        for (layer, _, inputs, caller, frame, made), ok in zip(pending, flags, strict=True):
             if not ok:
-                return self._culprit(layer, inputs is None or bool(inputs), caller)
+                found = self._culprit(layer, inputs is None or bool(inputs), caller, made)
+                return found if frame is None else self._rerun(frame, found)
         return None
 
 
@@ -179,6 +260,15 @@ def _all(flags: list[Any]) -> Any:
 
     with paddle.no_grad(), call_stacks_off():
         return paddle.stack([f.reshape([]).cast("bool") for f in flags]).all()
+
+
+def _made_by_program(args: Any) -> bool:
+    """Whether an input was made by a compiled program (its GradNode runs one)."""
+    for t in _tensors(args):
+        node = t.grad_fn
+        if node is not None and is_program_node(str(node.name())):
+            return True
+    return False
 
 
 def _all_finite(args: Any) -> bool:

@@ -25,6 +25,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..parse.call_sites import default_library_dirs
 from ..read.program import ProgramRead, read_program
 from ..read.program_nodes import is_program_node
 from .vlog import flags_v_cell
@@ -103,6 +104,10 @@ class ProgramRuns:
     _restore: Callable[[], None] | None = None
 
     def start(self) -> None:
+        # SOT simulates the Python of a hooked layer's hooks (ours too) when the layer is
+        # called from a function it compiles; pathlib there raises in SOT, inside the user's
+        # forward. Our hooks' lazily cached library directories are computed now, natively.
+        default_library_dirs()
         cls = _partial_program_class()
         if cls is None or flags_v_cell() is None:
             return
@@ -140,7 +145,11 @@ class ProgramRuns:
                 continue
             key = id(program)
             if key not in self._reads or self._reads[key][0]() is not program:
-                self._reads[key] = (weakref.ref(program), read_program(program))
+                try:
+                    read = read_program(program)
+                except Exception:  # noqa: BLE001 (a program we cannot read stays closed)
+                    continue
+                self._reads[key] = (weakref.ref(program), read)
             found[ptr] = self._reads[key][1]
         return found
 

@@ -260,6 +260,12 @@ def forward_nonfinite_meta(ann: Annotations, walk: WalkResult) -> dict[str, Any]
                              "inputs_finite": c.inputs_finite}  # fmt: skip
     if c.before is not None:
         entry["before"] = c.before
+    if getattr(c, "found_by", None) is not None:  # a compiled program was involved
+        entry["found_by"] = c.found_by
+    if getattr(c, "program", None) is not None:  # found by re-running it (program_rerun)
+        entry["program"] = c.program
+        if c.source is not None:
+            entry["source"] = {"file": c.source[0], "first": c.source[1], "last": c.source[2]}
     gid = next((g.id for g in ann.groups if g.name == c.layer), None)
     if gid is None:
         return entry

@@ -31,8 +31,17 @@ def _op_name(op_type: str) -> str:
     return op_type.removeprefix("pd_op.")
 
 
+def _parent(struct: str) -> str:
+    """The enclosing call path: "/NegLog/Linear/" -> "/NegLog/"."""
+    return struct.rstrip("/").rpartition("/")[0] + "/"
+
+
 def _layers_of(ops: tuple[ProgramOp, ...], names: dict[str, str]) -> list[str | None]:
-    """Each op's layer path (None where Paddle recorded none we can place)."""
+    """Each op's layer path (None where Paddle recorded none we can place): the layer owning
+    the parameters it reads; else the layer of its call path (``struct_name``), known from
+    ops with parameters on that path, or from their call paths' ancestors (``/NegLog/`` is
+    the parent of ``/NegLog/Linear/``, so the layer holding ``block.fc``: ``block``), the
+    nearest known one up the op's own path. A path two layers claim is left out."""
 
     def owner(param: str) -> str | None:
         full = names.get(param)
@@ -43,15 +52,25 @@ def _layers_of(ops: tuple[ProgramOp, ...], names: dict[str, str]) -> list[str | 
         layers = {o for p in op.params if (o := owner(p))}
         if op.struct_name and len(layers) == 1:
             by_struct.setdefault(op.struct_name, layers.pop())
+    known: dict[str, str | None] = dict(by_struct)
+    for struct, layer in by_struct.items():
+        struct, layer = _parent(struct), layer.rpartition(".")[0]
+        while struct.strip("/") and layer:
+            if known.setdefault(struct, layer) != layer:
+                known[struct] = None  # two layers: not known
+            struct, layer = _parent(struct), layer.rpartition(".")[0]
+
+    def by_path(struct: str | None) -> str | None:
+        while struct and struct.strip("/"):
+            if struct in known:
+                return known[struct]
+            struct = _parent(struct)
+        return None
+
     result: list[str | None] = []
     for op in ops:
         layers = {o for p in op.params if (o := owner(p))}
-        if len(layers) == 1:
-            result.append(layers.pop())
-        elif op.struct_name in by_struct:
-            result.append(by_struct[op.struct_name or ""])
-        else:
-            result.append(None)
+        result.append(layers.pop() if len(layers) == 1 else by_path(op.struct_name))
     return result
 
 

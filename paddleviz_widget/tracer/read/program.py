@@ -133,10 +133,14 @@ def _call_site(stack: Any) -> CallSite | None:
     return found
 
 
-def _key(value: Any) -> str:
+def _key(value: Any) -> str | None:
     """A value's identity: its address (a Value's Python wrapper is new on every access, and
-    ``==`` on Values builds an op)."""
-    return str(value.id)
+    ``==`` on Values builds an op); None for a null value (an optional input left out, such
+    as dropout's seed tensor), which has no address."""
+    try:
+        return str(value.id)
+    except (ValueError, RuntimeError):
+        return None
 
 
 _ForwardIndex = list[tuple[str, frozenset[str], Any]]
@@ -148,12 +152,13 @@ def _forward_index(forward: Any) -> _ForwardIndex:
     for op in forward.global_block().ops:  # shadow_output names a forward value (middle_k)
         if op.name() == "builtin.shadow_output":
             out_name = op.attrs().get("output_name")
-            if out_name:
-                named[_key(op.operand_source(0))] = str(out_name)
+            key = _key(op.operand_source(0))
+            if out_name and key is not None:
+                named[key] = str(out_name)
     index = []
     for op in forward.global_block().ops:
         values = [*op.operands_source(), *op.results()]
-        names = {n for v in values if (n := _name(v) or named.get(_key(v)))}
+        names = {n for v in values if (n := _name(v) or named.get(_key(v) or ""))}
         index.append((op.name(), frozenset(names), op))
     return index
 
@@ -185,6 +190,8 @@ def read_program(runnable: Any) -> ProgramRead:
 
     def value_index(value: Any) -> int:
         key = _key(value)
+        if key is None:  # a null value: its own entry, tied to nothing
+            key = f"null{len(values)}"
         if key not in index_of:
             index_of[key] = len(values)
             values.append(ProgramValue(_name(value), *_meta(value)))
