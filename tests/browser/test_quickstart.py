@@ -80,8 +80,10 @@ def test_quickstart_draws_every_node(page, lab_server, expected_graph) -> None:
     assert len(svg_ids) == len(expected_graph["nodes"])
     assert set(svg_ids) == set(expected_ids)
 
-    status = root.locator("[data-testid=pvw-status]").inner_text()
-    assert f"{len(expected_ids)} nodes" in status
+    # The status bar is written once the drawing is done (its animation included): wait for it.
+    status = root.locator("[data-testid=pvw-status]")
+    status.filter(has_text=f"showing {len(expected_ids)} nodes").wait_for(timeout=30_000)
+    assert f"{len(expected_ids)} nodes" in status.inner_text()
 
     # The README shows this picture: keep it in sync with what the widget really draws.
     root.evaluate("(el) => el.scrollIntoView({ block: 'center' })")
