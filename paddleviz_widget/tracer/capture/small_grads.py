@@ -59,12 +59,15 @@ class SmallGrads:
         self._rows, self._arrays = [], []
 
 
-def small_copy(paddle: Any, t: Any, numel: int, dtype: Any = None) -> np.ndarray | None:
-    """A copy of CPU float32/float16 gradient ``t`` if it is small, else None."""
+def small_copy(
+    paddle: Any, t: Any, numel: int, dtype: Any = None, cpu: bool | None = None
+) -> np.ndarray | None:
+    """A copy of CPU float32/float16 gradient ``t`` if it is small, else None (``dtype``,
+    ``cpu``: what the caller read of it already)."""
     dtype = t.dtype if dtype is None else dtype
     if numel > LIMIT or dtype not in (paddle.float32, paddle.float16):
         return None
-    if not t.place.is_cpu_place():
+    if not (t.place.is_cpu_place() if cpu is None else cpu):
         return None
     try:
         return np.asarray(t.numpy())
