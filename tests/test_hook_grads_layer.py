@@ -74,3 +74,23 @@ def test_small_gradients_reduced_together_equal_numpy(dtype) -> None:
     small.fill(out)
     for row, a in enumerate(arrays):
         np.testing.assert_allclose(out[row, :6], _expected(a), rtol=2e-6, err_msg=str(row))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16])
+def test_small_gradients_of_one_size_reduced_in_blocks_equal_numpy(dtype) -> None:
+    # 50 gradients of 3000 elements: stacked 21 to a block (3 blocks), mixed with odd sizes
+    rng = np.random.default_rng(1)
+    arrays = [rng.standard_normal(3000).astype(dtype) * 10.0 ** (k % 7 - 3) for k in range(50)]
+    arrays[0][:7] = np.nan
+    arrays[21][5] = np.inf  # the second block's first row
+    arrays[22][:] = 0
+    arrays[49][10:20] = 0
+    arrays[30][:] = np.nan
+    arrays += [rng.standard_normal(int(n)).astype(dtype) for n in (1, 17, 4096)]
+    rows = rng.permutation(len(arrays))  # rows not in the order the gradients came
+    small, out = SmallGrads(), np.zeros((len(arrays), 7))
+    for row, a in zip(rows, arrays):
+        small.add(int(row), a.copy())
+    small.fill(out)
+    for row, a in zip(rows, arrays):
+        np.testing.assert_allclose(out[row, :6], _expected(a), rtol=2e-6, err_msg=str(row))

@@ -33,38 +33,89 @@ class SmallGrads:
         """Write each gradient's six raw statistics into its row of ``out``."""
         if not self._rows:
             return
-        sizes = np.fromiter((a.size for a in self._arrays), np.int64, len(self._arrays))
-        starts = np.zeros(len(sizes), np.int64)
-        np.cumsum(sizes[:-1], out=starts[1:])
-        # float32: float16 ones widened (their squares would overflow from |x| > 256)
-        a = np.concatenate(self._arrays).astype(np.float32, copy=False)
-        np.abs(a, out=a)
-        finite = np.isfinite(a)
-        nan = nonfinite = np.zeros(len(sizes), np.int64)
-        if not finite.all():
-            nan = np.add.reduceat(np.isnan(a), starts, dtype=np.int64)
-            nonfinite = np.add.reduceat(~finite, starts, dtype=np.int64)
-            a[~finite] = 0  # sizes are over the finite elements
         rows = np.asarray(self._rows, np.int64)
-        top = np.maximum.reduceat(a, starts)
-        # Sums in float64; squares in float32 unless one could overflow there (|x| >= 2^63).
-        wide = bool(top.max() >= 2.0**63)
-        squares = np.square(a, dtype=np.float64) if wide else np.square(a)
-        out[rows, 0] = np.sqrt(np.add.reduceat(squares, starts, dtype=np.float64))
-        out[rows, 1] = top
-        out[rows, 2] = np.add.reduceat(a, starts, dtype=np.float64)
-        out[rows, 3] = np.add.reduceat(a == 0, starts, dtype=np.int64) - nonfinite
-        out[rows, 4] = nan
-        out[rows, 5] = nonfinite
+        sizes = np.fromiter((a.size for a in self._arrays), np.int64, len(self._arrays))
+        # A model sends many gradients of a few sizes: those of one size are stacked into 2-D
+        # blocks of up to BLOCK elements, reduced along their rows. Small blocks stay in the
+        # cache and in malloc's heap: one flat array of all (~3M elements on llama-10k) had
+        # its ~40 MB of temporaries paged in afresh each capture (~60 ms, against ~20 ms).
+        values, inverse, counts = np.unique(sizes, return_inverse=True, return_counts=True)
+        rest: list[int] = []
+        for g, count in enumerate(counts):
+            members = np.flatnonzero(inverse == g)
+            if count < GROUP_MIN:
+                rest += members.tolist()
+                continue
+            per = max(1, BLOCK // int(values[g]))
+            for at in range(0, len(members), per):
+                chunk = members[at : at + per]
+                block = np.stack([self._arrays[k] for k in chunk])
+                out[rows[chunk], :6] = _block_rows(block)
+        if rest:  # sizes seen a few times: laid end to end, reduced by segment
+            flat = np.concatenate([self._arrays[k] for k in rest])
+            out[rows[rest], :6] = _segment_rows(flat, sizes[rest])
         self._rows, self._arrays = [], []
 
 
-def small_copy(paddle: Any, t: Any, numel: int, dtype: Any = None) -> np.ndarray | None:
-    """A copy of CPU float32/float16 gradient ``t`` if it is small, else None."""
+GROUP_MIN = 8  # gradients of one size stacked into blocks (fewer: reduced by segment)
+BLOCK = 1 << 16  # elements per stacked block
+
+
+def _widened(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """|a| in float32 (float16 widened: its squares overflowed from |x| > 256), and where it
+    is finite. ``a`` is the caller's fresh stack or concatenation: changed in place."""
+    a = a.astype(np.float32, copy=False)
+    np.abs(a, out=a)
+    return a, np.isfinite(a)
+
+
+def _squares(a: np.ndarray) -> np.ndarray:
+    # Squares in float32 unless one could overflow there (|x| >= 2^63); summed in float64.
+    return np.square(a, dtype=np.float64) if a.size and a.max() >= 2.0**63 else np.square(a)
+
+
+def _block_rows(block: np.ndarray) -> np.ndarray:
+    """[norm, max_abs, abs_sum, zeros, nan, non-finite] of each row of a 2-D block, over the
+    finite elements."""
+    a, finite = _widened(block)
+    res = np.zeros((len(a), 6))
+    if not finite.all():
+        res[:, 4] = np.isnan(a).sum(axis=1)
+        res[:, 5] = (~finite).sum(axis=1)
+        a[~finite] = 0
+    res[:, 0] = np.sqrt(_squares(a).sum(axis=1, dtype=np.float64))
+    res[:, 1] = a.max(axis=1)
+    res[:, 2] = a.sum(axis=1, dtype=np.float64)
+    res[:, 3] = (a == 0).sum(axis=1) - res[:, 5]
+    return res
+
+
+def _segment_rows(flat: np.ndarray, sizes: np.ndarray) -> np.ndarray:
+    """The same rows for gradients laid end to end in ``flat`` (``sizes`` elements each)."""
+    starts = np.zeros(len(sizes), np.int64)
+    np.cumsum(sizes[:-1], out=starts[1:])
+    a, finite = _widened(flat)
+    res = np.zeros((len(sizes), 6))
+    if not finite.all():
+        res[:, 4] = np.add.reduceat(np.isnan(a), starts, dtype=np.int64)
+        res[:, 5] = np.add.reduceat(~finite, starts, dtype=np.int64)
+        a[~finite] = 0
+    res[:, 0] = np.sqrt(np.add.reduceat(_squares(a), starts, dtype=np.float64))
+    res[:, 1] = np.maximum.reduceat(a, starts)
+    res[:, 2] = np.add.reduceat(a, starts, dtype=np.float64)
+    res[:, 3] = np.add.reduceat(a == 0, starts, dtype=np.int64) - res[:, 5]
+    return res
+
+
+def small_copy(
+    paddle: Any, t: Any, numel: int, dtype: Any = None, cpu: bool | None = None
+) -> np.ndarray | None:
+    """A copy of CPU float32/float16 gradient ``t`` if it is small, else None (``dtype``,
+    ``cpu``: what the caller read of it already)."""
     dtype = t.dtype if dtype is None else dtype
     if numel > LIMIT or dtype not in (paddle.float32, paddle.float16):
         return None
-    if not t.place.is_cpu_place():
+    if not (t.place.is_cpu_place() if cpu is None else cpu):
         return None
     try:
         return np.asarray(t.numpy())
