@@ -13,6 +13,7 @@ import { logColour, type LogColour } from "../view/run_colour";
 import { fillLegend } from "./run_legend";
 import { createRankPanel } from "./run_ranks";
 import { kindLabel, type RankFinding } from "../view/run_ranks";
+import { createProblemPicker } from "./run_problems";
 import {
   fullWindow,
   keepWindow,
@@ -34,6 +35,7 @@ export function createRunExplorer(model: AnyModel<RunModel>, el: HTMLElement, so
   let scale: LogColour = logColour(null);
   let win: RunWindow = fullWindow(0);
   let detailFor = NaN; // the step whose detail is shown (or on its way)
+  let detailOf = ""; // and the run log it came from (a rank switch keeps the step, not the log)
   let mode: "graph" | "params" = "graph";
   let shown: StepData | null = null;
 
@@ -46,11 +48,7 @@ export function createRunExplorer(model: AnyModel<RunModel>, el: HTMLElement, so
     title: "Step to show (Enter)",
   });
   stepInput.type = "number";
-  const problems = h("select", {
-    className: "pvw-select",
-    testid: "pvw-run-problems",
-    title: "Problems found in the run: pick one to go to its step",
-  });
+  const problems = createProblemPicker({ model, data: () => data, commit: (changes) => commit(changes) });
   const refreshButton = button(
     "Refresh",
     "Read what the run's writer has appended since",
@@ -74,7 +72,7 @@ export function createRunExplorer(model: AnyModel<RunModel>, el: HTMLElement, so
     button("\u203a", "Next recorded step (\u2192)", () => move(1), "pvw-run-next"),
     button("\u21e4 capture", "Previous full capture", () => jumpCapture(-1), "pvw-run-prev-capture"),
     button("capture \u21e5", "Next full capture", () => jumpCapture(1), "pvw-run-next-capture"),
-    problems,
+    problems.el,
     button("\u2212", "Show more steps (ctrl+wheel)", () => setWin(zoom(win, data?.S ?? 0, 2)), "pvw-run-zoom-out"),
     button("+", "Show fewer steps (ctrl+wheel)", () => setWin(zoom(win, data?.S ?? 0, 0.5)), "pvw-run-zoom-in"),
     button("All steps", "Show every step", () => setWin(fullWindow(data?.S ?? 0, win.top)), "pvw-run-all"),
@@ -199,7 +197,7 @@ export function createRunExplorer(model: AnyModel<RunModel>, el: HTMLElement, so
     // A few layers need no third of the widget: rows up to 22 px, the rest to the detail.
     heat.el.style.flexBasis = `min(34%, ${data.L * 22 + 32}px)`;
     fillLegend(legend, data, scale);
-    problemsFill();
+    problems.fill();
     autoRefresh(running && source.live);
     let step = model.get("step");
     if (step < 0 || (data.S > 0 && indexOf(data, step) < 0 && !(step > data.steps[data.S - 1]))) {
@@ -215,28 +213,6 @@ export function createRunExplorer(model: AnyModel<RunModel>, el: HTMLElement, so
     drawCharts();
     loadDetail(true);
   }
-
-  function problemsFill(): void {
-    if (!data) return;
-    const list = data.desc.anomalies;
-    const keep = problems.value;
-    problems.replaceChildren(
-      h("option", {
-        text: list.length ? `${list.length} problem${list.length === 1 ? "" : "s"}\u2026` : "No problems found",
-      }),
-      ...list.map((a, k) => {
-        const o = h("option", { text: a.message });
-        o.value = String(k);
-        return o;
-      }),
-    );
-    problems.value = keep && Number(keep) < list.length ? keep : problems.options[0].value;
-    problems.disabled = list.length === 0;
-  }
-  problems.addEventListener("change", () => {
-    const a = data?.desc.anomalies[Number(problems.value)];
-    if (a) commit({ step: a.step, ...(a.layer ? { layer: a.layer } : {}) });
-  });
 
   function onStep(): void {
     const step = model.get("step");
@@ -254,8 +230,10 @@ export function createRunExplorer(model: AnyModel<RunModel>, el: HTMLElement, so
     if (!data) return;
     const step = model.get("step");
     if (!again && step === detailFor) return;
-    if (again && step === detailFor && shown && !shown.error) return; // new steps: this one is the same
+    // New steps of the same log: this one is the same.
+    if (again && step === detailFor && detailOf === data.desc.path && shown && !shown.error) return;
     detailFor = step;
+    detailOf = data.desc.path;
     const i = indexOf(data, step);
     const captured = data.captured.has(step);
     if (i < 0) {
@@ -294,6 +272,7 @@ export function createRunExplorer(model: AnyModel<RunModel>, el: HTMLElement, so
       layoutDetail();
       onLayer();
       root.dataset.shownStep = String(step);
+      root.dataset.shownPath = data.desc.path;
     });
   }
 
@@ -375,7 +354,13 @@ export function createRunExplorer(model: AnyModel<RunModel>, el: HTMLElement, so
     ["change:step", onStep],
     ["change:layer", onLayer],
     ["change:height", onHeight],
-    ["change:_ranks", () => ranks.update()],
+    [
+      "change:_ranks",
+      () => {
+        ranks.update();
+        problems.fill();
+      },
+    ],
     ["change:_rank_norms", () => ranks.update()],
     ["change:rank", () => ranks.update()],
   ];
