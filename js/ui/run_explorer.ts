@@ -186,19 +186,14 @@ export function createRunExplorer(model: AnyModel<RunModel>, el: HTMLElement, so
     data = decoded;
     scale = logColour(data.range);
     win = keepWindow(win, data.S);
-    const meta = data.desc.meta;
-    ranks.update();
-    const running = meta.status === "running" || ranks.running();
     // The end of a long path says which run it is.
     title.textContent = data.desc.path.length > 40 ? `\u2026${data.desc.path.slice(-39)}` : data.desc.path;
-    title.title = `${data.desc.path}: ${String(meta.status ?? "")}`;
-    status.textContent = `${data.S} steps (${data.S ? `${data.steps[0]}\u2013${data.steps[data.S - 1]}` : "none yet"}), ${data.L} layers, ${data.desc.params.length} parameters, ${data.desc.captured.length} full captures${meta.every ? ` (every ${String(meta.every)} steps)` : ""}; ${data.desc.anomalies.length} problem${data.desc.anomalies.length === 1 ? "" : "s"}; run ${String(meta.status ?? "unknown")}${running ? (source.live ? ", refreshing" : "") : ""}`;
+    title.title = `${data.desc.path}: ${String(data.desc.meta.status ?? "")}`;
     root.dataset.steps = String(data.S);
     // A few layers need no third of the widget: rows up to 22 px, the rest to the detail.
     heat.el.style.flexBasis = `min(34%, ${data.L * 22 + 32}px)`;
     fillLegend(legend, data, scale);
-    problems.fill();
-    autoRefresh(running && source.live);
+    ranksChanged();
     let step = model.get("step");
     if (step < 0 || (data.S > 0 && indexOf(data, step) < 0 && !(step > data.steps[data.S - 1]))) {
       step = openingStep(data.steps, data.desc.captured, data.desc.anomalies);
@@ -212,6 +207,18 @@ export function createRunExplorer(model: AnyModel<RunModel>, el: HTMLElement, so
     }
     drawCharts();
     loadDetail(true);
+  }
+
+  // The ranks' state (a rank finished, one that started late) can change with no change of
+  // the shown rank's log: the rank panel, problem picker, status line and timer follow it.
+  function ranksChanged(): void {
+    ranks.update();
+    problems.fill();
+    if (!data) return;
+    const meta = data.desc.meta;
+    const running = meta.status === "running" || ranks.running();
+    status.textContent = `${data.S} steps (${data.S ? `${data.steps[0]}\u2013${data.steps[data.S - 1]}` : "none yet"}), ${data.L} layers, ${data.desc.params.length} parameters, ${data.desc.captured.length} full captures${meta.every ? ` (every ${String(meta.every)} steps)` : ""}; ${data.desc.anomalies.length} problem${data.desc.anomalies.length === 1 ? "" : "s"}; run ${String(meta.status ?? "unknown")}${running ? (source.live ? ", refreshing" : "") : ""}`;
+    autoRefresh(running && source.live);
   }
 
   function onStep(): void {
@@ -354,13 +361,7 @@ export function createRunExplorer(model: AnyModel<RunModel>, el: HTMLElement, so
     ["change:step", onStep],
     ["change:layer", onLayer],
     ["change:height", onHeight],
-    [
-      "change:_ranks",
-      () => {
-        ranks.update();
-        problems.fill();
-      },
-    ],
+    ["change:_ranks", ranksChanged],
     ["change:_rank_norms", () => ranks.update()],
     ["change:rank", () => ranks.update()],
   ];
