@@ -70,6 +70,26 @@ def test_opens_on_the_first_finding_and_switches_rank(tmp_path: Path, model: Any
         w.rank = 7
 
 
+def test_refresh_shows_a_rank_that_starts_late(tmp_path: Path, model: Any) -> None:
+    """Ranks 0-1 of 3 written (rank 0 still running): the page is told rank 2 has not started
+    and keeps refreshing; once its directory appears, refresh() sends it (selector, grid)."""
+    first = ranked_run(tmp_path / "job", world_size=3, only=[0, 1], running=(0,), **model)
+    w = RunWidget(tmp_path / "job", comm=WireComm())
+    assert w._ranks["ranks"] == [0, 1] and w._ranks["running"]
+    assert any("rank 2 not started yet" in n for n in w._ranks["notes"])
+    w.step = 12
+    late = ranked_run(tmp_path / "job", world_size=3, only=[2], **model)
+    assert w.refresh()
+    assert w._ranks["ranks"] == [0, 1, 2] and w.step == 12 and w._rank_step == 12
+    assert not any("not started" in n for n in w._ranks["notes"])
+    grid = np.frombuffer(w._rank_norms, "<f4").reshape(3, -1)
+    np.testing.assert_allclose(grid[2], _grid(late, w.run["layers"], 12, [2])[0], rtol=1e-6)
+    w.rank = 2
+    assert w.run["path"].endswith("rank-00002")
+    first["writers"][0].close()
+    assert w.refresh() and not w._ranks["running"]
+
+
 def test_missing_gradient_graph_difference(tmp_path: Path, model: Any) -> None:
     ranked_run(tmp_path / "job", world_size=2, plant=Plant(branch_rank=1), **model)
     w = RunWidget(tmp_path / "job", comm=WireComm())

@@ -146,3 +146,40 @@ def test_rank_still_writing_and_ranks_not_recorded(tmp_path, model):
                                              run.layers), rtol=1e-6)  # fmt: skip
     oracle["writers"][2].close()
     assert run.refresh() and not any("still" in n for n in run.notes)
+
+
+def test_a_rank_that_starts_late_is_read_by_refresh(tmp_path, model):
+    """Ranks 0-2 written (rank 0 still running), rank 3 not started: opened with a note; its
+    directory appearing later is read by refresh(), checked like the others."""
+    path = tmp_path / "run"
+    first = ranked_run(path, world_size=4, plant=Plant(nan=(3, 5)), only=[0, 1, 2], running=(0,),
+                       **model)  # fmt: skip
+    run = open_ranks(path)
+    assert (run.ranks, run.waiting, run.live) == ([0, 1, 2], [3], True)
+    assert any("rank 3 not started yet" in n for n in run.notes), run.notes
+    assert run.layer_norm_at(5).shape == (3, len(run.layers))
+    # Rank 3's NaN reached ranks 0-2 through the all-reduce; the finding says who is unread.
+    (early,) = run.report()
+    assert early.ranks == [0, 1, 2] and "rank 3 not compared (not started yet)" in str(early)
+
+    late = ranked_run(path, world_size=4, plant=Plant(nan=(3, 5)), only=[3], **model)
+    assert run.refresh()
+    assert (run.ranks, run.waiting) == ([0, 1, 2, 3], [])
+    assert not any("not started" in n for n in run.notes)
+    assert any("rank 0 still being written" in n for n in run.notes)
+    ((finding),) = run.report()
+    assert (finding.kind, finding.step, finding.ranks) == ("nonfinite", 5, [3])
+    np.testing.assert_allclose(
+        run.layer_norm_at(7)[3], _layer_l2(late["norms"][3][7], late["params"], run.layers),
+        rtol=1e-6)  # fmt: skip
+    first["writers"][0].close()
+    assert run.refresh() and not run.live and run.notes == []
+
+    # A late rank of another job is refused by name, and the run keeps its ranks.
+    ranked_run(tmp_path / "run2", world_size=4, only=[0, 1, 2], running=(1,), **model)
+    run = open_ranks(tmp_path / "run2")
+    ranked_run(tmp_path / "other", world_size=4, run_id="job-2", only=[3], **model)
+    (tmp_path / "other" / "rank-00003").rename(tmp_path / "run2" / "rank-00003")
+    with pytest.raises(RunLogError, match=r"different runs .*job-2.*rank 3"):
+        run.refresh()
+    assert (run.ranks, run.waiting) == ([0, 1, 2], [3])

@@ -13,6 +13,7 @@ import { logColour, type LogColour } from "../view/run_colour";
 import { fillLegend } from "./run_legend";
 import { createRankPanel } from "./run_ranks";
 import { kindLabel, type RankFinding } from "../view/run_ranks";
+import { createProblemPicker } from "./run_problems";
 import {
   fullWindow,
   keepWindow,
@@ -34,6 +35,7 @@ export function createRunExplorer(model: AnyModel<RunModel>, el: HTMLElement, so
   let scale: LogColour = logColour(null);
   let win: RunWindow = fullWindow(0);
   let detailFor = NaN; // the step whose detail is shown (or on its way)
+  let detailOf = ""; // and the run log it came from (a rank switch keeps the step, not the log)
   let mode: "graph" | "params" = "graph";
   let shown: StepData | null = null;
 
@@ -46,11 +48,7 @@ export function createRunExplorer(model: AnyModel<RunModel>, el: HTMLElement, so
     title: "Step to show (Enter)",
   });
   stepInput.type = "number";
-  const problems = h("select", {
-    className: "pvw-select",
-    testid: "pvw-run-problems",
-    title: "Problems found in the run: pick one to go to its step",
-  });
+  const problems = createProblemPicker({ model, data: () => data, commit: (changes) => commit(changes) });
   const refreshButton = button(
     "Refresh",
     "Read what the run's writer has appended since",
@@ -74,7 +72,7 @@ export function createRunExplorer(model: AnyModel<RunModel>, el: HTMLElement, so
     button("\u203a", "Next recorded step (\u2192)", () => move(1), "pvw-run-next"),
     button("\u21e4 capture", "Previous full capture", () => jumpCapture(-1), "pvw-run-prev-capture"),
     button("capture \u21e5", "Next full capture", () => jumpCapture(1), "pvw-run-next-capture"),
-    problems,
+    problems.el,
     button("\u2212", "Show more steps (ctrl+wheel)", () => setWin(zoom(win, data?.S ?? 0, 2)), "pvw-run-zoom-out"),
     button("+", "Show fewer steps (ctrl+wheel)", () => setWin(zoom(win, data?.S ?? 0, 0.5)), "pvw-run-zoom-in"),
     button("All steps", "Show every step", () => setWin(fullWindow(data?.S ?? 0, win.top)), "pvw-run-all"),
@@ -188,19 +186,14 @@ export function createRunExplorer(model: AnyModel<RunModel>, el: HTMLElement, so
     data = decoded;
     scale = logColour(data.range);
     win = keepWindow(win, data.S);
-    const meta = data.desc.meta;
-    ranks.update();
-    const running = meta.status === "running" || ranks.running();
     // The end of a long path says which run it is.
     title.textContent = data.desc.path.length > 40 ? `\u2026${data.desc.path.slice(-39)}` : data.desc.path;
-    title.title = `${data.desc.path}: ${String(meta.status ?? "")}`;
-    status.textContent = `${data.S} steps (${data.S ? `${data.steps[0]}\u2013${data.steps[data.S - 1]}` : "none yet"}), ${data.L} layers, ${data.desc.params.length} parameters, ${data.desc.captured.length} full captures${meta.every ? ` (every ${String(meta.every)} steps)` : ""}; ${data.desc.anomalies.length} problem${data.desc.anomalies.length === 1 ? "" : "s"}; run ${String(meta.status ?? "unknown")}${running ? (source.live ? ", refreshing" : "") : ""}`;
+    title.title = `${data.desc.path}: ${String(data.desc.meta.status ?? "")}`;
     root.dataset.steps = String(data.S);
     // A few layers need no third of the widget: rows up to 22 px, the rest to the detail.
     heat.el.style.flexBasis = `min(34%, ${data.L * 22 + 32}px)`;
     fillLegend(legend, data, scale);
-    problemsFill();
-    autoRefresh(running && source.live);
+    ranksChanged();
     let step = model.get("step");
     if (step < 0 || (data.S > 0 && indexOf(data, step) < 0 && !(step > data.steps[data.S - 1]))) {
       step = openingStep(data.steps, data.desc.captured, data.desc.anomalies);
@@ -216,27 +209,17 @@ export function createRunExplorer(model: AnyModel<RunModel>, el: HTMLElement, so
     loadDetail(true);
   }
 
-  function problemsFill(): void {
+  // The ranks' state (a rank finished, one that started late) can change with no change of
+  // the shown rank's log: the rank panel, problem picker, status line and timer follow it.
+  function ranksChanged(): void {
+    ranks.update();
+    problems.fill();
     if (!data) return;
-    const list = data.desc.anomalies;
-    const keep = problems.value;
-    problems.replaceChildren(
-      h("option", {
-        text: list.length ? `${list.length} problem${list.length === 1 ? "" : "s"}\u2026` : "No problems found",
-      }),
-      ...list.map((a, k) => {
-        const o = h("option", { text: a.message });
-        o.value = String(k);
-        return o;
-      }),
-    );
-    problems.value = keep && Number(keep) < list.length ? keep : problems.options[0].value;
-    problems.disabled = list.length === 0;
+    const meta = data.desc.meta;
+    const running = meta.status === "running" || ranks.running();
+    status.textContent = `${data.S} steps (${data.S ? `${data.steps[0]}\u2013${data.steps[data.S - 1]}` : "none yet"}), ${data.L} layers, ${data.desc.params.length} parameters, ${data.desc.captured.length} full captures${meta.every ? ` (every ${String(meta.every)} steps)` : ""}; ${data.desc.anomalies.length} problem${data.desc.anomalies.length === 1 ? "" : "s"}; run ${String(meta.status ?? "unknown")}${running ? (source.live ? ", refreshing" : "") : ""}`;
+    autoRefresh(running && source.live);
   }
-  problems.addEventListener("change", () => {
-    const a = data?.desc.anomalies[Number(problems.value)];
-    if (a) commit({ step: a.step, ...(a.layer ? { layer: a.layer } : {}) });
-  });
 
   function onStep(): void {
     const step = model.get("step");
@@ -254,8 +237,10 @@ export function createRunExplorer(model: AnyModel<RunModel>, el: HTMLElement, so
     if (!data) return;
     const step = model.get("step");
     if (!again && step === detailFor) return;
-    if (again && step === detailFor && shown && !shown.error) return; // new steps: this one is the same
+    // New steps of the same log: this one is the same.
+    if (again && step === detailFor && detailOf === data.desc.path && shown && !shown.error) return;
     detailFor = step;
+    detailOf = data.desc.path;
     const i = indexOf(data, step);
     const captured = data.captured.has(step);
     if (i < 0) {
@@ -294,6 +279,7 @@ export function createRunExplorer(model: AnyModel<RunModel>, el: HTMLElement, so
       layoutDetail();
       onLayer();
       root.dataset.shownStep = String(step);
+      root.dataset.shownPath = data.desc.path;
     });
   }
 
@@ -375,7 +361,7 @@ export function createRunExplorer(model: AnyModel<RunModel>, el: HTMLElement, so
     ["change:step", onStep],
     ["change:layer", onLayer],
     ["change:height", onHeight],
-    ["change:_ranks", () => ranks.update()],
+    ["change:_ranks", ranksChanged],
     ["change:_rank_norms", () => ranks.update()],
     ["change:rank", () => ranks.update()],
   ];

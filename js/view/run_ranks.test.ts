@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { cellAt, decodeRanks, findingTarget, gridAt, rankGrid, rankSpan } from "./run_ranks";
+import { cellAt, decodeRanks, findingTarget, gridAt, problemsLabel, rankGrid, rankSpan } from "./run_ranks";
 
 const finding = {
   kind: "nonfinite",
@@ -63,5 +63,16 @@ describe("the rank x layer grid", () => {
     expect(cellAt(99.9, 49.9, 100, 50, 4, 5)).toEqual({ rank: 3, layer: 4 });
     expect(cellAt(30, 12, 100, 50, 4, 5)).toEqual({ rank: 1, layer: 1 });
     expect(cellAt(100, 0, 100, 50, 4, 5)).toBeNull();
+  });
+});
+
+describe("the toolbar's problem picker", () => {
+  it("says the cross-rank findings beside the shown rank's own problems", () => {
+    expect(problemsLabel(0, null, 0)).toBe("No problems found");
+    expect(problemsLabel(2, null, 0)).toBe("2 problems\u2026");
+    expect(problemsLabel(0, 3, 0)).toBe("No problems found");
+    expect(problemsLabel(0, 3, 1)).toBe("No problem on rank 3; 1 cross-rank finding\u2026");
+    expect(problemsLabel(1, 2, 2)).toBe("1 problem on rank 2; 2 cross-rank findings\u2026");
+    expect(problemsLabel(4, 0, 0)).toBe("4 problems on rank 0\u2026");
   });
 });

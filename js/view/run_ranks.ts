@@ -108,3 +108,14 @@ export function cellAt(
   if (x < 0 || y < 0 || x >= width || y >= height || R === 0 || L === 0) return null;
   return { rank: Math.min(R - 1, Math.floor((x / width) * R)), layer: Math.min(L - 1, Math.floor((y / height) * L)) };
 }
+
+/** The toolbar's problem picker's first line: the shown rank's own problems (its run log's
+ * anomalies) and, in a multi-rank run (`rank` not null), the cross-rank findings beside them,
+ * so "no problem" on one rank never reads as "no problem" in the run. */
+export function problemsLabel(own: number, rank: number | null, crossRank: number): string {
+  const n = (k: number, what: string): string => `${k} ${what}${k === 1 ? "" : "s"}`;
+  if (rank === null) return own ? `${n(own, "problem")}\u2026` : "No problems found";
+  if (own === 0 && crossRank === 0) return "No problems found";
+  const mine = own ? n(own, "problem") : "No problem";
+  return `${mine} on rank ${rank}${crossRank ? `; ${n(crossRank, "cross-rank finding")}` : ""}\u2026`;
+}

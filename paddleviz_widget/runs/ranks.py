@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import re
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -101,7 +102,8 @@ def _by_value(metas: dict[int, dict[str, Any]], key: str) -> dict[str, list[int]
 
 class RankedRun:
     """The recorded ranks of one job. ``ranks`` ascending; ``notes``: one line each for ranks
-    not recorded by choice and ranks still being written (read up to their last step)."""
+    not recorded by choice, ranks still being written (read up to their last step) and ranks
+    not started yet while others run (``waiting``: read by refresh() once they appear)."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
@@ -125,25 +127,30 @@ class RankedRun:
                                   f"directory rank {r}: it was moved or copied there; put "
                                   "each rank's log in its own rank-NNNNN")  # fmt: skip
         self._metas = metas
-        self._check(metas)
+        self.waiting = self._check(metas)
+        if self.waiting and not self._running():
+            raise RunLogError(self._missing_message(self.waiting))
         first = metas[min(metas)]
         self.run_id: str = str(first.get("run_id"))
         self.world_size: int = int(first.get("world_size") or 1)
         self.ranks: list[int] = sorted(metas)
         self.params = [ParamInfo.from_json(p) for p in first["params"]]
         self.layers: list[str] = list(first["layers"])
-        self.notes: list[str] = []
+        self._chosen: list[str] = []
         recorded = first.get("ranks")
         if recorded is not None and len(recorded) < self.world_size:
             others = sorted(set(range(self.world_size)) - set(recorded))
-            self.notes.append(f"rank{'s' if len(others) > 1 else ''} {_span(others)} not "
-                              f"recorded: the job chose ranks={_span(recorded)}")  # fmt: skip
+            self._chosen.append(f"rank{'s' if len(others) > 1 else ''} {_span(others)} not "
+                                f"recorded: the job chose ranks={_span(recorded)}")  # fmt: skip
         self._logs: dict[int, RunLog] = {}
         self._steps: dict[int, dict[str, np.ndarray]] = {}
         self._report: list[RankFinding] | None = None
-        self._note_running()
+        self.notes: list[str] = []
+        self._note_state()
 
-    def _check(self, metas: dict[int, dict[str, Any]]) -> None:
+    def _check(self, metas: dict[int, dict[str, Any]]) -> list[int]:
+        """Raise for ranks of other runs, world sizes, rank lists or models; the ranks the
+        job records that are not there."""
         fix = ("each launched job needs a run dir of its own: move the other job's "
                f"{fmt.RANK_PREFIX}NNNNN directories out of {self.path}")  # fmt: skip
         for key, what in (("run_id", "runs"), ("world_size", "world sizes")):
@@ -172,22 +179,42 @@ class RankedRun:
         if stray:
             raise RunLogError(f"{self.path}: rank{'s' if len(stray) > 1 else ''} {_span(stray)} "
                               f"beyond world size {world}: {fix}")  # fmt: skip
-        missing = sorted(expected - set(metas))
-        if missing:
-            raise RunLogError(
-                f"{self.path}: rank{'s' if len(missing) > 1 else ''} {_span(missing)} of world "
-                f"size {world} missing (ranks {_span(sorted(metas))} are there; the job "
-                f"records {'all ranks' if recorded is None else 'ranks ' + _span(recorded)}): "
-                "a rank that has not started yet (open again once it has), or whose directory "
-                "is on another machine's disk (copy it here)"
-            )
+        return sorted(expected - set(metas))
 
-    def _note_running(self) -> None:
-        running = [r for r, m in self._metas.items() if effective_status(m) == "running"]
+    def _missing_message(self, missing: list[int]) -> str:
+        first = self._metas[min(self._metas)]
+        world, recorded = int(first.get("world_size") or 1), first.get("ranks")
+        return (
+            f"{self.path}: rank{'s' if len(missing) > 1 else ''} {_span(missing)} of world "
+            f"size {world} missing (ranks {_span(sorted(self._metas))} are there; the job "
+            f"records {'all ranks' if recorded is None else 'ranks ' + _span(recorded)}): "
+            "a rank that has not started yet (open again once it has), or whose directory "
+            "is on another machine's disk (copy it here)"
+        )
+
+    def _running(self) -> list[int]:
+        return [r for r, m in self._metas.items() if effective_status(m) == "running"]
+
+    @property
+    def live(self) -> bool:
+        """Some rank is still being written, or has not started while others run: refresh()
+        has more to read."""
+        return bool(self.waiting or self._running())
+
+    def _note_state(self) -> None:
+        """``notes`` from the ranks' state now: chosen, still being written, not started."""
+        self.notes = list(self._chosen)
+        running, waiting = self._running(), self.waiting
         if running:
             self.notes.append(
                 f"rank{'s' if len(running) > 1 else ''} {_span(running)} still being written: "
                 "read up to the last step written so far (refresh() reads on)"
+            )
+        if waiting:
+            self.notes.append(
+                f"rank{'s' if len(waiting) > 1 else ''} {_span(waiting)} not started yet (no "
+                f"{fmt.RANK_PREFIX}NNNNN/{fmt.META} while the others run): refresh() reads "
+                f"{'them' if len(waiting) > 1 else 'it'} once there"
             )
 
     # -- one rank ---------------------------------------------------------------------------
@@ -264,22 +291,56 @@ class RankedRun:
         """Cross-rank findings, ordered: nonfinite, missing_grad, unsynced (cross_rank.py)."""
         if self._report is None:
             self._report = report(self)
+            if self.waiting:  # "first" among the ranks read: say which are not
+                unread = (f"; rank{'s' if len(self.waiting) > 1 else ''} {_span(self.waiting)} "
+                          "not compared (not started yet)")  # fmt: skip
+                self._report = [replace(f, message=f.message + unread) for f in self._report]
         return self._report
 
     def refresh(self) -> bool:
-        """Read what running ranks appended; True if anything is new."""
-        changed = False
+        """Read what running ranks appended, and ranks whose directory appeared since (a rank
+        that started late); True if anything is new. RunLogError for a new rank of another
+        run, world size or model, as at opening."""
+        changed = self._new_ranks()
         for r, log in self._logs.items():
             changed |= log.refresh()
             self._metas[r] = log.meta
         for r in [r for r in self._steps if effective_status(self._metas[r]) == "running"]:
             del self._steps[r]
             changed = True
+        for r in [r for r in self._metas if r not in self._logs]:
+            if effective_status(self._metas[r]) == "running":  # its run.json says when it ends
+                meta = read_meta(self._dirs[r])
+                changed |= meta != self._metas[r]
+                self._metas[r] = meta
         if changed:
             self._report = None
-            self.notes = [n for n in self.notes if "still being written" not in n]
-            self._note_running()
+            self._note_state()
         return changed
+
+    def _new_ranks(self) -> bool:
+        """Rank directories with a run.json that were not there before, checked against the
+        others like at opening, then read like them."""
+        dirs = _rank_dirs(self.path)
+        new = {r: d for r, d in dirs.items() if r not in self._metas and (d / fmt.META).exists()}
+        if not new:
+            return False
+        metas = dict(self._metas)
+        first = metas[min(metas)]
+        for r, d in sorted(new.items()):
+            try:
+                metas[r] = _meta_like(d, first)
+            except RunLogError as exc:
+                raise RunLogError(f"rank {r}: {exc}") from None
+            if metas[r].get("rank") != r:
+                raise RunLogError(f"{d / fmt.META} says rank {metas[r].get('rank')!r}, its "
+                                  f"directory rank {r}: put each rank's log in its own "
+                                  f"{fmt.RANK_PREFIX}NNNNN")  # fmt: skip
+        self.waiting = self._check(metas)
+        self._dirs.update(new)
+        self._metas = metas
+        self.ranks = sorted(metas)
+        return True
 
 
 def _read_columns(path: Path, columns: list[str]) -> dict[str, np.ndarray]:

@@ -26,7 +26,7 @@ def ranks_description(ranked: RankedRun, shown: int) -> dict[str, Any]:
         "notes": list(ranked.notes),
         "report": [{**f.to_json(), "diff": f.kind == "missing_grad"} for f in report],
         "shown": shown,
-        "running": any("still being written" in n for n in ranked.notes),
+        "running": ranked.live,  # the page refreshes while it is
     }
 
 

@@ -1,7 +1,8 @@
 """Real multi-rank jobs: ``python -m paddle.distributed.launch --nproc_per_node N`` on the CPU
 (gloo), each scenario launched once per test session (``launched(name)``), and only when a
-selected test asks for it. What each launch took is printed at the end of the session
-(pytest -s), for the suite's time budget."""
+selected test asks for it: the session fixture is tests/conftest.py's, so tests/distributed/
+and the browser test of the rank explorer share one launch of a scenario. What each launch
+took is printed at the end of the session (pytest -s), for the suite's time budget."""
 
 from __future__ import annotations
 
@@ -14,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-HERE = Path(__file__).parent
+HERE = Path(__file__).parent / "distributed"
 SCRIPT = HERE / "train_dp.py"
-REPO = HERE.parents[1]
+REPO = Path(__file__).resolve().parents[1]
 LAUNCH_TIMEOUT = 300
 
 # name -> (ranks, how it is recorded, the script's scenario, extra options)
