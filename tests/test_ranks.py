@@ -144,6 +144,7 @@ def test_rank_still_writing_and_ranks_not_recorded(tmp_path, model):
     np.testing.assert_allclose(
         run.layer_norm_at(120)[1], _layer_l2(oracle["norms"][2][120], oracle["params"],
                                              run.layers), rtol=1e-6)  # fmt: skip
+    assert not run.refresh()  # still running, but nothing new: the view need not redraw
     oracle["writers"][2].close()
     assert run.refresh() and not any("still" in n for n in run.notes)
 

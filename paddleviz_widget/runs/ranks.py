@@ -302,12 +302,14 @@ class RankedRun:
         that started late); True if anything is new. RunLogError for a new rank of another
         run, world size or model, as at opening."""
         changed = self._new_ranks()
+        grown = set()
         for r, log in self._logs.items():
-            changed |= log.refresh()
+            if log.refresh():
+                grown.add(r)
             self._metas[r] = log.meta
-        for r in [r for r in self._steps if effective_status(self._metas[r]) == "running"]:
-            del self._steps[r]
-            changed = True
+        changed |= bool(grown)
+        for r in [r for r in self._steps if r in grown]:
+            del self._steps[r]  # read again when asked: the rank wrote steps or finished
         for r in [r for r in self._metas if r not in self._logs]:
             if effective_status(self._metas[r]) == "running":  # its run.json says when it ends
                 meta = read_meta(self._dirs[r])
