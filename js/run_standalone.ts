@@ -1,9 +1,10 @@
 // Boot code of a saved run explorer page (paddleviz_widget/runs/view_page.py), as
-// standalone.ts is for one graph: the run_widget bundle (a JSON string) is imported from a
-// Blob URL and rendered on a stand-in model. The run's matrices are in the page as base64 of
+// standalone.ts is for one graph: page_boot.ts imports the run_widget bundle and renders it on
+// a stand-in model. The run's matrices are in the page as base64 of
 // gzip (DecompressionStream undoes it): steps and loss float64, layer norms float32 (S x L), NaN/Inf flags uint8 (S x L),
 // every step's summary float32 (S x 4 x P); the captured steps' graphs as JSON. A multi-rank
 // page holds that for every rank (`per_rank`) and swaps the shown rank's in on a rank change.
+import { bootPage, pageText } from "./page_boot";
 import { createPageModel } from "./page_model";
 import type { PageRunData } from "./run_source";
 import type { RunModel } from "./run_model_contract";
@@ -16,17 +17,6 @@ const PAGE_IDS = {
   data: "pvw-run-data",
   graphs: "pvw-run-graphs",
 };
-
-interface WidgetModule {
-  initialize?: (props: object) => unknown;
-  render: (props: object) => unknown;
-}
-
-function text(id: string): string {
-  const el = document.getElementById(id);
-  if (!el?.textContent) throw new Error(`the page has lost its #${id} element`);
-  return el.textContent;
-}
 
 async function gunzip(base64: string): Promise<ArrayBuffer> {
   const binary = atob(base64);
@@ -78,67 +68,49 @@ async function rankKeys(
   };
 }
 
-async function boot(): Promise<void> {
-  const host = document.getElementById(PAGE_IDS.host) ?? document.body;
-  try {
-    const state = JSON.parse(text(PAGE_IDS.state)) as Record<string, unknown>;
-    const packed = JSON.parse(text(PAGE_IDS.data)) as PackedPage;
-    const graphs = JSON.parse(text(PAGE_IDS.graphs)) as Record<string, unknown>;
-    const source = JSON.parse(text(PAGE_IDS.bundle)) as string;
-    const url = URL.createObjectURL(new Blob([source], { type: "text/javascript" }));
-    let widget: WidgetModule;
-    try {
-      widget = ((await import(url)) as { default: WidgetModule }).default;
-    } finally {
-      URL.revokeObjectURL(url);
-    }
-    let model: ReturnType<typeof createPageModel<RunModel>>;
-    if (packed.per_rank) {
-      // A multi-rank page: every rank's data; the shown rank's swapped in as the kernel does.
-      const ranks = new Map<number, RankKeys>();
-      for (const [rank, data] of Object.entries(packed.per_rank))
-        ranks.set(Number(rank), await rankKeys(data, graphs[rank] as RankKeys["_page"]["graphs"], packed.diffs));
-      const order = [...ranks.keys()].sort((a, b) => a - b);
-      const L = ((state.run as { layers?: unknown[] }).layers ?? []).length;
-      const gridOf = (step: number): DataView => {
-        const per = order.map((r) => {
-          const k = ranks.get(r) as RankKeys;
-          return { steps: k._page.steps, norms: new Float32Array(k._norms.buffer), bad: new Uint8Array(k._bad.buffer) };
-        });
-        return new DataView(gridAt(per, L, step).buffer);
-      };
-      const shown = ranks.get(Number(state.rank)) ?? (ranks.get(order[0]) as RankKeys);
-      model = createPageModel<RunModel>({
-        ...state,
-        ...shown,
-        _rank_norms: gridOf(Number(state.step)),
-        _rank_step: Number(state.step),
-      } as unknown as RunModel);
-      model.on("change:rank", () => {
-        const keys = ranks.get(model.get("rank"));
-        if (keys) for (const [k, v] of Object.entries(keys)) model.set(k as keyof RunModel, v as never);
-      });
-      model.on("change:step", () => {
-        model.set("_rank_norms", gridOf(model.get("step")));
-        model.set("_rank_step", model.get("step"));
-      });
-    } else {
-      const keys = await rankKeys(packed as RankData, graphs as RankKeys["_page"]["graphs"], undefined);
-      model = createPageModel<RunModel>({
-        rank: -1,
-        _ranks: {},
-        _rank_step: -1,
-        ...state,
-        ...keys,
-      } as unknown as RunModel);
-    }
-    const signal = new AbortController().signal;
-    await widget.initialize?.({ model, signal, experimental: {} });
-    widget.render({ model, el: host, signal, experimental: {} });
-  } catch (err) {
-    host.textContent = `The run explorer could not start in this browser: ${String(err)}`;
-    throw err;
+async function pageModel(): Promise<object> {
+  const state = JSON.parse(pageText(PAGE_IDS.state)) as Record<string, unknown>;
+  const packed = JSON.parse(pageText(PAGE_IDS.data)) as PackedPage;
+  const graphs = JSON.parse(pageText(PAGE_IDS.graphs)) as Record<string, unknown>;
+  if (!packed.per_rank) {
+    const keys = await rankKeys(packed as RankData, graphs as RankKeys["_page"]["graphs"], undefined);
+    return createPageModel<RunModel>({
+      rank: -1,
+      _ranks: {},
+      _rank_step: -1,
+      ...state,
+      ...keys,
+    } as unknown as RunModel);
   }
+  // A multi-rank page: every rank's data; the shown rank's swapped in as the kernel does.
+  const ranks = new Map<number, RankKeys>();
+  for (const [rank, data] of Object.entries(packed.per_rank))
+    ranks.set(Number(rank), await rankKeys(data, graphs[rank] as RankKeys["_page"]["graphs"], packed.diffs));
+  const order = [...ranks.keys()].sort((a, b) => a - b);
+  const L = ((state.run as { layers?: unknown[] }).layers ?? []).length;
+  const gridOf = (step: number): DataView => {
+    const per = order.map((r) => {
+      const k = ranks.get(r) as RankKeys;
+      return { steps: k._page.steps, norms: new Float32Array(k._norms.buffer), bad: new Uint8Array(k._bad.buffer) };
+    });
+    return new DataView(gridAt(per, L, step).buffer);
+  };
+  const shown = ranks.get(Number(state.rank)) ?? (ranks.get(order[0]) as RankKeys);
+  const model = createPageModel<RunModel>({
+    ...state,
+    ...shown,
+    _rank_norms: gridOf(Number(state.step)),
+    _rank_step: Number(state.step),
+  } as unknown as RunModel);
+  model.on("change:rank", () => {
+    const keys = ranks.get(model.get("rank"));
+    if (keys) for (const [k, v] of Object.entries(keys)) model.set(k as keyof RunModel, v as never);
+  });
+  model.on("change:step", () => {
+    model.set("_rank_norms", gridOf(model.get("step")));
+    model.set("_rank_step", model.get("step"));
+  });
+  return model;
 }
 
-void boot();
+void bootPage(PAGE_IDS, "run explorer", pageModel);
