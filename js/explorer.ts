@@ -47,6 +47,7 @@ export const ANIMATE_BELOW = 100;
 const BUSY_FROM = 500;
 
 export function createExplorer(model: AnyModel<WidgetModel>, el: HTMLElement): () => void {
+  performance.mark("pvw:render");
   let index: GraphIndex = buildIndex(EMPTY_PAYLOAD); // onGraph() below reads the synced one
   let vg: VisibleGraph = buildVisibleGraph(index, new Set());
   let options: DotOptions = { ...DEFAULT_DOT_OPTIONS };
@@ -277,7 +278,9 @@ export function createExplorer(model: AnyModel<WidgetModel>, el: HTMLElement): (
         vg = truncateVisible(vg, scale.budget);
         note = { text: budgetText.truncated(vg.nodes.length, total, scale.budget), kind: "warn" };
       }
-      return { dot: dotOf(vg), nodes: vg.nodes.length, open };
+      const dot = dotOf(vg);
+      performance.mark("pvw:planned", { detail: { nodes: vg.nodes.length } });
+      return { dot, nodes: vg.nodes.length, open };
     },
     unchanged() {
       if (note) status.show(note);
@@ -342,6 +345,7 @@ export function createExplorer(model: AnyModel<WidgetModel>, el: HTMLElement): (
   });
 
   const install = (read: ReadGraph, next: GraphIndex): void => {
+    performance.mark("pvw:graph-read"); // decoded and indexed (with pvw:graph-arrived: the read's cost)
     // A document the view cannot read draws nothing and says why, once that is drawn.
     if (read.error) note = { text: read.error, kind: "error" };
     index = next;
@@ -357,6 +361,7 @@ export function createExplorer(model: AnyModel<WidgetModel>, el: HTMLElement): (
   const onGraph = (): void => {
     const raw = model.get("graph");
     const mine = ++loads;
+    performance.mark("pvw:graph-arrived", { detail: { bytes: graphBytes(raw) } });
     loop.loading(); // nothing is drawn from the old graph while a big new one is read
     if (loadGraph(raw, () => mine === loads, install))
       status.show({ text: budgetText.reading(graphBytes(raw)), kind: "busy" });

@@ -101,7 +101,17 @@ class GraphWidget(anywidget.AnyWidget):
         depth: int | None = None,
         **kwargs: Any,
     ) -> None:
-        self._start(build_graph(y, model=model, params=params), height, depth, kwargs)
+        # The comm opens first, with no graph: the page loads the front end (bundle, Graphviz
+        # WASM, layout worker) while the graph is built here, not after (RESULTS.md, issue 22
+        # round 3). A graph that cannot be built closes it again.
+        self._start({}, height, depth, kwargs)
+        try:
+            doc = build_graph(y, model=model, params=params)
+        except BaseException:
+            self.layout.close()  # the DOMWidget's own child widget
+            self.close()
+            raise
+        self.graph = doc
 
     @classmethod
     def from_graph(
