@@ -125,6 +125,18 @@ def _picture_after(kc: Any, start: float, timeout: float = 60) -> float:
     raise RuntimeError("no static picture arrived")
 
 
+def _painted(kc: Any, messages: list[dict]) -> None:
+    """Say to the widget the cell opened what its page says once it has painted it (the
+    kernel makes the static picture after that: widget/late_picture.py)."""
+    from paddleviz_widget.widget.late_picture import PAINTED
+
+    for m in messages:
+        if m["msg_type"] == "comm_open" and m["content"]["data"]["state"].get("_anywidget_id"):
+            content = {"method": "custom", "content": {"type": PAINTED}}
+            data = {"comm_id": m["content"]["comm_id"], "data": content}
+            kc.shell_channel.send(kc.session.msg("comm_msg", data))
+
+
 def display_in_kernel(reps: int) -> None:
     from jupyter_client.manager import start_new_kernel
 
@@ -140,6 +152,7 @@ def display_in_kernel(reps: int) -> None:
             shown = [m for m in messages if m["msg_type"] == "display_data"]
             if any("<svg" in str(m["content"]["data"]) for m in shown):
                 raise RuntimeError("the picture was made in the cell")
+            _painted(kc, messages)
             rows.append((cost[0], cost[1], _picture_after(kc, start)))
             if rep > 0:
                 in_cell.append(_execute(kc, DISPLAY, None, "_cost")[0])
@@ -151,7 +164,7 @@ def display_in_kernel(reps: int) -> None:
         ("the page's first widget", first),
         (f"later widgets (median of {len(later)})", tuple(map(statistics.median, zip(*later)))),
     ):
-        note = f"  wall {wall * 1e3:.1f} ms; picture sent {late:.2f} s after the cell started"
+        note = f"  wall {wall * 1e3:.1f} ms; picture {late:.2f} s after the cell (painted at once)"
         line(f"display(w) CPU in the cell, ResNet-50, {label}", cpu, GOAL_DISPLAY, note)
     print(
         "     the same display as nbclient runs it (the picture made in the cell, V8 and `dot` "

@@ -17,7 +17,7 @@ import { openingFocus } from "./view/opening";
 import { depthShown, normalizeExpanded, reveal } from "./view/expansion";
 import { buildIndex, type GraphIndex } from "./view/graph_index";
 import { EMPTY_PAYLOAD } from "./view/payload";
-import { answerKernel, graphBytes, loadGraph, type ReadGraph } from "./kernel_sync";
+import { answerKernel, graphBytes, loadGraph, type ReadGraph, tellPainted } from "./kernel_sync";
 import { createFoldControl } from "./fold_control";
 import { highlights, type SearchState } from "./view/highlights";
 import { visibleElementId } from "./view/search";
@@ -302,6 +302,7 @@ export function createExplorer(model: AnyModel<WidgetModel>, el: HTMLElement): (
       return { plain, animate: follows && !plain, anchors, opening };
     },
     drawn(plan, renders) {
+      if (renders === 1) tellPainted(model);
       if (plan.open) {
         fresh = false;
         drawnOpen = new Set(plan.open);
