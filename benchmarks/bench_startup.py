@@ -39,7 +39,9 @@ RESET_JS = """() => { performance.clearMarks(); performance.clearMeasures();
   window.pvwT0 = performance.timeOrigin + performance.now(); }"""
 
 
-def one_model(browser: Any, server: Any, name: str, reps: int, extra: str) -> list[float]:
+def one_model(
+    browser: Any, server: Any, name: str, reps: int, extra: str, quiet: bool = False
+) -> list[float]:
     page = browser.new_page(viewport={"width": 1400, "height": 1000})
     page.goto(server.url(f"lab/tree/{name}.ipynb?reset"))
     page.wait_for_function(KERNEL_READY_JS, timeout=120_000)
@@ -54,6 +56,10 @@ def one_model(browser: Any, server: Any, name: str, reps: int, extra: str) -> li
             page.evaluate(bw.EXECUTE_JS, "import json; print(json.dumps([_k0,_k1,_k2]))")
         )
         t0 = page.evaluate("() => window.pvwT0")
+        times.append(got["ms"])
+        page.wait_for_timeout(1500)
+        if quiet:
+            continue
         load = Path("/proc/loadavg").read_text()[:14]
         which = "the page's first widget" if rep == 0 else "a later widget"
         print(
@@ -67,10 +73,31 @@ def one_model(browser: Any, server: Any, name: str, reps: int, extra: str) -> li
         for kind, mark, at, ms, detail in sorted(page.evaluate(MARKS_JS), key=lambda m: m[2]):
             if at + ms >= t0:
                 print(f"  {kind:8} {mark:18} +{at - t0:6.0f} ms  lasted {ms:5.0f} ms {detail[:70]}")
-        times.append(got["ms"])
-        page.wait_for_timeout(1500)
     page.close()
     return times
+
+
+def first_paints(
+    models: list[str], reps: int, extra: str = "", quiet: bool = False
+) -> dict[str, list[float]]:
+    """Per model: ms from each cell run to its painted graph (the page's first widget first)."""
+    from playwright.sync_api import sync_playwright
+
+    results = {}
+    with tempfile.TemporaryDirectory() as tmp, sync_playwright() as pw:
+        notebooks = Path(tmp) / "notebooks"
+        notebooks.mkdir()
+        for name in models:
+            bw.notebook(notebooks / f"{name}.ipynb", name)
+        server = start_lab(Path(tmp) / "lab", notebooks)
+        browser = pw.chromium.launch(executable_path=bw.CHROMIUM, args=bw.ARGS)
+        try:
+            for name in models:
+                results[name] = one_model(browser, server, name, reps, extra, quiet)
+        finally:
+            browser.close()
+            server.stop()
+    return results
 
 
 def main() -> None:
@@ -79,23 +106,8 @@ def main() -> None:
     parser.add_argument("--models", nargs="+", default=["resnet50", "llama-10k"])
     parser.add_argument("--fold-false", action="store_true", help="GraphWidget(y, fold=False)")
     args = parser.parse_args()
-    from playwright.sync_api import sync_playwright
-
     extra = ", fold=False" if args.fold_false else ""
-    results = {}
-    with tempfile.TemporaryDirectory() as tmp, sync_playwright() as pw:
-        notebooks = Path(tmp) / "notebooks"
-        notebooks.mkdir()
-        for name in args.models:
-            bw.notebook(notebooks / f"{name}.ipynb", name)
-        server = start_lab(Path(tmp) / "lab", notebooks)
-        browser = pw.chromium.launch(executable_path=bw.CHROMIUM, args=bw.ARGS)
-        try:
-            for name in args.models:
-                results[name] = one_model(browser, server, name, args.reps, extra)
-        finally:
-            browser.close()
-            server.stop()
+    results = first_paints(args.models, args.reps, extra)
     print()
     for name, times in results.items():
         later = statistics.median(times[1:]) if len(times) > 1 else float("nan")

@@ -7,9 +7,9 @@ change slowed the notebook, one line each against its goal. Not run by the test 
   execute request names its cell): the main thread's CPU and wall time of ``display(w)``, the
   page's first widget apart from later ones, and how long until the static picture for saved
   notebooks arrives (made after the widget, off the cell's time);
-- ``--lab``: through real JupyterLab + Chromium (benchmarks/bench_widget.py): cell run to the
-  painted graph (the page's first widget apart) and a group opened from the kernel to the
-  repainted graph.
+- ``--lab``: through real JupyterLab + Chromium (benchmarks/bench_widget.py,
+  bench_startup.py): cell run to the painted graph, ResNet-50 and llama-10k (the page's first
+  widget apart), and the Llama's clicks and groups opened from the kernel to the repainted graph.
 
     .venv/bin/python benchmarks/regression_guard.py            # --reps N (default 3), --lab
 """
@@ -28,6 +28,7 @@ import common
 GOAL_WIDGET = 0.3  # GraphWidget(y), 10k-GradNode Llama, plain process
 GOAL_DISPLAY = 0.05  # kernel time a display costs its cell
 GOAL_FIRST_PAINT = 0.7  # cell run -> painted graph, 10k Llama, the page's first widget included
+GOAL_FIRST_RESNET = 0.5  # the same for ResNet-50 (its default view)
 GOAL_CLICK = 0.1  # a group opened or closed -> its nodes in the page
 
 
@@ -173,7 +174,13 @@ def display_in_kernel(reps: int) -> None:
 
 
 def in_lab(reps: int) -> None:
+    import bench_startup
     import bench_widget
+
+    # ResNet-50's default view (113 nodes): the page's first widget, then later ones.
+    times = bench_startup.first_paints(["resnet50"], reps + 1, quiet=True)["resnet50"]
+    for label, ms in (("(first)", times[0]), ("", statistics.median(times[1:]))):
+        line(f"resnet50 in JupyterLab: cell run -> painted {label}", ms / 1e3, GOAL_FIRST_RESNET)
 
     rows = bench_widget.in_lab(["llama-10k"], reps)["llama-10k"]
     for label, (seconds, worst, _shown) in rows.items():
