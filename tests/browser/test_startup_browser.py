@@ -79,7 +79,7 @@ def test_the_page_loads_while_the_kernel_builds_and_one_worker_serves_every_widg
         shown = kinds.index("display_data")
         assert mine[0]["graphBytes"] == len(b"{}"), mine[0]  # opened before the graph is built
         updates = [m["graphBytes"] or 0 for m in mine[1:shown] if m["type"] == "comm_msg"]
-        assert any(size > 5_000 for size in updates), mine  # LeNet's document (~8 kB), before display
+        assert any(size > 5_000 for size in updates), mine  # LeNet's (~8 kB), before display
 
     # The bundle was evaluated once per widget, the worker started and Graphviz compiled once.
     marks = page.evaluate(MARKS_JS)
