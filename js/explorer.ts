@@ -17,7 +17,7 @@ import { openingFocus } from "./view/opening";
 import { depthShown, normalizeExpanded, reveal } from "./view/expansion";
 import { buildIndex, type GraphIndex } from "./view/graph_index";
 import { EMPTY_PAYLOAD } from "./view/payload";
-import { answerKernel, graphBytes, loadGraph, type ReadGraph } from "./kernel_sync";
+import { answerKernel, graphBytes, loadGraph, type ReadGraph, tellPainted } from "./kernel_sync";
 import { createFoldControl } from "./fold_control";
 import { highlights, type SearchState } from "./view/highlights";
 import { visibleElementId } from "./view/search";
@@ -47,6 +47,7 @@ export const ANIMATE_BELOW = 100;
 const BUSY_FROM = 500;
 
 export function createExplorer(model: AnyModel<WidgetModel>, el: HTMLElement): () => void {
+  performance.mark("pvw:render");
   let index: GraphIndex = buildIndex(EMPTY_PAYLOAD); // onGraph() below reads the synced one
   let vg: VisibleGraph = buildVisibleGraph(index, new Set());
   let options: DotOptions = { ...DEFAULT_DOT_OPTIONS };
@@ -277,7 +278,9 @@ export function createExplorer(model: AnyModel<WidgetModel>, el: HTMLElement): (
         vg = truncateVisible(vg, scale.budget);
         note = { text: budgetText.truncated(vg.nodes.length, total, scale.budget), kind: "warn" };
       }
-      return { dot: dotOf(vg), nodes: vg.nodes.length, open };
+      const dot = dotOf(vg);
+      performance.mark("pvw:planned", { detail: { nodes: vg.nodes.length } });
+      return { dot, nodes: vg.nodes.length, open };
     },
     unchanged() {
       if (note) status.show(note);
@@ -299,6 +302,7 @@ export function createExplorer(model: AnyModel<WidgetModel>, el: HTMLElement): (
       return { plain, animate: follows && !plain, anchors, opening };
     },
     drawn(plan, renders) {
+      if (renders === 1) tellPainted(model);
       if (plan.open) {
         fresh = false;
         drawnOpen = new Set(plan.open);
@@ -342,6 +346,7 @@ export function createExplorer(model: AnyModel<WidgetModel>, el: HTMLElement): (
   });
 
   const install = (read: ReadGraph, next: GraphIndex): void => {
+    performance.mark("pvw:graph-read"); // decoded and indexed (with pvw:graph-arrived: the read's cost)
     // A document the view cannot read draws nothing and says why, once that is drawn.
     if (read.error) note = { text: read.error, kind: "error" };
     index = next;
@@ -357,6 +362,7 @@ export function createExplorer(model: AnyModel<WidgetModel>, el: HTMLElement): (
   const onGraph = (): void => {
     const raw = model.get("graph");
     const mine = ++loads;
+    performance.mark("pvw:graph-arrived", { detail: { bytes: graphBytes(raw) } });
     loop.loading(); // nothing is drawn from the old graph while a big new one is read
     if (loadGraph(raw, () => mine === loads, install))
       status.show({ text: budgetText.reading(graphBytes(raw)), kind: "busy" });

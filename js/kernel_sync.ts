@@ -9,6 +9,15 @@ import { buildIndex, type GraphIndex } from "./view/graph_index";
 import { readGraph } from "./view/payload";
 import { repeatsInSlices } from "./view/repeats";
 
+/** The page's message to the kernel once a widget's first drawing is painted: the kernel makes
+ * the static picture for saved notebooks after it (widget/late_picture.py), not meanwhile. */
+export const PAINTED = "pvw-painted";
+
+/** Say PAINTED once the next frame is painted (a task after the frame's rendering). */
+export function tellPainted(model: AnyModel<WidgetModel>): void {
+  requestAnimationFrame(() => setTimeout(() => model.send({ type: PAINTED }), 0));
+}
+
 /** Graph payloads from this many bytes on (~20k GradNodes) are read over several tasks. */
 export const READ_IN_STEPS_FROM = 4_000_000;
 /** Longest slice of work a big graph's reading gives one task. */
