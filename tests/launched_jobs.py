@@ -7,6 +7,7 @@ took is printed at the end of the session (pytest -s), for the suite's time budg
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -65,6 +66,20 @@ def _env() -> dict[str, str]:
 
 
 def launch(root: Path, name: str) -> Launch:
+    """The scenario's job, launched again once if gloo's rendezvous failed (a port refused
+    while the ranks connect to each other: the machine's, not the script's, failure)."""
+    for attempt in range(2):
+        shutil.rmtree(root / name, ignore_errors=True)
+        result, failure = _launch_once(root, name)
+        if result.status == 0:
+            return result
+        if attempt == 0 and "gloo" in failure and "Connection refused" in failure:
+            continue
+        break
+    pytest.fail(f"launch {name} failed ({result.status}):\n{failure}")
+
+
+def _launch_once(root: Path, name: str) -> tuple[Launch, str]:
     nproc, how, scenario, extra = SCENARIOS[name]
     base = root / name
     out, run_dir, logs = base / "out", base / "run", base / "log"
@@ -84,15 +99,14 @@ def launch(root: Path, name: str) -> Launch:
     )  # fmt: skip
     seconds = time.monotonic() - started
     result = Launch(name, nproc, done.returncode, out, run_dir, logs, seconds)
-    if done.returncode != 0:
-        logs_text = "\n".join(
-            f"--- workerlog.{r}\n{result.worker_log(r)[-3000:]}"
-            for r in range(nproc)
-            if (logs / f"workerlog.{r}").exists()
-        )
-        pytest.fail(f"launch {name} failed ({done.returncode}):\n{done.stderr[-3000:]}\n"
-                    f"{logs_text}")  # fmt: skip
-    return result
+    if done.returncode == 0:
+        return result, ""
+    logs_text = "\n".join(
+        f"--- workerlog.{r}\n{result.worker_log(r)[-3000:]}"
+        for r in range(nproc)
+        if (logs / f"workerlog.{r}").exists()
+    )
+    return result, f"{done.stderr[-3000:]}\n{logs_text}"
 
 
 _TIMES: dict[str, float] = {}

@@ -92,7 +92,9 @@ def apply(base: dict[str, Any], plan: Plan) -> dict[str, Any]:
         if action == "delete":
             del parent[last]
         elif action == "dup" and isinstance(parent, list):
-            parent.insert(last, copy.deepcopy(parent[last]))
+            # The same object again: a copy of a DEEP value set by an earlier step would
+            # recurse 5000 levels in deepcopy (the test's own RecursionError, not the reader's).
+            parent.insert(last, parent[last])
         else:
             parent[last] = deep(5000) if value == DEEP else copy.deepcopy(value)
     return doc
