@@ -17,7 +17,8 @@ import { openingFocus } from "./view/opening";
 import { depthShown, normalizeExpanded, reveal } from "./view/expansion";
 import { buildIndex, type GraphIndex } from "./view/graph_index";
 import { EMPTY_PAYLOAD } from "./view/payload";
-import { answerKernel, graphBytes, loadGraph, type ReadGraph, tellPainted } from "./kernel_sync";
+import { answerKernel, answerUndone, graphBytes, loadGraph, type ReadGraph, tellPainted } from "./kernel_sync";
+import { createFirstViews } from "./first_views";
 import { createFoldControl } from "./fold_control";
 import { highlights, type SearchState } from "./view/highlights";
 import { visibleElementId } from "./view/search";
@@ -243,7 +244,7 @@ export function createExplorer(model: AnyModel<WidgetModel>, el: HTMLElement): (
 
   let drawnOpen = new Set<string>(); // the groups the drawing on screen shows
   let note: Message | null = null; // shown once the redraw under way is drawn
-  let fresh = true; // nothing of this graph drawn yet: its next drawing is its first view
+  const firstViews = createFirstViews<Plan>(); // which drawing opens readable on the output
   let previous = vg; // the visible graph before the one planned last
   const notes = new WeakMap<Plan, Message | null>(); // what to say once a drawing is drawn
   let loads = 0; // graphs read: a newer one drops the one still being read
@@ -298,13 +299,13 @@ export function createExplorer(model: AnyModel<WidgetModel>, el: HTMLElement): (
       const selected = model.get("selected") ?? "";
       const anchors = follows ? anchorsFor(index, previous, drawnOpen, vg, new Set(plan.open), selected) : null;
       tooltip.hide(); // decorated once drawn (drawn()): not on the way to the layout
-      const opening = fresh ? { focus: openingFocus(index, vg) } : null; // a graph's first view
+      const opening = firstViews.started(plan) ? { focus: openingFocus(index, vg) } : null;
       return { plain, animate: follows && !plain, anchors, opening };
     },
     drawn(plan, renders) {
       if (renders === 1) tellPainted(model);
       if (plan.open) {
-        fresh = false;
+        firstViews.drawn(plan);
         drawnOpen = new Set(plan.open);
       }
       root.dataset.renders = String(renders);
@@ -347,10 +348,10 @@ export function createExplorer(model: AnyModel<WidgetModel>, el: HTMLElement): (
 
   const install = (read: ReadGraph, next: GraphIndex): void => {
     performance.mark("pvw:graph-read"); // decoded and indexed (with pvw:graph-arrived: the read's cost)
+    if (!firstViews.read(read.blank)) return; // GraphWidget(y)'s placeholder: wait for its graph
     // A document the view cannot read draws nothing and says why, once that is drawn.
     if (read.error) note = { text: read.error, kind: "error" };
     index = next;
-    fresh = true;
     grad.reset(next);
     diff.reset(next);
     tabs.reset(next);
@@ -370,6 +371,7 @@ export function createExplorer(model: AnyModel<WidgetModel>, el: HTMLElement): (
   const onSelected = (): void => decorate();
   const onDepth = (): void => decorate();
   const onRequest = (): void => loop.request();
+  const onResolved = (): void => (answerUndone(model) ? loop.request() : undefined); // kernel_sync.ts
   const listeners: [string, () => void][] = [
     ["change:graph", onGraph],
     ["change:expanded", schedule],
@@ -377,6 +379,7 @@ export function createExplorer(model: AnyModel<WidgetModel>, el: HTMLElement): (
     ["change:selected", onSelected],
     ["change:depth", onDepth],
     ["change:_request", onRequest],
+    ["change:_resolved", onResolved],
   ];
   for (const [event, fn] of listeners) model.on(event, fn);
   const resizer = new ResizeObserver(() => view.resize());

@@ -41,7 +41,7 @@ RUN_ALL_JS = """async () => {
 MARKS_JS = """() => Object.fromEntries(["pvw:bundle", "pvw:worker-start", "pvw:wasm-compile"]
   .map((name) => [name, performance.getEntriesByName(name).length]))"""
 DRAWN_JS = """() => [...document.querySelectorAll("[data-testid=pvw-root]")].map((r) => ({
-  state: r.dataset.state, layout: r.dataset.layout,
+  state: r.dataset.state, layout: r.dataset.layout, renders: r.dataset.renders,
   nodes: r.querySelectorAll("[data-testid=pvw-graph] svg g.node").length }))"""
 
 
@@ -66,6 +66,8 @@ def test_the_page_loads_while_the_kernel_builds_and_one_worker_serves_every_widg
     drawn = page.evaluate(DRAWN_JS)
     assert [d["state"] for d in drawn] == ["ready", "ready"], page_problems(page)
     assert all(d["nodes"] > 0 and d["layout"] == "worker" for d in drawn), drawn
+    # One drawing each: the empty placeholder graph the comm opens with is never drawn.
+    assert [d["renders"] for d in drawn] == ["1", "1"], drawn
 
     # Each widget: its comm opens without the graph, the graph follows in an update, and
     # only then is the widget displayed.
