@@ -17,7 +17,8 @@ import { openingFocus } from "./view/opening";
 import { depthShown, normalizeExpanded, reveal } from "./view/expansion";
 import { buildIndex, type GraphIndex } from "./view/graph_index";
 import { EMPTY_PAYLOAD } from "./view/payload";
-import { answerKernel, graphBytes, loadGraph, type ReadGraph } from "./kernel_sync";
+import { answerKernel, answerUndone, graphBytes, loadGraph, type ReadGraph, tellPainted } from "./kernel_sync";
+import { createFirstViews } from "./first_views";
 import { createFoldControl } from "./fold_control";
 import { highlights, type SearchState } from "./view/highlights";
 import { visibleElementId } from "./view/search";
@@ -47,6 +48,7 @@ export const ANIMATE_BELOW = 100;
 const BUSY_FROM = 500;
 
 export function createExplorer(model: AnyModel<WidgetModel>, el: HTMLElement): () => void {
+  performance.mark("pvw:render");
   let index: GraphIndex = buildIndex(EMPTY_PAYLOAD); // onGraph() below reads the synced one
   let vg: VisibleGraph = buildVisibleGraph(index, new Set());
   let options: DotOptions = { ...DEFAULT_DOT_OPTIONS };
@@ -242,7 +244,7 @@ export function createExplorer(model: AnyModel<WidgetModel>, el: HTMLElement): (
 
   let drawnOpen = new Set<string>(); // the groups the drawing on screen shows
   let note: Message | null = null; // shown once the redraw under way is drawn
-  let fresh = true; // nothing of this graph drawn yet: its next drawing is its first view
+  const firstViews = createFirstViews<Plan>(); // which drawing opens readable on the output
   let previous = vg; // the visible graph before the one planned last
   const notes = new WeakMap<Plan, Message | null>(); // what to say once a drawing is drawn
   let loads = 0; // graphs read: a newer one drops the one still being read
@@ -277,7 +279,9 @@ export function createExplorer(model: AnyModel<WidgetModel>, el: HTMLElement): (
         vg = truncateVisible(vg, scale.budget);
         note = { text: budgetText.truncated(vg.nodes.length, total, scale.budget), kind: "warn" };
       }
-      return { dot: dotOf(vg), nodes: vg.nodes.length, open };
+      const dot = dotOf(vg);
+      performance.mark("pvw:planned", { detail: { nodes: vg.nodes.length } });
+      return { dot, nodes: vg.nodes.length, open };
     },
     unchanged() {
       if (note) status.show(note);
@@ -295,12 +299,13 @@ export function createExplorer(model: AnyModel<WidgetModel>, el: HTMLElement): (
       const selected = model.get("selected") ?? "";
       const anchors = follows ? anchorsFor(index, previous, drawnOpen, vg, new Set(plan.open), selected) : null;
       tooltip.hide(); // decorated once drawn (drawn()): not on the way to the layout
-      const opening = fresh ? { focus: openingFocus(index, vg) } : null; // a graph's first view
+      const opening = firstViews.started(plan) ? { focus: openingFocus(index, vg) } : null;
       return { plain, animate: follows && !plain, anchors, opening };
     },
     drawn(plan, renders) {
+      if (renders === 1) tellPainted(model);
       if (plan.open) {
-        fresh = false;
+        firstViews.drawn(plan);
         drawnOpen = new Set(plan.open);
       }
       root.dataset.renders = String(renders);
@@ -342,10 +347,11 @@ export function createExplorer(model: AnyModel<WidgetModel>, el: HTMLElement): (
   });
 
   const install = (read: ReadGraph, next: GraphIndex): void => {
+    performance.mark("pvw:graph-read"); // decoded and indexed (with pvw:graph-arrived: the read's cost)
+    if (!firstViews.read(read.blank)) return; // GraphWidget(y)'s placeholder: wait for its graph
     // A document the view cannot read draws nothing and says why, once that is drawn.
     if (read.error) note = { text: read.error, kind: "error" };
     index = next;
-    fresh = true;
     grad.reset(next);
     diff.reset(next);
     tabs.reset(next);
@@ -357,6 +363,7 @@ export function createExplorer(model: AnyModel<WidgetModel>, el: HTMLElement): (
   const onGraph = (): void => {
     const raw = model.get("graph");
     const mine = ++loads;
+    performance.mark("pvw:graph-arrived", { detail: { bytes: graphBytes(raw) } });
     loop.loading(); // nothing is drawn from the old graph while a big new one is read
     if (loadGraph(raw, () => mine === loads, install))
       status.show({ text: budgetText.reading(graphBytes(raw)), kind: "busy" });
@@ -364,6 +371,7 @@ export function createExplorer(model: AnyModel<WidgetModel>, el: HTMLElement): (
   const onSelected = (): void => decorate();
   const onDepth = (): void => decorate();
   const onRequest = (): void => loop.request();
+  const onResolved = (): void => (answerUndone(model) ? loop.request() : undefined); // kernel_sync.ts
   const listeners: [string, () => void][] = [
     ["change:graph", onGraph],
     ["change:expanded", schedule],
@@ -371,6 +379,7 @@ export function createExplorer(model: AnyModel<WidgetModel>, el: HTMLElement): (
     ["change:selected", onSelected],
     ["change:depth", onDepth],
     ["change:_request", onRequest],
+    ["change:_resolved", onResolved],
   ];
   for (const [event, fn] of listeners) model.on(event, fn);
   const resizer = new ResizeObserver(() => view.resize());

@@ -1,5 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { answerRequest, graphDocument, loadGraph, type ReadGraph } from "./kernel_sync";
+import type { AnyModel } from "@anywidget/types";
+import { answerKernel, answerRequest, answerUndone, graphDocument, loadGraph, type ReadGraph } from "./kernel_sync";
+import type { WidgetModel } from "./model_contract";
 import { autoDepth, groupsToDepth } from "./view/expansion";
 import { buildIndex, type GraphIndex } from "./view/graph_index";
 import { document, fixture } from "./view/test_fixtures";
@@ -71,5 +73,48 @@ describe("the kernel's view request", () => {
       _resolved: [4, 2],
     });
     expect(answerRequest(index, { nonsense: true }, null, () => shown)).toBeNull();
+  });
+});
+
+/** A model as anywidget gives it, over `state`; `seen` lists each key's change events. */
+function fakeModel(state: Record<string, unknown>) {
+  const seen: string[] = [];
+  const model = {
+    get: (key: string) => state[key],
+    set(key: string, value: unknown) {
+      const changed = JSON.stringify(state[key]) !== JSON.stringify(value);
+      state[key] = value;
+      if (changed) seen.push(`${key}:${answerUndone(model as never)}`); // as a listener sees it
+    },
+    save_changes() {},
+  };
+  return { model: model as unknown as AnyModel<WidgetModel>, seen };
+}
+
+describe("the kernel's whole state, from before the page's answer", () => {
+  const index = buildIndex(fixture("nested"));
+  const request = { id: 3, depth: -1, edits: [] };
+  // What the kernel holds before the page's answer reaches it (GraphWidget._ask's request).
+  const kernelState = () => ({ _request: request, _resolved: [], depth: -1, expanded: [] });
+
+  it("is seen as undoing the answer, and answered again: the same view", () => {
+    const { model, seen } = fakeModel(kernelState());
+    const shown = () => ({ depth: model.get("depth") as number, expanded: model.get("expanded") as string[] });
+    expect(answerUndone(model)).toBe(false); // nothing answered yet: a kernel state undoes nothing
+    expect(answerKernel(model, index, shown)).toBe(true);
+    const answered = { depth: model.get("depth"), expanded: model.get("expanded") };
+    expect(model.get("_resolved")).toEqual([3, 0]);
+    expect(seen.filter((s) => s.startsWith("_resolved"))).toEqual(["_resolved:false"]); // its own write
+    expect(answerUndone(model)).toBe(false);
+    // JupyterLab's widget manager restores every widget's state as the kernel had it.
+    for (const [key, value] of Object.entries(kernelState())) model.set(key as never, value as never);
+    expect(model.get("expanded")).toEqual([]); // nothing open: what would be drawn
+    expect(answerUndone(model)).toBe(true);
+    expect(answerKernel(model, index, shown)).toBe(true);
+    expect({ depth: model.get("depth"), expanded: model.get("expanded") }).toEqual(answered);
+    expect(answerUndone(model)).toBe(false);
+    // The kernel's echo of the page's own answer changes nothing.
+    model.set("_resolved" as never, [3, 0] as never);
+    expect(answerUndone(model)).toBe(false);
   });
 });

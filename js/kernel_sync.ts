@@ -9,6 +9,15 @@ import { buildIndex, type GraphIndex } from "./view/graph_index";
 import { readGraph } from "./view/payload";
 import { repeatsInSlices } from "./view/repeats";
 
+/** The page's message to the kernel once a widget's first drawing is painted: the kernel makes
+ * the static picture for saved notebooks after it (widget/late_picture.py), not meanwhile. */
+export const PAINTED = "pvw-painted";
+
+/** Say PAINTED once the next frame is painted (a task after the frame's rendering). */
+export function tellPainted(model: AnyModel<WidgetModel>): void {
+  requestAnimationFrame(() => setTimeout(() => model.send({ type: PAINTED }), 0));
+}
+
 /** Graph payloads from this many bytes on (~20k GradNodes) are read over several tasks. */
 export const READ_IN_STEPS_FROM = 4_000_000;
 /** Longest slice of work a big graph's reading gives one task. */
@@ -111,6 +120,22 @@ export function answerRequest(
   return { ...next, _resolved: [r.id, n] };
 }
 
+/** The `_resolved` this page last wrote on each model (answerKernel), as JSON. */
+const lastAnswer = new WeakMap<object, string>();
+
+/**
+ * Whether `model`'s `_resolved` is no longer the page's last answer, which only the kernel's
+ * whole state, sent from before that answer reached it, does: JupyterLab's widget manager asks
+ * the kernel for every widget's state as it connects, and a kernel busy with the notebook's
+ * first cells replies after the page has answered. The `expanded` it brings back (nothing
+ * open) would be drawn for a moment and use up the graph's first view (first_views.ts); the
+ * page answers again instead, the same answer, so nothing is redrawn.
+ */
+export function answerUndone(model: AnyModel<WidgetModel>): boolean {
+  const mine = lastAnswer.get(model);
+  return mine !== undefined && mine !== JSON.stringify(model.get("_resolved"));
+}
+
 /** Answer the kernel's request on `model` if there is anything new; whether it did. */
 export function answerKernel(
   model: AnyModel<WidgetModel>,
@@ -126,6 +151,7 @@ export function answerKernel(
   model.set("depth", -2);
   model.set("depth", answer.depth);
   model.set("expanded", answer.expanded);
+  lastAnswer.set(model, JSON.stringify(answer._resolved)); // before its change is seen
   model.set("_resolved", answer._resolved);
   model.save_changes();
   return true;

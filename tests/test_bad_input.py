@@ -49,3 +49,14 @@ def test_no_grad_output_is_refused():
         y = w * 2
     with pytest.raises(ValueError, match="no_grad"):
         GraphWidget(y)
+
+
+def test_a_graph_that_cannot_be_built_leaves_no_widget_open():
+    # GraphWidget(y) opens its comm before building the graph (the page loads meanwhile): a
+    # failed build closes it again, so no half-made widget stays in the kernel or the page.
+    from ipywidgets.widgets.widget import _instances
+
+    before = set(_instances)
+    with pytest.raises(TypeError):
+        GraphWidget("y")
+    assert set(_instances) == before

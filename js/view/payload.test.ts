@@ -311,11 +311,13 @@ describe("readGraph (the widget's graph trait)", () => {
   it("reads a document", () => {
     const read = readGraph(small());
     expect(read.error).toBeNull();
+    expect(read.blank).toBe(false);
     expect(read.payload.nodes).toHaveLength(4);
   });
 
   it("takes nothing yet for the empty graph, quietly", () => {
-    for (const raw of [{}, null, undefined]) expect(readGraph(raw)).toEqual({ payload: EMPTY_PAYLOAD, error: null });
+    for (const raw of [{}, null, undefined])
+      expect(readGraph(raw)).toEqual({ payload: EMPTY_PAYLOAD, error: null, blank: true });
   });
 
   it("turns a broken document into the empty graph and a message", () => {
@@ -323,6 +325,7 @@ describe("readGraph (the widget's graph trait)", () => {
     doc.edges[0].grad = 9;
     const read = readGraph(doc);
     expect(read.payload).toBe(EMPTY_PAYLOAD);
+    expect(read.blank).toBe(false); // a graph, though unreadable: drawn empty, with the message
     expect(read.error).toBe("Cannot show this graph: edge e0: tensor index 9 is out of range (table has 3)");
   });
 });

@@ -71,15 +71,16 @@ export function decodePayload(raw: unknown): GraphPayload {
 
 export const EMPTY_PAYLOAD: GraphPayload = { schema_version: "2.0", nodes: [], edges: [], groups: [] };
 
-/** The widget's synced `graph` trait for the view: nothing yet (an empty object) is the empty
- * graph; a document it cannot read is the empty graph and a message that says why. */
-export function readGraph(raw: unknown): { payload: GraphPayload; error: string | null } {
+/** The widget's synced `graph` trait for the view: nothing yet (an empty object: `blank`, e.g.
+ * the placeholder GraphWidget(y) opens its comm with) is the empty graph; a document it cannot
+ * read is the empty graph and a message that says why. */
+export function readGraph(raw: unknown): { payload: GraphPayload; error: string | null; blank: boolean } {
   const blank = raw === null || raw === undefined || (typeof raw === "object" && Object.keys(raw).length === 0);
-  if (blank) return { payload: EMPTY_PAYLOAD, error: null };
+  if (blank) return { payload: EMPTY_PAYLOAD, error: null, blank };
   try {
-    return { payload: decodePayload(raw), error: null };
+    return { payload: decodePayload(raw), error: null, blank };
   } catch (err) {
-    return { payload: EMPTY_PAYLOAD, error: `Cannot show this graph: ${(err as Error).message}` };
+    return { payload: EMPTY_PAYLOAD, error: `Cannot show this graph: ${(err as Error).message}`, blank };
   }
 }
 

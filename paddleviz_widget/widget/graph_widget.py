@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import pathlib
+import threading
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -21,7 +22,7 @@ from ..graph.summary import Summary
 from ..tracer import build_graph
 from .diff import diff_document
 from .documents import saved_document
-from .late_picture import show_then_draw, widget_front_end
+from .late_picture import PAINTED, show_then_draw, widget_front_end
 from .layer_groups import LayerGroups, has_id
 from .reports import problems, summary
 from .saving import save_view
@@ -101,7 +102,17 @@ class GraphWidget(anywidget.AnyWidget):
         depth: int | None = None,
         **kwargs: Any,
     ) -> None:
-        self._start(build_graph(y, model=model, params=params), height, depth, kwargs)
+        # The comm opens first, with no graph: the page loads the front end (bundle, Graphviz
+        # WASM, layout worker) while the graph is built here, not after (RESULTS.md, issue 22
+        # round 3). A graph that cannot be built closes it again.
+        self._start({}, height, depth, kwargs)
+        try:
+            doc = build_graph(y, model=model, params=params)
+        except BaseException:
+            self.layout.close()  # the DOMWidget's own child widget
+            self.close()
+            raise
+        self.graph = doc
 
     @classmethod
     def from_graph(
@@ -195,6 +206,7 @@ class GraphWidget(anywidget.AnyWidget):
         if depth is not None and depth < 0:
             raise ValueError(f"depth must be >= 0 (or None for automatic), got {depth}")
         self._auto = depth is None
+        self._painted = threading.Event()
         super().__init__(graph=doc, height=height, depth=-1 if depth is None else depth, **kwargs)
         self.on_msg(self._on_msg)
 
@@ -288,8 +300,7 @@ class GraphWidget(anywidget.AnyWidget):
             display(data, raw=True, metadata=metadata)
             return
         sent = self.__dict__.pop("_graph_text", None)
-        graph = self.graph
-        show_then_draw(data, metadata, graph, lambda: graph_json(graph, sent), self._view_now())
+        show_then_draw(data, metadata, self.graph, sent, self._view_now(), self._painted)
 
     def _view_now(self) -> dict[str, Any]:
         return view_now(
@@ -302,6 +313,9 @@ class GraphWidget(anywidget.AnyWidget):
         )
 
     def _on_msg(self, widget: Any, content: Any, buffers: Any) -> None:
+        if isinstance(content, Mapping) and content.get("type") == PAINTED:
+            self._painted.set()  # the late picture's cue (late_picture.py)
+            return
         reply = layer_rows_answer(content, self.graph)  # the Layers tab's only message
         if reply is not None:
             self.send(reply)

@@ -13,11 +13,20 @@ from __future__ import annotations
 
 import queue
 import threading
+import time
 import uuid
 from collections.abc import Callable, Mapping
 from typing import Any
 
 from .static_picture import counts_text, static_output
+from .wire import graph_json
+
+#: The page's message once a widget's first drawing is painted (js/kernel_sync.ts PAINTED).
+PAINTED = "pvw-painted"
+#: Longest a picture waits for that message from the display on: the page's first paint gets
+#: the machine's cores (the picture is V8 and a `dot` process), and a page that never paints
+#: (a hidden output, a kernel busy with the next cells) still gets its picture.
+PAINT_WAIT_S = 3.0
 
 #: Class of the second output; js/widget.css hides it (and its output row) in the live page.
 LATE_CLASS = "pvw-static pvw-static-late"
@@ -50,16 +59,26 @@ def show_then_draw(
     data: Mapping[str, Any],
     metadata: Mapping[str, Any],
     graph: Mapping[str, Any],
-    graph_json: Callable[[], str],
+    sent: tuple[Any, bytes] | None,
     wanted: dict[str, Any],
+    painted: threading.Event | None = None,
 ) -> None:
-    """Display the widget (``data``: its bundle) now and its picture once made."""
+    """Display the widget (``data``: its bundle) now and its picture once made: after
+    ``painted`` is set (the page drew the widget), or PAINT_WAIT_S after the display.
+    ``sent``: the graph's JSON as sent to the page (wire.graph_to_json), if made."""
     from IPython.display import display
 
     display_id = f"pvw-static-{uuid.uuid4().hex}"
     display({**data, "text/plain": counts_text(graph)}, raw=True, metadata=dict(metadata))
     display({"text/html": _late(None)}, raw=True, display_id=display_id)
-    _submit(lambda: _deliver(display_id, graph, graph_json, wanted))
+    deadline = time.monotonic() + PAINT_WAIT_S
+
+    def job() -> None:
+        if painted is not None:
+            painted.wait(max(0.0, deadline - time.monotonic()))
+        _deliver(display_id, graph, lambda: graph_json(graph, sent), wanted)
+
+    _submit(job)
 
 
 def _late(block: str | None) -> str:
