@@ -22,6 +22,7 @@ from ...graph.model import (
     ParamInfo,
     Slot,
 )
+from ...graph.parts import built
 from ..read.walk import WalkedNode, WalkResult
 
 K = TypeVar("K")
@@ -311,18 +312,21 @@ def annotated_graph(
         ptr = w.ptr
         slots = slots_of(ptr, no_slots)
         nodes.append(
-            Node(
-                id=f"n{w.index}",
-                name=w.name,
-                ptr=hex(ptr),
-                kind=_kind(w),
-                group=group_of(ptr),
-                param=param_of(ptr),
-                call_site=site_of(ptr),
-                inputs=slots.inputs,
-                outputs=slots.outputs,
-                tensor=tensor_of(w.index),
-                grad_status=status_of(ptr),
+            built(  # Node(id, name, ptr, kind, group, param, call_site, inputs, outputs,
+                # tensor, grad_status, diff)
+                Node,
+                f"n{w.index}",
+                w.name,
+                hex(ptr),
+                _kind(w),
+                group_of(ptr),
+                param_of(ptr),
+                site_of(ptr),
+                slots.inputs,
+                slots.outputs,
+                tensor_of(w.index),
+                status_of(ptr),
+                None,
             )
         )
     walked = walk.nodes
@@ -333,8 +337,19 @@ def annotated_graph(
         note = note_of(key)
         grad, slot = (note.grad, note.slot) if note is not None else (None, None)
         srcs.append(note.src if note is not None and grad is not None else None)
-        edges.append(
-            Edge(f"e{k}", f"n{e.source}", f"n{e.target}", e.slot, grad, slot, stats_of(key))
+        edges.append(  # Edge(id, source, target, index, grad, slot, stats, diff, no_stats)
+            built(
+                Edge,
+                f"e{k}",
+                f"n{e.source}",
+                f"n{e.target}",
+                e.slot,
+                grad,
+                slot,
+                stats_of(key),
+                None,
+                None,
+            )
         )
     meta: dict[str, Any] = {"annotations": sorted(set(ann.sources))}
     notices = [n for n in (ann.notice, *ann.notes) if n]

@@ -97,7 +97,8 @@ def walk_backward_graph(grad_fns: Sequence[Any], objects: list[Any] | None = Non
 
 def next_ptrs(walk: WalkResult) -> dict[int, list[int | None]]:
     """Each node's next_functions as pointers (None where Paddle has None), keyed by ptr."""
-    table: dict[int, list[int | None]] = {n.ptr: [None] * n.fanout for n in walk.nodes}
-    for edge in walk.edges:
-        table[walk.nodes[edge.source].ptr][edge.slot] = walk.nodes[edge.target].ptr
-    return table
+    ptrs = [n.ptr for n in walk.nodes]
+    rows: list[list[int | None]] = [[None] * n.fanout for n in walk.nodes]
+    for source, target, slot in walk.edges:
+        rows[source][slot] = ptrs[target]
+    return dict(zip(ptrs, rows))
