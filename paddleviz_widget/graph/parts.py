@@ -158,6 +158,8 @@ def built(cls: type[T], *values: Any) -> T:
     a 100k-GradNode graph: tracer/merge/annotate.py makes each Node and Edge this way)."""
     names = _FIELD_NAMES.get(cls)
     if names is None:
+        if hasattr(cls, "__post_init__"):  # it would be skipped here
+            raise TypeError(f"{cls.__name__} has a __post_init__: construct it")
         names = _FIELD_NAMES[cls] = tuple(f.name for f in fields(cls))  # type: ignore[arg-type]
     if len(values) != len(names):
         raise TypeError(f"{cls.__name__} has {len(names)} fields, got {len(values)} values")
