@@ -31,6 +31,9 @@ BERT_LAYERS = 12
 LLAMA_BLOCKS = {"llama-2.5k": 32, "llama-6k": 80, "llama-10k": 130}
 CHAIN_WIDTH = 4
 CHAIN_STAGES = {"chain-100k": (20, 385)}  # stages x blocks -> about 100k GradNodes
+# The same Llama blocks (77 GradNodes each) at the 100k scale: a real model's shape (one run of
+# 1,300 repeated decoder blocks), built in ~1 s (tiny widths, batch 1, 8 tokens).
+HUGE_LLAMA_BLOCKS = {"llama-100k": 1300}
 
 
 def _seed_models() -> ModuleType:
@@ -241,7 +244,8 @@ MODELS: dict[str, Callable[[], tuple[nn.Layer, paddle.Tensor]]] = {
 }
 # Not in MODELS (the other benchmarks loop over it): ~100k GradNodes, for bench_widget.py.
 HUGE: dict[str, Callable[[], tuple[nn.Layer, paddle.Tensor]]] = {
-    name: chain(*shape) for name, shape in CHAIN_STAGES.items()
+    **{name: chain(*shape) for name, shape in CHAIN_STAGES.items()},
+    **{name: llama(blocks) for name, blocks in HUGE_LLAMA_BLOCKS.items()},
 }
 
 

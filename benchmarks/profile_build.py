@@ -1,6 +1,6 @@
 """Where does build_graph spend its time on the ~10k-node graph?  (a script, not a test)
 
-    python benchmarks/profile_build.py [--model llama-10k] [--cprofile]
+    python benchmarks/profile_build.py [--model llama-10k] [--cprofile] [--save doc.json]
 
 For each way a graph gets built (`build_graph(model(x))`, which replays the backward for
 annotations; `build_graph(y)` after a plain backward; `with trace(model)` then `build_graph(y)`)
@@ -10,7 +10,8 @@ floor any Python walk pays: Paddle's own node_ptr() / name() / next_functions.
 Stages nest (indented ones run inside the one above); GC pauses land inside whichever stage
 was allocating. A stage the tracer no longer has is skipped. Under trace(), "Tensor.backward"
 is Paddle's own backward (VLOG 6 + dump on); log capture and parsing are listed after it.
---cprofile adds a cProfile listing of each build.
+--cprofile adds a cProfile listing of each build. --save writes the traced graph's document
+(what the page reads: benchmarks/page_steps.mjs times the page's steps on it).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ import time
 from collections import defaultdict
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 from common import median_time
@@ -142,6 +144,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", default="llama-10k", choices=[*MODELS, *HUGE])
     parser.add_argument("--cprofile", action="store_true", help="also print cProfile listings")
+    parser.add_argument("--save", help="write the traced graph's document (JSON) here")
     args = parser.parse_args()
     model, x = {**MODELS, **HUGE}[args.model]()
     model(x).sum().backward()  # warm-up
@@ -169,6 +172,10 @@ def main() -> None:
 
     report("with trace(model): forward + backward", traced_backward, args.cprofile)
     report("build_graph(y) after the traced backward", lambda: build_graph(y), args.cprofile)
+    if args.save:
+        from paddleviz_widget.widget.wire import json_bytes
+
+        Path(args.save).write_bytes(json_bytes(build_graph(y)))
 
 
 if __name__ == "__main__":

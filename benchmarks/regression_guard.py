@@ -7,9 +7,14 @@ change slowed the notebook, one line each against its goal. Not run by the test 
   execute request names its cell): the main thread's CPU and wall time of ``display(w)``, the
   page's first widget apart from later ones, and how long until the static picture for saved
   notebooks arrives (made after the widget, off the cell's time);
+- the 100k scale (item 5; ``--no-huge`` skips it, ~40 s): GraphWidget(y) on llama-100k (1,300
+  decoder blocks, ~97k GradNodes) in this process, the kernel's share of the 3 s goal, with
+  the process's peak memory;
 - ``--lab``: through real JupyterLab + Chromium (benchmarks/bench_widget.py,
   bench_startup.py): cell run to the painted graph, ResNet-50 and llama-10k (the page's first
-  widget apart), and the Llama's clicks and groups opened from the kernel to the repainted graph.
+  widget apart), and the Llama's clicks and groups opened from the kernel to the repainted graph;
+  with the 100k scale, llama-100k's folded default view (goal 3 s) and its longest main-thread
+  task (goal 0.2 s).
 
     .venv/bin/python benchmarks/regression_guard.py            # --reps N (default 3), --lab
 """
@@ -30,6 +35,8 @@ GOAL_DISPLAY = 0.05  # kernel time a display costs its cell
 GOAL_FIRST_PAINT = 0.7  # cell run -> painted graph, 10k Llama, the page's first widget included
 GOAL_FIRST_RESNET = 0.5  # the same for ResNet-50 (its default view)
 GOAL_CLICK = 0.1  # a group opened or closed -> its nodes in the page
+GOAL_HUGE = 3.0  # cell run -> first painted (folded) view, 100k-GradNode Llama
+GOAL_HUGE_TASK = 0.2  # the page's longest main-thread task meanwhile
 
 
 def line(label: str, seconds: float, goal: float, note: str = "") -> None:
@@ -60,6 +67,31 @@ def widget_in_process(reps: int) -> None:
     note = f"  CPU {statistics.median(cpus):.3f} s; build_graph {build:.3f} s"
     line("GraphWidget(y), llama-10k, this process (wall)", wall, GOAL_WIDGET, note)
     print(f"     of which the widget's own (GraphWidget(y) - build_graph): {wall - build:.3f} s")
+
+
+def huge_in_process(reps: int) -> None:
+    """GraphWidget(y) on the 100k-GradNode Llama: what the kernel alone takes of the 3 s."""
+    import resource
+
+    from models import HUGE
+
+    from paddleviz_widget import GraphWidget, trace
+
+    model, x = HUGE["llama-100k"]()
+    with trace(model):
+        y = model(x)
+        y.sum().backward()
+    walls, cpus = [], []
+    for _ in range(reps):
+        start, cpu = time.perf_counter(), time.process_time()
+        GraphWidget(y)
+        walls.append(time.perf_counter() - start)
+        cpus.append(time.process_time() - cpu)
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    note = f"  CPU {statistics.median(cpus):.2f} s; peak RSS {peak:,.0f} MB"
+    line(
+        "GraphWidget(y), llama-100k, this process (wall)", statistics.median(walls), GOAL_HUGE, note
+    )
 
 
 SETUP = """import sys, time
@@ -173,7 +205,7 @@ def display_in_kernel(reps: int) -> None:
     )
 
 
-def in_lab(reps: int) -> None:
+def in_lab(reps: int, huge: bool) -> None:
     import bench_startup
     import bench_widget
 
@@ -191,18 +223,26 @@ def in_lab(reps: int) -> None:
         else:
             continue
         line(f"llama-10k in JupyterLab: {label}", seconds, goal, f"  longest task {worst:.3f} s")
+    if huge:
+        rows = bench_widget.in_lab(["llama-100k"], 1)["llama-100k"]
+        seconds, worst, _shown = rows["cell run -> painted, default view (folded)"]
+        line("llama-100k in JupyterLab: cell run -> painted (folded)", seconds, GOAL_HUGE)
+        line("llama-100k in JupyterLab: its longest main-thread task", worst, GOAL_HUGE_TASK)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--reps", type=int, default=3)
     parser.add_argument("--lab", action="store_true", help="also through JupyterLab + Chromium")
+    parser.add_argument("--no-huge", action="store_true", help="skip the 100k-GradNode Llama")
     args = parser.parse_args()
     print(f"medians of {args.reps} runs; load average {Path('/proc/loadavg').read_text()[:14]}")
     widget_in_process(args.reps)
     display_in_kernel(args.reps)
+    if not args.no_huge:
+        huge_in_process(min(args.reps, 2))
     if args.lab:
-        in_lab(args.reps)
+        in_lab(args.reps, not args.no_huge)
 
 
 if __name__ == "__main__":

@@ -22,6 +22,7 @@ from ...graph.model import (
     ParamInfo,
     Slot,
 )
+from ...graph.parts import built
 from ..read.walk import WalkedNode, WalkResult
 
 K = TypeVar("K")
@@ -204,15 +205,16 @@ def sources_meta(
     """meta.sources: one GRAD_SOURCES code per edge, in edge order ("." unknown); per node
     field (schema 2.3) one NODE_SOURCES code per node in node order, for the fields any node
     has; and the codes used, by name. None when nothing has a source."""
-    text = "".join(c or NO_SOURCE for c in codes)
+    text = "".join([c or NO_SOURCE for c in codes])
     used = set(text) - {NO_SOURCE}
     out: dict[str, Any] = {"edges": text}
     if ann is not None and walk is not None:
         nodes: dict[str, str] = {}
+        ptrs = [w.ptr for w in walk.nodes]
         for name in NODE_FIELDS:
             noted = ann.node_src.get(name)
             if noted:
-                nodes[name] = "".join(noted.get(w.ptr, NO_SOURCE) for w in walk.nodes)
+                nodes[name] = "".join([noted.get(p, NO_SOURCE) for p in ptrs])
                 used |= set(nodes[name]) - {NO_SOURCE}
         if nodes:
             out["nodes"] = nodes
@@ -302,33 +304,53 @@ def annotated_graph(
     """
     root_tensors = root_tensors or {}
     no_slots = NodeSlots()
+    # Bound lookups: the two loops run once per node and per edge (100k+ on big graphs).
+    slots_of, group_of, param_of = ann.slots.get, ann.group_of_ptr.get, ann.params.get
+    site_of, status_of, tensor_of = ann.call_sites.get, ann.grad_status.get, root_tensors.get
     nodes = []
     for w in walk.nodes:
         ptr = w.ptr
-        slots = ann.slots.get(ptr, no_slots)
+        slots = slots_of(ptr, no_slots)
         nodes.append(
-            Node(
-                id=f"n{w.index}",
-                name=w.name,
-                ptr=hex(ptr),
-                kind=_kind(w),
-                group=ann.group_of_ptr.get(ptr),
-                param=ann.params.get(ptr),
-                call_site=ann.call_sites.get(ptr),
-                inputs=slots.inputs,
-                outputs=slots.outputs,
-                tensor=root_tensors.get(w.index),
-                grad_status=ann.grad_status.get(ptr),
+            built(  # Node(id, name, ptr, kind, group, param, call_site, inputs, outputs,
+                # tensor, grad_status, diff)
+                Node,
+                f"n{w.index}",
+                w.name,
+                hex(ptr),
+                _kind(w),
+                group_of(ptr),
+                param_of(ptr),
+                site_of(ptr),
+                slots.inputs,
+                slots.outputs,
+                tensor_of(w.index),
+                status_of(ptr),
+                None,
             )
         )
     walked = walk.nodes
     edges, srcs = [], []
+    note_of, stats_of = ann.edges.get, ann.stats.get
     for k, e in enumerate(walk.edges):
-        note = ann.edges.get((walked[e.source].ptr, e.slot))
+        key = (walked[e.source].ptr, e.slot)
+        note = note_of(key)
         grad, slot = (note.grad, note.slot) if note is not None else (None, None)
         srcs.append(note.src if note is not None and grad is not None else None)
-        stats = ann.stats.get((walked[e.source].ptr, e.slot))
-        edges.append(Edge(f"e{k}", f"n{e.source}", f"n{e.target}", e.slot, grad, slot, stats))
+        edges.append(  # Edge(id, source, target, index, grad, slot, stats, diff, no_stats)
+            built(
+                Edge,
+                f"e{k}",
+                f"n{e.source}",
+                f"n{e.target}",
+                e.slot,
+                grad,
+                slot,
+                stats_of(key),
+                None,
+                None,
+            )
+        )
     meta: dict[str, Any] = {"annotations": sorted(set(ann.sources))}
     notices = [n for n in (ann.notice, *ann.notes) if n]
     if notices:

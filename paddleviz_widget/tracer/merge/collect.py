@@ -83,9 +83,10 @@ def _scopes_layer(scopes: LayerScopes | None, graph: _Graph, trusted: bool) -> A
     layer.group_of_ptr = dict(mine.group_of_ptr)
     layer.group_sites = dict(mine.call_sites)
     layer.src = {"group": "t", "call_site": "w"}
+    node_sites, group_sites, names_of = mine.node_sites.get, mine.call_sites.get, graph.names.get
     for ptr, gid in mine.group_of_ptr.items():  # ops Paddle gave no stack: where the layer ran
-        site = mine.node_sites.get(ptr) or mine.call_sites.get(gid)
-        if site is not None and graph.names.get(ptr) != ACCUMULATION_NODE:
+        site = node_sites(ptr) or group_sites(gid)
+        if site is not None and names_of(ptr) != ACCUMULATION_NODE:
             layer.call_sites.setdefault(ptr, site)
     layer.sources.append("layers")
     return layer

@@ -97,17 +97,7 @@ def log_mismatches(log: ParsedLog, next_ptrs: dict[int, list[int | None]]) -> in
 
 def dump_mismatches(dump: BackwardDump, next_ptrs: dict[int, list[int | None]]) -> int:
     """Dump edges out of this graph's nodes that ``from_dump`` cannot place."""
-    seen: dict[tuple[int, int], int] = {}
-    count = 0
-    for edge in dump.edges:
-        src, dst = int(edge.source, 16), int(edge.target, 16)
-        nexts = next_ptrs.get(src)
-        if nexts is None:
-            continue  # a node of some other graph that ran in the same backward
-        k = seen.get((src, dst), 0)
-        seen[(src, dst)] = k + 1
-        count += k >= sum(1 for p in nexts if p == dst)
-    return count
+    return placed_dump(dump, next_ptrs)[1]
 
 
 def note_mismatches(
@@ -129,19 +119,46 @@ def from_dump(
     dump: BackwardDump, next_ptrs: dict[int, list[int | None]]
 ) -> dict[tuple[int, int], EdgeNote]:
     """The k-th dump edge src -> dst is the k-th next_functions entry of src equal to dst."""
+    return placed_dump(dump, next_ptrs)[0]
+
+
+def placed_dump(
+    dump: BackwardDump, next_ptrs: dict[int, list[int | None]], src: str | None = None
+) -> tuple[dict[tuple[int, int], EdgeNote], int]:
+    """``from_dump`` (each note's source ``src``) and ``dump_mismatches`` in one pass over the
+    dump (100k+ edges on big graphs)."""
     edges: dict[tuple[int, int], EdgeNote] = {}
-    seen: dict[tuple[int, int], int] = {}
+    placed: dict[tuple[int, int], int] = {}  # dump edges with a gradient, per (src, dst)
+    every: dict[tuple[int, int], int] = {}  # all dump edges, per (src, dst)
+    unplaced = 0
     for edge in dump.edges:
-        src, dst = int(edge.source, 16), int(edge.target, 16)
-        nexts = next_ptrs.get(src)
-        if nexts is None or edge.grad is None:
+        source, dst = int(edge.source, 16), int(edge.target, 16)
+        nexts = next_ptrs.get(source)
+        if nexts is None:
+            continue  # a node of some other graph that ran in the same backward
+        key = (source, dst)
+        k = every.get(key, 0)
+        every[key] = k + 1
+        unplaced += k >= nexts.count(dst)  # list.count and list.index: the lookups run in C
+        if edge.grad is None:
             continue
-        k = seen.get((src, dst), 0)
-        seen[(src, dst)] = k + 1
-        slots = [i for i, p in enumerate(nexts) if p == dst]
-        if k < len(slots):
-            edges[(src, slots[k])] = EdgeNote(grad=edge.grad)
-    return edges
+        k = placed.get(key, 0)
+        placed[key] = k + 1
+        slot = _kth_index(nexts, dst, k)
+        if slot is not None:
+            edges[(source, slot)] = EdgeNote(grad=edge.grad, src=src)
+    return edges, unplaced
+
+
+def _kth_index(values: list[int | None], value: int, k: int) -> int | None:
+    """Position of the k-th (from 0) ``value`` in ``values``, None if fewer (list.index: C)."""
+    try:
+        at = values.index(value)
+        for _ in range(k):
+            at = values.index(value, at + 1)
+    except ValueError:
+        return None
+    return at
 
 
 def align_copied_runs(

@@ -11,7 +11,7 @@ from ..parse.log_parser import ParsedLog
 from ..read.walk import next_ptrs
 from .annotate import Annotations, EdgeNote
 from .copy_alignment import align_copied_dump, rekey_copied_runs
-from .log_annotations import add_note, from_dump, from_log, note_mismatches
+from .log_annotations import UNMATCHED_DUMP_NOTICE, add_note, from_log, note_mismatches, placed_dump
 from .replay_annotations import UNMATCHED_NOTICE
 
 COPIES_WITHOUT_DUMP_NOTICE = (
@@ -32,10 +32,11 @@ def trace_record_layer(
     captured = record.captured
     log, dump = captured.log, captured.dump
     dump_edges: dict[tuple[int, int], EdgeNote] = {}
+    unplaced = 0  # dump edges of this graph's nodes that are not its next_functions
     if record.copies:
         log, dump_edges = _copied(record, params, layer)
     elif dump is not None:
-        dump_edges = from_dump(dump, nexts)
+        dump_edges, unplaced = placed_dump(dump, nexts, "d")
     if log is not None and log.runs:
         edges, slots = from_log(log, nexts)
         layer.add_edges(edges, "l")
@@ -46,7 +47,9 @@ def trace_record_layer(
         layer.sources.append("dump")
     for line in captured.notes:  # the log or dump was only partly understood
         add_note(layer, line)
-    note_mismatches(layer, log, None if record.copies else dump, nexts)
+    note_mismatches(layer, log, None, nexts)
+    if unplaced:
+        add_note(layer, UNMATCHED_DUMP_NOTICE.format(n=unplaced))
     if not record.copies:
         layer.call_sites.update(captured.call_sites)
     layer.programs.update(record.programs)

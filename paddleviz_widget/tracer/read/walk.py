@@ -63,8 +63,7 @@ def walk_backward_graph(grad_fns: Sequence[Any], objects: list[Any] | None = Non
         known = index_of.get(ptr)
         if known is not None:
             return known
-        idx = len(found)
-        index_of[ptr] = idx
+        idx = index_of[ptr] = len(found)
         found.append((str(grad_fn.name()), ptr, is_root))
         if objects is not None:
             objects.append(grad_fn)
@@ -73,6 +72,8 @@ def walk_backward_graph(grad_fns: Sequence[Any], objects: list[Any] | None = Non
         return idx
 
     root_indices = tuple(visit(g, True) for g in grad_fns)
+    # The loop below is visit() written out: it runs once per edge (100k+ on big graphs).
+    new_edge, append_edge, get_index = WalkedEdge, edges.append, index_of.get
     while pending:
         idx, grad_fn = pending.popleft()
         next_functions = grad_fn.next_functions
@@ -80,14 +81,24 @@ def walk_backward_graph(grad_fns: Sequence[Any], objects: list[Any] | None = Non
         for slot, nxt in enumerate(next_functions):
             if nxt is None:  # input with stop_gradient=True: no gradient flows there
                 continue
-            edges.append(WalkedEdge(idx, visit(nxt, False), slot))
+            ptr = int(nxt.node_ptr())
+            target = get_index(ptr)
+            if target is None:
+                target = index_of[ptr] = len(found)
+                found.append((str(nxt.name()), ptr, False))
+                if objects is not None:
+                    objects.append(nxt)
+                fanout.append(0)
+                pending.append((target, nxt))
+            append_edge(new_edge(idx, target, slot))
     nodes = tuple(WalkedNode(i, n, p, r, fanout[i]) for i, (n, p, r) in enumerate(found))
     return WalkResult(nodes, tuple(edges), root_indices)
 
 
 def next_ptrs(walk: WalkResult) -> dict[int, list[int | None]]:
     """Each node's next_functions as pointers (None where Paddle has None), keyed by ptr."""
-    table: dict[int, list[int | None]] = {n.ptr: [None] * n.fanout for n in walk.nodes}
-    for edge in walk.edges:
-        table[walk.nodes[edge.source].ptr][edge.slot] = walk.nodes[edge.target].ptr
-    return table
+    ptrs = [n.ptr for n in walk.nodes]
+    rows: list[list[int | None]] = [[None] * n.fanout for n in walk.nodes]
+    for source, target, slot in walk.edges:
+        rows[source][slot] = ptrs[target]
+    return dict(zip(ptrs, rows))
