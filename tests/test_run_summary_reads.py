@@ -52,3 +52,15 @@ def test_every_step_equals_the_gradients_as_addresses_move():
         opt.clear_grad()
     assert len(addresses) > len(params)  # the allocator moved gradients: fresh reads happened
     summary.release()
+
+
+def test_loss_value_of_one_element_tensors_only():
+    from paddleviz_widget.runs.summary import loss_value
+
+    x = paddle.to_tensor([[1.5, -2.0], [0.25, 4.0]], stop_gradient=False)
+    assert loss_value(x.sum()) == 3.75  # shape []
+    assert loss_value(x.sum().reshape([1, 1])) == 3.75  # one element, two dims
+    assert loss_value(x.mean(axis=0)) is None  # two elements
+    assert loss_value(paddle.zeros([0])) is None  # none
+    assert loss_value(x.sum().astype("float64") / 3) == 1.25
+    assert loss_value(None) is None and loss_value(3.0) is None
