@@ -1,7 +1,6 @@
 """GradSummary's in-place reading across many real steps: gradients at addresses the
-allocator hands from one parameter to another (the views shared by address), small ones
-at a new address copied, a NaN/Inf in a small and in a big gradient: every step equals
-NumPy's account of p.grad."""
+allocator hands from one parameter to another (the views shared by address), a NaN/Inf in
+a small and in a big gradient: every step equals NumPy's account of p.grad."""
 
 from __future__ import annotations
 

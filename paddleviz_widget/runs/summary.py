@@ -107,15 +107,6 @@ class GradSummary:
                 continue
             key = (ptr, plain[2], plain[1])
             view = shared.get(key)
-            if view is None and plain[2] <= SMALL and g.dtype is plain[0] and g.is_dense():
-                # a small one at a new address: copied (~2 us), not kept (it is no view); a
-                # view costs ~5-15 us of checks, and small buffers come from many addresses.
-                # (numpy() copies from any place and layout: right wherever it is.)
-                view = g.numpy().reshape(-1)
-                if view.size != plain[2]:
-                    return None
-                views.append(view)
-                continue
             if view is None or g.dtype is not plain[0]:  # (dtypes are singletons)
                 view = self._fresh_view(i, g, ptr, plain)
                 if view is None:
