@@ -2,6 +2,7 @@
 (a script, not a test)
 
     python benchmarks/bench_watch_ab.py --base main --model mlp --reps 10 --block 1000
+    python benchmarks/bench_watch_ab.py --base main --model mlp --reps 6 --block 100 --run 1000
     python benchmarks/bench_watch_ab.py --base main --model llama-10k --reps 6 --block 5
 
 On a shared machine two processes run minutes apart see different loads; ratios of a few
@@ -11,8 +12,9 @@ itself relatively) and its ``RunWatch.start`` / ``after_backward`` (the summary,
 rules, the run log writer: everything a step runs after backward) are swapped in for its
 blocks. Blocks alternate (plain, this tree, plain, base; the order flips each repetition);
 each watched block is a run with every=10**9 whose step 0 (a full capture, by this tree's
-tracer) is untimed. Printed: summary / plain in wall and process CPU time (medians), and the
-median CPU time of this thread per ``after_backward`` call.
+tracer) is untimed; with --run, an N-step run with every=100 (entry, captures, exit)
+follows each against N plain steps. Printed: summary / plain in wall and process CPU time
+(medians), and the median CPU time of this thread per ``after_backward`` call.
 """
 
 from __future__ import annotations
@@ -64,12 +66,14 @@ def main() -> None:
     parser.add_argument("--model", default="mlp")
     parser.add_argument("--reps", type=int, default=10)
     parser.add_argument("--block", type=int, default=1000, help="steps per block")
+    parser.add_argument("--run", type=int, default=0, help="also N-step runs, every=100")
     args = parser.parse_args()
     sys.path.insert(0, str(_extract(args.base)))
     import pvw_base.runs.watch as base_watch  # type: ignore[import-not-found]
 
     calls: dict[str, list[int]] = {"this tree": [], args.base: []}
     ratios: dict[str, list[tuple[float, float]]] = {"this tree": [], args.base: []}
+    runs: dict[str, list[tuple[float, float]]] = {"this tree": [], args.base: []}
     own = (this_watch.RunWatch.start, this_watch.RunWatch.after_backward)
     versions = {
         "this tree": (own[0], _timed(own[1], calls["this tree"])),
@@ -86,6 +90,10 @@ def main() -> None:
             this_watch.RunWatch.start, this_watch.RunWatch.after_backward = versions[name]
             try:
                 watched = t.watched(args.block, 10**9, skip_first=True)
+                if args.run:
+                    plain_run = t.steps(args.run)
+                    whole = t.watched(args.run, 100, skip_first=False)
+                    runs[name].append((whole[0] / plain_run[0], whole[1] / plain_run[1]))
             finally:
                 this_watch.RunWatch.start, this_watch.RunWatch.after_backward = own
             ratios[name].append((watched[0] / plain[0], watched[1] / plain[1]))
@@ -98,6 +106,10 @@ def main() -> None:
         per_call = median(calls[name]) / 1e3 if calls[name] else float("nan")
         print(f"  {name:<10} summary/plain wall {wall:.3f}x, CPU {cpu:.3f}x (CPU each: {each}); "
               f"after_backward {per_call:.0f} us a call (this thread's CPU, median)")  # fmt: skip
+        if runs[name]:
+            wall, cpu = median(p[0] for p in runs[name]), median(p[1] for p in runs[name])
+            print(f"  {'':<10} {args.run}-step run, every=100 / plain: wall {wall:.3f}x, "
+                  f"CPU {cpu:.3f}x")  # fmt: skip
 
 
 if __name__ == "__main__":
