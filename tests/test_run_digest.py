@@ -128,3 +128,18 @@ def test_param_row_reads_one_step(tmp_path):
         np.testing.assert_array_equal(run.param_row("norm", step), want)
     assert sum(bool(p._stats) for p in run._parts.values()) == 1
     writer.close()
+
+
+def test_part_digests_equal_each_step_summarised_alone(tmp_path):
+    """The writer summarises a part's steps together; each row has the bits it gets alone
+    (as the writer computed it step by step before), absent and NaN steps mixed in."""
+    from paddleviz_widget.runs.digest import LayerGroups, summarise
+
+    arrays = _arrays(100)
+    _write(tmp_path / "run", arrays)
+    got = open_run(tmp_path / "run").digests()
+    groups = LayerGroups(np.array(LAYER_OF), 3)
+    for s, (norm, nan, inf) in enumerate(arrays):
+        alone = summarise(groups, norm.astype(np.float32)[None], nan[None], inf[None])
+        for key, value in alone.items():
+            np.testing.assert_array_equal(got[key][s], value[0], err_msg=f"step {s}: {key}")

@@ -66,6 +66,12 @@ class GradSummary:
         # allocator reuses: a view made for an address reads whatever gradient of that
         # parameter (same size and dtype) is there now. VIEWS_KEPT addresses at most.
         self._views: list[dict[int, np.ndarray]] = [{} for _ in params]
+        # The same by (address, element count, NumPy dtype), shared by all parameters (the
+        # in-place path): the allocator hands one parameter's old buffer to another of its
+        # size (the MLP's 10 gradients came from 69 addresses in 60 steps, ~18 each: a view
+        # per parameter and address was made afresh ~4 times a step).
+        self._shared: dict[tuple[int, int, Any], np.ndarray] = {}
+        self._shared_kept = max(256, VIEWS_KEPT * len(params))  # ~300 B each
         self._memory: list[Any] = [None] * len(params)  # ctypes array type of its bytes
         self._plan: tuple[tuple[int, ...], Any] | None = None  # the small ones' segments
         self._steady: _Steady | None = None  # which are big and small, while the same are read
@@ -74,7 +80,8 @@ class GradSummary:
         grads = [p.grad for p in self.params]  # referenced until they are read
         views = self._views_now(grads)
         if views is None:  # some gradient is not read in place: the general path
-            out = self._read(grads)
+            with self._paddle.no_grad():  # its tensor ops record no graph
+                out = self._read(grads)
         else:
             steady = self._steady
             if steady is None or not steady.fits(views):
@@ -86,6 +93,7 @@ class GradSummary:
     def _views_now(self, grads: list[Any]) -> list[np.ndarray | None] | None:
         """Each gradient's in-place view (None: no gradient), or None if one cannot be."""
         views: list[np.ndarray | None] = []
+        shared = self._shared
         for i, g in enumerate(grads):
             if g is None:
                 views.append(None)
@@ -97,15 +105,15 @@ class GradSummary:
                     return None  # on another device, or nothing to read in place
                 views.append(None)  # an uninitialized gradient: none this step
                 continue
-            held = self._views[i]
-            view = held.get(ptr)
+            key = (ptr, plain[2], plain[1])
+            view = shared.get(key)
             if view is None or g.dtype is not plain[0]:  # (dtypes are singletons)
                 view = self._fresh_view(i, g, ptr, plain)
                 if view is None:
                     return None
-                if len(held) >= VIEWS_KEPT:
-                    held.clear()
-                held[ptr] = view
+                if len(shared) >= self._shared_kept:
+                    shared.clear()
+                shared[key] = view
             views.append(view)
         return views
 
@@ -269,11 +277,15 @@ class GradSummary:
 def loss_value(t: Any) -> float | None:
     """The value of a one-element loss tensor (None for anything else)."""
     try:
-        if t is None or int(t.size) != 1:
+        # math.prod of the shape, not t.size: Tensor.size runs an op (~30 us after a step)
+        if t is None or math.prod(t.shape) != 1:
             return None
         if t.place.is_cpu_place():
             return float(t.item())
-        return float(t.detach().astype("float64").cpu().numpy().reshape(-1)[0])
+        import paddle
+
+        with paddle.no_grad():
+            return float(t.detach().astype("float64").cpu().numpy().reshape(-1)[0])
     except (AttributeError, RuntimeError, TypeError, ValueError, BufferError):
         return None
 

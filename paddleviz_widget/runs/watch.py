@@ -107,11 +107,10 @@ class RunWatch:
         ``walk`` the backward's own walk of the graph of ``roots[0]`` (None: walked again)."""
         if self.writer is None:
             return
-        import paddle
-
-        with paddle.no_grad():
-            norm, max_abs, nan, inf = self._summary.read()
-            loss = loss_value(roots[0]) if len(roots) == 1 else None
+        # (no paddle.no_grad() here: the in-place path runs no Paddle op; the tensor-op path
+        # and the loss of a device tensor take it themselves)
+        norm, max_abs, nan, inf = self._summary.read()
+        loss = loss_value(roots[0]) if len(roots) == 1 else None
         step = self.step
         self.writer.write_step(step, norm, max_abs, nan, inf, loss)
         found = self._finder.check(step, norm, nan, inf, loss)
