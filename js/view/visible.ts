@@ -81,7 +81,8 @@ export function buildVisibleGraph(
   expanded: ReadonlySet<string>,
   folded?: Folded | null,
 ): VisibleGraph {
-  const repOf = new RepMap(index, expanded, folded);
+  // repOf answers later: a copy, so that a caller changing its set cannot change the answers.
+  const repOf = new RepMap(index, new Set(expanded), folded);
   /** The instance of (expanded) group g that holds node n. */
   const around = (g: string, n: string): string => instanceId(g, index.callOf(g, n));
 
