@@ -47,14 +47,15 @@ interface LinkInput {
 /** Compressed lists: items of key k are at[start[k] .. start[k + 1]), in the order added. */
 type Table = { start: Int32Array; at: Int32Array };
 
-/** Pairs p < n: item itemAt[p] (p itself if null) under key keyAt[p], by key (counting sort). */
-function table(keys: number, n: number, keyAt: ArrayLike<number>, itemAt: ArrayLike<number> | null): Table {
+/** Pairs p < n: item itemAt[p] (p itself if null) under key keyAt[p] + shift, by key (a
+ * counting sort). */
+function table(keys: number, n: number, keyAt: ArrayLike<number>, itemAt: ArrayLike<number> | null, shift = 0): Table {
   const start = new Int32Array(keys + 1);
-  for (let p = 0; p < n; p++) start[keyAt[p] + 1] += 1;
+  for (let p = 0; p < n; p++) start[keyAt[p] + shift + 1] += 1;
   for (let k = 0; k < keys; k++) start[k + 1] += start[k];
   const at = new Int32Array(n);
   const fill = start.slice(0, keys);
-  for (let p = 0; p < n; p++) at[fill[keyAt[p]]++] = itemAt === null ? p : itemAt[p];
+  for (let p = 0; p < n; p++) at[fill[keyAt[p] + shift]++] = itemAt === null ? p : itemAt[p];
   return { start, at };
 }
 
@@ -92,25 +93,38 @@ export function buildLinks({ ids, groupOf, parentNum, depth, ends }: LinkInput):
     },
     enteringGroup: (a) => {
       if (intoGroup === null) {
-        const key: number[] = [];
-        const edge: number[] = [];
-        for (let k = 0; k < m; k++) {
-          let t = groupOf[to[k]];
-          let s = groupOf[from[k]];
-          if (t === s) continue; // the same groups around both ends
-          let dt = t < 0 ? 0 : depth[t];
-          let ds = s < 0 ? 0 : depth[s];
-          for (; ds > dt; ds--) s = parentNum[s];
-          for (; dt > ds; dt--, t = parentNum[t]) {
-            key.push(t);
-            edge.push(k);
+        // Twice over the edges: counting the (group, edge) pairs, then listing them.
+        let key = new Int32Array(0);
+        let edge = new Int32Array(0);
+        const walk = (fill: boolean): number => {
+          let p = 0;
+          for (let k = 0; k < m; k++) {
+            let t = groupOf[to[k]];
+            let s = groupOf[from[k]];
+            if (t === s) continue; // the same groups around both ends
+            let dt = t < 0 ? 0 : depth[t];
+            let ds = s < 0 ? 0 : depth[s];
+            for (; ds > dt; ds--) s = parentNum[s];
+            for (; dt > ds; dt--, t = parentNum[t], p++) {
+              if (fill) {
+                key[p] = t;
+                edge[p] = k;
+              }
+            }
+            for (; t !== s; t = parentNum[t], s = parentNum[s], p++) {
+              if (fill) {
+                key[p] = t;
+                edge[p] = k;
+              }
+            }
           }
-          for (; t !== s; t = parentNum[t], s = parentNum[s]) {
-            key.push(t);
-            edge.push(k);
-          }
-        }
-        intoGroup = table(groups, key.length, key, edge);
+          return p;
+        };
+        const pairs = walk(false);
+        key = new Int32Array(pairs);
+        edge = new Int32Array(pairs);
+        walk(true);
+        intoGroup = table(groups, pairs, key, edge);
       }
       return slice(intoGroup, a);
     },
