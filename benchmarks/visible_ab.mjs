@@ -18,7 +18,8 @@ const load = async (root) => ({
   expandGroup: (await import(`${root}/js/view/expansion.ts`)).expandGroup,
   buildVisibleGraph: (await import(`${root}/js/view/visible.ts`)).buildVisibleGraph,
 });
-const sides = { before: await load(baseDir), after: await load(new URL("..", import.meta.url).pathname) };
+const here = new URL("..", import.meta.url).pathname.replace(/\/$/, ""); // one path per module
+const sides = { before: await load(baseDir.replace(/\/$/, "")), after: await load(here) };
 const rows = {};
 const time = (label, fn) => {
   const cpu = cpuUsage();
