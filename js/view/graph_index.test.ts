@@ -138,3 +138,26 @@ describe("malformed layer trees", () => {
     expect(index.descendantNodes("a")).toEqual([]);
   });
 });
+
+describe.each(FIXTURE_NAMES)("drawing tables of %s", (name) => {
+  const graph = fixture(name);
+  const index = buildIndex(graph);
+  const inside = (g: string, n: string): boolean => chainFromJson(graph, n).includes(g);
+  const isNode = new Set(graph.nodes.map((n) => n.id));
+  const between = graph.edges.filter((e) => isNode.has(e.source) && isNode.has(e.target));
+
+  it("lists each group's own nodes and the edges entering it, straight from the JSON", () => {
+    expect(index.linkEdges.map((e) => e.id)).toEqual(between.map((e) => e.id));
+    const ids = (positions: Int32Array): string[] => Array.from(positions, (k) => index.linkEdges[k].id);
+    for (const g of [null, ...graph.groups.map((x) => x.id)]) {
+      expect(index.ownNodes(g)).toEqual(graph.nodes.filter((n) => (n.group ?? null) === g).map((n) => n.id));
+      if (g === null) continue;
+      const entering = between.filter((e) => inside(g, e.target) && !inside(g, e.source));
+      expect(ids(index.enteringGroup(g))).toEqual(entering.map((e) => e.id));
+    }
+    for (const n of graph.nodes) {
+      expect(ids(index.enteringNode(n.id))).toEqual(between.filter((e) => e.target === n.id).map((e) => e.id));
+    }
+    expect([index.ownNodes("no such group"), index.enteringGroup("no such group").length]).toEqual([[], 0]);
+  });
+});

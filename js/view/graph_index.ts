@@ -1,5 +1,6 @@
 // Lookup tables over one payload: ids -> objects, the layer tree, group membership.
 // Pure (no DOM); built once per payload and shared by every other js/view module.
+import { buildLinks, nodeEdges, type EdgeEnds, type Links } from "./links";
 import type { GraphEdge, GraphGroup, GraphNode, GraphPayload } from "./types";
 
 export interface GraphIndex {
@@ -39,6 +40,17 @@ export interface GraphIndex {
   calls(groupId: string): string[][];
   /** Which call of `groupId` node `nodeId` belongs to (0 when it is not inside). */
   callOf(groupId: string, nodeId: string): number;
+  /** Nodes whose innermost group is `groupId` (null: nodes in no group), payload order. */
+  ownNodes(groupId: string | null): readonly string[];
+  /** Position of a node in `nodes`, or of a group in `groups` (-1: neither). */
+  nodeOrder(id: string): number;
+  groupOrder(id: string): number;
+  /** The edges between two nodes, `edges` order; entering() gives positions in it. */
+  readonly linkEdges: readonly GraphEdge[];
+  /** Positions in linkEdges of the edges into node `id`, or into group `id` from a node
+   * outside it, ascending (empty for an unknown id). */
+  enteringNode(id: string): Int32Array;
+  enteringGroup(id: string): Int32Array;
 }
 
 /** Id of one call of a group as drawn: the group id for the first, "<group>~<k>" after. */
@@ -209,20 +221,15 @@ export function buildIndex(graph: GraphPayload): GraphIndex {
   const callAt = new Int32Array(memberAt.length);
   const callCache = new Map<string, string[][]>();
 
+  let ends: EdgeEnds | null = null;
+  const edgeEnds = (): EdgeEnds => {
+    ends ??= nodeEdges(edges, numOf);
+    return ends;
+  };
   const prepare = (): Int32Array => {
-    const from = new Int32Array(edges.size);
-    const to = new Int32Array(edges.size);
+    const { from, to, m } = edgeEnds();
     const start = new Int32Array(count + 1);
-    let m = 0;
-    for (const e of edges.values()) {
-      const s = numOf.get(e.source);
-      const t = numOf.get(e.target);
-      if (s === undefined || t === undefined) continue;
-      from[m] = s;
-      to[m] = t;
-      m += 1;
-      start[s + 1] += 1;
-    }
+    for (let k = 0; k < m; k++) start[from[k] + 1] += 1;
     for (let i = 0; i < count; i++) start[i + 1] += start[i];
     succ = new Int32Array(m);
     const next = start.slice(0, count);
@@ -289,6 +296,11 @@ export function buildIndex(graph: GraphPayload): GraphIndex {
     callCache.set(groupId, pieces);
     return pieces;
   };
+  let linkTables: Links | null = null;
+  const links = (): Links => {
+    linkTables ??= buildLinks({ ids, groupOf, parentNum, depth, ends: edgeEnds() });
+    return linkTables;
+  };
   const callOf = (groupId: string, nodeId: string): number => {
     const i = numOf.get(nodeId);
     const a = groupNum.get(groupId);
@@ -323,6 +335,14 @@ export function buildIndex(graph: GraphPayload): GraphIndex {
     contains: (groupId, id) => ancestors(id).includes(groupId),
     calls: callsOf,
     callOf,
+    ownNodes: (groupId) => links().ownNodes(groupId === null ? -1 : (groupNum.get(groupId) ?? -2)),
+    nodeOrder: (id) => numOf.get(id) ?? -1,
+    groupOrder: (id) => groupNum.get(id) ?? -1,
+    get linkEdges() {
+      return edgeEnds().edgeAt;
+    },
+    enteringNode: (id) => links().enteringNode(numOf.get(id) ?? -1),
+    enteringGroup: (id) => links().enteringGroup(groupNum.get(id) ?? -1),
   };
 }
 

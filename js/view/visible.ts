@@ -1,9 +1,9 @@
 // The graph as drawn for one expanded set: real nodes, collapsed groups standing in for what
 // they hold, expanded groups as clusters, and edges merged per (visible source, target) pair.
-import { representer } from "./expansion";
 import { parseRunId, type Folded, type RunSlice } from "./folding";
 import { instanceId, parseInstanceId, type GraphIndex } from "./graph_index";
 import type { GraphEdge, GraphGroup, GraphNode } from "./types";
+import { RepMap } from "./visible_reps";
 
 export type VisibleKind = "op" | "param" | "output" | "group";
 
@@ -70,32 +70,51 @@ export function probeOf(index: GraphIndex, id: string): string | undefined {
   return run ? index.firstNode(run.members[0]) : undefined;
 }
 
-/** `folded`: repeated blocks drawn as one node each (folding.foldRuns), absent: none. */
+/**
+ * `folded`: repeated blocks drawn as one node each (folding.foldRuns), absent: none.
+ * Costs what the view shows, not the graph: it walks down from the top into open groups only;
+ * a closed group is drawn from its calls and the edges entering it (GraphIndex.enteringGroup),
+ * and repOf answers for other ids when asked.
+ */
 export function buildVisibleGraph(
   index: GraphIndex,
   expanded: ReadonlySet<string>,
   folded?: Folded | null,
 ): VisibleGraph {
-  const repOf = new Map<string, string>(); // nodes, then groups
-  const closedRep = representer(index, expanded);
-  // A closed member of a folded run is drawn as the run's slice (members have one call).
-  const representative = (id: string): string => {
-    const rep = closedRep(id);
-    return folded?.sliceOf(rep)?.id ?? rep;
-  };
+  // repOf answers later: a copy, so that a caller changing its set cannot change the answers.
+  const repOf = new RepMap(index, new Set(expanded), folded);
   /** The instance of (expanded) group g that holds node n. */
   const around = (g: string, n: string): string => instanceId(g, index.callOf(g, n));
+
+  // What shows: the nodes of open groups (every group around them open), and per call of each
+  // closed group whose groups around are open, its first node; each visible element known by
+  // its first payload node.
+  const open: string[] = []; // nodes drawn as themselves (unless folded: hostile ids)
+  const closed: string[] = [];
+  for (const stack: Array<string | null> = [null]; stack.length > 0; ) {
+    const parent = stack.pop() as string | null;
+    for (const id of index.ownNodes(parent)) open.push(id);
+    for (const g of index.childGroups.get(parent) ?? []) {
+      if (expanded.has(g)) stack.push(g);
+      else closed.push(g);
+    }
+  }
+  const firsts = [...open];
+  for (const g of closed) for (const call of index.calls(g)) firsts.push(call[0]);
+  const firstOf = new Map<string, string>(); // visible id -> its first payload node
+  for (const id of firsts) {
+    const rep = repOf.get(id) as string;
+    const known = firstOf.get(rep);
+    if (known === undefined || index.nodeOrder(id) < index.nodeOrder(known)) firstOf.set(rep, id);
+  }
+  const order = [...firstOf].sort((a, b) => index.nodeOrder(a[1]) - index.nodeOrder(b[1]));
 
   const nodes: VisibleNode[] = [];
   const nodeById = new Map<string, VisibleNode>();
   const shown = new Set<string>(); // expanded group instances with something on screen
   const shownGroups = new Set<string>(); // and the groups they are calls of
-  for (const id of index.nodes.keys()) {
-    const closed = closedRep(id);
-    const run = folded?.sliceOf(closed) ?? null;
-    const rep = run?.id ?? closed;
-    repOf.set(id, rep);
-    if (nodeById.has(rep)) continue;
+  for (const [rep, id] of order) {
+    const run = folded?.sliceOf(repOf.closed(id)) ?? null;
     const node = run ? null : (index.nodes.get(rep) ?? null);
     const inst = node || run ? null : parseInstanceId(index, rep);
     const group = inst ? (index.groups.get(inst.group) ?? null) : null;
@@ -117,12 +136,11 @@ export function buildVisibleGraph(
       shownGroups.add(g);
     }
   }
-  for (const id of index.groups.keys()) repOf.set(id, representative(id));
 
   const clusters: VisibleCluster[] = [];
   const clusterById = new Map<string, VisibleCluster>();
-  for (const [gid, group] of index.groups) {
-    if (!shownGroups.has(gid)) continue; // (and its calls need not be known)
+  for (const gid of [...shownGroups].sort((a, b) => index.groupOrder(a) - index.groupOrder(b))) {
+    const group = index.groups.get(gid) as GraphGroup;
     const pieces = index.calls(gid);
     pieces.forEach((piece, call) => {
       const id = instanceId(gid, call);
@@ -135,9 +153,20 @@ export function buildVisibleGraph(
     });
   }
 
+  // Every edge drawn enters a shown node or a closed group above, from outside it.
+  const into = closed.map((g) => index.enteringGroup(g));
+  for (const id of open) into.push(index.enteringNode(id));
+  const positions = new Int32Array(into.reduce((sum, list) => sum + list.length, 0));
+  let filled = 0;
+  for (const list of into) {
+    positions.set(list, filled);
+    filled += list.length;
+  }
+  positions.sort();
   const byPair = new Map<string, VisibleEdge>();
   const edges: VisibleEdge[] = [];
-  for (const e of index.edges.values()) {
+  for (const k of positions) {
+    const e = index.linkEdges[k];
     const source = repOf.get(e.source);
     const target = repOf.get(e.target);
     if (source === undefined || target === undefined || source === target) continue;
