@@ -36,7 +36,17 @@ SETUP_JS = """async ([src]) => { const nb = window.jupyterapp.shell.currentWidge
   nb.activeCellIndex = 0; nb.activeCell.model.sharedModel.setSource(src);
   await window.jupyterapp.commands.execute("notebook:run-cell"); }"""
 RESET_JS = """() => { performance.clearMarks(); performance.clearMeasures();
-  window.pvwT0 = performance.timeOrigin + performance.now(); }"""
+  window.pvwT0 = performance.timeOrigin + performance.now();
+  window.pvwFrames = []; window.pvwFrameObs?.disconnect();
+  if (PerformanceObserver.supportedEntryTypes.includes("long-animation-frame")) {
+    window.pvwFrameObs = new PerformanceObserver((l) => window.pvwFrames.push(...l.getEntries()));
+    window.pvwFrameObs.observe({ type: "long-animation-frame" }); } }"""
+# Frames over 50 ms (Long Animation Frames API): where the main thread went, scripts against
+# style, layout and paint (render: from renderStart to the frame's end).
+FRAMES_JS = """() => (window.pvwFrames || []).map((f) => [performance.timeOrigin + f.startTime,
+  f.duration, f.renderStart ? f.startTime + f.duration - f.renderStart : 0,
+  f.styleAndLayoutStart ? f.startTime + f.duration - f.styleAndLayoutStart : 0,
+  f.scripts.map((s) => `${s.invoker || s.invokerType} ${Math.round(s.duration)}`).join("; ")])"""
 
 
 def one_model(
@@ -73,6 +83,11 @@ def one_model(
         for kind, mark, at, ms, detail in sorted(page.evaluate(MARKS_JS), key=lambda m: m[2]):
             if at + ms >= t0:
                 print(f"  {kind:8} {mark:18} +{at - t0:6.0f} ms  lasted {ms:5.0f} ms {detail[:70]}")
+        for at, ms, render, style, scripts in page.evaluate(FRAMES_JS):
+            print(
+                f"  frame    +{at - t0:6.0f} ms  lasted {ms:5.0f} ms (rendering {render:.0f}, "
+                f"style+layout+paint from {style:.0f} before the end) scripts: {scripts[:160]}"
+            )
     page.close()
     return times
 

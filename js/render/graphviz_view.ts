@@ -12,6 +12,7 @@ import { type Anchors, centreView, fitView, keepView, outOfView, pickAnchor, typ
 import { createViewHint } from "../ui/view_hint";
 import { openingView, viewHint } from "../view/opening";
 import { frameOf, labelCentre } from "./opening_frame";
+import { STUCK_AFTER_MS } from "./timing";
 
 export type { Anchor, Anchors } from "./viewport";
 
@@ -126,6 +127,7 @@ export function createGraphvizView(container: HTMLElement, handlers: PointerHand
   container.appendChild(hint.el);
   let lastClasses: ReadonlyMap<string, ReadonlySet<string>> = new Map();
   const stateClasses = new Set<string>();
+  let takingOver: Promise<void> = Promise.resolve(); // d3-graphviz taking the first drawing over
 
   const svg = (): SVGSVGElement | null => drawing?.svg() ?? null;
   const zoom = () => drawing?.zoom() ?? null;
@@ -260,14 +262,22 @@ export function createGraphvizView(container: HTMLElement, handlers: PointerHand
   const view: GraphvizView = {
     async draw(dot, svgText, options, current) {
       assertPlainSvg(svgText); // nothing from a name may become markup (./svg_guard.ts)
+      await takingOver; // the first drawing's take-over (below) ends before the next starts
+      takingOver = Promise.resolve();
       // The view's first drawing goes in as plain SVG: with the page's code still cold, that
       // is ~3x quicker on screen than d3-graphviz's join (measured: 25 vs 65 ms, ResNet-50).
-      // d3-graphviz then takes the same SVG over, after that frame, so redraws can animate.
+      // It is drawn once that is in: d3-graphviz takes the same SVG over after the frame that
+      // paints it (the same elements and view), so that redraws can animate.
       const takeOver = drawing === null && !options.plain;
       await draw(dot, svgText, takeOver ? { ...options, plain: true } : options);
       if (takeOver) {
-        await afterPaint();
-        if (current()) await draw(dot, svgText, { ...options, animate: false, anchors: null });
+        const over = afterPaint().then(() =>
+          current() ? draw(dot, svgText, { ...options, animate: false, anchors: null }) : undefined,
+        );
+        // Failed, or never ending (like a stuck animation, ../draw_loop.ts): the next drawing
+        // need not wait for it.
+        const waited = new Promise<void>((resolve) => setTimeout(resolve, STUCK_AFTER_MS));
+        takingOver = Promise.race([over.catch(() => undefined), waited]);
       }
     },
     async replaceStuck() {
