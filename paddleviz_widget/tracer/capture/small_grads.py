@@ -19,8 +19,8 @@ import numpy as np
 LIMIT = 1 << 12
 
 
-# Elements per float32 chunk the values are copied into: ~11k copies kept as arrays of their
-# own cost ~5 us each in fresh memory (against ~1 us for the copy into a chunk).
+# Elements per float32 chunk the values are copied into: the ~11k gradients of llama-10k laid
+# side by side, not in ~11k arrays of their own, are stacked and reduced in ~20 ms, not ~35.
 CHUNK = 1 << 20
 
 
