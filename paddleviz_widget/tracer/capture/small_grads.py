@@ -19,15 +19,32 @@ import numpy as np
 LIMIT = 1 << 12
 
 
+# Elements per float32 chunk the values are copied into: the ~11k gradients of llama-10k laid
+# side by side, not in ~11k arrays of their own, are stacked and reduced in ~20 ms, not ~35.
+CHUNK = 1 << 20
+
+
 class SmallGrads:
     def __init__(self) -> None:
         self._rows: list[int] = []
-        self._arrays: list[np.ndarray] = []
+        self._arrays: list[np.ndarray] = []  # views of the chunks, one per row
+        self._chunk = np.empty(0, np.float32)
+        self._used = 0  # elements of _chunk taken
 
     def add(self, row: int, array: np.ndarray) -> None:
-        """``array``: the gradient's own copy (float32 or float16), for statistics row ``row``."""
+        """``array``: the gradient's values (float32 or float16, may be reused by the caller
+        once this returns), for statistics row ``row``. Kept as float32: exact for float16,
+        which the reductions widen to float32 anyway."""
+        flat = array.reshape(-1)
+        n = flat.size
+        if self._used + n > self._chunk.size:
+            self._chunk = np.empty(max(CHUNK, n), np.float32)
+            self._used = 0
+        view = self._chunk[self._used : self._used + n]
+        view[...] = flat
+        self._used += n
         self._rows.append(row)
-        self._arrays.append(array.reshape(-1))
+        self._arrays.append(view)
 
     def fill(self, out: np.ndarray) -> None:
         """Write each gradient's six raw statistics into its row of ``out``."""
@@ -55,6 +72,7 @@ class SmallGrads:
             flat = np.concatenate([self._arrays[k] for k in rest])
             out[rows[rest], :6] = _segment_rows(flat, sizes[rest])
         self._rows, self._arrays = [], []
+        self._chunk, self._used = np.empty(0, np.float32), 0
 
 
 GROUP_MIN = 8  # gradients of one size stacked into blocks (fewer: reduced by segment)

@@ -81,9 +81,9 @@ def backward_stats(
             stats = _stats(raw[row])
             out.edges[(run.ptr, index)] = stats
             bad_out = bad_out or not stats.finite
-        received = [out.edges.get(key) for key in (senders or {}).get(run.ptr, ())]
-        bad_in = any(s is not None and not s.finite for s in received)
-        if out.first_nonfinite is None and bad_out and not bad_in:
-            out.first_nonfinite = run.ptr
+        if out.first_nonfinite is None and bad_out:  # what it received, read only then
+            received = [out.edges.get(key) for key in (senders or {}).get(run.ptr, ())]
+            if not any(s is not None and not s.finite for s in received):
+                out.first_nonfinite = run.ptr
     out.ran = frozenset(ran)
     return out
