@@ -23,7 +23,7 @@ import tempfile
 from pathlib import Path
 
 import common
-from bench_widget import ARGS, CHROMIUM, EXECUTE_JS
+from bench_widget import ARGS, CHROMIUM, EXECUTE_JS, open_notebook
 
 sys.path.insert(0, str(common.ROOT / "tests" / "browser"))
 from lab_server import start_lab  # noqa: E402
@@ -145,16 +145,7 @@ def measure(run_dir: Path, reps: int) -> dict[str, list[float]]:
         server = start_lab(Path(tmp) / "lab", notebooks)
         browser = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS)
         try:
-            page = browser.new_page(viewport={"width": 1400, "height": 1000})
-            page.goto(server.url("lab/tree/ranks.ipynb?reset"))
-            page.wait_for_function(
-                "() => { const w = window.jupyterapp && window.jupyterapp.shell.currentWidget;"
-                " return !!(w && w.sessionContext && w.sessionContext.session"
-                " && w.sessionContext.session.kernel); }",
-                timeout=120_000,
-            )
-            page.evaluate("() => window.jupyterapp.shell.currentWidget.sessionContext.ready")
-            page.evaluate(EXECUTE_JS, "import paddleviz_widget")  # the kernel is up
+            page = open_notebook(browser, server, "ranks", "import paddleviz_widget")
             ranks = 64
             for rep in range(reps + 1):  # the first also loads the bundle: kept apart
                 tag = " (first, bundle loaded)" if rep == 0 else ""

@@ -29,9 +29,6 @@ MARKS_JS = """() => performance.getEntries()
   .filter((e) => e.name.startsWith("pvw:"))
   .map((e) => [e.entryType, e.name, performance.timeOrigin + e.startTime, e.duration,
                JSON.stringify(e.detail ?? "")])"""
-KERNEL_READY_JS = """() => { const w = window.jupyterapp && window.jupyterapp.shell.currentWidget;
-  return !!(w && w.sessionContext && w.sessionContext.session
-            && w.sessionContext.session.kernel); }"""
 SETUP_JS = """async ([src]) => { const nb = window.jupyterapp.shell.currentWidget.content;
   nb.activeCellIndex = 0; nb.activeCell.model.sharedModel.setSource(src);
   await window.jupyterapp.commands.execute("notebook:run-cell"); }"""
@@ -52,11 +49,7 @@ FRAMES_JS = """() => (window.pvwFrames || []).map((f) => [performance.timeOrigin
 def one_model(
     browser: Any, server: Any, name: str, reps: int, extra: str, quiet: bool = False
 ) -> list[float]:
-    page = browser.new_page(viewport={"width": 1400, "height": 1000})
-    page.goto(server.url(f"lab/tree/{name}.ipynb?reset"))
-    page.wait_for_function(KERNEL_READY_JS, timeout=120_000)
-    page.evaluate("() => window.jupyterapp.shell.currentWidget.sessionContext.ready")
-    page.evaluate(bw.EXECUTE_JS, "pass")
+    page = bw.open_notebook(browser, server, name)
     page.evaluate(SETUP_JS, [bw.SETUP.format(bench=str(common.HERE), name=name)])
     times = []
     for rep in range(reps):

@@ -233,17 +233,24 @@ def in_lab(names: list[str], reps: int) -> dict[str, dict[str, tuple[float, floa
     return results
 
 
-def lab_model(browser: Any, server: Any, name: str, reps: int) -> dict[str, Any]:
+KERNEL_READY_JS = """() => { const w = window.jupyterapp && window.jupyterapp.shell.currentWidget;
+  return !!(w && w.sessionContext && w.sessionContext.session
+            && w.sessionContext.session.kernel); }"""
+
+
+def open_notebook(browser: Any, server: Any, name: str, first_code: str = "pass") -> Any:
+    """A new page on notebook ``name``.ipynb in Lab, once its kernel has run ``first_code``
+    (the kernel is up: what the benchmarks time starts after this)."""
     page = browser.new_page(viewport={"width": 1400, "height": 1000})
     page.goto(server.url(f"lab/tree/{name}.ipynb?reset"))
-    page.wait_for_function(
-        "() => { const w = window.jupyterapp && window.jupyterapp.shell.currentWidget;"
-        " return !!(w && w.sessionContext && w.sessionContext.session"
-        " && w.sessionContext.session.kernel); }",
-        timeout=120_000,
-    )
+    page.wait_for_function(KERNEL_READY_JS, timeout=120_000)
     page.evaluate("() => window.jupyterapp.shell.currentWidget.sessionContext.ready")
-    page.evaluate(EXECUTE_JS, "pass")  # the kernel is up
+    page.evaluate(EXECUTE_JS, first_code)
+    return page
+
+
+def lab_model(browser: Any, server: Any, name: str, reps: int) -> dict[str, Any]:
+    page = open_notebook(browser, server, name)
     page.evaluate(
         """async ([src]) => { const nb = window.jupyterapp.shell.currentWidget.content;
         nb.activeCellIndex = 0; nb.activeCell.model.sharedModel.setSource(src);
