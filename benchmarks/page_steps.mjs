@@ -35,3 +35,35 @@ console.log(`${(text.length / 1e6).toFixed(1)} MB of JSON; ms: the first run (th
 for (const [label, times] of Object.entries(rows)) {
   console.log(`  ${label.padEnd(34)} ${times[0].toFixed(0).padStart(6)} ${median(times).toFixed(0).padStart(6)}`);
 }
+
+// The same document read as the page reads it (kernel_sync.ts loadGraph: over tasks), sent as
+// one buffer and as the pieces widget/wire.py sends a big graph in: the longest task (the
+// event loop's longest delay, 1 ms resolution) and the time to the read graph's index.
+const buffer = (value) => new DataView(new TextEncoder().encode(JSON.stringify(value)).buffer);
+const doc = JSON.parse(text);
+const slices = (list) => {
+  const out = [];
+  for (let k = 0; k < list.length; k += 20_000) out.push(buffer(list.slice(k, k + 20_000)));
+  return out;
+};
+const wires = {
+  "one buffer": new DataView(new TextEncoder().encode(text).buffer),
+  pieces: { head: buffer({ ...doc, nodes: [], edges: [] }), nodes: slices(doc.nodes), edges: slices(doc.edges) },
+};
+const { loadGraph } = await import("../js/kernel_sync");
+const { monitorEventLoopDelay } = await import("node:perf_hooks");
+console.log("read as the page does (loadGraph), ms: longest task, until indexed");
+for (const [label, raw] of Object.entries(wires)) {
+  const longest = [];
+  const total = [];
+  for (let rep = 0; rep < Number(repsArg ?? 3); rep++) {
+    const delay = monitorEventLoopDelay({ resolution: 1 });
+    delay.enable();
+    const start = performance.now();
+    await new Promise((resolve) => loadGraph(raw, () => true, resolve, 1));
+    total.push(performance.now() - start);
+    delay.disable();
+    longest.push(delay.max / 1e6);
+  }
+  console.log(`  ${label.padEnd(34)} ${median(longest).toFixed(0).padStart(6)} ${median(total).toFixed(0).padStart(6)}`);
+}

@@ -1,6 +1,15 @@
 import { describe, expect, it } from "vitest";
 import type { AnyModel } from "@anywidget/types";
-import { answerKernel, answerRequest, answerUndone, graphDocument, loadGraph, type ReadGraph } from "./kernel_sync";
+import {
+  answerKernel,
+  answerRequest,
+  answerUndone,
+  graphBytes,
+  graphDocument,
+  loadGraph,
+  type ReadGraph,
+} from "./kernel_sync";
+import { readGraph } from "./view/payload";
 import type { WidgetModel } from "./model_contract";
 import { autoDepth, groupsToDepth } from "./view/expansion";
 import { buildIndex, type GraphIndex } from "./view/graph_index";
@@ -48,6 +57,55 @@ describe("the graph from the kernel", () => {
       ),
     ).toBe(false); // small
     expect(got).toHaveLength(2);
+  });
+});
+
+/** A big graph as widget/wire.py graph_pieces sends it: the head (nodes and edges emptied, keys
+ * in order), then those lists in slices of `size`, each its own buffer of JSON text. */
+function asPieces(doc: Record<string, unknown>, size: number) {
+  const slices = (list: unknown[]): DataView[] => {
+    const out: DataView[] = [];
+    for (let k = 0; k < list.length; k += size) out.push(asBuffer(list.slice(k, k + size)));
+    return out;
+  };
+  return {
+    head: asBuffer({ ...doc, nodes: [], edges: [] }),
+    nodes: slices(doc.nodes as unknown[]),
+    edges: slices(doc.edges as unknown[]),
+  };
+}
+
+describe("a big graph sent in pieces", () => {
+  const doc = document("resnet18") as Record<string, unknown>;
+
+  it("is the same document, keys in order, as the whole parsed at once", () => {
+    const pieces = asPieces(doc, 7);
+    expect(pieces.nodes.length).toBeGreaterThan(3);
+    const got = graphDocument(pieces);
+    expect(JSON.stringify(got)).toBe(JSON.stringify(doc));
+    expect(readGraph(got)).toEqual(readGraph(doc));
+    const whole = asBuffer(doc).byteLength;
+    expect(graphBytes(pieces)).toBeGreaterThan(whole - 40); // the head's empty lists, a few brackets more
+    expect(graphBytes({ ...pieces, nodes: [1] })).toBe(0); // not pieces: a plain object
+  });
+
+  it("is read one piece a task, and a piece that is not JSON gives no document, as one buffer that is not", async () => {
+    const got: ReadGraph[] = [];
+    expect(
+      loadGraph(
+        asPieces(doc, 50),
+        () => true,
+        (read) => got.push(read),
+        1,
+      ),
+    ).toBe(true);
+    expect(got).toHaveLength(0);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(got).toHaveLength(1);
+    expect(got[0].payload.nodes).toHaveLength(fixture("resnet18").nodes.length);
+    expect(got[0].error).toBeNull();
+    const broken = { ...asPieces(doc, 50), edges: [new DataView(new TextEncoder().encode("[{oops").buffer)] };
+    expect(graphDocument(broken)).toBeNull();
   });
 });
 

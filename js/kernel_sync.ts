@@ -6,7 +6,7 @@ import type { AnyModel } from "@anywidget/types";
 import type { WidgetModel } from "./model_contract";
 import { applyEdits, openToDepth, readRequest, type ViewState } from "./view/expansion";
 import { buildIndex, type GraphIndex } from "./view/graph_index";
-import { readGraph } from "./view/payload";
+import { readGraph, readGraphSteps } from "./view/payload";
 import { repeatsInSlices } from "./view/repeats";
 
 /** The page's message to the kernel once a widget's first drawing is painted: the kernel makes
@@ -25,26 +25,71 @@ const SLICE_MS = 100;
 
 export type ReadGraph = ReturnType<typeof readGraph>;
 
-/** The synced graph document (a DataView of JSON text from the kernel, or a plain object). */
-export function graphDocument(value: unknown): unknown {
-  if (value instanceof DataView || value instanceof ArrayBuffer) {
-    try {
-      return JSON.parse(new TextDecoder().decode(value));
-    } catch {
-      return null; // readGraph says the document cannot be read
-    }
-  }
-  return value;
+/** A big graph as the kernel sends it (widget/wire.py graph_pieces): the document's JSON with
+ * empty `nodes` and `edges`, and those lists in slices, each its own JSON text. */
+type Pieces = { head: DataView; nodes: DataView[]; edges: DataView[] };
+
+const isBuffer = (value: unknown): value is DataView | ArrayBuffer =>
+  value instanceof DataView || value instanceof ArrayBuffer;
+
+function isPieces(value: unknown): value is Pieces {
+  if (value === null || typeof value !== "object") return false;
+  const v = value as Record<string, unknown>;
+  const lists = [v.nodes, v.edges];
+  return isBuffer(v.head) && lists.every((l) => Array.isArray(l) && l.every(isBuffer));
 }
 
-/** Byte size of a synced graph sent as a buffer (0 for a plain object). */
+const parseText = (value: DataView | ArrayBuffer): unknown => JSON.parse(new TextDecoder().decode(value));
+
+/**
+ * The synced graph's JSON parsed in steps (each yield: a task's worth of work done): one buffer
+ * in one step; pieces one piece a step, the lists put back in place (the same document as one
+ * JSON.parse of the whole). Returns null for text that is not JSON (readGraph says so).
+ */
+function* parseSteps(value: unknown): Generator<void, unknown> {
+  try {
+    if (isBuffer(value)) return parseText(value);
+    if (!isPieces(value)) return value;
+    const doc = parseText(value.head) as Record<string, unknown>;
+    for (const key of ["nodes", "edges"] as const) {
+      const list: unknown[] = [];
+      for (const piece of value[key]) {
+        yield;
+        for (const item of parseText(piece) as unknown[]) list.push(item);
+      }
+      doc[key] = list;
+    }
+    return doc;
+  } catch {
+    return null;
+  }
+}
+
+/** Drain a generator of steps at once. */
+function run<T>(steps: Generator<void, T>): T {
+  for (;;) {
+    const next = steps.next();
+    if (next.done) return next.value;
+  }
+}
+
+/** The synced graph document (JSON text from the kernel, one buffer or pieces, or a plain
+ * object). */
+export function graphDocument(value: unknown): unknown {
+  return run(parseSteps(value));
+}
+
+/** Byte size of a synced graph sent as buffers (0 for a plain object). */
 export function graphBytes(value: unknown): number {
-  return value instanceof DataView || value instanceof ArrayBuffer ? value.byteLength : 0;
+  if (isBuffer(value)) return value.byteLength;
+  if (!isPieces(value)) return 0;
+  return [value.head, ...value.nodes, ...value.edges].reduce((sum, b) => sum + b.byteLength, 0);
 }
 
 /**
  * Read and index the synced graph, then call `done`: at once for a small one; a big one (a
- * 100k-node payload is ~20 MB) over several tasks, each well under a second, so that the page
+ * 100k-node payload is ~20 MB) over several tasks, each well under 0.2 s (its pieces parsed one
+ * by one, then decoded, checked, indexed, its repeated blocks found in slices), so that the page
  * stays responsive; `current()` false drops it (a newer graph came). Returns whether it waits.
  */
 export function loadGraph(
@@ -59,19 +104,28 @@ export function loadGraph(
     return false;
   }
   const step = (): Promise<boolean> => new Promise((resolve) => setTimeout(() => resolve(current()), 0));
+  /** Each step of `steps` in a task of its own; its result, or undefined once not current. */
+  const inTasks = async <T>(steps: Generator<void, T>): Promise<{ value: T } | undefined> => {
+    for (;;) {
+      const next = steps.next();
+      if (next.done) return (await step()) ? { value: next.value } : undefined;
+      if (!(await step())) return undefined;
+    }
+  };
   void (async () => {
-    const doc = graphDocument(raw);
     if (!(await step())) return;
-    const read = readGraph(doc);
-    if (!(await step())) return;
-    const index = buildIndex(read.payload);
+    const doc = await inTasks(parseSteps(raw));
+    if (doc === undefined) return;
+    const read = await inTasks(readGraphSteps(doc.value));
+    if (read === undefined) return;
+    const index = buildIndex(read.value.payload);
     if (!(await step())) return;
     // Repeated blocks (view/repeats.ts), found in tasks of their own.
     for (const slices = repeatsInSlices(index, SLICE_MS); !slices.next().done; ) {
       if (!(await step())) return;
     }
     if (!(await step())) return;
-    done(read, index);
+    done(read.value, index);
   })();
   return true;
 }

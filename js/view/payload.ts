@@ -42,6 +42,12 @@ function describe(value: unknown): string {
 }
 
 export function decodePayload(raw: unknown): GraphPayload {
+  return run(decodeSteps(raw));
+}
+
+/** decodePayload in two steps (a yield between the decoding and the checks), so that a big
+ * graph's reading gives each its own task (kernel_sync.ts loadGraph). */
+function* decodeSteps(raw: unknown): Generator<void, GraphPayload> {
   if (raw === null || typeof raw !== "object" || Array.isArray(raw)) {
     throw new PayloadError(`a graph document is a JSON object, not ${describe(raw)}`);
   }
@@ -58,27 +64,50 @@ export function decodePayload(raw: unknown): GraphPayload {
       throw new PayloadError(`malformed schema ${version} graph document: "${key}" is not an array`);
     }
   }
+  const malformed = (err: unknown): PayloadError =>
+    err instanceof PayloadError
+      ? err
+      : new PayloadError(`malformed schema ${version} graph document: ${(err as Error).message}`);
   let payload: GraphPayload;
   try {
     payload = version === "1.0" ? (doc as unknown as GraphPayload) : decodeV2(doc);
+  } catch (err) {
+    throw malformed(err);
+  }
+  yield;
+  try {
     checkPayload(payload);
   } catch (err) {
-    if (err instanceof PayloadError) throw err;
-    throw new PayloadError(`malformed schema ${version} graph document: ${(err as Error).message}`);
+    throw malformed(err);
   }
   return payload;
 }
 
+/** Drain a generator of steps at once. */
+function run<T>(steps: Generator<void, T>): T {
+  for (;;) {
+    const next = steps.next();
+    if (next.done) return next.value;
+  }
+}
+
 export const EMPTY_PAYLOAD: GraphPayload = { schema_version: "2.0", nodes: [], edges: [], groups: [] };
+
+export type ReadResult = { payload: GraphPayload; error: string | null; blank: boolean };
 
 /** The widget's synced `graph` trait for the view: nothing yet (an empty object: `blank`, e.g.
  * the placeholder GraphWidget(y) opens its comm with) is the empty graph; a document it cannot
  * read is the empty graph and a message that says why. */
-export function readGraph(raw: unknown): { payload: GraphPayload; error: string | null; blank: boolean } {
+export function readGraph(raw: unknown): ReadResult {
+  return run(readGraphSteps(raw));
+}
+
+/** readGraph in steps (each yield: a task's worth of work done on a big graph). */
+export function* readGraphSteps(raw: unknown): Generator<void, ReadResult> {
   const blank = raw === null || raw === undefined || (typeof raw === "object" && Object.keys(raw).length === 0);
   if (blank) return { payload: EMPTY_PAYLOAD, error: null, blank };
   try {
-    return { payload: decodePayload(raw), error: null, blank };
+    return { payload: yield* decodeSteps(raw), error: null, blank };
   } catch (err) {
     return { payload: EMPTY_PAYLOAD, error: `Cannot show this graph: ${(err as Error).message}`, blank };
   }

@@ -1,18 +1,37 @@
 """How the widget reaches the page: the front-end bundle anywidget loads, and the ``graph``
-trait as one binary buffer of JSON text (js/kernel_sync.ts reads it)."""
+trait as binary buffers of JSON text (js/kernel_sync.ts reads them): one buffer, or, for a big
+graph, the document in pieces the page parses one task at a time."""
 
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Mapping
 from typing import Any
 
 from ..export.bundle import bundle
 
-__all__ = ["bundle", "graph_from_json", "graph_json", "graph_to_json", "json_bytes"]
+__all__ = [
+    "PIECE_ITEMS",
+    "bundle",
+    "graph_from_json",
+    "graph_json",
+    "graph_pieces",
+    "graph_to_json",
+    "json_bytes",
+    "pieces_from",
+]
+
+#: Nodes or edges per piece of a big graph (~1.5 MB of JSON: ~20 ms of the page's parsing).
+PIECE_ITEMS = 20_000
+#: Documents with at least this many nodes and edges together go to the page in pieces
+#: (llama-10k has ~21k, llama-100k ~212k: its 19.5 MB parsed at once held the page ~0.25 s).
+#: The environment variable lowers it (the browser tests take the pieces' path on ~10k nodes).
+PIECES_FROM = 60_000
+PIECES_FROM_VARIABLE = "PADDLEVIZ_WIRE_PIECES_FROM"
 
 
-def json_bytes(graph: Mapping[str, Any]) -> bytes:
+def json_bytes(graph: Mapping[str, Any] | list[Any]) -> bytes:
     """Compact UTF-8 JSON of a graph document: orjson's (~6x faster than json's: 15 ms instead
     of 85 per 10k GradNodes), else json's. A document holds no NaN (graph/check.py)."""
     try:
@@ -23,16 +42,56 @@ def json_bytes(graph: Mapping[str, Any]) -> bytes:
         return json.dumps(graph, separators=(",", ":"), ensure_ascii=False).encode()
 
 
-def graph_to_json(graph: Mapping[str, Any], widget: Any) -> memoryview:
-    # One binary buffer of JSON text: ipywidgets would otherwise walk every node, edge and
-    # list of the payload looking for buffers, and Jupyter would encode it as nested JSON
-    # (~50 ms per 10k GradNodes, in the kernel, before the browser gets anything).
+def pieces_from() -> int:
+    """The size (nodes + edges) from which a document is sent in pieces."""
+    try:
+        return int(os.environ.get(PIECES_FROM_VARIABLE, PIECES_FROM))
+    except ValueError:
+        return PIECES_FROM
+
+
+def _items(graph: Mapping[str, Any], key: str) -> list[Any] | None:
+    value = graph.get(key)
+    return value if isinstance(value, list) else None
+
+
+def graph_pieces(graph: Mapping[str, Any]) -> dict[str, Any]:
+    """The document as pieces of JSON text: ``head``, the document with empty ``nodes`` and
+    ``edges`` (keys in their order), then those lists in slices of PIECE_ITEMS; the page puts
+    the slices back in place (kernel_sync.ts graphDocument): the same document."""
+    lists = {key: _items(graph, key) or [] for key in ("nodes", "edges")}
+    head = {key: [] if key in lists else value for key, value in graph.items()}
+    return {
+        "head": memoryview(json_bytes(head)),
+        **{
+            key: [
+                memoryview(json_bytes(items[start : start + PIECE_ITEMS]))
+                for start in range(0, len(items), PIECE_ITEMS)
+            ]
+            for key, items in lists.items()
+        },
+    }
+
+
+def graph_to_json(graph: Mapping[str, Any], widget: Any) -> Any:
+    # Binary buffers of JSON text: ipywidgets would otherwise walk every node, edge and list of
+    # the payload looking for buffers, and Jupyter would encode it as nested JSON (~50 ms per
+    # 10k GradNodes, in the kernel, before the browser gets anything).
+    nodes, edges = _items(graph, "nodes"), _items(graph, "edges")
+    if nodes is not None and edges is not None and len(nodes) + len(edges) >= pieces_from():
+        widget._graph_text = None  # the static picture encodes it again, after the paint
+        return graph_pieces(graph)
     data = json_bytes(graph)
     widget._graph_text = (graph, data)  # read once by the static picture (graph_json below)
     return memoryview(data)
 
 
 def graph_from_json(value: Any, widget: Any) -> Any:
+    if isinstance(value, Mapping) and "head" in value:  # pieces (graph_pieces)
+        doc = json.loads(bytes(value["head"]))
+        for key in ("nodes", "edges"):
+            doc[key] = [item for piece in value.get(key, []) for item in json.loads(bytes(piece))]
+        return doc
     return json.loads(bytes(value)) if isinstance(value, (bytes, memoryview)) else value
 
 
