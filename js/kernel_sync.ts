@@ -88,7 +88,7 @@ export function graphBytes(value: unknown): number {
 
 /**
  * Read and index the synced graph, then call `done`: at once for a small one; a big one (a
- * 100k-node payload is ~20 MB) over several tasks, each well under 0.2 s (its pieces parsed one
+ * 100k-node payload is ~20 MB; pieces are only sent for big ones) over several tasks, each well under 0.2 s (its pieces parsed one
  * by one, then decoded, checked, indexed, its repeated blocks found in slices), so that the page
  * stays responsive; `current()` false drops it (a newer graph came). Returns whether it waits.
  */
@@ -98,7 +98,7 @@ export function loadGraph(
   done: (read: ReadGraph, index: GraphIndex) => void,
   inStepsFrom: number = READ_IN_STEPS_FROM,
 ): boolean {
-  if (graphBytes(raw) < inStepsFrom) {
+  if (graphBytes(raw) < inStepsFrom && !isPieces(raw)) {
     const read = readGraph(graphDocument(raw));
     done(read, buildIndex(read.payload));
     return false;

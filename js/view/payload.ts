@@ -45,8 +45,8 @@ export function decodePayload(raw: unknown): GraphPayload {
   return run(decodeSteps(raw));
 }
 
-/** decodePayload in two steps (a yield between the decoding and the checks), so that a big
- * graph's reading gives each its own task (kernel_sync.ts loadGraph). */
+/** decodePayload in steps (yields after the nodes are decoded, then before the checks), so
+ * that a big graph's reading gives each its own task (kernel_sync.ts loadGraph). */
 function* decodeSteps(raw: unknown): Generator<void, GraphPayload> {
   if (raw === null || typeof raw !== "object" || Array.isArray(raw)) {
     throw new PayloadError(`a graph document is a JSON object, not ${describe(raw)}`);
@@ -70,7 +70,7 @@ function* decodeSteps(raw: unknown): Generator<void, GraphPayload> {
       : new PayloadError(`malformed schema ${version} graph document: ${(err as Error).message}`);
   let payload: GraphPayload;
   try {
-    payload = version === "1.0" ? (doc as unknown as GraphPayload) : decodeV2(doc);
+    payload = version === "1.0" ? (doc as unknown as GraphPayload) : yield* decodeV2(doc);
   } catch (err) {
     throw malformed(err);
   }
@@ -159,7 +159,9 @@ function readDiff(raw: unknown, owner: string, id: unknown): { diff: DiffMark } 
   return { diff: { status: mark.status as DiffMark["status"], changes: changes as DiffChange[] } };
 }
 
-function decodeV2(doc: Json): GraphPayload {
+/** The 2.x document decoded (a yield after the nodes: a big graph gives them a task of their
+ * own, kernel_sync.ts loadGraph). */
+function* decodeV2(doc: Json): Generator<void, GraphPayload> {
   // One frozen description per table entry, shared by every reference to it (the view only
   // reads them; a 10k-node graph with slots has ~50k references).
   const tensors = (doc.tensors as unknown[]).map((t, k): GradInfo => {
@@ -232,6 +234,7 @@ function decodeV2(doc: Json): GraphPayload {
     });
   }
 
+  yield;
   // Output slots per node id, for edges that name theirs by position (built on first use).
   let outputs: Map<string, SlotInfo[]> | null = null;
   const edgesIn = doc.edges as Json[];
