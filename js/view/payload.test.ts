@@ -4,7 +4,7 @@
 import { describe, expect, it } from "vitest";
 import v1Json from "../../tests/fixtures/graphs/v1/lenet.json";
 import v1As2Json from "../../tests/fixtures/graphs/v1/lenet.as_2.0.json";
-import { decodePayload, EMPTY_PAYLOAD, PayloadError, readGraph } from "./payload";
+import { decodePayload, EMPTY_PAYLOAD, PayloadError, readGraph, readGraphSteps } from "./payload";
 import { DOCUMENTS, FIXTURE_NAMES } from "./test_fixtures";
 import type { GraphPayload } from "./types";
 
@@ -327,5 +327,29 @@ describe("readGraph (the widget's graph trait)", () => {
     expect(read.payload).toBe(EMPTY_PAYLOAD);
     expect(read.blank).toBe(false); // a graph, though unreadable: drawn empty, with the message
     expect(read.error).toBe("Cannot show this graph: edge e0: tensor index 9 is out of range (table has 3)");
+  });
+});
+
+describe("readGraphSteps", () => {
+  const drain = (raw: unknown): { steps: number; value: ReturnType<typeof readGraph> } => {
+    const steps = readGraphSteps(raw);
+    for (let count = 0; ; count++) {
+      const next = steps.next();
+      if (next.done) return { steps: count, value: next.value };
+    }
+  };
+
+  it("reads what readGraph reads, the nodes, the edges and the checks each a step apart", () => {
+    for (const name of FIXTURE_NAMES) {
+      const got = drain(DOCUMENTS[name]);
+      expect(got.value).toEqual(readGraph(DOCUMENTS[name]));
+      expect(got.steps).toBe(2);
+    }
+    // A mistake found by the checks (after the decoding's steps) reads as readGraph says it.
+    const broken = { ...DOCUMENTS.lenet, groups: [{ id: "g0", name: "a", type: "A", parent: "g0" }] };
+    expect(drain(broken).value).toEqual(readGraph(broken));
+    expect(drain(broken).value.error).toMatch(/own ancestor/);
+    expect(drain({}).value.blank).toBe(true);
+    expect(drain({}).steps).toBe(0);
   });
 });
