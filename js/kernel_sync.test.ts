@@ -99,7 +99,7 @@ describe("a big graph sent in pieces", () => {
       ),
     ).toBe(true); // pieces are read over tasks at any size: the kernel sends them for big graphs only
     expect(got).toHaveLength(0);
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    for (let wait = 0; wait < 100 && got.length === 0; wait++) await new Promise((resolve) => setTimeout(resolve, 20));
     expect(got).toHaveLength(1);
     expect(got[0].payload.nodes).toHaveLength(fixture("resnet18").nodes.length);
     expect(got[0].error).toBeNull();
