@@ -346,7 +346,7 @@ describe("readGraphSteps", () => {
       expect(got.steps).toBe(2);
     }
     // A mistake found by the checks (after the decoding's steps) reads as readGraph says it.
-    const broken = { ...DOCUMENTS.lenet, groups: [{ id: "g0", name: "a", type: "A", parent: "g0" }] };
+    const broken = { ...(DOCUMENTS.lenet as object), groups: [{ id: "g0", name: "a", type: "A", parent: "g0" }] };
     expect(drain(broken).value).toEqual(readGraph(broken));
     expect(drain(broken).value.error).toMatch(/own ancestor/);
     expect(drain({}).value.blank).toBe(true);
