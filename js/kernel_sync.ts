@@ -88,9 +88,10 @@ export function graphBytes(value: unknown): number {
 
 /**
  * Read and index the synced graph, then call `done`: at once for a small one; a big one (a
- * 100k-node payload is ~20 MB; pieces are only sent for big ones) over several tasks, each well under 0.2 s (its pieces parsed one
- * by one, then decoded, checked, indexed, its repeated blocks found in slices), so that the page
- * stays responsive; `current()` false drops it (a newer graph came). Returns whether it waits.
+ * 100k-node payload is ~20 MB; pieces are sent for big ones only) over several tasks, so that
+ * the page stays responsive: its pieces parsed one by one, the nodes decoded, the edges, the
+ * checks, the index, then its repeated blocks found in slices. `current()` false drops it (a
+ * newer graph came). Returns whether it waits.
  */
 export function loadGraph(
   raw: unknown,
