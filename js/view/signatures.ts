@@ -40,66 +40,50 @@ export function createSignatures(index: GraphIndex): (groupId: string) => Signat
   const outAt = new Int32Array(m);
   const fill = start.slice(0, count);
   for (let k = 0; k < m; k++) outAt[fill[from[k]]++] = k;
-  const ordered = new Uint8Array(count);
-  const edgeOrder = (a: number, b: number): number => {
-    const ea = edgeAt[a];
-    const eb = edgeAt[b];
-    const sa = slotKey(ea);
-    const sb = slotKey(eb);
-    return (ea.index ?? 0) - (eb.index ?? 0) || (sa < sb ? -1 : sa > sb ? 1 : 0) || a - b;
-  };
-  const order = (i: number): void => {
-    if (ordered[i] === 0) {
-      ordered[i] = 1;
-      if (start[i + 1] - start[i] > 1) outAt.subarray(start[i], start[i + 1]).sort(edgeOrder);
-    }
-  };
-  // What the signature says of an edge (its next_functions position, slot and gradient), and
-  // of a node (op name, or parameter name, dtype and shape), as numbers, on first read.
-  const slotText = new Int32Array(m).fill(-1);
-  const gradText = new Int32Array(m).fill(-1);
+  // Each node's edges in next_functions order (index, then slot; ties: edges order), and what
+  // the signature says of an edge (position, slot, gradient) and of a node (op name, or
+  // parameter name, dtype and shape) as numbers: plain loops over every node and edge, which
+  // the JIT compiles early, rather than small functions called per node of each group read.
+  const slotOf = new Int32Array(m);
+  const gradOf = new Int32Array(m);
+  const positionOf = new Int32Array(m);
   const grads = new Map<GradInfo, number>(); // decoded payloads share one object per tensor
-  const gradOf = (k: number): number => {
-    if (gradText[k] < 0) {
-      const g = edgeAt[k].grad ?? null;
-      let n = g === null ? text("-") : grads.get(g);
-      if (n === undefined) {
-        n = text(gradKey(g));
-        grads.set(g as GradInfo, n);
-      }
-      gradText[k] = n;
+  const none = text("-");
+  for (let k = 0; k < m; k++) {
+    const e = edgeAt[k];
+    positionOf[k] = e.index ?? 0;
+    slotOf[k] = text(slotKey(e));
+    const g = e.grad ?? null;
+    let n = g === null ? none : grads.get(g);
+    if (n === undefined) {
+      n = text(gradKey(g));
+      grads.set(g as GradInfo, n);
     }
-    return gradText[k];
+    gradOf[k] = n;
+  }
+  const edgeOrder = (a: number, b: number): number => {
+    if (positionOf[a] !== positionOf[b]) return positionOf[a] - positionOf[b];
+    const sa = slotKey(edgeAt[a]);
+    const sb = slotKey(edgeAt[b]);
+    return sa < sb ? -1 : sa > sb ? 1 : a - b;
   };
-  const slotOf = (k: number): number => {
-    if (slotText[k] < 0) slotText[k] = text(slotKey(edgeAt[k]));
-    return slotText[k];
-  };
+  for (let i = 0; i < count; i++) {
+    if (start[i + 1] - start[i] > 1) outAt.subarray(start[i], start[i + 1]).sort(edgeOrder);
+  }
   // Not what ties a node to the rest of the graph: whether it is an output of the graph, or
   // which of its slots send a gradient out (the first block of a stack sends none to an input
   // that needs none). Edges leaving the group are not part of its structure either.
-  const labels = new Int32Array(count).fill(-1);
-  const label = (i: number): number => {
-    if (labels[i] < 0) {
-      const n = node(i);
-      const p = n.param;
-      labels[i] =
-        p || n.kind === "param"
-          ? text(`\u0000param|${n.name}|${p?.dtype ?? "?"}[${shapeKey(p?.shape)}]`)
-          : text(n.name);
-    }
-    return labels[i];
-  };
   const groupNum = new Map<string, number>();
   for (const g of index.groups.keys()) groupNum.set(g, groupNum.size);
-  const ownGroup = new Int32Array(count).fill(-2); // each node's own group's number (-1: none)
-  const ownOf = (i: number): number => {
-    if (ownGroup[i] === -2) {
-      const own = node(i).group;
-      ownGroup[i] = own == null ? -1 : (groupNum.get(own) ?? -1);
-    }
-    return ownGroup[i];
-  };
+  const labels = new Int32Array(count);
+  const ownGroup = new Int32Array(count); // each node's own group's number (-1: none)
+  for (let i = 0; i < count; i++) {
+    const n = node(i);
+    ownGroup[i] = n.group == null ? -1 : (groupNum.get(n.group) ?? -1);
+    const p = n.param;
+    labels[i] =
+      p || n.kind === "param" ? text(`\u0000param|${n.name}|${p?.dtype ?? "?"}[${shapeKey(p?.shape)}]`) : text(n.name);
+  }
   const mark = new Int32Array(count); // the group being read (stamp) ...
   const pos = new Int32Array(count); // ... and each of its nodes' rank in it
   const entered = new Int32Array(count); // (stamp) an edge from inside enters the node
@@ -112,55 +96,61 @@ export function createSignatures(index: GraphIndex): (groupId: string) => Signat
     const nodes = index.memberNumbers(groupId);
     if (!group || nodes.length === 0 || index.calls(groupId).length !== 1) return null;
     stamp += 1;
-    for (const i of nodes) {
-      mark[i] = stamp;
-      pos[i] = -1;
+    const size = nodes.length;
+    for (let x = 0; x < size; x++) {
+      mark[nodes[x]] = stamp;
+      pos[nodes[x]] = -1;
     }
     // Where each node sits below the group: its own group's path and type, and those around it.
     const base = group.name ? `${group.name}.` : "";
-    const where = (i: number): number => {
-      const own = ownOf(i) + 1;
-      if (whereMark[own] !== stamp) {
-        const parts: string[] = [];
-        for (const g of index.ancestors(ids[i])) {
-          if (g === groupId) break;
-          const inner = index.groups.get(g);
-          const name = inner?.name ?? "";
-          parts.push(`${name.startsWith(base) ? name.slice(base.length) : `#${name}`}:${inner?.type ?? ""}`);
-        }
-        whereMark[own] = stamp;
-        whereAt[own] = text(parts.join("/"));
+    const where = (i: number, own: number): number => {
+      const parts: string[] = [];
+      for (const g of index.ancestors(ids[i])) {
+        if (g === groupId) break;
+        const inner = index.groups.get(g);
+        const name = inner?.name ?? "";
+        parts.push(`${name.startsWith(base) ? name.slice(base.length) : `#${name}`}:${inner?.type ?? ""}`);
       }
+      whereMark[own] = stamp;
+      whereAt[own] = text(parts.join("/"));
       return whereAt[own];
     };
     // Roots: nodes no edge from inside the group enters, in payload order; then breadth-first.
-    for (const i of nodes) {
+    for (let x = 0; x < size; x++) {
+      const i = nodes[x];
       for (let s = start[i]; s < start[i + 1]; s++) if (mark[to[outAt[s]]] === stamp) entered[to[outAt[s]]] = stamp;
     }
-    const queue: number[] = [];
-    const visit = (i: number): number => {
-      if (pos[i] < 0) {
-        pos[i] = queue.length;
-        queue.push(i);
+    const queue = new Int32Array(size);
+    let queued = 0;
+    for (let x = 0; x < size; x++) {
+      const i = nodes[x];
+      if (entered[i] !== stamp) {
+        pos[i] = queued;
+        queue[queued++] = i;
       }
-      return pos[i];
-    };
-    for (const i of nodes) if (entered[i] !== stamp) visit(i);
-    const out: number[] = [nodes.length];
+    }
+    const out: number[] = [size];
     let next = 0; // the first node not yet visited, in payload order: for cycles (no roots)
-    for (let head = 0; head < nodes.length; head++) {
-      if (head === queue.length) {
+    for (let head = 0; head < size; head++) {
+      if (head === queued) {
         while (pos[nodes[next]] >= 0) next += 1;
-        visit(nodes[next]);
+        pos[nodes[next]] = queued;
+        queue[queued++] = nodes[next];
       }
       const i = queue[head];
-      order(i);
       let inside = 0;
       for (let s = start[i]; s < start[i + 1]; s++) if (mark[to[outAt[s]]] === stamp) inside += 1;
-      out.push(label(i), where(i), inside);
+      const own = ownGroup[i] + 1;
+      out.push(labels[i], whereMark[own] === stamp ? whereAt[own] : where(i, own), inside);
       for (let s = start[i]; s < start[i + 1]; s++) {
         const k = outAt[s];
-        if (mark[to[k]] === stamp) out.push(visit(to[k]), edgeAt[k].index ?? 0, slotOf(k), gradOf(k));
+        const t = to[k];
+        if (mark[t] !== stamp) continue;
+        if (pos[t] < 0) {
+          pos[t] = queued;
+          queue[queued++] = t;
+        }
+        out.push(pos[t], positionOf[k], slotOf[k], gradOf[k]);
       }
     }
     return out;
