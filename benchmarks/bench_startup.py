@@ -6,6 +6,8 @@ Rep 0 of each model is the page's first widget (a new page and kernel per model)
 
     .venv/bin/python benchmarks/bench_startup.py --models resnet50 llama-10k --reps 3
     .venv/bin/python benchmarks/bench_startup.py --fold-false    # GraphWidget(y, fold=False)
+    .venv/bin/python benchmarks/bench_startup.py --cpu-profile /tmp/p  # + /tmp/p-<model>.cpuprofile
+      of each page's first widget (Chromium's sampling profiler, 0.2 ms; read it in DevTools)
 """
 
 from __future__ import annotations
@@ -47,14 +49,29 @@ FRAMES_JS = """() => (window.pvwFrames || []).map((f) => [performance.timeOrigin
 
 
 def one_model(
-    browser: Any, server: Any, name: str, reps: int, extra: str, quiet: bool = False
+    browser: Any,
+    server: Any,
+    name: str,
+    reps: int,
+    extra: str,
+    quiet: bool = False,
+    profile: str | None = None,
 ) -> list[float]:
     page = bw.open_notebook(browser, server, name)
     page.evaluate(SETUP_JS, [bw.SETUP.format(bench=str(common.HERE), name=name)])
     times = []
     for rep in range(reps):
         page.evaluate(RESET_JS)
+        cdp = page.context.new_cdp_session(page) if profile and rep == 0 else None
+        if cdp:
+            cdp.send("Profiler.enable")
+            cdp.send("Profiler.setSamplingInterval", {"interval": 200})
+            cdp.send("Profiler.start")
         got = bw.run(page, 1, CELL.format(extra=extra), "new")
+        if cdp:
+            out = Path(f"{profile}-{name}.cpuprofile")
+            out.write_text(json.dumps(cdp.send("Profiler.stop")["profile"]))
+            cdp.detach()
         k = json.loads(
             page.evaluate(bw.EXECUTE_JS, "import json; print(json.dumps([_k0,_k1,_k2]))")
         )
@@ -86,7 +103,7 @@ def one_model(
 
 
 def first_paints(
-    models: list[str], reps: int, extra: str = "", quiet: bool = False
+    models: list[str], reps: int, extra: str = "", quiet: bool = False, profile: str | None = None
 ) -> dict[str, list[float]]:
     """Per model: ms from each cell run to its painted graph (the page's first widget first)."""
     from playwright.sync_api import sync_playwright
@@ -101,7 +118,7 @@ def first_paints(
         browser = pw.chromium.launch(executable_path=bw.CHROMIUM, args=bw.ARGS)
         try:
             for name in models:
-                results[name] = one_model(browser, server, name, reps, extra, quiet)
+                results[name] = one_model(browser, server, name, reps, extra, quiet, profile)
         finally:
             browser.close()
             server.stop()
@@ -113,9 +130,10 @@ def main() -> None:
     parser.add_argument("--reps", type=int, default=3)
     parser.add_argument("--models", nargs="+", default=["resnet50", "llama-10k"])
     parser.add_argument("--fold-false", action="store_true", help="GraphWidget(y, fold=False)")
+    parser.add_argument("--cpu-profile", metavar="PREFIX", help="profile each first widget")
     args = parser.parse_args()
     extra = ", fold=False" if args.fold_false else ""
-    results = first_paints(args.models, args.reps, extra)
+    results = first_paints(args.models, args.reps, extra, profile=args.cpu_profile)
     print()
     for name, times in results.items():
         later = statistics.median(times[1:]) if len(times) > 1 else float("nan")

@@ -152,7 +152,7 @@ export function createDrawLoop(layout: Layout, renderer: Renderer, hooks: DrawHo
       if (!current()) return false; // superseded while waiting: never laid out
       const start = performance.now();
       const result = await (ahead ?? layout.layout(plan.dot));
-      performance.measure("pvw:layout", { start, detail: { graphvizMs: result.ms } });
+      performance.measure("pvw:layout", { start, detail: { graphvizMs: result.ms, waitedMs: result.waited } });
       if (!current()) return false;
       const drawing = renderer.draw(plan.dot, result.svg, how, current);
       await (how.animate && !how.plain ? watched(drawing) : drawing);

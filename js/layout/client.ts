@@ -9,6 +9,8 @@ export interface LayoutResult {
   svg: string;
   /** Time Graphviz spent on the layout, inside the worker. */
   ms: number;
+  /** Time from the layout's posting to Graphviz's start on it (LayoutReply.waited). */
+  waited?: number;
   version: string;
 }
 
@@ -113,7 +115,7 @@ export function createLayoutClient(
       kill();
       job.reject(reply);
     } else if (reply.ok) {
-      job.resolve({ svg: reply.svg, ms: reply.ms, version: reply.version });
+      job.resolve({ svg: reply.svg, ms: reply.ms, version: reply.version, waited: reply.waited });
     } else {
       kill();
       job.reject(new LayoutError(`${reply.name}: ${reply.error}`));
@@ -186,7 +188,7 @@ export function createLayoutClient(
     }, timeoutMs);
     current = { job, timer };
     try {
-      start().postMessage({ id: job.id, dot: job.dot });
+      start().postMessage({ id: job.id, dot: job.dot, sent: performance.timeOrigin + performance.now() });
     } catch (err) {
       finish(new LayoutError(`could not start the layout worker: ${String(err)}`));
     }

@@ -56,7 +56,9 @@ export async function layout(request: LayoutRequest): Promise<LayoutReply> {
     const gv = await loaded;
     const start = performance.now();
     const svg = gv.layout(request.dot, "svg", "dot");
-    return { id: request.id, ok: true, svg, ms: performance.now() - start, version: gv.version() };
+    const ms = performance.now() - start;
+    const waited = request.sent === undefined ? undefined : performance.timeOrigin + start - request.sent;
+    return { id: request.id, ok: true, svg, ms, version: gv.version(), waited };
   } catch (err) {
     // A stack overflow or an abort inside the WASM can leave its heap inconsistent: the
     // client throws this worker away after any error and starts a fresh one.

@@ -3,6 +3,8 @@
 export interface LayoutRequest {
   id: number;
   dot: string;
+  /** When the page posted it (ms since the epoch: performance.timeOrigin + now). */
+  sent?: number;
 }
 
 /** The compiled Graphviz WASM, sent once to each new worker (id 0). */
@@ -13,9 +15,10 @@ export interface LoadRequest {
 
 export type WorkerRequest = LayoutRequest | LoadRequest;
 
-/** The answer to a layout request (ids from 1). */
+/** The answer to a layout request (ids from 1); `waited`: ms from its posting to Graphviz's
+ * start on it (the message's way, and the wait behind Graphviz's load or warm-up). */
 export type LayoutReply =
-  | { id: number; ok: true; svg: string; ms: number; version: string }
+  | { id: number; ok: true; svg: string; ms: number; version: string; waited?: number }
   | { id: number; ok: false; error: string; name: string };
 
 /** Sent by the worker by itself (id 0): "started" as soon as its script runs, "loading" when

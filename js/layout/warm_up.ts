@@ -1,7 +1,16 @@
-// A small DOT shaped like the explorer's (nested clusters, HTML-like and multi-line labels,
-// boxes and ellipses, merged and minlen=0 edges, an edge label). Laid out once when the worker
-// has loaded Graphviz and no layout is waiting: the WASM is compiled lazily, function by
-// function, on first call, and this moves most of that out of the first real layout.
+// Small DOTs shaped like the explorer's, laid out when the worker has loaded Graphviz and no
+// layout is waiting: the WASM is compiled lazily, function by function, on first call, and
+// this moves most of that out of the first real layout. Two of them, each its own task, so
+// that a layout asked for meanwhile waits for one part at most: the first, three boxes and
+// edges (most of the compile: parse, ranks, crossings, positions, splines, SVG), then one
+// with nested clusters, HTML-like and multi-line labels, boxes and ellipses, merged and
+// minlen=0 edges and an edge label.
+export const WARM_UP_CORE = `digraph core {
+  node [fontname="Helvetica" fontsize=12 shape=box style="rounded,filled"];
+  "a" -> "b" [label="float32[1, 8]"];
+  "b" -> "c";
+  "a" -> "c";
+}`;
 export const WARM_UP_DOT = `digraph warm {
   graph [rankdir=TB nodesep=0.25 ranksep=0.3 bgcolor=transparent fontname="Helvetica" fontsize=11 labeljust=l style=rounded];
   node [fontname="Helvetica" fontsize=12 margin="0.1,0.04" height=0.3];
@@ -25,3 +34,5 @@ export const WARM_UP_DOT = `digraph warm {
   "g1" -> "x" [id="w-e4" class="pvw-merged" penwidth=1.6];
   "m" -> "x" [id="w-e5" class="pvw-single"];
 }`;
+
+export const WARM_UP_DOTS: readonly string[] = [WARM_UP_CORE, WARM_UP_DOT];

@@ -4,7 +4,7 @@
 // thread holds it up: see LayoutClient.warm), and warms Graphviz up if no layout is waiting.
 import { layout, provide } from "./engine";
 import { isLoad, type WorkerMessage, type WorkerRequest } from "./protocol";
-import { WARM_UP_DOT } from "./warm_up";
+import { WARM_UP_DOTS } from "./warm_up";
 
 interface WorkerScope {
   onmessage: ((event: MessageEvent<WorkerRequest>) => void) | null;
@@ -14,21 +14,35 @@ interface WorkerScope {
 const scope = self as unknown as WorkerScope;
 let asked = false;
 
+/** After the tasks already queued (a layout request posted during a warm-up part). */
+function nextTask(): Promise<void> {
+  return new Promise((resolve) => {
+    const channel = new MessageChannel();
+    channel.port1.onmessage = () => {
+      channel.port1.close();
+      resolve();
+    };
+    channel.port2.postMessage(null);
+  });
+}
+
 function load(module: WebAssembly.Module): void {
   scope.postMessage({ id: 0, status: "loading" });
   const start = performance.now();
   provide(module).then(
-    (gv) => {
+    async (gv) => {
       const instantiate = performance.now() - start;
       let warmUp = 0;
-      if (!asked) {
+      for (const dot of WARM_UP_DOTS) {
+        if (asked) break; // a real layout came: it compiles what it needs itself
         const begin = performance.now();
         try {
-          gv.layout(WARM_UP_DOT, "svg", "dot");
+          gv.layout(dot, "svg", "dot");
         } catch {
           // Only a warm-up: a real layout reports its own errors.
         }
-        warmUp = performance.now() - begin;
+        warmUp += performance.now() - begin;
+        await nextTask(); // a layout asked for meanwhile goes first
       }
       scope.postMessage({ id: 0, status: "ready", timings: { instantiate, warmUp } });
     },

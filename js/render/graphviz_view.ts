@@ -75,8 +75,10 @@ function hitOf(target: EventTarget | null): Hit | null {
   return { kind, id, onLabel };
 }
 
-/** Once the next frame is rendered: a task queued from its animation-frame callback runs after
- * the frame's style, layout and paint. Or after 100 ms: a hidden tab renders no frames. */
+/** Once the next frame is rendered, and the tasks queued while it was (anything that waited
+ * for that frame, such as a page's "painted" mark): a task queued from the frame's
+ * animation-frame callback runs after its style, layout and paint, and one it queues in turn
+ * after those. Or after 100 ms: a hidden tab renders no frames. */
 function afterPaint(): Promise<void> {
   return new Promise((resolve) => {
     const done = (): void => {
@@ -84,11 +86,15 @@ function afterPaint(): Promise<void> {
       resolve();
     };
     const timer = setTimeout(done, 100);
-    requestAnimationFrame(() => {
+    const task = (then: () => void): void => {
       const channel = new MessageChannel();
-      channel.port1.onmessage = done;
+      channel.port1.onmessage = () => {
+        channel.port1.close();
+        then();
+      };
       channel.port2.postMessage(null);
-    });
+    };
+    requestAnimationFrame(() => task(() => task(done)));
   });
 }
 
@@ -267,7 +273,8 @@ export function createGraphvizView(container: HTMLElement, handlers: PointerHand
       // The view's first drawing goes in as plain SVG: with the page's code still cold, that
       // is ~3x quicker on screen than d3-graphviz's join (measured: 25 vs 65 ms, ResNet-50).
       // It is drawn once that is in: d3-graphviz takes the same SVG over after the frame that
-      // paints it (the same elements and view), so that redraws can animate.
+      // paints it, and after the tasks that frame let go (the same elements and view), so
+      // that redraws can animate.
       const takeOver = drawing === null && !options.plain;
       await draw(dot, svgText, takeOver ? { ...options, plain: true } : options);
       if (takeOver) {

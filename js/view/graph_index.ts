@@ -28,6 +28,8 @@ export interface GraphIndex {
   ancestors(id: string): readonly string[];
   /** Every node inside a group, at any depth, in payload order. */
   descendantNodes(groupId: string): string[];
+  /** The same nodes as numbers (nodeOrder), shared: do not change it. */
+  memberNumbers(groupId: string): Int32Array;
   /** The first of those (descendantNodes(groupId)[0]), without listing the others. */
   firstNode(groupId: string): string | undefined;
   /** Whether the node or group `id` is inside group `groupId` (at any depth). */
@@ -47,6 +49,8 @@ export interface GraphIndex {
   groupOrder(id: string): number;
   /** The edges between two nodes, `edges` order; entering() gives positions in it. */
   readonly linkEdges: readonly GraphEdge[];
+  /** The same edges' two ends as node numbers (from[k] -> to[k], k < m), shared. */
+  readonly linkEnds: EdgeEnds;
   /** Positions in linkEdges of the edges into node `id`, or into group `id` from a node
    * outside it, ascending (empty for an unknown id). */
   enteringNode(id: string): Int32Array;
@@ -328,6 +332,10 @@ export function buildIndex(graph: GraphPayload): GraphIndex {
     },
     ancestors,
     descendantNodes,
+    memberNumbers: (groupId) => {
+      const a = groupNum.get(groupId);
+      return a === undefined ? new Int32Array(0) : memberAt.subarray(memberStart[a], memberStart[a + 1]);
+    },
     firstNode: (groupId) => {
       const a = groupNum.get(groupId);
       return a === undefined || size(a) === 0 ? undefined : ids[memberAt[memberStart[a]]];
@@ -340,6 +348,9 @@ export function buildIndex(graph: GraphPayload): GraphIndex {
     groupOrder: (id) => groupNum.get(id) ?? -1,
     get linkEdges() {
       return edgeEnds().edgeAt;
+    },
+    get linkEnds() {
+      return edgeEnds();
     },
     enteringNode: (id) => links().enteringNode(numOf.get(id) ?? -1),
     enteringGroup: (id) => links().enteringGroup(groupNum.get(id) ?? -1),
