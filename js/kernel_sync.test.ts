@@ -9,7 +9,7 @@ import {
   loadGraph,
   type ReadGraph,
 } from "./kernel_sync";
-import { readGraph } from "./view/payload";
+import { PayloadError, readGraph } from "./view/payload";
 import type { WidgetModel } from "./model_contract";
 import { autoDepth, groupsToDepth } from "./view/expansion";
 import { buildIndex, type GraphIndex } from "./view/graph_index";
@@ -22,7 +22,12 @@ describe("the graph from the kernel", () => {
   it("reads a buffer of JSON text, and says when it is not JSON", () => {
     const doc = document("lenet");
     expect(graphDocument(asBuffer(doc))).toEqual(doc);
-    expect(graphDocument(new DataView(new TextEncoder().encode("{oops").buffer))).toBeNull();
+    const notJson = new DataView(new TextEncoder().encode("{oops").buffer);
+    expect(graphDocument(notJson)).toBeInstanceOf(PayloadError);
+    // Said, not taken for "no graph yet": a blank read draws nothing and says nothing.
+    const read = readGraph(graphDocument(notJson));
+    expect(read.blank).toBe(false);
+    expect(read.error).toMatch(/^Cannot show this graph: the graph the kernel sent is not JSON text/);
     expect(graphDocument(doc)).toBe(doc);
   });
 
@@ -90,7 +95,7 @@ describe("a big graph sent in pieces", () => {
     expect(graphBytes({ ...pieces, nodes: [1] })).toBe(0); // not pieces: a plain object
   });
 
-  it("is read one piece a task, and a piece that is not JSON gives no document, as one buffer that is not", async () => {
+  it("is read one piece a task, and a piece that is not JSON is said, as one buffer that is not", async () => {
     const got: ReadGraph[] = [];
     expect(
       loadGraph(
@@ -105,7 +110,15 @@ describe("a big graph sent in pieces", () => {
     expect(got[0].payload.nodes).toHaveLength(fixture("resnet18").nodes.length);
     expect(got[0].error).toBeNull();
     const broken = { ...asPieces(doc, 50), edges: [new DataView(new TextEncoder().encode("[{oops").buffer)] };
-    expect(graphDocument(broken)).toBeNull();
+    expect(graphDocument(broken)).toBeInstanceOf(PayloadError);
+    const said: ReadGraph[] = [];
+    loadGraph(
+      broken,
+      () => true,
+      (r) => said.push(r),
+    );
+    for (let wait = 0; wait < 100 && said.length === 0; wait++) await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(said[0].error).toMatch(/not JSON text/);
   });
 });
 

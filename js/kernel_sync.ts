@@ -6,7 +6,7 @@ import type { AnyModel } from "@anywidget/types";
 import type { WidgetModel } from "./model_contract";
 import { applyEdits, openToDepth, readRequest, type ViewState } from "./view/expansion";
 import { buildIndex, type GraphIndex } from "./view/graph_index";
-import { readGraph, readGraphSteps } from "./view/payload";
+import { PayloadError, readGraph, readGraphSteps } from "./view/payload";
 import { repeatsInSlices } from "./view/repeats";
 
 /** The page's message to the kernel once a widget's first drawing is painted: the kernel makes
@@ -44,7 +44,7 @@ const parseText = (value: DataView | ArrayBuffer): unknown => JSON.parse(new Tex
 /**
  * The synced graph's JSON parsed in steps (each yield: a task's worth of work done): one buffer
  * in one step; pieces one piece a step, the lists put back in place (the same document as one
- * JSON.parse of the whole). Returns null for text that is not JSON (readGraph says so).
+ * JSON.parse of the whole). Text that is not JSON gives a PayloadError, which readGraph shows.
  */
 function* parseSteps(value: unknown): Generator<void, unknown> {
   try {
@@ -60,8 +60,9 @@ function* parseSteps(value: unknown): Generator<void, unknown> {
       doc[key] = list;
     }
     return doc;
-  } catch {
-    return null;
+  } catch (err) {
+    // Not null: readGraph would take that for "no graph yet" and say nothing.
+    return new PayloadError(`the graph the kernel sent is not JSON text (${(err as Error).message})`);
   }
 }
 

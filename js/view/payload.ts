@@ -104,6 +104,8 @@ export function readGraph(raw: unknown): ReadResult {
 
 /** readGraph in steps (each yield: a task's worth of work done on a big graph). */
 export function* readGraphSteps(raw: unknown): Generator<void, ReadResult> {
+  if (raw instanceof PayloadError)
+    return { payload: EMPTY_PAYLOAD, error: `Cannot show this graph: ${raw.message}`, blank: false };
   const blank = raw === null || raw === undefined || (typeof raw === "object" && Object.keys(raw).length === 0);
   if (blank) return { payload: EMPTY_PAYLOAD, error: null, blank };
   try {
