@@ -57,6 +57,7 @@ PARTS = [
     (scope_recording.Recording, "enter", "scope enter"),
     (scope_recording.Recording, "exit", "scope exit"),
     (scope_recording.Recording, "_retire", "scope _retire"),
+    (scope_recording.Recording, "claim_pending", "scope claims (from the walk)"),
     (layer_scopes.LayerScopeRecorder, "snapshot", "scope snapshot"),
     (backward_record.BackwardRecord, "scan", "scan"),
     (build, "captured_graph", "captured_graph"),
