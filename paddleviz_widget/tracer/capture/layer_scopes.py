@@ -63,8 +63,16 @@ class LayerScopes:
     def restricted_to(self, ptrs: Iterable[int]) -> LayerScopes:
         """Only the given nodes, and the groups holding them (with their ancestors)."""
         keep = set(ptrs)
-        group_of_ptr = {p: g for p, g in self.group_of_ptr.items() if p in keep}
+        whole = keep.issuperset(self.group_of_ptr)
+        group_of_ptr = self.group_of_ptr if whole else {
+            p: g for p, g in self.group_of_ptr.items() if p in keep
+        }  # fmt: skip
         used = with_ancestors(group_of_ptr.values(), {g.id: g.parent for g in self.groups})
+        if (
+            whole and all(g.id in used for g in self.groups) and used.issuperset(self.call_sites)
+            and keep.issuperset(self.node_sites) and keep.issuperset(self.node_names)
+        ):  # fmt: skip
+            return self  # nothing to leave out (a watched run's capture): the same tables
         return LayerScopes(
             groups=tuple(g for g in self.groups if g.id in used),
             group_of_ptr=group_of_ptr,
@@ -96,7 +104,11 @@ def _entries(roots: list[Any], rec: Recording) -> list[tuple[Any, str, int | Non
     root_names: set[str] = set()
     # A called layer that sits inside another called root (model.fc(z) before model(x)) is
     # named from the outer one.
-    inner = {id(layer) for root in roots for layer, _, parent in _tree(root) if parent}
+    inner = (
+        {id(layer) for root in roots for layer, _, parent in _tree(root) if parent}
+        if len(roots) > 1
+        else set()  # one root (the model): nothing to place inside another
+    )
     for root in roots:
         if id(root) in inner or id(root) in placed:
             continue
