@@ -35,7 +35,9 @@ spent: collections.defaultdict[str, float] = collections.defaultdict(float)
 
 
 def wrap(owner: Any, name: str, label: str) -> None:
-    f = getattr(owner, name)
+    f = getattr(owner, name, None)
+    if f is None:  # an older tree without this part
+        return
 
     @functools.wraps(f)
     def timed(*args: Any, **kwargs: Any) -> Any:
