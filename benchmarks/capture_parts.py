@@ -35,7 +35,9 @@ spent: collections.defaultdict[str, float] = collections.defaultdict(float)
 
 
 def wrap(owner: Any, name: str, label: str) -> None:
-    f = getattr(owner, name)
+    f = getattr(owner, name, None)
+    if f is None:  # an older tree without this part
+        return
 
     @functools.wraps(f)
     def timed(*args: Any, **kwargs: Any) -> Any:
@@ -57,6 +59,7 @@ PARTS = [
     (scope_recording.Recording, "enter", "scope enter"),
     (scope_recording.Recording, "exit", "scope exit"),
     (scope_recording.Recording, "_retire", "scope _retire"),
+    (scope_recording.Recording, "claim_pending", "scope claims (from the walk)"),
     (layer_scopes.LayerScopeRecorder, "snapshot", "scope snapshot"),
     (backward_record.BackwardRecord, "scan", "scan"),
     (build, "captured_graph", "captured_graph"),

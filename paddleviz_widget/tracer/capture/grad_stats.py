@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from functools import cache
+from functools import cache, lru_cache
 from math import prod
 from typing import Any
 
@@ -61,25 +61,33 @@ RAW_FIELDS = 7  # norm, max_abs, abs_sum, zeros, nan, inf, numel
 _CPU = object()  # the place part of a CPU gradient's GradInfo key
 
 
+# By node name: a graph has ~10k nodes of a few dozen names, asked about per node and edge.
+@lru_cache(maxsize=4096)
 def hookable(name: str) -> bool:
     if name == ACCUMULATION_NODE or is_pylayer(name):
         return False
     return not name.startswith(LIST_SLOT_NODES)
 
 
+@lru_cache(maxsize=4096)
 def _post_hooked(name: str) -> bool:
     return hookable(name) and not is_program_node(name)
+
+
+def _hooked_nodes(walk: WalkResult) -> list[bool]:
+    """Per node (walk order): whether a post hook sees what it sends."""
+    return [_post_hooked(n.name) for n in walk.nodes]
 
 
 def received_of(walk: WalkResult) -> frozenset[int]:
     """Nodes whose received gradient is read too: the targets of edges whose sender cannot be
     hooked (concat, PyLayer, ...). Every gradient summed into one tensor has that tensor's
     dtype and shape, so what such a node received is what each such edge carried."""
-    nodes = walk.nodes
+    nodes, hooked = walk.nodes, _hooked_nodes(walk)
     return frozenset(
-        nodes[e.target].ptr
-        for e in walk.edges
-        if not _post_hooked(nodes[e.source].name) and _post_hooked(nodes[e.target].name)
+        nodes[target].ptr
+        for source, target, _ in walk.edges
+        if not hooked[source] and hooked[target]
     )
 
 
@@ -87,12 +95,10 @@ def hooks_cover(walk: WalkResult) -> bool:
     """Whether the hooks see every edge's gradient (its sender or its target is hooked), so
     that Paddle's dump of this backward would say nothing more about dtypes and shapes. Not
     with to_static program nodes (their edges are read through tensor hooks, not always)."""
-    nodes = walk.nodes
-    if any(is_program_node(n.name) for n in nodes):
+    if any(is_program_node(n.name) for n in walk.nodes):
         return False
-    return all(
-        _post_hooked(nodes[e.source].name) or _post_hooked(nodes[e.target].name) for e in walk.edges
-    )
+    hooked = _hooked_nodes(walk)
+    return all(hooked[source] or hooked[target] for source, target, _ in walk.edges)
 
 
 @dataclass
@@ -150,7 +156,7 @@ class StatsCapture:
         self.grads: dict[tuple[int, int], GradInfo] = {}
         self.received: dict[int, GradInfo] = {}
         self._receivers: frozenset[int] = frozenset()
-        self._infos: dict[tuple[Any, tuple[int, ...], object], GradInfo] = {}
+        self._infos: dict[tuple[int, tuple[int, ...], object], tuple[GradInfo, Any]] = {}
 
     def arm(
         self, nodes: Iterable[Any], receivers: Callable[[int], list[Any] | None] | None = None,
@@ -234,7 +240,7 @@ class StatsCapture:
         # crash, so only initialized floating tensors are reduced.
         ready = [_initialized(t) for t in grad_outputs]
         positions = edge_positions(ready, edges)
-        floating = _floating_dtypes()
+        f32, f16, bf16, f64 = floats = _float_dtypes()
         for t, ok, index in zip(grad_outputs, ready, positions):
             if not ok:
                 continue
@@ -245,7 +251,8 @@ class StatsCapture:
             dtype, shape, place = t.dtype, tuple(t.shape), t.place
             cpu = place.is_cpu_place()
             self.grads[(ptr, index)] = self._info(place, dtype, shape, cpu)
-            if dtype in floating:
+            # Paddle's dtypes are singletons: `is` first (hashing one costs ~1 us)
+            if dtype is f32 or dtype is f16 or dtype is bf16 or dtype is f64 or dtype in floats:
                 run.rows[index] = self._add(paddle, t, dtype, shape, cpu)
         self.runs.append(run)
 
@@ -262,13 +269,14 @@ class StatsCapture:
         """dtype, shape and place of a gradient, one GradInfo per distinct value. Every CPU
         place reads the same: it is keyed without str(place) (~1 us a gradient)."""
         cpu = place.is_cpu_place() if cpu is None else cpu
-        key = (dtype, shape, _CPU if cpu else str(place))
-        info = self._infos.get(key)
-        if info is None:
-            info = self._infos[key] = GradInfo(
-                dtype_name(dtype), tuple(int(d) for d in shape), place_name(str(place))
-            )
-        return info
+        # Keyed by the dtype's id, not its hash (~1 us): the dtype is kept with the info, so
+        # that id stays its own.
+        key = (id(dtype), shape, _CPU if cpu else str(place))
+        known = self._infos.get(key)
+        if known is None:
+            info = GradInfo(dtype_name(dtype), tuple(int(d) for d in shape), place_name(str(place)))
+            known = self._infos[key] = (info, dtype)
+        return known[0]
 
     def _add(
         self, paddle: Any, t: Any, dtype: Any = None, shape: tuple[int, ...] | None = None,
@@ -342,10 +350,10 @@ def _usable(paddle: Any, t: Any) -> bool:
 
 
 @cache
-def _floating_dtypes() -> frozenset[Any]:
+def _float_dtypes() -> tuple[Any, Any, Any, Any]:
     import paddle
 
-    return frozenset((paddle.float32, paddle.float16, paddle.bfloat16, paddle.float64))
+    return (paddle.float32, paddle.float16, paddle.bfloat16, paddle.float64)
 
 
 def _floating(paddle: Any, t: Any) -> bool:

@@ -8,7 +8,9 @@ stopping at its inputs' grad_fns, at accumulation nodes and at nodes that existe
 call; every node reached that no layer claimed yet is this layer's. Inner calls return first,
 so the first claim is the innermost layer. A walk that meets a node claimed by an inner call
 jumps straight to where that call's own walk stopped (its "frontier") instead of re-walking
-it: every node is expanded once per forward, whatever the nesting depth.
+it: every node is expanded once per forward, whatever the nesting depth. A watched run's
+recorder defers these walks to the backward (``deferred``): they are then made, in the order
+the calls ended, over the backward's own walk of the graph (same claims, no Paddle calls).
 
 Groups: one per layer instance (a layer called twice keeps one group), id "g<k>" with k its
 position in the model's ``named_sublayers(include_self=True)`` order (stable for a model; gaps
@@ -30,13 +32,14 @@ forwards) that a later layer reaches without receiving them as an argument.
 from __future__ import annotations
 
 import functools
-from collections.abc import Collection, Iterable, Iterator
+from collections.abc import Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from ...graph.groups import with_ancestors
 from ...graph.model import CallSite, Group
 from ..read.params import accumulation_ptr
+from ..read.walk import WalkResult
 from .anchors import Anchor
 from .scope_recording import Recording
 
@@ -60,8 +63,16 @@ class LayerScopes:
     def restricted_to(self, ptrs: Iterable[int]) -> LayerScopes:
         """Only the given nodes, and the groups holding them (with their ancestors)."""
         keep = set(ptrs)
-        group_of_ptr = {p: g for p, g in self.group_of_ptr.items() if p in keep}
+        whole = keep.issuperset(self.group_of_ptr)
+        group_of_ptr = self.group_of_ptr if whole else {
+            p: g for p, g in self.group_of_ptr.items() if p in keep
+        }  # fmt: skip
         used = with_ancestors(group_of_ptr.values(), {g.id: g.parent for g in self.groups})
+        if (
+            whole and all(g.id in used for g in self.groups) and used.issuperset(self.call_sites)
+            and keep.issuperset(self.node_sites) and keep.issuperset(self.node_names)
+        ):  # fmt: skip
+            return self  # nothing to leave out (a watched run's capture): the same tables
         return LayerScopes(
             groups=tuple(g for g in self.groups if g.id in used),
             group_of_ptr=group_of_ptr,
@@ -93,7 +104,11 @@ def _entries(roots: list[Any], rec: Recording) -> list[tuple[Any, str, int | Non
     root_names: set[str] = set()
     # A called layer that sits inside another called root (model.fc(z) before model(x)) is
     # named from the outer one.
-    inner = {id(layer) for root in roots for layer, _, parent in _tree(root) if parent}
+    inner = (
+        {id(layer) for root in roots for layer, _, parent in _tree(root) if parent}
+        if len(roots) > 1
+        else set()  # one root (the model): nothing to place inside another
+    )
     for root in roots:
         if id(root) in inner or id(root) in placed:
             continue
@@ -177,7 +192,7 @@ class LayerScopeRecorder:
     Not thread-safe: record one forward at a time.
     """
 
-    def __init__(self, model: Any = None, *, observer: Any = None) -> None:
+    def __init__(self, model: Any = None, *, observer: Any = None, deferred: bool = False) -> None:
         import paddle
 
         if model is not None and not isinstance(model, paddle.nn.Layer):
@@ -187,6 +202,7 @@ class LayerScopeRecorder:
             )
         self.model = model
         self.observer = observer  # told of every layer call (enter/leave), see Recording
+        self.deferred = deferred  # claims made when asked for (claim_pending), see Recording
         self.scopes: LayerScopes | None = None
         self.leftover_outputs: list[Anchor] = []  # after stop(): outputs no backward took
         self._rec_ref: list[Recording | None] = [None]
@@ -201,7 +217,7 @@ class LayerScopeRecorder:
         if self.recording:
             raise RuntimeError("LayerScopeRecorder is already recording; stop() it first")
         self.scopes = None
-        self._rec_ref = [Recording(self.observer)]
+        self._rec_ref = [Recording(self.observer, deferred=self.deferred)]
         try:
             if self.model is not None:
                 for layer, _, _ in _tree(self.model):
@@ -270,7 +286,15 @@ class LayerScopeRecorder:
         rec = self._rec_ref[0]
         if rec is None:
             return self.scopes
+        rec.claim_pending()
         return _scopes(self._roots(rec), rec, only)
+
+    def claim_pending(self, walk: WalkResult | None, objects: Sequence[Any]) -> None:
+        """Claim the nodes of the layer calls that ended since the last claims, from ``walk``
+        (a walk holding them; ``objects``: its nodes' wrappers in its order) where it can."""
+        rec = self._rec_ref[0]
+        if rec is not None:
+            rec.claim_pending(walk, objects)
 
     def end_epoch(self) -> None:
         """A backward pass has run: let go of forwards no later graph needs (scope_recording)."""
@@ -289,6 +313,7 @@ class LayerScopeRecorder:
         if rec is None:
             raise RuntimeError("LayerScopeRecorder is not recording; call start() first")
         try:
+            rec.claim_pending()
             self.scopes = _scopes(self._roots(rec), rec, None)
             self.leftover_outputs = [a for a in rec.outputs if a.tensor() is not None]
         finally:

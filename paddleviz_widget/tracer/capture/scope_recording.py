@@ -14,14 +14,14 @@ from __future__ import annotations
 import functools
 import sys
 from collections import deque
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from ...graph.model import CallSite
 from ..parse.call_sites import is_library_file
 from ..read.grad_node import grad_node_of
-from ..read.walk import ACCUMULATION_NODE
+from ..read.walk import ACCUMULATION_NODE, WalkResult
 from .anchors import Anchor, anchor_of
 
 _MAX_OUTPUT_ITEMS = 100_000  # bound on nested outputs searched for tensors
@@ -41,7 +41,10 @@ class _Call:
     input_ptrs: set[int]
     site: CallSite | None = None  # the user-code line of this call
     observed: bool = False  # the observer wants to hear when this call ends
-    frontier: list[Any] = field(default_factory=list)  # where this call's walk stopped
+    # (ptr, wrapper or None when in the walk read) where this call's walk stopped
+    frontier: list[tuple[int, Any]] = field(default_factory=list)
+    forward: _Forward | None = None  # the forward it is part of
+    outputs: list[Any] = field(default_factory=list)  # its outputs' grad_fns, until claimed
 
 
 @dataclass
@@ -53,6 +56,28 @@ class _Forward:
     nodes: list[Any] = field(default_factory=list)  # ... held so their addresses stay theirs
     layers: set[int] = field(default_factory=set)  # id() of every layer called
     epoch: int = 0  # backward passes seen when it finished
+    done: bool = False  # its top-level call has ended
+
+
+def _drop_walk_state(forward: _Forward) -> None:
+    for call in forward.calls:
+        call.inputs, call.frontier, call.outputs = [], [], []
+    forward.calls = []
+
+
+class _WalkedGraph:
+    """A walk of the backward graph read as the claims need it: by node pointer, its name,
+    its wrapper and the pointers of its ``next_functions`` (None left out, slot order)."""
+
+    def __init__(self, walk: WalkResult, objects: Sequence[Any]) -> None:
+        nodes = walk.nodes
+        self.index_of = {n.ptr: n.index for n in nodes}
+        self.names = [n.name for n in nodes]
+        self.objects = objects
+        children: list[list[int]] = [[] for _ in nodes]
+        for source, target, _ in walk.edges:  # per source in slot order (walk.py)
+            children[source].append(nodes[target].ptr)
+        self.children = children
 
 
 def tensors_in(obj: Any) -> list[Any]:
@@ -92,8 +117,11 @@ def _user_call_site() -> CallSite | None:
 class Recording:
     """Everything one recording touches; dropped whole at stop()."""
 
-    def __init__(self, observer: Any = None) -> None:
+    def __init__(self, observer: Any = None, *, deferred: bool = False) -> None:
         self.observer = observer  # enter(layer) -> bool, leave(): e.g. a LibraryForwardGate
+        # Claims made by claim_pending() when asked for (a watched run: from the backward's
+        # own walk), not by a walk of its own as each call ends.
+        self.deferred = deferred
         self.clear()
 
     def clear(self) -> None:
@@ -107,6 +135,7 @@ class Recording:
         self.layers: dict[int, Any] = {}  # id(layer) -> layer, in first-call order
         self.caller: dict[int, int | None] = {}  # id(layer) -> id of enclosing layer, 1st call
         self.sites: dict[int, CallSite] = {}
+        self.pending: list[_Call] = []  # ended calls whose nodes are not claimed yet
 
     def enter(self, layer: Any, args: Any, kwargs: Any) -> None:
         key = id(layer)
@@ -123,7 +152,7 @@ class Recording:
         nodes = [n for t in tensors_in((args, kwargs)) if (n := grad_node_of(t)) is not None]
         ptrs = {int(n.node_ptr()) for n in nodes}
         observed = bool(self.observer and self.observer.enter(layer))
-        call = _Call(layer, self.next_seq, nodes, ptrs, site, observed)
+        call = _Call(layer, self.next_seq, nodes, ptrs, site, observed, forward=forward)
         forward.calls.append(call)
         self.active.append(call)
         self.next_seq += 1
@@ -148,53 +177,103 @@ class Recording:
         call = self._pop(layer)
         if call is None:
             return
-        forward = self.forwards[-1]
         tensors = tensors_in(outputs)
-        stack = [n for t in tensors if (n := grad_node_of(t)) is not None]
-        seen: set[int] = set()
-        jumped: set[int] = set()
-        while stack:
-            node = stack.pop()
-            ptr = int(node.node_ptr())
-            if ptr in seen:
-                continue
-            seen.add(ptr)
-            owner = self.owner.get(ptr)
-            if ptr in call.input_ptrs or (owner is not None and owner.seq < call.seq):
-                call.frontier.append(node)  # made before this call: outside it
-            elif owner is not None:
-                # Claimed by a call that started after this one and has finished: an inner
-                # call. Its inside is settled; continue from where its walk stopped.
-                if owner.seq not in jumped:
-                    jumped.add(owner.seq)
-                    stack.extend(owner.frontier)
-            else:
-                name = str(node.name())
-                if name == ACCUMULATION_NODE:
-                    # A leaf: nothing beyond it, and parameters are placed by ownership.
-                    continue
-                self.owner[ptr] = call
-                self.names[ptr] = name
-                forward.claimed.append(ptr)
-                forward.nodes.append(node)
-                stack.extend(n for n in node.next_functions if n is not None)
+        call.outputs = [n for t in tensors if (n := grad_node_of(t)) is not None]
+        self.pending.append(call)
+        if not self.deferred:
+            self.claim_pending()
         if not self.active:
             # What backward records anchor on: a model's output outlives the loss built on it.
             self.outputs.extend(a for t in tensors if (a := anchor_of(t)) is not None)
             self._finish_forward()
 
+    def claim_pending(self, walk: WalkResult | None = None, objects: Sequence[Any] = ()) -> None:
+        """Claim the nodes of the calls that have ended, in the order they ended: what each
+        call's walk would have claimed when it ended (the nodes and their edges are the same
+        now). ``walk``: a walk of the graph that holds them (``objects``: its nodes' wrappers,
+        in its order), whose names and edges are read instead of asking Paddle again."""
+        if not self.pending:
+            return
+        usable = walk is not None and len(objects) == len(walk.nodes)
+        graph = _WalkedGraph(walk, objects) if usable else None  # type: ignore[arg-type]
+        for call in self.pending:
+            self._claim(call, graph)
+        self.pending.clear()
+        for forward in self.forwards:
+            if forward.done and forward.calls:
+                _drop_walk_state(forward)
+
+    def _claim(self, call: _Call, graph: _WalkedGraph | None) -> None:
+        forward = call.forward
+        assert forward is not None
+        owner_of, owner, names = self.owner.get, self.owner, self.names
+        claimed, held = forward.claimed, forward.nodes
+        objects: dict[int, Any] = {}  # wrappers of the nodes not in ``graph``
+        stack: list[int] = []
+        for node in call.outputs:
+            ptr = int(node.node_ptr())
+            objects[ptr] = node
+            stack.append(ptr)
+        index_of = graph.index_of if graph is not None else {}
+        seen: set[int] = set()
+        jumped: set[int] = set()
+        while stack:
+            ptr = stack.pop()
+            if ptr in seen:
+                continue
+            seen.add(ptr)
+            found = owner_of(ptr)
+            if ptr in call.input_ptrs or (found is not None and found.seq < call.seq):
+                call.frontier.append((ptr, objects.get(ptr)))  # made before it: outside it
+            elif found is not None:
+                # Claimed by a call that started after this one and has finished: an inner
+                # call. Its inside is settled; continue from where its walk stopped.
+                if found.seq not in jumped:
+                    jumped.add(found.seq)
+                    for p, node in found.frontier:
+                        if node is not None:
+                            objects.setdefault(p, node)
+                        stack.append(p)
+            else:
+                k = index_of.get(ptr)
+                if k is not None:
+                    assert graph is not None
+                    name, node = graph.names[k], graph.objects[k]
+                else:
+                    node = objects[ptr]
+                    name = str(node.name())
+                if name == ACCUMULATION_NODE:
+                    # A leaf: nothing beyond it, and parameters are placed by ownership.
+                    continue
+                owner[ptr] = call
+                names[ptr] = name
+                claimed.append(ptr)
+                held.append(node)
+                if k is not None:
+                    assert graph is not None
+                    stack.extend(graph.children[k])
+                    continue
+                for nxt in node.next_functions:
+                    if nxt is not None:
+                        p = int(nxt.node_ptr())
+                        objects.setdefault(p, nxt)
+                        stack.append(p)
+
     def _finish_forward(self) -> None:
         """Later forwards never walk into this one's calls: drop what only its walks needed."""
         forward = self.forwards[-1]
         forward.epoch = self.epoch
-        for call in forward.calls:
-            call.inputs, call.frontier = [], []
-        forward.calls = []
+        forward.done = True
+        if not self.pending:
+            _drop_walk_state(forward)
+        if len(self.forwards) > MAX_FORWARDS:
+            self.claim_pending()
         while len(self.forwards) > MAX_FORWARDS:
             self._retire(self.forwards.popleft())
 
     def end_epoch(self) -> None:
         """A backward pass ran: retire the forwards that finished before the one before it."""
+        self.claim_pending()
         self.epoch += 1
         keep_running = bool(self.active)
         while len(self.forwards) > keep_running and self.forwards[0].epoch < self.epoch - 1:

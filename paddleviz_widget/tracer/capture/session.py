@@ -108,7 +108,9 @@ class TraceSession:
         if self.inert:
             return self
         self._gate = LibraryForwardGate()
-        self._recorder = LayerScopeRecorder(self.model, observer=self._gate)
+        # A watched run claims each captured forward's nodes from its backward's walk.
+        deferred = self.watch is not None
+        self._recorder = LayerScopeRecorder(self.model, observer=self._gate, deferred=deferred)
         self._recorder.start()
         try:
             if self.watch is not None:
@@ -361,6 +363,8 @@ class TraceSession:
         record.root_count = len(own) if len(own) == len(record.roots) else 0
         if self._recorder is not None:
             ptrs = record.node_ptrs()
+            objects = record.node_objects()  # the walk scan() made: claims read from it
+            self._recorder.claim_pending(record.walk() if objects else None, objects)
             record.anchors = (*own, *self._recorder.take_outputs(ptrs))
             record.scopes = self._recorder.snapshot(ptrs)
         else:
