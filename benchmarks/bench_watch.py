@@ -178,10 +178,9 @@ def parts(name: str, steps: int) -> None:
 
         setattr(owner, attr, timed)
 
-    timing(summary.GradSummary, "read", "GradSummary.read")
+    timing(summary.GradSummary, "read_step", "read_step (+ loss)")
     timing(anomalies.AnomalyFinder, "check", "anomaly rules")
     timing(log_writer.RunLogWriter, "write_step", "tail line + part")
-    timing(watch, "loss_value", "loss value")
     timing(watch.RunWatch, "after_backward", "all after backward")
     t = Trainer(name)
     t.steps(3)

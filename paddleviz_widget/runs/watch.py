@@ -113,7 +113,7 @@ class RunWatch:
         norm, max_abs, nan, inf, loss, clean = got
         step = self.step
         self.writer.write_step(step, norm, max_abs, nan, inf, loss, clean=clean)
-        found = self._finder.check(step, norm, nan, inf, loss)
+        found = self._finder.check(step, norm, nan, inf, loss, clean=clean)
         for anomaly in found:
             self.writer.write_anomaly(anomaly.to_json())
         if full:
