@@ -118,9 +118,9 @@ class AnomalyFinder:
               loss: float | None, *, clean: bool = False) -> list[Anomaly]:  # fmt: skip
         """``clean``: every parameter has a gradient, all finite, no NaN/Inf (the caller
         knows it), ``norm`` contiguous float64."""
-        if clean and self._quick is not None and (loss is None or math.isfinite(loss)):
-            if self._quiet(norm):
-                return []
+        quick = clean and self._quick is not None and (loss is None or math.isfinite(loss))
+        if quick and self._quiet(norm):
+            return []
         loss_bad = loss is not None and not np.isfinite(loss)
         if nan.any() or inf.any() or loss_bad:
             bad = (nan + inf) > 0
@@ -163,10 +163,12 @@ class AnomalyFinder:
             self._sort_if_due()
             bound = sorted_at + (self._low - self._replaced) * row
         assert self._quick is not None
-        if not self._quick(norm.ctypes.data, len(norm), layer_of, len(self.layers), squares,
-                           sums, norms, bound, self.t["spike_factor"],
-                           self.t["vanishing_ratio"], history_at + self._seen % window * row):
-            return False  # fmt: skip
+        factor, ratio = self.t["spike_factor"], self.t["vanishing_ratio"]
+        at = (layer_of, len(self.layers), squares, sums, norms, bound, factor, ratio)
+        if not self._quick(
+            norm.ctypes.data, len(norm), *at, history_at + self._seen % window * row
+        ):
+            return False
         self._in_nonfinite = False
         if rules:
             self._spiking, self._vanishing = self._none_spiking, self._none_vanishing

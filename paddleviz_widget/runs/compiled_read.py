@@ -96,11 +96,11 @@ class CompiledRead:
             return 0, _NO_LOSS, None
         try:
             kind = self._loss_kinds.get(loss.dtype)
-            if kind is not None and loss.place.is_cpu_place() and loss.is_dense():
-                if math.prod(loss.shape) == 1:
-                    ptr = loss.data_ptr()
-                    if ptr:
-                        return ptr, kind, None
+            one = kind is not None and loss.place.is_cpu_place() and loss.is_dense()
+            if kind is not None and one and math.prod(loss.shape) == 1:
+                ptr = loss.data_ptr()
+                if ptr:
+                    return ptr, kind, None
         except (AttributeError, RuntimeError, TypeError, ValueError):
             pass
         from .summary import loss_value

@@ -36,8 +36,8 @@ class TailLines:
         gradient); ``nan``, ``inf``: counts. ``clean``: every parameter has a gradient, all
         finite (no NaN/Inf counts): the same line in one orjson call."""
         if clean:
-            shown = loss if loss is None or math.isfinite(loss) else str(loss)
-            line = {"step": step, "loss": shown, "norm": norm, "max_abs": max_abs,
+            value = loss if loss is None or math.isfinite(loss) else str(loss)
+            line = {"step": step, "loss": value, "norm": norm, "max_abs": max_abs,
                     "nan": self._zero_list, "inf": self._zero_list}  # fmt: skip
             return orjson.dumps(line, option=_NUMPY | orjson.OPT_APPEND_NEWLINE)
         if not math.isfinite(float(np.add.reduce(norm)) + float(np.add.reduce(max_abs))):
