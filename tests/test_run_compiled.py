@@ -97,3 +97,45 @@ def test_quiet_step_declines_over_128_parameters():
     quiet = kernel("quiet_step")
     assert quiet(norm.ctypes.data, 129, layer_of.ctypes.data, 1, *at, 0, 10.0, 1e-3,
                  row.ctypes.data) == 0  # fmt: skip
+
+
+_SWITCH = """
+import threading
+import numpy as np, paddle
+from paddleviz_widget.runs import grad_kernel
+from paddleviz_widget.runs.summary import GradSummary
+
+gate, compile_now = threading.Event(), grad_kernel._compile
+grad_kernel._compile = lambda: (gate.wait(), compile_now())[1]  # done after step 0
+
+paddle.seed(0)
+model = paddle.nn.Sequential(paddle.nn.Linear(8, 16), paddle.nn.Linear(16, 2))
+params = list(model.parameters())
+summary = GradSummary(params)  # a fresh process: compiling starts on a helper thread
+assert summary._compiled is None and grad_kernel._helper
+seen = []
+for step in range(2):
+    loss = model(paddle.randn([4, 8])).square().mean()
+    loss.backward()
+    *stats, value, clean = summary.read_step(loss)
+    want = [np.sqrt((p.grad.numpy().astype(np.float64) ** 2).sum()) for p in params]
+    np.testing.assert_allclose(stats[0], want, rtol=1e-6)
+    assert value == loss.item()
+    seen.append(clean)  # False: the NumPy path (it does not say), True: the compiled call
+    model.clear_gradients()
+    gate.set()
+    grad_kernel._helper[0].join()
+print(seen)
+"""
+
+
+def test_a_run_reads_by_numpy_until_the_helper_thread_has_compiled():
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    done = subprocess.run([sys.executable, "-c", _SWITCH], capture_output=True, text=True,
+                          env=env, timeout=120)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip().splitlines()[-1] == "[False, True]"

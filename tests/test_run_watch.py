@@ -250,7 +250,7 @@ def test_big_gradients_read_on_two_threads_equal_the_gradients(tmp_path, monkeyp
 
     from paddleviz_widget.runs import summary
 
-    monkeypatch.setattr(summary, "kernel", lambda: None)  # the NumPy path's two threads
+    monkeypatch.setattr(summary, "kernel", lambda **_: None)  # the NumPy path's two threads
 
     paddle.seed(1)
     model = paddle.nn.Sequential(paddle.nn.Linear(1024, 1024), paddle.nn.Linear(1024, 1024),

@@ -96,9 +96,10 @@ class AnomalyFinder:
         self._squares = np.empty(len(params))
         self._norms = np.empty(len(layers) + 1)
         self._reference = np.empty(len(layers))
-        self._quick = None
-        if compiled and self._all_held and len(params) <= QUICK_UP_TO:
-            self._quick = kernel("quiet_step")
+        self._quick = None  # grad_kernel.quiet_step once compiled (a helper thread)
+        self._compile = compiled and self._all_held and len(params) <= QUICK_UP_TO
+        if self._compile:
+            self._quick = kernel("quiet_step", wait=False)
             self._sums = np.empty(len(layers))
             row = self._history.strides[0]
             self._at = (self._layer_of.ctypes.data, self._squares.ctypes.data,
@@ -118,6 +119,8 @@ class AnomalyFinder:
               loss: float | None, *, clean: bool = False) -> list[Anomaly]:  # fmt: skip
         """``clean``: every parameter has a gradient, all finite, no NaN/Inf (the caller
         knows it), ``norm`` contiguous float64."""
+        if self._quick is None and self._compile:
+            self._quick = kernel("quiet_step", wait=False)
         quick = clean and self._quick is not None and (loss is None or math.isfinite(loss))
         if quick and self._quiet(norm):
             return []

@@ -17,6 +17,7 @@ here fails, ``kernel()`` is None and the NumPy path reads the gradients as befor
 from __future__ import annotations
 
 import ctypes
+import os
 import threading
 from typing import Any
 
@@ -28,20 +29,48 @@ _ARGS = {
 }
 _lock = threading.Lock()
 _state: dict[str, Any] = {}  # the compiled functions by name (None: unavailable), "engine"
+_helper: list[threading.Thread] = []  # the compiling thread, while it runs
 
 
-def kernel(name: str = "read_grads") -> Any:
+def kernel(name: str = "read_grads", *, wait: bool = True) -> Any:
     """``read_grads`` (or ``quiet_step``) as a ctypes function (pointers as plain integers),
     or None: llvmlite is not installed or the code did not compile here. Compiled once per
-    process."""
-    with _lock:
-        if "engine" not in _state:
-            _state["engine"] = None
-            try:
-                _state.update(_compile())
-            except Exception:  # noqa: BLE001 (an old llvmlite, an unknown CPU: NumPy reads)
-                _state["engine"] = None
+    process. ``wait=False``: None until then, the compiling started on a helper thread
+    (llvmlite optimises and emits code without the GIL: the training goes on meanwhile, on
+    the NumPy path)."""
+    if "engine" in _state:
         return _state.get(name)
+    if wait:
+        _compile_once()
+        return _state.get(name)
+    with _lock:
+        if not _helper:
+            thread = threading.Thread(target=_compile_once, name="pvw-compile", daemon=True)
+            _helper.append(thread)
+            thread.start()
+    return None
+
+
+def _compile_once() -> None:
+    with _lock:
+        if "engine" in _state:
+            return
+        try:
+            found = _compile()
+        except Exception:  # noqa: BLE001 (an old llvmlite, an unknown CPU: NumPy reads)
+            found = {"engine": None}
+        _state.update(found)  # "engine" last: the functions are there once it is
+
+
+def _before_fork() -> None:
+    """A fork waits for the compiling thread (a child must not inherit a half-done import)."""
+    for thread in list(_helper):
+        if thread is not threading.current_thread():
+            thread.join()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(before=_before_fork)
 
 
 def _compile() -> dict[str, Any]:
@@ -60,11 +89,12 @@ def _compile() -> dict[str, Any]:
     passes.getModulePassManager().run(module, passes)
     engine = llvm.create_mcjit_compiler(module, machine)
     engine.finalize_object()
-    found: dict[str, Any] = {"engine": engine}  # the code lives as long as its engine
+    found: dict[str, Any] = {}
     for name, args in _ARGS.items():
         address = engine.get_function_address(name)
         if not address:
             raise RuntimeError(f"{name} not compiled")
         # PYFUNCTYPE: the GIL stays held (released, another thread could keep it for 5 ms)
         found[name] = ctypes.PYFUNCTYPE(ctypes.c_int64, *args)(address)
+    found["engine"] = engine  # the code lives as long as its engine; last (kernel())
     return found

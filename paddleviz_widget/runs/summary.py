@@ -83,16 +83,26 @@ class GradSummary:
         # Up to COMPILED_UP_TO elements the calls are the cost: one compiled call; over it
         # the bytes are, and the NumPy path's second thread reads half of them.
         small_model = sum(p[2] for p in self._plain if p is not None) <= COMPILED_UP_TO
-        if compiled and params and small_model and all(p is not None for p in self._plain):
-            fn = kernel()
-            if fn is not None:
-                self._compiled = CompiledRead(fn, self._plain, self._big)  # type: ignore[arg-type]
+        self._compile = compiled and small_model and all(p is not None for p in self._plain)
+        self._compile = self._compile and bool(params)
+        if self._compile:
+            self._compiled_now()  # starts the compiling (a helper thread) if not done yet
+
+    def _compiled_now(self) -> bool:
+        """Whether the compiled reading is there (the NumPy path reads until it is)."""
+        fn = kernel(wait=False)
+        if fn is None:
+            return False
+        self._compiled = CompiledRead(fn, self._plain, self._big)  # type: ignore[arg-type]
+        self._compile = False
+        return True
 
     def read_step(self, loss: Any) -> tuple[Any, ...]:
         """read() and the loss value (loss_value(loss); None: no loss), and whether the step
         is clean (every parameter has a gradient, all finite; False: not known): one
         compiled call when it can (compiled_read.py)."""
-        if self._compiled is not None:
+        if self._compiled is not None or (self._compile and self._compiled_now()):
+            assert self._compiled is not None
             grads = [p.grad for p in self.params]  # referenced until they are read
             got = self._compiled.read(grads, loss)
             if got is not None:
