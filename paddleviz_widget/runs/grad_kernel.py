@@ -27,7 +27,8 @@ _ARGS = {
     "read_grads": (ctypes.c_int64,) * 9,
     "quiet_step": (ctypes.c_int64,) * 8 + (ctypes.c_double,) * 2 + (ctypes.c_int64,),
 }
-_lock = threading.Lock()
+_lock = threading.Lock()  # held while compiling
+_start = threading.Lock()  # held while starting the compiling thread
 _state: dict[str, Any] = {}  # the compiled functions by name (None: unavailable), "engine"
 _helper: list[threading.Thread] = []  # the compiling thread, while it runs
 
@@ -43,7 +44,9 @@ def kernel(name: str = "read_grads", *, wait: bool = True) -> Any:
     if wait:
         _compile_once()
         return _state.get(name)
-    with _lock:
+    if _helper:
+        return None  # compiling (never waits on the compiling thread's lock)
+    with _start:
         if not _helper:
             thread = threading.Thread(target=_compile_once, name="pvw-compile", daemon=True)
             _helper.append(thread)
