@@ -21,9 +21,7 @@ KEPT = 256  # addresses known readable, per (size, dtype), before the set starts
 class CompiledRead:
     """``read(grads, loss)``: (norm, max_abs, nan, inf, loss value, clean) or None (some
     gradient is not read in place: the caller takes the NumPy path for this step).
-    ``clean``: every parameter has a gradient, all finite; the four arrays of a clean step
-    are then rows of this reader's own buffer, valid until its next read (no copy: each
-    NumPy call costs microseconds after a step): keep copies, as the run log writer does."""
+    ``clean``: every parameter has a gradient, all finite."""
 
     def __init__(self, kernel: Any, plain: list[tuple[Any, Any, int, list[int]]], big: Any):
         import paddle
@@ -48,7 +46,6 @@ class CompiledRead:
                       self._kinds.ctypes.data, n, self._out.ctypes.data,
                       self._flags.ctypes.data)  # fmt: skip
         self._loss_at = ctypes.addressof(self._loss)
-        self._rows = tuple(self._out)  # the four rows' views, made once
 
     def read(self, grads: list[Any], loss: Any) -> tuple[Any, ...] | None:
         addrs, known, dtypes = self._addrs, self._known, self._dtypes
@@ -76,14 +73,12 @@ class CompiledRead:
             addrs[i] = ptr
         loss_addr, loss_kind, value = self._loss_address(loss)
         bad = self._kernel(*self._args, loss_addr, loss_kind, self._loss_at)
-        if loss_kind != _NO_LOSS:
-            value = self._loss.value
-        if not bad and not absent:  # clean: the rows of the kernel's own buffer (see class)
-            return *self._rows, value, True
         out = self._out.copy()
         if bad:
             self._read_exactly(out)
-        return out[0], out[1], out[2], out[3], value, False
+        if loss_kind != _NO_LOSS:
+            value = self._loss.value
+        return out[0], out[1], out[2], out[3], value, not bad and not absent
 
     def _readable(self, g: Any, i: int) -> bool:
         """A gradient at an address not seen before: read in place only when it is what the

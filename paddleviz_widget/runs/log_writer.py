@@ -77,8 +77,6 @@ class RunLogWriter:
         self._groups = LayerGroups(self._layer_index, len(layers))
         self._tail_file: Any = None
         self._lines = TailLines(self._n)
-        self._zero_counts = np.zeros(self._n)  # a clean step's NaN/Inf counts (never written to)
-        self._zero_counts.flags.writeable = False
         self._write_meta()
         self._new_tail()
 
@@ -88,11 +86,8 @@ class RunLogWriter:
         loss: float | None, *, clean: bool = False,
     ) -> None:  # fmt: skip
         """One step's summary; NaN in ``norm`` marks a parameter without a gradient.
-        ``clean``: the caller knows every parameter has a gradient, all finite, no NaN/Inf
-        (fewer calls for its tail line; the same bytes). A clean step's arrays are not kept:
-        they may be the caller's buffer (summary.GradSummary.read_step)."""
-        if clean:  # its NaN/Inf counts are zeros: the writer's own kept instead
-            nan = inf = self._zero_counts
+        ``clean``: the caller knows every parameter has a gradient, all finite (fewer calls
+        for its tail line; the same bytes)."""
         row = (step, norm.astype(np.float32), max_abs.astype(np.float32), nan, inf, loss)
         self._pending.append(row)  # its digest columns are computed with its part's
         line = self._lines.line(step, row[1], row[2], nan, inf, loss, clean=clean)
