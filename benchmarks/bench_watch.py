@@ -20,9 +20,9 @@ processes on a shared machine), with the load average at the end.
 - memory: RSS growth over --memory watched steps of the MLP, after the first 100. < 50 MB.
 - parts (--parts STEPS): the per-step work after backward, per call (medians), in wall
   time and in the calling thread's CPU time (less affected by load; process CPU time would
-  count the BLAS threads Paddle's ops leave spinning): GradSummary.read (its helper thread,
-  for big models, is in wall only), the anomaly rules, the step's tail line and Parquet
-  part (write_step), the loss value.
+  count the BLAS threads Paddle's ops leave spinning): GradSummary.read_step, the gradients
+  and the loss (its helper thread, for big models, is in wall only), the anomaly rules, the
+  step's tail line and Parquet part (write_step).
 
 Ratios are given twice: wall time and process CPU time (time.process_time, all threads),
 with the load average at the end of each model.
@@ -178,10 +178,9 @@ def parts(name: str, steps: int) -> None:
 
         setattr(owner, attr, timed)
 
-    timing(summary.GradSummary, "read", "GradSummary.read")
+    timing(summary.GradSummary, "read_step", "read_step (+ loss)")
     timing(anomalies.AnomalyFinder, "check", "anomaly rules")
     timing(log_writer.RunLogWriter, "write_step", "tail line + part")
-    timing(watch, "loss_value", "loss value")
     timing(watch.RunWatch, "after_backward", "all after backward")
     t = Trainer(name)
     t.steps(3)

@@ -82,6 +82,12 @@ def main() -> None:
     }  # fmt: skip
     t = bw.Trainer(args.model)
     t.steps(5)
+    try:  # this tree's compiled per-step code (the fast extra), compiled before any block
+        from paddleviz_widget.runs.grad_kernel import kernel
+
+        print(f"compiled per-step code: {'yes' if kernel() is not None else 'no (NumPy)'}")
+    except ImportError:
+        pass
     plain = (1.0, 1.0)
     for rep in range(args.reps):
         names = list(versions) if rep % 2 == 0 else list(reversed(versions))

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from paddleviz_widget.runs.anomalies import SORT_EVERY, AnomalyFinder, thresholds_from
+from paddleviz_widget.runs.grad_kernel import kernel
 from paddleviz_widget.runs.params import ParamInfo
 
 
@@ -59,20 +60,29 @@ def _series(seed: int, steps: int, n: int, layers: int) -> list[tuple[np.ndarray
     return out
 
 
+@pytest.mark.parametrize("compiled", [False, True])
 @pytest.mark.parametrize("seed", range(6))
 @pytest.mark.parametrize("window", [50, 7, 2])
-def test_cheaper_tests_find_what_the_direct_rules_find(seed, window):
+def test_cheaper_tests_find_what_the_direct_rules_find(seed, window, compiled):
+    """compiled: clean steps settled by grad_kernel.quiet_step (its history rows the same
+    bits as NumPy's)."""
+    if compiled and kernel("quiet_step") is None:
+        pytest.skip("llvmlite is not installed (the fast extra)")
     layers = 5 + seed
     params, names = _model(layers)
     thresholds = thresholds_from({"spike_window": window, "spike_warmup": min(window, 20)})
-    fast, direct = AnomalyFinder(params, names, thresholds), DirectFinder(params, names, thresholds)
+    fast = AnomalyFinder(params, names, thresholds, compiled=compiled)
+    direct = DirectFinder(params, names, thresholds, compiled=False)
+    assert (fast._quick is not None) == compiled
     found = []
     for step, (norm, nan, inf) in enumerate(_series(seed, 700, len(params), layers)):
         loss = float("nan") if step == 400 else 1.0
-        got = fast.check(step, norm.copy(), nan, inf, loss)
+        clean = not (nan.any() or inf.any() or np.isnan(norm).any())
+        got = fast.check(step, norm.copy(), nan, inf, loss, clean=clean)
         want = direct.check(step, norm.copy(), nan, inf, loss)
         assert got == want, f"step {step}"
         found += got
+    np.testing.assert_array_equal(fast._history, direct._history)  # bit for bit, NaN too
     kinds = {a.kind for a in found}
     assert kinds == {"spike", "vanishing", "nonfinite"}, kinds  # the series tests each rule
     assert len([a for a in found if a.kind == "spike"]) > 10
@@ -89,6 +99,6 @@ def test_spike_at_step_n_is_found_at_n_between_sorts_of_the_window():
             if step == spike_at:
                 norm[4:6] *= 11  # layer l2 only, 11x: just over the 10x threshold
             zero = np.zeros(len(params))
-            found += finder.check(step, norm, zero, zero, 0.5)
+            found += finder.check(step, norm, zero, zero, 0.5, clean=True)
         assert [(a.step, a.kind, a.layer) for a in found] == [(spike_at, "spike", "l2")]
         assert found[0].params == ["l2.p0", "l2.p1"]

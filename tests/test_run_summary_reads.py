@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import numpy as np
 import paddle
+import pytest
 
+from paddleviz_widget.runs.grad_kernel import kernel
 from paddleviz_widget.runs.summary import SMALL, GradSummary
 
 
@@ -22,7 +24,12 @@ def _oracle(params: list[paddle.Tensor]) -> np.ndarray:
     return out
 
 
-def test_every_step_equals_the_gradients_as_addresses_move():
+@pytest.mark.parametrize("compiled", [False, True])
+def test_every_step_equals_the_gradients_as_addresses_move(compiled):
+    """compiled: read_step's one compiled call (runs/compiled_read.py); the loss it reads at
+    its address is the loss's item(), and a step is clean exactly when it is."""
+    if compiled and kernel() is None:
+        pytest.skip("llvmlite is not installed (the fast extra)")
     paddle.seed(3)
     model = paddle.nn.Sequential(
         paddle.nn.Linear(64, 96), paddle.nn.ReLU(), paddle.nn.Linear(96, 96),
@@ -32,17 +39,29 @@ def test_every_step_equals_the_gradients_as_addresses_move():
     sizes = [int(np.prod(p.shape)) for p in params]
     assert min(sizes) <= SMALL < max(sizes)  # both paths
     opt = paddle.optimizer.Adam(1e-3, parameters=params)
-    summary = GradSummary(params)
+    summary = GradSummary(params, compiled=compiled)
+    assert (summary._compiled is not None) == compiled
     addresses: set[int] = set()
     for step in range(60):
         x = paddle.randn([8, 64])
         if step in (20, 41):
             x[0, 3] = float("nan") if step == 20 else float("inf")
-        model(x).square().mean().backward()
-        got = np.stack(summary.read())
+        loss = model(x).square().mean()
+        if step == 30:
+            loss = loss.astype("float64")  # the kernel reads float64 too
+        loss.backward()
+        if compiled:
+            *stats, value, clean = summary.read_step(loss)
+            assert value == loss.item() and clean == (step not in (20, 41)), step
+            got = np.stack(stats)
+        else:
+            got = np.stack(summary.read())
         want = _oracle(params)
         np.testing.assert_allclose(got[:2], want[:2], rtol=1e-5, err_msg=f"step {step}")
         np.testing.assert_array_equal(got[2:], want[2:], err_msg=f"step {step}")
+        if step not in (20, 41):  # max |g| is one of the gradient's values, whatever the path
+            tops = [np.abs(p.grad.numpy()).max() for p in params]
+            np.testing.assert_array_equal(got[1], tops, err_msg=f"step {step}")
         if step in (20, 41):
             assert got[2:].sum() > 0
         addresses.update(p.grad.data_ptr() for p in params)

@@ -68,3 +68,15 @@ def test_no_parameters():
     empty = np.zeros(0)
     row = json.loads(TailLines(0).line(0, empty.astype(np.float32), empty, empty, empty, 2.0))
     assert row == {"step": 0, "loss": 2.0, "norm": [], "max_abs": [], "nan": [], "inf": []}
+
+
+@pytest.mark.parametrize("loss", [0.123456789, None, float("nan"), float("-inf"), 3.0])
+def test_a_clean_step_is_the_same_bytes_in_one_call(loss):
+    """clean=True (every parameter has a gradient, all finite, no NaN/Inf): the line the
+    caller's knowledge lets one orjson call write is the line of the ordinary path."""
+    rng = np.random.default_rng(2)
+    lines = TailLines(23)
+    for step in (0, 7, 123456):
+        norm, max_abs, nan, inf = _stats(rng, 23)
+        want = lines.line(step, norm, max_abs, nan, inf, loss)
+        assert lines.line(step, norm, max_abs, nan, inf, loss, clean=True) == want

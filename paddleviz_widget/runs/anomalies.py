@@ -28,11 +28,13 @@ compute directly (tests/test_run_anomalies.py).
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
 
 from .anomaly import Anomaly
+from .grad_kernel import kernel
 from .params import ParamInfo
 
 DEFAULT_THRESHOLDS: dict[str, float] = {
@@ -42,6 +44,8 @@ DEFAULT_THRESHOLDS: dict[str, float] = {
     "vanishing_ratio": 1e-3,
 }
 SORT_EVERY = 10  # steps between sorts of a full window's columns (the medians' lower bound)
+QUICK_UP_TO = 128  # parameters at most for the compiled settling of a clean step
+_F64 = np.dtype(np.float64)
 
 
 def thresholds_from(given: dict[str, float] | None) -> dict[str, float]:
@@ -62,9 +66,14 @@ def _names(names: list[str], limit: int = 6) -> str:
 
 
 class AnomalyFinder:
-    """``check(step, norm, nan, inf, loss)``: the anomalies that start at this step."""
+    """``check(step, norm, nan, inf, loss)``: the anomalies that start at this step.
 
-    def __init__(self, params: list[ParamInfo], layers: list[str], thresholds: dict[str, float]):
+    ``compiled``: a clean step (check's ``clean``) of a model of up to 128 parameters is
+    settled in one compiled call (grad_kernel.quiet_step: the same layer norms bit for bit,
+    the same cheaper tests) when nothing can fire; anything else runs the NumPy rules."""
+
+    def __init__(self, params: list[ParamInfo], layers: list[str], thresholds: dict[str, float],
+                 *, compiled: bool = True):  # fmt: skip
         self.params = params
         self.layers = layers
         self.t = thresholds
@@ -77,7 +86,8 @@ class AnomalyFinder:
         self._vanishing = np.zeros(len(layers), bool)
         # Never changed in place: the state after a step with nothing over its threshold.
         self._none_spiking, self._none_vanishing = self._spiking, self._vanishing
-        self._sorted: np.ndarray | None = None  # the window's columns sorted, at some step
+        self._sorted = np.empty_like(self._history)  # the window's columns sorted, at some step
+        self._sorted_ok = False
         self._replaced = 0  # rows of the window written since it was sorted
         self._low = (window - 1) // 2  # the lower middle row: a median is at least it
         self._all_held = len(params) > 0 and bool(
@@ -86,6 +96,15 @@ class AnomalyFinder:
         self._squares = np.empty(len(params))
         self._norms = np.empty(len(layers) + 1)
         self._reference = np.empty(len(layers))
+        self._quick = None  # grad_kernel.quiet_step once compiled (a helper thread)
+        self._compile = compiled and self._all_held and len(params) <= QUICK_UP_TO
+        if self._compile:
+            self._quick = kernel("quiet_step", wait=False)
+            self._sums = np.empty(len(layers))
+            row = self._history.strides[0]
+            self._at = (self._layer_of.ctypes.data, self._squares.ctypes.data,
+                        self._sums.ctypes.data, self._norms.ctypes.data, row,
+                        self._sorted.ctypes.data, self._history.ctypes.data)  # fmt: skip
 
     def layer_norms(self, norm: np.ndarray) -> np.ndarray:
         """L2 over each layer's parameters, then the total (NaN: no gradient at all)."""
@@ -97,7 +116,14 @@ class AnomalyFinder:
         return np.append(out, total)
 
     def check(self, step: int, norm: np.ndarray, nan: np.ndarray, inf: np.ndarray,
-              loss: float | None) -> list[Anomaly]:  # fmt: skip
+              loss: float | None, *, clean: bool = False) -> list[Anomaly]:  # fmt: skip
+        """``clean``: every parameter has a gradient, all finite, no NaN/Inf (the caller
+        knows it), ``norm`` contiguous float64."""
+        if self._quick is None and self._compile:
+            self._quick = kernel("quiet_step", wait=False)
+        quick = clean and self._quick is not None and (loss is None or math.isfinite(loss))
+        if quick and self._quiet(norm):
+            return []
         loss_bad = loss is not None and not np.isfinite(loss)
         if nan.any() or inf.any() or loss_bad:
             bad = (nan + inf) > 0
@@ -124,6 +150,42 @@ class AnomalyFinder:
         return found
 
     # -- the cheaper tests (module docstring) -------------------------------------------------
+    def _quiet(self, norm: np.ndarray) -> bool:
+        """A clean step settled by one compiled call: its layer norms into the history and
+        True when no rule can fire (the state as check() leaves it then); False: nothing
+        changed but maybe the sorted copy (check()'s own tests follow)."""
+        if norm.dtype is not _F64 or not norm.flags.c_contiguous or len(norm) != len(self.params):
+            return False
+        window = len(self._history)
+        rules = self._seen >= self.t["spike_warmup"]
+        layer_of, squares, sums, norms, row, sorted_at, history_at = self._at
+        bound = 0
+        if rules:
+            if self._seen < window:
+                return False  # the window is still filling: exact medians
+            self._sort_if_due()
+            bound = sorted_at + (self._low - self._replaced) * row
+        assert self._quick is not None
+        factor, ratio = self.t["spike_factor"], self.t["vanishing_ratio"]
+        at = (layer_of, len(self.layers), squares, sums, norms, bound, factor, ratio)
+        if not self._quick(
+            norm.ctypes.data, len(norm), *at, history_at + self._seen % window * row
+        ):
+            return False
+        self._in_nonfinite = False
+        if rules:
+            self._spiking, self._vanishing = self._none_spiking, self._none_vanishing
+        self._seen += 1
+        self._replaced += 1
+        return True
+
+    def _sort_if_due(self) -> None:
+        if not self._sorted_ok or self._replaced >= min(SORT_EVERY, self._low + 1):
+            np.copyto(self._sorted, self._history)
+            self._sorted.sort(axis=0)  # NaN last
+            self._sorted_ok = True
+            self._replaced = 0
+
     def _all_layer_norms(self, norm: np.ndarray) -> np.ndarray:
         """layer_norms() of a step where every parameter has a gradient, in fewer calls."""
         squares = np.multiply(norm, norm, out=self._squares, dtype=np.float64)
@@ -137,9 +199,7 @@ class AnomalyFinder:
         window = len(self._history)
         if self._seen < window:
             return False  # the window is still filling: exact medians
-        if self._sorted is None or self._replaced >= min(SORT_EVERY, self._low + 1):
-            self._sorted = np.sort(self._history, axis=0)  # NaN last
-            self._replaced = 0
+        self._sort_if_due()
         bound = self._sorted[self._low - self._replaced]  # <= each column's median now
         return not np.greater(norms, self.t["spike_factor"] * bound).any()  # NaN: False
 

@@ -83,13 +83,19 @@ class RunLogWriter:
     # -- per step ---------------------------------------------------------------------------
     def write_step(
         self, step: int, norm: np.ndarray, max_abs: np.ndarray, nan: np.ndarray, inf: np.ndarray,
-        loss: float | None,
+        loss: float | None, *, clean: bool = False,
     ) -> None:  # fmt: skip
-        """One step's summary; NaN in ``norm`` marks a parameter without a gradient."""
+        """One step's summary; NaN in ``norm`` marks a parameter without a gradient.
+        ``clean``: the caller knows every parameter has a gradient, all finite (fewer calls
+        for its tail line; the same bytes)."""
         row = (step, norm.astype(np.float32), max_abs.astype(np.float32), nan, inf, loss)
         self._pending.append(row)  # its digest columns are computed with its part's
-        self._tail_file.write(self._lines.line(step, row[1], row[2], nan, inf, loss))
-        self._tail_file.flush()  # to the OS: a SIGKILL from here on loses nothing of it
+        line = self._lines.line(step, row[1], row[2], nan, inf, loss, clean=clean)
+        # One write() to the OS (the tail is unbuffered): a SIGKILL from here on loses
+        # nothing of it; a short write (a signal, a full disk) is finished by a second.
+        done = self._tail_file.write(line)
+        if done is not None and done < len(line):
+            self._tail_file.write(line[done:])
         if len(self._pending) >= fmt.FLUSH_EVERY:
             self._flush_part()
 
@@ -135,7 +141,7 @@ class RunLogWriter:
         if self._tail_file is not None:
             self._tail_file.close()
         tmp = self.path / f".{fmt.TAIL}.tmp"
-        self._tail_file = open(tmp, "wb")  # noqa: SIM115 (appended every step)
+        self._tail_file = open(tmp, "wb", buffering=0)  # noqa: SIM115 (appended every step)
         os.replace(tmp, self.path / fmt.TAIL)
 
     def _flush_part(self) -> None:

@@ -20,6 +20,8 @@ import numpy as np
 
 from ..tracer.capture.cpu_reduce import CHUNK, SPLIT_FROM, array_stats
 from ..tracer.capture.grad_stats import _reduce as reduce_on_device
+from .compiled_read import CompiledRead
+from .grad_kernel import kernel
 
 _dot, _max, _min = np.dot, np.maximum.reduce, np.minimum.reduce
 # Gradients of up to this many elements are reduced together (where NumPy's per-call cost
@@ -27,6 +29,7 @@ _dot, _max, _min = np.dot, np.maximum.reduce, np.minimum.reduce
 SMALL = 1 << 12
 _NUMPY = {"float32": np.float32, "float64": np.float64}
 VIEWS_KEPT = 8  # addresses per parameter whose gradient views are kept
+COMPILED_UP_TO = 1 << 24  # elements of all gradients (64 MB of float32) read by one call
 
 
 def _IN_PLACE_API(paddle: Any) -> bool:  # noqa: N802
@@ -43,8 +46,9 @@ class GradSummary:
     The small ones are copied into one buffer and reduced by segment (np.*.reduceat): four
     NumPy calls per step instead of four per parameter."""
 
-    def __init__(self, params: list[Any], *, in_place: bool = True) -> None:
-        """``in_place=False``: every gradient through the tensor ops (other devices' path)."""
+    def __init__(self, params: list[Any], *, in_place: bool = True, compiled: bool = True) -> None:
+        """``in_place=False``: every gradient through the tensor ops (other devices' path);
+        ``compiled=False``: never the one-call reading of compiled_read.py."""
         import paddle
 
         self.params = params
@@ -75,6 +79,36 @@ class GradSummary:
         self._memory: list[Any] = [None] * len(params)  # ctypes array type of its bytes
         self._plan: tuple[tuple[int, ...], Any] | None = None  # the small ones' segments
         self._steady: _Steady | None = None  # which are big and small, while the same are read
+        self._compiled: CompiledRead | None = None
+        # Up to COMPILED_UP_TO elements the calls are the cost: one compiled call; over it
+        # the bytes are, and the NumPy path's second thread reads half of them.
+        small_model = sum(p[2] for p in self._plain if p is not None) <= COMPILED_UP_TO
+        self._compile = compiled and small_model and all(p is not None for p in self._plain)
+        self._compile = self._compile and bool(params)
+        if self._compile:
+            self._compiled_now()  # starts the compiling (a helper thread) if not done yet
+
+    def _compiled_now(self) -> bool:
+        """Whether the compiled reading is there (the NumPy path reads until it is)."""
+        fn = kernel(wait=False)
+        if fn is None:
+            return False
+        self._compiled = CompiledRead(fn, self._plain, self._big)  # type: ignore[arg-type]
+        self._compile = False
+        return True
+
+    def read_step(self, loss: Any) -> tuple[Any, ...]:
+        """read() and the loss value (loss_value(loss); None: no loss), and whether the step
+        is clean (every parameter has a gradient, all finite; False: not known): one
+        compiled call when it can (compiled_read.py)."""
+        if self._compiled is not None or (self._compile and self._compiled_now()):
+            assert self._compiled is not None
+            grads = [p.grad for p in self.params]  # referenced until they are read
+            got = self._compiled.read(grads, loss)
+            if got is not None:
+                return got
+        norm, max_abs, nan, inf = self.read()
+        return norm, max_abs, nan, inf, loss_value(loss), False
 
     def read(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         grads = [p.grad for p in self.params]  # referenced until they are read

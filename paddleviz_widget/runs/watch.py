@@ -24,7 +24,7 @@ from .log_writer import RunLogWriter
 from .params import layer_order, model_params
 from .rank_dirs import check_run_dir, siblings_message, siblings_seen
 from .rank_writer import RankLogWriter
-from .summary import GradSummary, loss_value
+from .summary import GradSummary
 
 DEFAULT_EVERY = 100
 
@@ -109,11 +109,11 @@ class RunWatch:
             return
         # (no paddle.no_grad() here: the in-place path runs no Paddle op; the tensor-op path
         # and the loss of a device tensor take it themselves)
-        norm, max_abs, nan, inf = self._summary.read()
-        loss = loss_value(roots[0]) if len(roots) == 1 else None
+        got = self._summary.read_step(roots[0] if len(roots) == 1 else None)
+        norm, max_abs, nan, inf, loss, clean = got
         step = self.step
-        self.writer.write_step(step, norm, max_abs, nan, inf, loss)
-        found = self._finder.check(step, norm, nan, inf, loss)
+        self.writer.write_step(step, norm, max_abs, nan, inf, loss, clean=clean)
+        found = self._finder.check(step, norm, nan, inf, loss, clean=clean)
         for anomaly in found:
             self.writer.write_anomaly(anomaly.to_json())
         if full:

@@ -1,0 +1,117 @@
+"""GradSummary's per-step reading in one compiled call (grad_kernel.py), when every parameter
+is a float32/float64 CPU tensor: a step costs ``p.grad``, ``data_ptr()`` and a dtype check
+per parameter, and that call. The numbers are those of the NumPy path (summary.py): the
+same max |g| bit for bit, norms summed in float64 (at least as close as NumPy's float32 dot),
+and a gradient with NaN/Inf (or an overflowing sum of squares) read by NumPy exactly.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import math
+from typing import Any
+
+import numpy as np
+
+_KIND = {np.float32: 0, np.float64: 1}
+_NO_LOSS = 2  # read_grads' loss_kind: none to read
+KEPT = 256  # addresses known readable, per (size, dtype), before the set starts afresh
+
+
+class CompiledRead:
+    """``read(grads, loss)``: (norm, max_abs, nan, inf, loss value, clean) or None (some
+    gradient is not read in place: the caller takes the NumPy path for this step).
+    ``clean``: every parameter has a gradient, all finite."""
+
+    def __init__(self, kernel: Any, plain: list[tuple[Any, Any, int, list[int]]], big: Any):
+        import paddle
+
+        n = len(plain)
+        self._kernel = kernel
+        self._plain = plain
+        self._exact = big  # GradSummary._big: the exact reading of one gradient
+        self._dtypes = [p[0] for p in plain]
+        self._addrs = np.zeros(n, np.int64)
+        self._sizes = np.array([p[2] for p in plain], np.int64)
+        self._kinds = np.array([_KIND[p[1]] for p in plain], np.int8)
+        self._out = np.zeros((4, n))
+        self._flags = np.zeros(n, np.int8)
+        self._loss = ctypes.c_double()
+        self._loss_kinds = {paddle.float32: 0, paddle.float64: 1}
+        # Addresses already checked (dense, contiguous, this shape, on the CPU), one set per
+        # (size, dtype): the allocator hands a buffer from one parameter to another its size.
+        sets: dict[tuple[int, Any], set[int]] = {}
+        self._known = [sets.setdefault((p[2], p[1]), set()) for p in plain]
+        self._args = (self._addrs.ctypes.data, self._sizes.ctypes.data,
+                      self._kinds.ctypes.data, n, self._out.ctypes.data,
+                      self._flags.ctypes.data)  # fmt: skip
+        self._loss_at = ctypes.addressof(self._loss)
+
+    def read(self, grads: list[Any], loss: Any) -> tuple[Any, ...] | None:
+        addrs, known, dtypes = self._addrs, self._known, self._dtypes
+        absent = 0
+        for i, g in enumerate(grads):
+            if g is None:
+                addrs[i] = 0
+                absent += 1
+                continue
+            ptr = g.data_ptr()
+            if ptr in known[i] and g.dtype is dtypes[i]:  # (dtypes are singletons)
+                addrs[i] = ptr
+                continue
+            if not ptr:
+                if g._is_initialized():
+                    return None  # nothing to read in place
+                addrs[i] = 0  # an uninitialized gradient: none this step
+                absent += 1
+                continue
+            if not self._readable(g, i):
+                return None
+            if len(known[i]) >= KEPT:
+                known[i].clear()
+            known[i].add(ptr)
+            addrs[i] = ptr
+        loss_addr, loss_kind, value = self._loss_address(loss)
+        bad = self._kernel(*self._args, loss_addr, loss_kind, self._loss_at)
+        out = self._out.copy()
+        if bad:
+            self._read_exactly(out)
+        if loss_kind != _NO_LOSS:
+            value = self._loss.value
+        return out[0], out[1], out[2], out[3], value, not bad and not absent
+
+    def _readable(self, g: Any, i: int) -> bool:
+        """A gradient at an address not seen before: read in place only when it is what the
+        kernel reads (a model moved to another device mid-run is never read at a device
+        address)."""
+        dtype, _, _, shape = self._plain[i]
+        same = g.dtype is dtype or g.dtype == dtype
+        return bool(same and g.is_dense() and g.is_contiguous() and g.shape == shape
+                    and g.place.is_cpu_place())  # fmt: skip
+
+    def _loss_address(self, loss: Any) -> tuple[int, int, float | None]:
+        """(address, kind, None) of a one-element float32/float64 CPU loss for the kernel;
+        (0, none, its value) for any other (summary.loss_value)."""
+        if loss is None:
+            return 0, _NO_LOSS, None
+        try:
+            kind = self._loss_kinds.get(loss.dtype)
+            one = kind is not None and loss.place.is_cpu_place() and loss.is_dense()
+            if kind is not None and one and math.prod(loss.shape) == 1:
+                ptr = loss.data_ptr()
+                if ptr:
+                    return ptr, kind, None
+        except (AttributeError, RuntimeError, TypeError, ValueError):
+            pass
+        from .summary import loss_value
+
+        return 0, _NO_LOSS, loss_value(loss)
+
+    def _read_exactly(self, out: np.ndarray) -> None:
+        """The flagged gradients (NaN/Inf, or squares that overflow) read by NumPy."""
+        for i in np.flatnonzero(self._flags):
+            _, np_dtype, numel, _ = self._plain[i]
+            memory = ctypes.c_char * (numel * np.dtype(np_dtype).itemsize)
+            a = np.frombuffer(memory.from_address(int(self._addrs[i])), np_dtype)
+            with np.errstate(all="ignore"):
+                out[:, i] = self._exact(a)
