@@ -102,3 +102,27 @@ def test_spike_at_step_n_is_found_at_n_between_sorts_of_the_window():
             found += finder.check(step, norm, zero, zero, 0.5, clean=True)
         assert [(a.step, a.kind, a.layer) for a in found] == [(spike_at, "spike", "l2")]
         assert found[0].params == ["l2.p0", "l2.p1"]
+
+
+@pytest.mark.parametrize("compiled", [False, True])
+def test_a_layer_whose_gradient_was_zero_spikes_without_a_warning_on_stderr(compiled, capfd):
+    """A median of 0 then a gradient: the spike is said without a ratio, and no NumPy
+    division warning reaches the user's stderr (it did: "divide by zero" in the message)."""
+    if compiled and kernel("quiet_step") is None:
+        pytest.skip("llvmlite is not installed (the fast extra)")
+    import warnings
+
+    params, names = _model(3)
+    finder = AnomalyFinder(params, names, thresholds_from(None), compiled=compiled)
+    found = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # any NumPy RuntimeWarning fails the test
+        for step in range(60):
+            norm = np.full(len(params), 1.0)
+            norm[2:4] = 0.0 if step < 59 else 0.5  # layer l1: zero, then a gradient
+            zero = np.zeros(len(params))
+            found += finder.check(step, norm, zero, zero, 0.5, clean=True)
+    assert [(a.step, a.kind, a.layer) for a in found if a.kind == "spike"] == [(59, "spike", "l1")]
+    message = next(a.message for a in found if a.kind == "spike")
+    assert "l1: 0.7071, its median 0 over the last 50 steps" in message, message
+    assert capfd.readouterr().err == ""

@@ -248,10 +248,13 @@ class AnomalyFinder:
             layer = "" if total else self.layers[j]
             what = "total gradient norm" if total else f"gradient norm of layer {layer or '-'}"
             params = [] if total else self._params_of(j)
+            # A median of 0 (a layer whose gradient was exactly zero): no ratio to give, and
+            # no division, whose NumPy warning would land on the user's stderr.
+            times = f"{norms[j] / median[j]:.3g}x its median" if median[j] > 0 else "its median"
             found.append(Anomaly(
                 step, "spike", layer, params, float(norms[j]), float(limit[j]),
                 f"step {step}: spike in the {what}: {norms[j]:.4g}, "
-                f"{norms[j] / median[j]:.3g}x its median {median[j]:.4g} over the last "
+                f"{times} {median[j]:.4g} over the last "
                 f"{len(seen)} steps (threshold {self.t['spike_factor']:g}x)"
                 + (f"; parameters {_names(params)}" if params else ""),
             ))  # fmt: skip
