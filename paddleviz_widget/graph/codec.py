@@ -132,7 +132,8 @@ def encode_parts(graph: GraphParts) -> dict[str, Any]:
         if n.diff is not None:
             d["diff"] = _diff_json(n.diff)
         nodes.append(d)
-    outputs = {n.id: [s.name for s in n.outputs] for n in graph.nodes}
+    # Output slot names per source of an edge with a slot (none on big graphs: no log).
+    outputs: dict[str, list[str]] = {}
     edges = []
     for e in graph.edges:
         d = {"id": e.id, "source": e.source, "target": e.target}
@@ -141,6 +142,8 @@ def encode_parts(graph: GraphParts) -> dict[str, Any]:
         if e.grad is not None:
             d["grad"] = grad(e.grad)
         if e.slot is not None:
+            if not outputs:
+                outputs = {n.id: [s.name for s in n.outputs] for n in graph.nodes}
             names = outputs.get(e.source, [])
             d["slot"] = names.index(e.slot) if e.slot in names else e.slot
         if e.stats is not None:

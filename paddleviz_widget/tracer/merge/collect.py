@@ -63,8 +63,9 @@ class _Graph:
 def _scopes_match(scopes: LayerScopes | None, graph: _Graph, trusted: bool) -> bool:
     if scopes is None:
         return False
-    seen = [p for p in graph.ops if p in scopes.node_names]
-    agree = sum(1 for p in seen if scopes.node_names[p] == graph.names[p])
+    known, names = scopes.node_names.get, graph.names
+    seen = [(p, name) for p in graph.ops if (name := known(p)) is not None]
+    agree = sum([name == names[p] for p, name in seen])
     return bool(agree) and (trusted or agree >= SCOPE_MATCH_FRACTION * len(seen))
 
 
