@@ -139,7 +139,9 @@ def main() -> None:
 
         profile = cProfile.Profile()
         profile.runcall(paddleviz_widget.build_graph, y)
-        pstats.Stats(profile).sort_stats("tottime").print_stats(args.cprofile)
+        listing = pstats.Stats(profile)
+        listing.sort_stats("tottime").print_stats(args.cprofile)
+        listing.sort_stats("cumulative").print_stats("paddleviz_widget", args.cprofile)
     runs: dict[str, dict[str, list[float]]] = {k: defaultdict(list) for k in trees}
     for rep in range(args.reps):
         order = list(trees) if rep % 2 == 0 else list(reversed(trees))
@@ -152,6 +154,8 @@ def main() -> None:
             runs[k]["wall"].append(time.perf_counter() - wall)
             for label, value in totals[k].items():
                 runs[k][label].append(value)
+    if not args.reps:
+        return
     print(f"{args.model}, {args.reps} reps, median thread CPU (ms):")
     for label in [s[0] for s in STAGES] + ["build_graph (total)", "wall"]:
         b = statistics.median(runs["before"][label]) * 1e3

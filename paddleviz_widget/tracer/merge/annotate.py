@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from itertools import repeat
 from typing import Any, TypeVar
 
 from ...graph.groups import with_ancestors
@@ -227,11 +228,11 @@ def sources_meta(
     out: dict[str, Any] = {"edges": text}
     if ann is not None and walk is not None:
         nodes: dict[str, str] = {}
-        ptrs = [w.ptr for w in walk.nodes]
+        ptrs, dots = walk.ptrs, repeat(NO_SOURCE)
         for name in NODE_FIELDS:
             noted = ann.node_src.get(name)
-            if noted:
-                nodes[name] = "".join([noted.get(p, NO_SOURCE) for p in ptrs])
+            if noted:  # map over a bound get: in C, one code per node
+                nodes[name] = "".join(map(noted.get, ptrs, dots))
                 used |= set(nodes[name]) - {NO_SOURCE}
         if nodes:
             out["nodes"] = nodes
@@ -323,12 +324,13 @@ def annotated_graph(
     site_of, status_of, tensor_of = ann.call_sites.get, ann.grad_status.get, root_tensors.get
     new = object.__new__
     nodes = []
-    for w in walk.nodes:
+    ids = [f"n{w.index}" for w in walk.nodes]  # also each edge's source and target
+    for w, id_ in zip(walk.nodes, ids):
         ptr, index, name = w.ptr, w.index, w.name
         slots = slots_of(ptr, no_slots)
         node = new(Node)
         node.__dict__.update(
-            id=f"n{index}",
+            id=id_,
             name=name,
             ptr=hex(ptr),
             kind="param" if name == ACCUMULATION_NODE else "output" if w.is_root else "op",
@@ -342,7 +344,7 @@ def annotated_graph(
             diff=None,
         )
         nodes.append(node)
-    ptrs = [w.ptr for w in walk.nodes]
+    ptrs = walk.ptrs
     edges: list[Edge] = []
     srcs: list[str | None] = []
     note_of, stats_of = ann.edges.get, ann.stats.get
@@ -358,8 +360,8 @@ def annotated_graph(
             srcs.append(note.src if grad is not None else None)
         edge.__dict__.update(
             id=f"e{k}",
-            source=f"n{source}",
-            target=f"n{target}",
+            source=ids[source],
+            target=ids[target],
             index=index,
             grad=grad,
             slot=slot,
