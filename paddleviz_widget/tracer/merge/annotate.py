@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from itertools import repeat
-from typing import Any, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
 from ...graph.groups import with_ancestors
 from ...graph.model import (
@@ -29,10 +29,10 @@ K = TypeVar("K")
 V = TypeVar("V")
 
 
-@dataclass(frozen=True)
-class EdgeNote:
+class EdgeNote(NamedTuple):
     """What is known about one edge: its gradient, the backward slot that produced it, and
-    which source told the gradient (a GRAD_SOURCES code)."""
+    which source told the gradient (a GRAD_SOURCES code). A NamedTuple, not a frozen
+    dataclass: one is made per edge and source (2 x 114k on big graphs), ~4x cheaper."""
 
     grad: GradInfo | None = None
     slot: str | None = None
@@ -302,7 +302,7 @@ def forward_nonfinite_meta(ann: Annotations, walk: WalkResult) -> dict[str, Any]
 
 def _used_groups(groups: tuple[Group, ...], nodes: Iterable[Node]) -> tuple[Group, ...]:
     """Keep the groups that hold a node, and their ancestors, in the recorder's order."""
-    keep = with_ancestors((n.group for n in nodes), {g.id: g.parent for g in groups})
+    keep = with_ancestors({n.group for n in nodes}, {g.id: g.parent for g in groups})
     return tuple(g for g in groups if g.id in keep)
 
 

@@ -107,8 +107,11 @@ def walk_backward_graph(grad_fns: Sequence[Any], objects: list[Any] | None = Non
                 fanout.append(0)
                 pending.append((target, nxt))
             append_edge(new_edge(idx, target, slot))
-    nodes = tuple(WalkedNode(i, n, p, r, fanout[i]) for i, (n, p, r) in enumerate(found))
-    return WalkResult(nodes, tuple(edges), root_indices)
+    names, ptrs, roots = zip(*found) if found else ((), (), ())
+    nodes = tuple(map(WalkedNode, range(len(found)), names, ptrs, roots, fanout))
+    result = WalkResult(nodes, tuple(edges), root_indices)
+    result.__dict__["ptrs"] = ptrs  # its cached column, known already
+    return result
 
 
 def next_ptrs(walk: WalkResult) -> dict[int, list[int | None]]:
