@@ -40,3 +40,31 @@ def test_groups_come_from_the_first_source_and_a_recompute_node_is_regrouped() -
     assert ann.groups == (g0,) and ann.group_of_ptr == {7: "g0", 8: "g0"}
     merge_layer(ann, _layer(groups=(g0, g1), regroup={8: "g1"}))  # PyLayer: extends, overrides
     assert ann.groups == (g0, g1) and ann.group_of_ptr == {7: "g0", 8: "g1"}
+
+
+def test_the_first_edges_taken_whole_keep_the_rules_of_the_later_ones() -> None:
+    """Into an empty table (a fast path) or a table holding other edges, the same notes."""
+    grad = GradInfo("float32", (2,))
+    notes = {
+        (1, 0): EdgeNote(grad, "grad_x", "d"),
+        (1, 1): EdgeNote(None, "grad_y", "d"),  # no gradient: no source
+        (2, 0): EdgeNote(grad, None, None),
+    }
+    for src in (None, "l"):
+        empty, other = Annotations(), Annotations(edges={(9, 0): EdgeNote(grad, None, "p")})
+        empty.add_edges(notes, src)
+        other.add_edges(notes, src)
+        del other.edges[(9, 0)]
+        assert empty.edges == other.edges and list(empty.edges) == list(notes)
+    taken = Annotations()
+    taken.add_edges(notes)
+    assert taken.edges[(1, 0)].src == "d" and taken.edges[(1, 1)].src is None
+    assert taken.edges[(2, 0)].src is None
+
+
+def test_node_fields_into_an_empty_table_are_noted_with_their_source() -> None:
+    ann = Annotations()
+    merge_layer(ann, _layer(group_of_ptr={1: "g0", 2: "g1"}, src={"group": "t"}))
+    merge_layer(ann, _layer(group_of_ptr={2: "g9", 3: "g2"}, src={"group": "o"}))
+    assert ann.group_of_ptr == {1: "g0", 2: "g1", 3: "g2"}
+    assert ann.node_src["group"] == {1: "t", 2: "t", 3: "o"}

@@ -74,10 +74,12 @@ def _signatures(nodes: Sequence[Node]) -> dict[str, dict[str, SlotSig]]:
     """Per op name and side, the most common slot signature (ties: the first seen)."""
     seen: dict[tuple[str, str], Counter[SlotSig]] = {}
     for node in nodes:
-        for side, slots in (("inputs", node.inputs), ("outputs", node.outputs)):
-            if slots:
-                sig = tuple((s.name, s.tensor) for s in slots)
-                seen.setdefault((node.name, side), Counter())[sig] += 1
+        if node.inputs:  # most nodes of a big graph have no slots (no log): one test each
+            sig = tuple([(s.name, s.tensor) for s in node.inputs])
+            seen.setdefault((node.name, "inputs"), Counter())[sig] += 1
+        if node.outputs:
+            sig = tuple([(s.name, s.tensor) for s in node.outputs])
+            seen.setdefault((node.name, "outputs"), Counter())[sig] += 1
     ops: dict[str, dict[str, SlotSig]] = {}
     for (name, side), counts in seen.items():
         ops.setdefault(name, {})[side] = counts.most_common(1)[0][0]
@@ -109,6 +111,8 @@ def encode_parts(graph: GraphParts) -> dict[str, Any]:
                 out.append(spelled)
         return out
 
+    file_index, site_index, tensor_index = files.index, sites.index, tensors.index
+    file_at, site_at, tensor_at = file_index.get, site_index.get, tensor_index.get
     nodes = []
     for n in graph.nodes:
         d: dict[str, Any] = {"id": n.id, "name": n.name, "ptr": n.ptr}
@@ -118,9 +122,16 @@ def encode_parts(graph: GraphParts) -> dict[str, Any]:
             d["group"] = n.group
         if n.param is not None:
             d["param"] = _param(n.param)
-        if n.call_site is not None:
+        if n.call_site is not None:  # sites.ref(files.ref(...), ...) written out: 100k nodes
             c = n.call_site
-            d["call_site"] = sites.ref((files.ref(c.file), c.line, c.function))
+            f = file_at(c.file)
+            if f is None:
+                f = file_index[c.file] = len(file_index)
+            site = (f, c.line, c.function)
+            k = site_at(site)
+            if k is None:
+                k = site_index[site] = len(site_index)
+            d["call_site"] = k
         if n.inputs:
             d["inputs"] = slots(n, "inputs", n.inputs)
         if n.outputs:
@@ -132,15 +143,23 @@ def encode_parts(graph: GraphParts) -> dict[str, Any]:
         if n.diff is not None:
             d["diff"] = _diff_json(n.diff)
         nodes.append(d)
-    outputs = {n.id: [s.name for s in n.outputs] for n in graph.nodes}
+    # Output slot names per source of an edge with a slot (none on big graphs: no log).
+    outputs: dict[str, list[str]] = {}
     edges = []
     for e in graph.edges:
         d = {"id": e.id, "source": e.source, "target": e.target}
         if e.index != 0:
             d["index"] = e.index
-        if e.grad is not None:
-            d["grad"] = grad(e.grad)
+        eg = e.grad
+        if eg is not None:  # grad(eg) written out: 100k+ edges
+            key = (eg.dtype, eg.shape, eg.place)
+            k = tensor_at(key)
+            if k is None:
+                k = tensor_index[key] = len(tensor_index)
+            d["grad"] = k
         if e.slot is not None:
+            if not outputs:
+                outputs = {n.id: [s.name for s in n.outputs] for n in graph.nodes}
             names = outputs.get(e.source, [])
             d["slot"] = names.index(e.slot) if e.slot in names else e.slot
         if e.stats is not None:

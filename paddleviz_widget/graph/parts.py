@@ -5,10 +5,8 @@ widget, the paddleviz-compatible Digraph and JSON without defensive copies.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
-from typing import Any, NamedTuple, TypeVar
-
-T = TypeVar("T")
+from dataclasses import dataclass
+from typing import Any, NamedTuple
 
 NODE_KINDS = ("op", "param", "output", "program_op")
 
@@ -147,22 +145,3 @@ class GraphParts(NamedTuple):
     edges: tuple[Edge, ...]
     groups: tuple[Group, ...]
     meta: dict[str, Any]
-
-
-_FIELD_NAMES: dict[type, tuple[str, ...]] = {}
-
-
-def built(cls: type[T], *values: Any) -> T:
-    """``cls(*values)`` for one of the frozen dataclasses above, every field given in order,
-    without the frozen ``__init__``'s ``object.__setattr__`` per field (~2 µs a Node, 0.2 s on
-    a 100k-GradNode graph: tracer/merge/annotate.py makes each Node and Edge this way)."""
-    names = _FIELD_NAMES.get(cls)
-    if names is None:
-        if hasattr(cls, "__post_init__"):  # it would be skipped here
-            raise TypeError(f"{cls.__name__} has a __post_init__: construct it")
-        names = _FIELD_NAMES[cls] = tuple(f.name for f in fields(cls))  # type: ignore[arg-type]
-    if len(values) != len(names):
-        raise TypeError(f"{cls.__name__} has {len(names)} fields, got {len(values)} values")
-    obj = object.__new__(cls)
-    obj.__dict__.update(zip(names, values))
-    return obj

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from itertools import repeat
+from typing import Any, NamedTuple, TypeVar
 
 from ...graph.groups import with_ancestors
 from ...graph.model import (
@@ -22,17 +23,16 @@ from ...graph.model import (
     ParamInfo,
     Slot,
 )
-from ...graph.parts import built
-from ..read.walk import WalkedNode, WalkResult
+from ..read.walk import ACCUMULATION_NODE, WalkResult
 
 K = TypeVar("K")
 V = TypeVar("V")
 
 
-@dataclass(frozen=True)
-class EdgeNote:
+class EdgeNote(NamedTuple):
     """What is known about one edge: its gradient, the backward slot that produced it, and
-    which source told the gradient (a GRAD_SOURCES code)."""
+    which source told the gradient (a GRAD_SOURCES code). A NamedTuple, not a frozen
+    dataclass: one is made per edge and source (2 x 114k on big graphs), ~4x cheaper."""
 
     grad: GradInfo | None = None
     slot: str | None = None
@@ -125,6 +125,16 @@ class Annotations:
     def add_edges(self, notes: dict[tuple[int, int], EdgeNote], src: str | None = None) -> None:
         """Fill in what is still unknown; sources added earlier win. ``src``: the GRAD_SOURCES
         code of these notes, kept with each gradient they give (default: each note's own)."""
+        if not self.edges:  # the first layer with edges (114k on big graphs): taken whole,
+            self.edges.update(notes)  # then the notes whose code changes made again
+            if src is None:
+                changed = [k for k, n in notes.items() if n.grad is None and n.src is not None]
+            else:
+                changed = [k for k, n in notes.items() if n.src != (src if n.grad else None)]
+            for key in changed:
+                note = notes[key]
+                self.edges[key] = EdgeNote(note.grad, note.slot, src if note.grad else None)
+            return
         for key, note in notes.items():
             code = src or note.src
             old = self.edges.get(key)
@@ -178,6 +188,9 @@ def merge_layer(ann: Annotations, layer: Annotations) -> None:
 
 
 def _keep_first(table: dict[K, V], extra: dict[K, V]) -> None:
+    if not table:  # nothing known yet: all of it, in its order
+        table.update(extra)
+        return
     for key, value in extra.items():
         table.setdefault(key, value)
 
@@ -191,6 +204,11 @@ def _keep_first_noted(ann: Annotations, name: str, table: dict[int, V], layer: A
     given = layer.node_src.get(name, {})
     code = layer.src.get(name)
     noted = ann.node_src.setdefault(name, {})
+    if not table and not given:  # nothing known yet (100k nodes' groups and call sites)
+        table.update(extra)
+        if code is not None:
+            noted.update(dict.fromkeys(extra, code))
+        return
     for key, value in extra.items():
         if key not in table:
             table[key] = value
@@ -210,11 +228,11 @@ def sources_meta(
     out: dict[str, Any] = {"edges": text}
     if ann is not None and walk is not None:
         nodes: dict[str, str] = {}
-        ptrs = [w.ptr for w in walk.nodes]
+        ptrs, dots = walk.ptrs, repeat(NO_SOURCE)
         for name in NODE_FIELDS:
             noted = ann.node_src.get(name)
-            if noted:
-                nodes[name] = "".join([noted.get(p, NO_SOURCE) for p in ptrs])
+            if noted:  # map over a bound get: in C, one code per node
+                nodes[name] = "".join(map(noted.get, ptrs, dots))
                 used |= set(nodes[name]) - {NO_SOURCE}
         if nodes:
             out["nodes"] = nodes
@@ -284,14 +302,8 @@ def forward_nonfinite_meta(ann: Annotations, walk: WalkResult) -> dict[str, Any]
 
 def _used_groups(groups: tuple[Group, ...], nodes: Iterable[Node]) -> tuple[Group, ...]:
     """Keep the groups that hold a node, and their ancestors, in the recorder's order."""
-    keep = with_ancestors((n.group for n in nodes), {g.id: g.parent for g in groups})
+    keep = with_ancestors({n.group for n in nodes}, {g.id: g.parent for g in groups})
     return tuple(g for g in groups if g.id in keep)
-
-
-def _kind(walked: WalkedNode) -> str:
-    if walked.is_accumulation:
-        return "param"
-    return "output" if walked.is_root else "op"
 
 
 def annotated_graph(
@@ -304,53 +316,60 @@ def annotated_graph(
     """
     root_tensors = root_tensors or {}
     no_slots = NodeSlots()
-    # Bound lookups: the two loops run once per node and per edge (100k+ on big graphs).
+    # Bound lookups: the two loops run once per node and per edge (100k+ on big graphs). Each
+    # Node and Edge is filled in without the frozen dataclass __init__ (its object.__setattr__
+    # per field: ~1 us an object, 0.2 s on 100k nodes): the same value, every field given
+    # (tests/test_parts_built.py checks them against the constructed ones).
     slots_of, group_of, param_of = ann.slots.get, ann.group_of_ptr.get, ann.params.get
     site_of, status_of, tensor_of = ann.call_sites.get, ann.grad_status.get, root_tensors.get
+    new = object.__new__
     nodes = []
-    for w in walk.nodes:
-        ptr = w.ptr
+    ids = [f"n{w.index}" for w in walk.nodes]  # also each edge's source and target
+    for w, id_ in zip(walk.nodes, ids):
+        ptr, index, name = w.ptr, w.index, w.name
         slots = slots_of(ptr, no_slots)
-        nodes.append(
-            built(  # Node(id, name, ptr, kind, group, param, call_site, inputs, outputs,
-                # tensor, grad_status, diff)
-                Node,
-                f"n{w.index}",
-                w.name,
-                hex(ptr),
-                _kind(w),
-                group_of(ptr),
-                param_of(ptr),
-                site_of(ptr),
-                slots.inputs,
-                slots.outputs,
-                tensor_of(w.index),
-                status_of(ptr),
-                None,
-            )
+        node = new(Node)
+        node.__dict__.update(
+            id=id_,
+            name=name,
+            ptr=hex(ptr),
+            kind="param" if name == ACCUMULATION_NODE else "output" if w.is_root else "op",
+            group=group_of(ptr),
+            param=param_of(ptr),
+            call_site=site_of(ptr),
+            inputs=slots.inputs,
+            outputs=slots.outputs,
+            tensor=tensor_of(index),
+            grad_status=status_of(ptr),
+            diff=None,
         )
-    walked = walk.nodes
-    edges, srcs = [], []
+        nodes.append(node)
+    ptrs = walk.ptrs
+    edges: list[Edge] = []
+    srcs: list[str | None] = []
     note_of, stats_of = ann.edges.get, ann.stats.get
-    for k, e in enumerate(walk.edges):
-        key = (walked[e.source].ptr, e.slot)
+    for k, (source, target, index) in enumerate(walk.edges):
+        key = (ptrs[source], index)
         note = note_of(key)
-        grad, slot = (note.grad, note.slot) if note is not None else (None, None)
-        srcs.append(note.src if note is not None and grad is not None else None)
-        edges.append(  # Edge(id, source, target, index, grad, slot, stats, diff, no_stats)
-            built(
-                Edge,
-                f"e{k}",
-                f"n{e.source}",
-                f"n{e.target}",
-                e.slot,
-                grad,
-                slot,
-                stats_of(key),
-                None,
-                None,
-            )
+        edge = new(Edge)
+        if note is None:
+            srcs.append(None)
+            grad = slot = None
+        else:
+            grad, slot = note.grad, note.slot
+            srcs.append(note.src if grad is not None else None)
+        edge.__dict__.update(
+            id=f"e{k}",
+            source=ids[source],
+            target=ids[target],
+            index=index,
+            grad=grad,
+            slot=slot,
+            stats=stats_of(key),
+            diff=None,
+            no_stats=None,
         )
+        edges.append(edge)
     meta: dict[str, Any] = {"annotations": sorted(set(ann.sources))}
     notices = [n for n in (ann.notice, *ann.notes) if n]
     if notices:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...graph.model import GradInfo
+from ...graph.model import CallSite, GradInfo
 from ..capture.backward_capture import replay_dump_available
 from ..capture.kept_traces import LOST, LOST_NOTICE
 from ..capture.layer_scopes import LayerScopes
@@ -52,39 +52,52 @@ class _Graph:
     def __init__(self, walk: WalkResult) -> None:
         self.walk = walk
         self.nexts = next_ptrs(walk)
-        self.names = {n.ptr: n.name for n in walk.nodes}
+        self.names = walk.names
         self.roots = [walk.nodes[i] for i in walk.root_indices]
-        self.ops = [n.ptr for n in walk.nodes if n.name != ACCUMULATION_NODE]
 
     def edge_count(self) -> int:
         return len(self.walk.edges)
 
 
 def _scopes_match(scopes: LayerScopes | None, graph: _Graph, trusted: bool) -> bool:
-    if scopes is None:
-        return False
-    seen = [p for p in graph.ops if p in scopes.node_names]
-    agree = sum(1 for p in seen if scopes.node_names[p] == graph.names[p])
-    return bool(agree) and (trusted or agree >= SCOPE_MATCH_FRACTION * len(seen))
+    return scopes is not None and _agree_enough(*_name_agreement(scopes, graph), graph, trusted)
 
 
-def _scopes_layer(scopes: LayerScopes | None, graph: _Graph, trusted: bool) -> Annotations:
+def _agree_enough(both: set[int], agreeing: set[int], graph: _Graph, trusted: bool) -> bool:
+    leaves = graph.walk.accumulation  # op nodes only
+    agree = len(agreeing - leaves)
+    return bool(agree) and (trusted or agree >= SCOPE_MATCH_FRACTION * len(both - leaves))
+
+
+def _name_agreement(scopes: LayerScopes, graph: _Graph) -> tuple[set[int], set[int]]:
+    """The nodes both the session and the graph name, and those they name alike (set
+    operations over 100k-entry tables, one Python test per node)."""
+    ours, theirs = graph.names, scopes.node_names
+    both = ours.keys() & theirs.keys()
+    return both, both - {p for p in both if ours[p] != theirs[p]}
+
+
+def _scopes_layer(
+    scopes: LayerScopes | None, graph: _Graph, trusted: bool, known_sites: dict[int, CallSite]
+) -> Annotations:
     """Layer groups from the session's forward, only for nodes the session proved its own
     (TraceSession.sighting). ``trusted``: a backward record vouches for this graph; otherwise
     most op nodes the session knows must also agree on their names."""
     layer = Annotations()
-    if scopes is None or not _scopes_match(scopes, graph, trusted):
+    if scopes is None:
         return layer
-    names = scopes.node_names  # a list, not a generator: no call back into this module per node
-    mine = scopes.restricted_to(
-        [p for p, name in graph.names.items() if names.get(p, name) == name]
-    )
+    both, agreeing = _name_agreement(scopes, graph)
+    if not _agree_enough(both, agreeing, graph, trusted):
+        return layer
+    mine = scopes.restricted_to(graph.names.keys() - (both - agreeing))  # no other name
     layer.groups = mine.groups
     layer.group_of_ptr = dict(mine.group_of_ptr)
     layer.group_sites = dict(mine.call_sites)
     layer.src = {"group": "t", "call_site": "w"}
     node_sites, group_sites, names_of = mine.node_sites.get, mine.call_sites.get, graph.names.get
     for ptr, gid in mine.group_of_ptr.items():  # ops Paddle gave no stack: where the layer ran
+        if ptr in known_sites:  # it has one already (merge_layer would keep that one)
+            continue
         site = node_sites(ptr) or group_sites(gid)
         if site is not None and names_of(ptr) != ACCUMULATION_NODE:
             layer.call_sites.setdefault(ptr, site)
@@ -130,7 +143,7 @@ def collect_annotations(
         ann.notice = LOST_NOTICE.format(why=lost)
     if session is not None and model is None:
         model = session.current_model()
-    accumulation = {n.ptr for n in walk.nodes if n.name == ACCUMULATION_NODE}
+    accumulation = set(walk.accumulation)
     if model is None and params is None:
         model = discover_model(accumulation)
     # The sources, in precedence order: each gives its own layer, merge_layer (annotate.py)
@@ -151,7 +164,7 @@ def collect_annotations(
                 for name, why in unreached_params(model, accumulation)
             ]
     if session is not None:
-        merge_layer(ann, _scopes_layer(scopes, graph, trusted=bool(records)))
+        merge_layer(ann, _scopes_layer(scopes, graph, bool(records), ann.call_sites))
     if not ann.groups and ann.params:  # no trace() saw the forward: groups from ownership
         merge_layer(ann, param_groups_layer(walk, ann.params, model))
     merge_layer(ann, _pylayers_layer(ann, _pylayers(walk, model, records), model, accumulation))
@@ -239,17 +252,17 @@ def _add_steps(ann: Annotations, history: Any, records: list[BackwardRecord]) ->
 
 
 def _bare(ann: Annotations, graph: _Graph) -> int:
-    return graph.edge_count() - sum(1 for n in ann.edges.values() if n.grad is not None)
+    return graph.edge_count() - sum([n.grad is not None for n in ann.edges.values()])
 
 
 def _param_shaped_layer(known: Annotations, graph: _Graph) -> Annotations:
     """A parameter's gradient has the parameter's dtype and shape: known without any log
     (for the edges nothing else said anything about)."""
     layer = Annotations()
-    nodes = graph.walk.nodes
-    for edge in graph.walk.edges:
-        info = known.params.get(nodes[edge.target].ptr)
-        key = (nodes[edge.source].ptr, edge.slot)
-        if info is not None and info.shape is not None and key not in known.edges:
+    shaped = {p: info for p, info in known.params.items() if info.shape is not None}.get
+    ptrs, edges = graph.walk.ptrs, known.edges
+    for source, target, slot in graph.walk.edges:
+        info = shaped(ptrs[target])
+        if info is not None and (key := (ptrs[source], slot)) not in edges:
             layer.edges[key] = EdgeNote(GradInfo(dtype=info.dtype, shape=info.shape), src="p")
     return layer

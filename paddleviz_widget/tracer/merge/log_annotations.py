@@ -131,22 +131,36 @@ def placed_dump(
     placed: dict[tuple[int, int], int] = {}  # dump edges with a gradient, per (src, dst)
     every: dict[tuple[int, int], int] = {}  # all dump edges, per (src, dst)
     unplaced = 0
+    nexts_of, seen = next_ptrs.get, every.get
     for edge in dump.edges:
-        source, dst = int(edge.source, 16), int(edge.target, 16)
-        nexts = next_ptrs.get(source)
+        source = int(edge.source, 16)
+        nexts = nexts_of(source)
         if nexts is None:
             continue  # a node of some other graph that ran in the same backward
+        dst, grad = int(edge.target, 16), edge.grad
         key = (source, dst)
-        k = every.get(key, 0)
+        k = seen(key)
+        if k is None:  # the first dump edge source -> dst (nearly all): its first entry
+            every[key] = 1
+            if grad is not None:
+                placed[key] = 1
+            try:
+                slot = nexts.index(dst)  # list.index and list.count: the lookups run in C
+            except ValueError:
+                unplaced += 1
+                continue
+            if grad is not None:
+                edges[(source, slot)] = EdgeNote(grad=grad, src=src)
+            continue
         every[key] = k + 1
-        unplaced += k >= nexts.count(dst)  # list.count and list.index: the lookups run in C
-        if edge.grad is None:
+        unplaced += k >= nexts.count(dst)
+        if grad is None:
             continue
         k = placed.get(key, 0)
         placed[key] = k + 1
-        slot = _kth_index(nexts, dst, k)
-        if slot is not None:
-            edges[(source, slot)] = EdgeNote(grad=edge.grad, src=src)
+        found = _kth_index(nexts, dst, k)
+        if found is not None:
+            edges[(source, found)] = EdgeNote(grad=grad, src=src)
     return edges, unplaced
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any, NamedTuple
 
 ACCUMULATION_NODE = "GradNodeAccumulation"
@@ -41,6 +42,21 @@ class WalkResult:
     edges: tuple[WalkedEdge, ...]
     # ptr of each root grad_fn, in the order the roots were given (duplicates allowed).
     root_indices: tuple[int, ...]
+
+    @cached_property
+    def ptrs(self) -> tuple[int, ...]:
+        """Each node's ptr, in node order (made once: the annotation steps each want it)."""
+        return tuple([n.ptr for n in self.nodes])
+
+    @cached_property
+    def names(self) -> dict[int, str]:
+        """ptr -> GradNode name, in node order."""
+        return dict(zip(self.ptrs, [n.name for n in self.nodes]))
+
+    @cached_property
+    def accumulation(self) -> frozenset[int]:
+        """The ptrs of the GradNodeAccumulation nodes (parameters and leaf tensors)."""
+        return frozenset([n.ptr for n in self.nodes if n.name == ACCUMULATION_NODE])
 
 
 def walk_backward_graph(grad_fns: Sequence[Any], objects: list[Any] | None = None) -> WalkResult:
@@ -91,13 +107,16 @@ def walk_backward_graph(grad_fns: Sequence[Any], objects: list[Any] | None = Non
                 fanout.append(0)
                 pending.append((target, nxt))
             append_edge(new_edge(idx, target, slot))
-    nodes = tuple(WalkedNode(i, n, p, r, fanout[i]) for i, (n, p, r) in enumerate(found))
-    return WalkResult(nodes, tuple(edges), root_indices)
+    names, ptrs, roots = zip(*found) if found else ((), (), ())
+    nodes = tuple(map(WalkedNode, range(len(found)), names, ptrs, roots, fanout))
+    result = WalkResult(nodes, tuple(edges), root_indices)
+    result.__dict__["ptrs"] = ptrs  # its cached column, known already
+    return result
 
 
 def next_ptrs(walk: WalkResult) -> dict[int, list[int | None]]:
     """Each node's next_functions as pointers (None where Paddle has None), keyed by ptr."""
-    ptrs = [n.ptr for n in walk.nodes]
+    ptrs = walk.ptrs
     rows: list[list[int | None]] = [[None] * n.fanout for n in walk.nodes]
     for source, target, slot in walk.edges:
         rows[source][slot] = ptrs[target]
