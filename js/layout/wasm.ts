@@ -2,6 +2,7 @@
 // WebAssembly.Module, with the browser's native decoders: a few ms of main-thread time, where
 // @hpcc-js/wasm's own decoder (base91 + inflate in JS) took ~110 ms in a fresh worker. The
 // compile itself runs on the engine's background threads.
+import { nextTask } from "./next_task";
 
 interface Base64Decoder {
   fromBase64?: (text: string) => Uint8Array;
@@ -16,25 +17,13 @@ export function base64Bytes(text: string): Uint8Array {
   return bytes;
 }
 
-/** A macrotask turn: lets the page handle other tasks (such as starting the layout worker). */
-function yieldToPage(): Promise<void> {
-  return new Promise((resolve) => {
-    const channel = new MessageChannel();
-    channel.port1.onmessage = () => {
-      channel.port1.close();
-      resolve();
-    };
-    channel.port2.postMessage(null);
-  });
-}
-
 /** `bytes` as a stream of `size`-byte chunks, one per macrotask: inflating the whole WASM at
  * once would block the page for ~15 ms, just while the worker it is for waits to start. */
 export function chunkedStream(bytes: Uint8Array, size = 64 * 1024): ReadableStream<BufferSource> {
   let offset = 0;
   return new ReadableStream<BufferSource>({
     async pull(controller) {
-      if (offset > 0) await yieldToPage();
+      if (offset > 0) await nextTask(); // the page's other tasks (such as starting the layout worker)
       controller.enqueue(bytes.subarray(offset, offset + size) as Uint8Array<ArrayBuffer>);
       offset += size;
       if (offset >= bytes.length) controller.close();

@@ -5,6 +5,7 @@
 import { layout, provide } from "./engine";
 import { isLoad, type WorkerMessage, type WorkerRequest } from "./protocol";
 import { WARM_UP_DOTS } from "./warm_up";
+import { nextTask } from "./next_task";
 
 interface WorkerScope {
   onmessage: ((event: MessageEvent<WorkerRequest>) => void) | null;
@@ -13,18 +14,6 @@ interface WorkerScope {
 
 const scope = self as unknown as WorkerScope;
 let asked = false;
-
-/** After the tasks already queued (a layout request posted during a warm-up part). */
-function nextTask(): Promise<void> {
-  return new Promise((resolve) => {
-    const channel = new MessageChannel();
-    channel.port1.onmessage = () => {
-      channel.port1.close();
-      resolve();
-    };
-    channel.port2.postMessage(null);
-  });
-}
 
 function load(module: WebAssembly.Module): void {
   scope.postMessage({ id: 0, status: "loading" });

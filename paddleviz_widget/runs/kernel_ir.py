@@ -5,67 +5,52 @@ of read_grads carry `reassoc contract` (their order is free); quiet_step's addit
 NumPy's own order, so its layer norms are NumPy's bit for bit.
 """
 
+
+def _sumsq(name: str, fty: str, ity: str, align: int, abs_mask: int) -> str:
+    """sumsq_<name>(p, n, maxbits): the sum of squares of the n floats of type fty at p, in
+    double, and the largest |x|'s bits (ity: fty's bits; abs_mask clears the sign) at maxbits:
+    one loop for float32 and float64, which differ only in the types and the widening."""
+    x = "%xd" if fty != "double" else "%x"
+    widen = f"\n  %xd = fpext {fty} %x to double" if fty != "double" else ""
+    return f"""
+define internal double @sumsq_{name}(ptr %p, i64 %n, ptr %maxbits) {{
+entry:
+  %empty = icmp sle i64 %n, 0
+  br i1 %empty, label %done, label %loop
+loop:
+  %i = phi i64 [0, %entry], [%next, %loop]
+  %s = phi double [0.0, %entry], [%s2, %loop]
+  %m = phi {ity} [0, %entry], [%m2, %loop]
+  %pa = getelementptr {fty}, ptr %p, i64 %i
+  %x = load {fty}, ptr %pa, align {align}{widen}
+  %sq = fmul reassoc contract double {x}, {x}
+  %s2 = fadd reassoc contract double %s, %sq
+  %b = bitcast {fty} %x to {ity}
+  %ab = and {ity} %b, {abs_mask}
+  %gt = icmp ugt {ity} %ab, %m
+  %m2 = select i1 %gt, {ity} %ab, {ity} %m
+  %next = add nuw nsw i64 %i, 1
+  %more = icmp slt i64 %next, %n
+  br i1 %more, label %loop, label %done
+done:
+  %sf = phi double [0.0, %entry], [%s2, %loop]
+  %mf = phi {ity} [0, %entry], [%m2, %loop]
+  store {ity} %mf, ptr %maxbits, align {align}
+  ret double %sf
+}}
+"""
+
+
 # read_grads(addrs, sizes, kinds, n, out, flags, loss_addr, loss_kind, loss_out) -> flagged
 #   addrs[i]: the gradient's address (0: none this step); sizes[i]: its elements;
 #   kinds[i]: 0 float32, 1 float64. out: 4 x n doubles (norm, max |g|, NaN, Inf counts;
 #   NaN, NaN, 0, 0 for none), flags[i] = 1: read it exactly instead (out left NaN, NaN, 0,
 #   0). loss_kind 0/1: the float32/float64 at loss_addr is stored in loss_out as a double.
-READ_GRADS = r"""
-declare double @llvm.sqrt.f64(double)
-
-define internal double @sumsq_f32(ptr %p, i64 %n, ptr %maxbits) {
-entry:
-  %empty = icmp sle i64 %n, 0
-  br i1 %empty, label %done, label %loop
-loop:
-  %i = phi i64 [0, %entry], [%next, %loop]
-  %s = phi double [0.0, %entry], [%s2, %loop]
-  %m = phi i32 [0, %entry], [%m2, %loop]
-  %pa = getelementptr float, ptr %p, i64 %i
-  %x = load float, ptr %pa, align 4
-  %xd = fpext float %x to double
-  %sq = fmul reassoc contract double %xd, %xd
-  %s2 = fadd reassoc contract double %s, %sq
-  %b = bitcast float %x to i32
-  %ab = and i32 %b, 2147483647
-  %gt = icmp ugt i32 %ab, %m
-  %m2 = select i1 %gt, i32 %ab, i32 %m
-  %next = add nuw nsw i64 %i, 1
-  %more = icmp slt i64 %next, %n
-  br i1 %more, label %loop, label %done
-done:
-  %sf = phi double [0.0, %entry], [%s2, %loop]
-  %mf = phi i32 [0, %entry], [%m2, %loop]
-  store i32 %mf, ptr %maxbits, align 4
-  ret double %sf
-}
-
-define internal double @sumsq_f64(ptr %p, i64 %n, ptr %maxbits) {
-entry:
-  %empty = icmp sle i64 %n, 0
-  br i1 %empty, label %done, label %loop
-loop:
-  %i = phi i64 [0, %entry], [%next, %loop]
-  %s = phi double [0.0, %entry], [%s2, %loop]
-  %m = phi i64 [0, %entry], [%m2, %loop]
-  %pa = getelementptr double, ptr %p, i64 %i
-  %x = load double, ptr %pa, align 8
-  %sq = fmul reassoc contract double %x, %x
-  %s2 = fadd reassoc contract double %s, %sq
-  %b = bitcast double %x to i64
-  %ab = and i64 %b, 9223372036854775807
-  %gt = icmp ugt i64 %ab, %m
-  %m2 = select i1 %gt, i64 %ab, i64 %m
-  %next = add nuw nsw i64 %i, 1
-  %more = icmp slt i64 %next, %n
-  br i1 %more, label %loop, label %done
-done:
-  %sf = phi double [0.0, %entry], [%s2, %loop]
-  %mf = phi i64 [0, %entry], [%m2, %loop]
-  store i64 %mf, ptr %maxbits, align 8
-  ret double %sf
-}
-
+READ_GRADS = (
+    "declare double @llvm.sqrt.f64(double)\n"
+    + _sumsq("f32", "float", "i32", 4, 0x7FFFFFFF)
+    + _sumsq("f64", "double", "i64", 8, 0x7FFFFFFFFFFFFFFF)
+    + r"""
 define i64 @read_grads(ptr %addrs, ptr %sizes, ptr %kinds, i64 %n, ptr %out, ptr %flags,
                        i64 %loss_addr, i64 %loss_kind, ptr %loss_out) {
 entry:
@@ -164,6 +149,7 @@ exit:
 }
 
 """
+)
 
 QUIET_STEP = r"""
 ; NumPy's np.add.reduce of n <= 128 doubles, bit for bit: 0.0 + its pairwise sum (fewer than
