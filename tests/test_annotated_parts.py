@@ -8,7 +8,8 @@ import dataclasses
 import pytest
 
 from paddleviz_widget.graph.parts import CallSite, Edge, GradInfo, Node, ParamInfo, Slot
-from paddleviz_widget.tracer.merge.annotate import Annotations, EdgeNote, NodeSlots, annotated_graph
+from paddleviz_widget.tracer.merge.annotate import Annotations, EdgeNote, NodeSlots
+from paddleviz_widget.tracer.merge.graph_rows import annotated_graph
 from paddleviz_widget.tracer.read.walk import WalkedEdge, WalkedNode, WalkResult
 
 

@@ -40,12 +40,14 @@ from .parts import (
     GradInfo,
     GradStats,
     GraphParts,
-    Node,
+    GraphRows,
+    NodeRow,
     ParamInfo,
     Slot,
+    rows_of,
 )
 
-__all__ = ["READS", "SCHEMA_VERSION", "decode_parts", "encode_parts"]
+__all__ = ["READS", "SCHEMA_VERSION", "decode_parts", "encode_parts", "encode_rows"]
 
 SCHEMA_VERSION = "2.3"
 
@@ -70,16 +72,16 @@ def _grad_key(g: GradInfo) -> tuple[str | None, tuple[int, ...] | None, str | No
     return (g.dtype, g.shape, g.place)
 
 
-def _signatures(nodes: Sequence[Node]) -> dict[str, dict[str, SlotSig]]:
+def _signatures(nodes: Sequence[NodeRow]) -> dict[str, dict[str, SlotSig]]:
     """Per op name and side, the most common slot signature (ties: the first seen)."""
     seen: dict[tuple[str, str], Counter[SlotSig]] = {}
-    for node in nodes:
-        if node.inputs:  # most nodes of a big graph have no slots (no log): one test each
-            sig = tuple([(s.name, s.tensor) for s in node.inputs])
-            seen.setdefault((node.name, "inputs"), Counter())[sig] += 1
-        if node.outputs:
-            sig = tuple([(s.name, s.tensor) for s in node.outputs])
-            seen.setdefault((node.name, "outputs"), Counter())[sig] += 1
+    for _, name, _, _, _, _, _, inputs, outputs, *_ in nodes:
+        if inputs:  # most nodes of a big graph have no slots (no log): one test each
+            sig = tuple([(s.name, s.tensor) for s in inputs])
+            seen.setdefault((name, "inputs"), Counter())[sig] += 1
+        if outputs:
+            sig = tuple([(s.name, s.tensor) for s in outputs])
+            seen.setdefault((name, "outputs"), Counter())[sig] += 1
     ops: dict[str, dict[str, SlotSig]] = {}
     for (name, side), counts in seen.items():
         ops.setdefault(name, {})[side] = counts.most_common(1)[0][0]
@@ -92,14 +94,20 @@ def _slot_spec(name: str, tensor: str | None) -> dict[str, Any]:
 
 def encode_parts(graph: GraphParts) -> dict[str, Any]:
     """The schema 2.3 document of ``graph`` (plain JSON types, deterministic)."""
+    return encode_rows(rows_of(graph))
+
+
+def encode_rows(graph: GraphRows) -> dict[str, Any]:
+    """The schema 2.3 document of ``graph``, its nodes and edges as rows (parts.NODE_FIELDS,
+    EDGE_FIELDS order): what encode_parts encodes, and the tracer's graphs as it builds them."""
     tensors, files, sites = _Table(), _Table(), _Table()
     ops = _signatures(graph.nodes)
 
     def grad(g: GradInfo | None) -> int | None:
         return None if g is None else tensors.ref(_grad_key(g))
 
-    def slots(node: Node, side: str, values: tuple[Slot, ...]) -> list[Any]:
-        sig = ops.get(node.name, {}).get(side, ())
+    def slots(name: str, side: str, values: tuple[Slot, ...]) -> list[Any]:
+        sig = ops.get(name, {}).get(side, ())
         out: list[Any] = []
         for j, s in enumerate(values):
             if j < len(sig) and sig[j] == (s.name, s.tensor):
@@ -114,16 +122,15 @@ def encode_parts(graph: GraphParts) -> dict[str, Any]:
     file_index, site_index, tensor_index = files.index, sites.index, tensors.index
     file_at, site_at, tensor_at = file_index.get, site_index.get, tensor_index.get
     nodes = []
-    for n in graph.nodes:
-        d: dict[str, Any] = {"id": n.id, "name": n.name, "ptr": n.ptr}
-        if n.kind != "op":
-            d["kind"] = n.kind
-        if n.group is not None:
-            d["group"] = n.group
-        if n.param is not None:
-            d["param"] = _param(n.param)
-        if n.call_site is not None:  # sites.ref(files.ref(...), ...) written out: 100k nodes
-            c = n.call_site
+    for id_, name, ptr, kind, group, param, c, inputs, outputs, tensor, status, diff in graph.nodes:
+        d: dict[str, Any] = {"id": id_, "name": name, "ptr": ptr}
+        if kind != "op":
+            d["kind"] = kind
+        if group is not None:
+            d["group"] = group
+        if param is not None:
+            d["param"] = _param(param)
+        if c is not None:  # sites.ref(files.ref(...), ...) written out: 100k nodes
             f = file_at(c.file)
             if f is None:
                 f = file_index[c.file] = len(file_index)
@@ -132,42 +139,41 @@ def encode_parts(graph: GraphParts) -> dict[str, Any]:
             if k is None:
                 k = site_index[site] = len(site_index)
             d["call_site"] = k
-        if n.inputs:
-            d["inputs"] = slots(n, "inputs", n.inputs)
-        if n.outputs:
-            d["outputs"] = slots(n, "outputs", n.outputs)
-        if n.tensor is not None:
-            d["tensor"] = grad(n.tensor)
-        if n.grad_status is not None:
-            d["grad_status"] = n.grad_status
-        if n.diff is not None:
-            d["diff"] = _diff_json(n.diff)
+        if inputs:
+            d["inputs"] = slots(name, "inputs", inputs)
+        if outputs:
+            d["outputs"] = slots(name, "outputs", outputs)
+        if tensor is not None:
+            d["tensor"] = grad(tensor)
+        if status is not None:
+            d["grad_status"] = status
+        if diff is not None:
+            d["diff"] = _diff_json(diff)
         nodes.append(d)
     # Output slot names per source of an edge with a slot (none on big graphs: no log).
-    outputs: dict[str, list[str]] = {}
+    outputs_of: dict[str, list[str]] = {}
     edges = []
-    for e in graph.edges:
-        d = {"id": e.id, "source": e.source, "target": e.target}
-        if e.index != 0:
-            d["index"] = e.index
-        eg = e.grad
+    for id_, source, target, index, eg, slot, stats, diff, no_stats in graph.edges:
+        d = {"id": id_, "source": source, "target": target}
+        if index != 0:
+            d["index"] = index
         if eg is not None:  # grad(eg) written out: 100k+ edges
             key = (eg.dtype, eg.shape, eg.place)
             k = tensor_at(key)
             if k is None:
                 k = tensor_index[key] = len(tensor_index)
             d["grad"] = k
-        if e.slot is not None:
-            if not outputs:
-                outputs = {n.id: [s.name for s in n.outputs] for n in graph.nodes}
-            names = outputs.get(e.source, [])
-            d["slot"] = names.index(e.slot) if e.slot in names else e.slot
-        if e.stats is not None:
-            d["stats"] = [getattr(e.stats, f) for f in GradStats.FIELDS]
-        if e.diff is not None:
-            d["diff"] = _diff_json(e.diff)
-        if e.no_stats is not None:
-            d["no_stats"] = e.no_stats
+        if slot is not None:
+            if not outputs_of:
+                outputs_of = {n[0]: [s.name for s in n[8]] for n in graph.nodes}
+            names = outputs_of.get(source, [])
+            d["slot"] = names.index(slot) if slot in names else slot
+        if stats is not None:
+            d["stats"] = [getattr(stats, f) for f in GradStats.FIELDS]
+        if diff is not None:
+            d["diff"] = _diff_json(diff)
+        if no_stats is not None:
+            d["no_stats"] = no_stats
         edges.append(d)
     groups = []
     for g in graph.groups:

@@ -5,7 +5,8 @@ widget, the paddleviz-compatible Digraph and JSON without defensive copies.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
+from operator import attrgetter
 from typing import Any, NamedTuple
 
 NODE_KINDS = ("op", "param", "output", "program_op")
@@ -145,3 +146,47 @@ class GraphParts(NamedTuple):
     edges: tuple[Edge, ...]
     groups: tuple[Group, ...]
     meta: dict[str, Any]
+
+
+# A node or an edge as a row: its fields in declaration order, as a plain tuple. The tracer
+# builds big graphs (100k nodes) as rows and the codec encodes rows: no Node or Edge object
+# each to make and free (RESULTS.md, issue 22 round 9). Node and Edge stay the Python API.
+NODE_FIELDS = tuple(f.name for f in fields(Node))
+EDGE_FIELDS = tuple(f.name for f in fields(Edge))
+NodeRow = tuple[Any, ...]
+EdgeRow = tuple[Any, ...]
+_node_row, _edge_row = attrgetter(*NODE_FIELDS), attrgetter(*EDGE_FIELDS)
+
+
+class GraphRows(NamedTuple):
+    """A graph's contents with its nodes and edges as rows (NODE_FIELDS, EDGE_FIELDS order)."""
+
+    nodes: list[NodeRow]
+    edges: list[EdgeRow]
+    groups: tuple[Group, ...]
+    meta: dict[str, Any]
+
+
+def rows_of(parts: GraphParts) -> GraphRows:
+    """``parts`` as rows (what the codec encodes)."""
+    return GraphRows(
+        list(map(_node_row, parts.nodes)), list(map(_edge_row, parts.edges)),
+        parts.groups, parts.meta,
+    )  # fmt: skip
+
+
+def parts_of(rows: GraphRows) -> GraphParts:
+    """The Node and Edge objects of ``rows``: each filled in without the frozen dataclass
+    __init__ (its object.__setattr__ per field, ~1 us an object), the same values;
+    tests/test_annotated_parts.py checks them against the constructed ones."""
+    new = object.__new__
+    nodes, edges = [], []
+    for row in rows.nodes:
+        node = new(Node)
+        node.__dict__.update(zip(NODE_FIELDS, row))
+        nodes.append(node)
+    for row in rows.edges:
+        edge = new(Edge)
+        edge.__dict__.update(zip(EDGE_FIELDS, row))
+        edges.append(edge)
+    return GraphParts(tuple(nodes), tuple(edges), rows.groups, rows.meta)

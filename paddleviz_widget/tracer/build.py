@@ -5,11 +5,12 @@ from __future__ import annotations
 from typing import Any
 
 from ..gc_pause import gc_paused
+from ..graph.codec import encode_rows
 from ..graph.model import Graph
-from ..graph.parts import GraphParts
+from ..graph.parts import GraphParts, GraphRows, parts_of
 from ..graph.problems import find_problems
-from .merge.annotate import annotated_graph
 from .merge.collect import NO_TRACE_NOTICE, collect_annotations
+from .merge.graph_rows import annotated_rows
 from .merge.program_ops import with_program_ops
 from .read.inputs import normalize_roots
 from .read.tensor_info import tensor_grad_info
@@ -32,12 +33,16 @@ def trace_graph(y: Any, *, model: Any = None, params: Any = None, replay: bool =
     ``replay`` and the graph is still alive) one side-effect-free instrumented backward."""
 
     with gc_paused():
-        return _trace_graph(y, model=model, params=params, replay=replay)
+        traced = _trace_graph(y, model=model, params=params, replay=replay)
+        return traced if isinstance(traced, Graph) else Graph(*parts_of(traced))
 
 
 def _trace_graph(
     y: Any, *, model: Any, params: Any, replay: bool, walk: WalkResult | None = None
-) -> Graph:
+) -> Graph | GraphRows:
+    """The traced graph: as rows (what build_graph encodes, no object per node and edge), or
+    as a Graph where a step reads Node and Edge objects (to_static programs' ops, the problem
+    rules of trace(stats=True))."""
     import paddle
 
     roots = normalize_roots(y)
@@ -50,22 +55,29 @@ def _trace_graph(
     )
     if replay and big and ann.notice == NO_TRACE_NOTICE:
         ann.notice = TOO_BIG_NOTICE.format(n=len(walk.nodes), limit=REPLAY_MAX_NODES)
-    graph = annotated_graph(walk, ann, root_tensors)
-    if ann.programs:  # to_static: each program node opens into its program's backward ops
-        index_of = {n.ptr: n.index for n in walk.nodes}
-        programs = {index_of[p]: r for p, r in ann.programs.items() if p in index_of}
-        graph = with_program_ops(graph, walk, programs, ann.static_names, ann.layer_types)
-    meta = {
-        **graph.meta,
+    rows = annotated_rows(walk, ann, root_tensors)
+    about = {
         "paddle_version": paddle.__version__,
         "outputs": [
             {"label": r.label, "node": f"n{idx}"} for idx, r in zip(walk.root_indices, roots)
         ],
     }
+    if not ann.programs and not ann.stats:
+        return rows._replace(meta={**rows.meta, **about})
+    graph = Graph(*parts_of(rows))
+    if ann.programs:  # to_static: each program node opens into its program's backward ops
+        index_of = {n.ptr: n.index for n in walk.nodes}
+        programs = {index_of[p]: r for p, r in ann.programs.items() if p in index_of}
+        graph = with_program_ops(graph, walk, programs, ann.static_names, ann.layer_types)
+    meta = {**graph.meta, **about}
     if any(e.stats is not None for e in graph.edges):  # trace(stats=True): what problems() says
         parts = GraphParts(graph.nodes, graph.edges, graph.groups, meta)
         meta["problems"] = [p.to_dict() for p in find_problems(parts)]
     return Graph(nodes=graph.nodes, edges=graph.edges, groups=graph.groups, meta=meta)
+
+
+def _encoded(traced: Graph | GraphRows) -> dict[str, Any]:
+    return traced.to_dict() if isinstance(traced, Graph) else encode_rows(traced)
 
 
 def build_graph(y: Any, *, model: Any = None, params: Any = None) -> dict[str, Any]:
@@ -74,14 +86,14 @@ def build_graph(y: Any, *, model: Any = None, params: Any = None) -> dict[str, A
     ``model`` (an nn.Layer) or ``params`` (a name -> parameter mapping, as torchviz takes)
     name the parameters' accumulation nodes.
     """
-    # One GC pause around building *and* encoding: the Graph objects are gone again before the
+    # One GC pause around building *and* encoding: the rows are gone again before the
     # collector runs, so its first pass afterwards only visits the JSON-ready dicts.
     with gc_paused():
-        return _trace_graph(y, model=model, params=params, replay=True).to_dict()
+        return _encoded(_trace_graph(y, model=model, params=params, replay=True))
 
 
 def captured_graph(y: Any, walk: WalkResult, *, model: Any = None) -> dict[str, Any]:
     """``build_graph(y, model=model)`` for a watched run's full capture, whose backward just
     walked the graph of ``y`` (one tensor): that walk is used, not made again."""
     with gc_paused():
-        return _trace_graph(y, model=model, params=None, replay=True, walk=walk).to_dict()
+        return _encoded(_trace_graph(y, model=model, params=None, replay=True, walk=walk))

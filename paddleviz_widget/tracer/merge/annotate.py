@@ -11,19 +11,15 @@ from dataclasses import dataclass, field
 from itertools import repeat
 from typing import Any, NamedTuple, TypeVar
 
-from ...graph.groups import with_ancestors
 from ...graph.model import (
     CallSite,
-    Edge,
     GradInfo,
     GradStats,
-    Graph,
     Group,
-    Node,
     ParamInfo,
     Slot,
 )
-from ..read.walk import ACCUMULATION_NODE, WalkResult
+from ..read.walk import WalkResult
 
 K = TypeVar("K")
 V = TypeVar("V")
@@ -298,97 +294,3 @@ def forward_nonfinite_meta(ann: Annotations, walk: WalkResult) -> dict[str, Any]
         if not w.is_accumulation and ann.group_of_ptr.get(w.ptr) == gid
     ]  # fmt: skip
     return entry
-
-
-def _used_groups(groups: tuple[Group, ...], nodes: Iterable[Node]) -> tuple[Group, ...]:
-    """Keep the groups that hold a node, and their ancestors, in the recorder's order."""
-    keep = with_ancestors({n.group for n in nodes}, {g.id: g.parent for g in groups})
-    return tuple(g for g in groups if g.id in keep)
-
-
-def annotated_graph(
-    walk: WalkResult, ann: Annotations, root_tensors: dict[int, GradInfo | None] | None = None
-) -> Graph:
-    """The walked graph, with stable ids ("n<k>" in BFS order, "e<k>" in edge order), and
-    everything ``ann`` knows. ``root_tensors``: walk index -> the user's tensor it produced.
-
-    One pass, each Node and Edge made once: this runs on graphs with 10k+ of each.
-    """
-    root_tensors = root_tensors or {}
-    no_slots = NodeSlots()
-    # Bound lookups: the two loops run once per node and per edge (100k+ on big graphs). Each
-    # Node and Edge is filled in without the frozen dataclass __init__ (its object.__setattr__
-    # per field: ~1 us an object, 0.2 s on 100k nodes): the same value, every field given
-    # (tests/test_parts_built.py checks them against the constructed ones).
-    slots_of, group_of, param_of = ann.slots.get, ann.group_of_ptr.get, ann.params.get
-    site_of, status_of, tensor_of = ann.call_sites.get, ann.grad_status.get, root_tensors.get
-    new = object.__new__
-    nodes = []
-    ids = [f"n{w.index}" for w in walk.nodes]  # also each edge's source and target
-    for w, id_ in zip(walk.nodes, ids):
-        ptr, index, name = w.ptr, w.index, w.name
-        slots = slots_of(ptr, no_slots)
-        node = new(Node)
-        node.__dict__.update(
-            id=id_,
-            name=name,
-            ptr=hex(ptr),
-            kind="param" if name == ACCUMULATION_NODE else "output" if w.is_root else "op",
-            group=group_of(ptr),
-            param=param_of(ptr),
-            call_site=site_of(ptr),
-            inputs=slots.inputs,
-            outputs=slots.outputs,
-            tensor=tensor_of(index),
-            grad_status=status_of(ptr),
-            diff=None,
-        )
-        nodes.append(node)
-    ptrs = walk.ptrs
-    edges: list[Edge] = []
-    srcs: list[str | None] = []
-    note_of, stats_of = ann.edges.get, ann.stats.get
-    for k, (source, target, index) in enumerate(walk.edges):
-        key = (ptrs[source], index)
-        note = note_of(key)
-        edge = new(Edge)
-        if note is None:
-            srcs.append(None)
-            grad = slot = None
-        else:
-            grad, slot = note.grad, note.slot
-            srcs.append(note.src if grad is not None else None)
-        edge.__dict__.update(
-            id=f"e{k}",
-            source=ids[source],
-            target=ids[target],
-            index=index,
-            grad=grad,
-            slot=slot,
-            stats=stats_of(key),
-            diff=None,
-            no_stats=None,
-        )
-        edges.append(edge)
-    meta: dict[str, Any] = {"annotations": sorted(set(ann.sources))}
-    notices = [n for n in (ann.notice, *ann.notes) if n]
-    if notices:
-        meta["notice"] = notices[0]
-    if len(notices) > 1:
-        meta["notices"] = notices
-    sources = sources_meta(srcs, ann, walk)
-    if sources is not None:
-        meta["sources"] = sources
-    if ann.trace_lost is not None:
-        meta["trace_lost"] = ann.trace_lost
-    meta.update(stats_meta(ann, walk))
-    if ann.pylayers:
-        index_of = {w.ptr: w.index for w in walk.nodes}
-        meta["pylayers"] = [
-            {"node": f"n{index_of[p['ptr']]}", **{k: v for k, v in p.items() if k != "ptr"}}
-            for p in ann.pylayers
-            if p["ptr"] in index_of
-        ]
-    return Graph(
-        nodes=tuple(nodes), edges=tuple(edges), groups=_used_groups(ann.groups, nodes), meta=meta
-    )

@@ -1,0 +1,105 @@
+"""The walked graph and its Annotations as the graph's rows (graph/parts.py GraphRows): one
+tuple per node and edge, each field a column made in one pass over the walk. build_graph
+encodes these rows as they are (no Node or Edge object per node and edge: 100k of each on
+big graphs); ``annotated_graph`` makes the objects from them for the Python API."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from itertools import repeat
+from typing import Any
+
+from ...graph.groups import with_ancestors
+from ...graph.model import GradInfo, Graph, Group
+from ...graph.parts import GraphRows, parts_of
+from ..read.walk import ACCUMULATION_NODE, WalkResult
+from .annotate import Annotations, EdgeNote, NodeSlots, sources_meta, stats_meta
+
+_BARE = EdgeNote()  # an edge nothing annotates
+
+
+def annotated_graph(
+    walk: WalkResult, ann: Annotations, root_tensors: dict[int, GradInfo | None] | None = None
+) -> Graph:
+    """``annotated_rows`` as a Graph of Node and Edge objects."""
+    return Graph(*parts_of(annotated_rows(walk, ann, root_tensors)))
+
+
+def annotated_rows(
+    walk: WalkResult, ann: Annotations, root_tensors: dict[int, GradInfo | None] | None = None
+) -> GraphRows:
+    """The walked graph, with stable ids ("n<k>" in BFS order, "e<k>" in edge order), and
+    everything ``ann`` knows. ``root_tensors``: walk index -> the user's tensor it produced.
+
+    Column by column, each a map or a comprehension over the walk: this runs on graphs with
+    100k nodes and edges."""
+    nodes, ptrs = walk.nodes, walk.ptrs
+    n = len(nodes)
+    # The walk's tuples transposed (in C): one column per field.
+    indexes, names, _, roots, _ = zip(*nodes) if nodes else ((),) * 5
+    ids = list(map("n%d".__mod__, indexes))  # also each edge's source and target
+    kinds = [
+        "param" if name == ACCUMULATION_NODE else "output" if root else "op"
+        for name, root in zip(names, roots)
+    ]
+    group_col = list(map(ann.group_of_ptr.get, ptrs))
+    if ann.slots:
+        no_slots, slots_of = NodeSlots(), ann.slots.get
+        slots = [slots_of(p, no_slots) for p in ptrs]
+        inputs: Iterable[Any] = [s.inputs for s in slots]
+        outputs: Iterable[Any] = [s.outputs for s in slots]
+    else:  # no backward log (big graphs): no node has slots
+        inputs, outputs = repeat((), n), repeat((), n)  # two: zip pulls each n times
+    tensors = map((root_tensors or {}).get, indexes) if root_tensors else repeat(None, n)
+    node_rows = list(
+        zip(
+            ids, names, map(hex, ptrs), kinds, group_col, map(ann.params.get, ptrs),
+            map(ann.call_sites.get, ptrs), inputs, outputs, tensors,
+            map(ann.grad_status.get, ptrs), repeat(None, n),
+        )
+    )  # fmt: skip
+    m = len(walk.edges)
+    sources, targets, slots_at = zip(*walk.edges) if m else ((),) * 3
+    keys = list(zip(map(ptrs.__getitem__, sources), slots_at))
+    notes = list(map(ann.edges.get, keys, repeat(_BARE, m)))
+    grads, out_slots, _ = zip(*notes) if m else ((),) * 3
+    srcs = [None if grad is None else src for grad, _, src in notes]
+    edge_rows = list(
+        zip(
+            map("e%d".__mod__, range(m)), map(ids.__getitem__, sources),
+            map(ids.__getitem__, targets), slots_at, grads, out_slots,
+            map(ann.stats.get, keys) if ann.stats else repeat(None, m),
+            repeat(None, m), repeat(None, m),
+        )
+    )  # fmt: skip
+    groups = _used_groups(ann.groups, group_col)
+    return GraphRows(node_rows, edge_rows, groups, _meta(ann, walk, srcs))
+
+
+def _meta(ann: Annotations, walk: WalkResult, srcs: list[str | None]) -> dict[str, Any]:
+    meta: dict[str, Any] = {"annotations": sorted(set(ann.sources))}
+    notices = [n for n in (ann.notice, *ann.notes) if n]
+    if notices:
+        meta["notice"] = notices[0]
+    if len(notices) > 1:
+        meta["notices"] = notices
+    sources = sources_meta(srcs, ann, walk)
+    if sources is not None:
+        meta["sources"] = sources
+    if ann.trace_lost is not None:
+        meta["trace_lost"] = ann.trace_lost
+    meta.update(stats_meta(ann, walk))
+    if ann.pylayers:
+        index_of = {w.ptr: w.index for w in walk.nodes}
+        meta["pylayers"] = [
+            {"node": f"n{index_of[p['ptr']]}", **{k: v for k, v in p.items() if k != "ptr"}}
+            for p in ann.pylayers
+            if p["ptr"] in index_of
+        ]
+    return meta
+
+
+def _used_groups(groups: tuple[Group, ...], used: Iterable[str | None]) -> tuple[Group, ...]:
+    """Keep the groups that hold a node, and their ancestors, in the recorder's order."""
+    keep = with_ancestors(used, {g.id: g.parent for g in groups})
+    return tuple(g for g in groups if g.id in keep)
