@@ -31,7 +31,7 @@ left off. Ids (``n<k>``, ``e<k>``, ``g<k>``), ``ptr`` and ``meta`` are written a
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterable
 from typing import Any, Optional, TypeVar
 
 from .decode import READS, decode_parts
@@ -72,7 +72,7 @@ def _grad_key(g: GradInfo) -> tuple[str | None, tuple[int, ...] | None, str | No
     return (g.dtype, g.shape, g.place)
 
 
-def _signatures(nodes: Sequence[NodeRow]) -> dict[str, dict[str, SlotSig]]:
+def _signatures(nodes: Iterable[NodeRow]) -> dict[str, dict[str, SlotSig]]:
     """Per op name and side, the most common slot signature (ties: the first seen)."""
     seen: dict[tuple[str, str], Counter[SlotSig]] = {}
     for _, name, _, _, _, _, _, inputs, outputs, *_ in nodes:

@@ -5,6 +5,7 @@ widget, the paddleviz-compatible Digraph and JSON without defensive copies.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, fields
 from operator import attrgetter
 from typing import Any, NamedTuple
@@ -158,11 +159,23 @@ EdgeRow = tuple[Any, ...]
 _node_row, _edge_row = attrgetter(*NODE_FIELDS), attrgetter(*EDGE_FIELDS)
 
 
-class GraphRows(NamedTuple):
-    """A graph's contents with its nodes and edges as rows (NODE_FIELDS, EDGE_FIELDS order)."""
+class Columns:
+    """Rows kept as columns, one sequence per field: iterating zips them (in C, one row
+    tuple at a time, reused), so no list of 100k row tuples is made and freed."""
 
-    nodes: list[NodeRow]
-    edges: list[EdgeRow]
+    def __init__(self, *columns: Sequence[Any]) -> None:
+        self.columns = columns
+
+    def __iter__(self) -> Iterator[tuple[Any, ...]]:
+        return zip(*self.columns)
+
+
+class GraphRows(NamedTuple):
+    """A graph's contents with its nodes and edges as rows (NODE_FIELDS, EDGE_FIELDS order),
+    each iterable more than once: a list of row tuples, or Columns."""
+
+    nodes: Iterable[NodeRow]
+    edges: Iterable[EdgeRow]
     groups: tuple[Group, ...]
     meta: dict[str, Any]
 

@@ -5,13 +5,13 @@ big graphs); ``annotated_graph`` makes the objects from them for the Python API.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from itertools import repeat
 from typing import Any
 
 from ...graph.groups import with_ancestors
 from ...graph.model import GradInfo, Graph, Group
-from ...graph.parts import GraphRows, parts_of
+from ...graph.parts import Columns, GraphRows, parts_of
 from ..read.walk import ACCUMULATION_NODE, WalkResult
 from .annotate import Annotations, EdgeNote, NodeSlots, sources_meta, stats_meta
 
@@ -46,17 +46,16 @@ def annotated_rows(
     if ann.slots:
         no_slots, slots_of = NodeSlots(), ann.slots.get
         slots = [slots_of(p, no_slots) for p in ptrs]
-        inputs: Iterable[Any] = [s.inputs for s in slots]
-        outputs: Iterable[Any] = [s.outputs for s in slots]
+        inputs: Sequence[Any] = [s.inputs for s in slots]
+        outputs: Sequence[Any] = [s.outputs for s in slots]
     else:  # no backward log (big graphs): no node has slots
-        inputs, outputs = repeat((), n), repeat((), n)  # two: zip pulls each n times
-    tensors = map((root_tensors or {}).get, indexes) if root_tensors else repeat(None, n)
-    node_rows = list(
-        zip(
-            ids, names, map(hex, ptrs), kinds, group_col, map(ann.params.get, ptrs),
-            map(ann.call_sites.get, ptrs), inputs, outputs, tensors,
-            map(ann.grad_status.get, ptrs), repeat(None, n),
-        )
+        inputs = outputs = ((),) * n
+    nones = (None,) * n
+    tensors = list(map((root_tensors or {}).get, indexes)) if root_tensors else nones
+    node_rows = Columns(
+        ids, names, list(map(hex, ptrs)), kinds, group_col, _column(ann.params, ptrs),
+        _column(ann.call_sites, ptrs), inputs, outputs, tensors,
+        _column(ann.grad_status, ptrs), nones,
     )  # fmt: skip
     m = len(walk.edges)
     sources, targets, slots_at = zip(*walk.edges) if m else ((),) * 3
@@ -64,16 +63,19 @@ def annotated_rows(
     notes = list(map(ann.edges.get, keys, repeat(_BARE, m)))
     grads, out_slots, _ = zip(*notes) if m else ((),) * 3
     srcs = [None if grad is None else src for grad, _, src in notes]
-    edge_rows = list(
-        zip(
-            map("e%d".__mod__, range(m)), map(ids.__getitem__, sources),
-            map(ids.__getitem__, targets), slots_at, grads, out_slots,
-            map(ann.stats.get, keys) if ann.stats else repeat(None, m),
-            repeat(None, m), repeat(None, m),
-        )
+    edge_nones = (None,) * m
+    edge_rows = Columns(
+        list(map("e%d".__mod__, range(m))), list(map(ids.__getitem__, sources)),
+        list(map(ids.__getitem__, targets)), slots_at, grads, out_slots,
+        list(map(ann.stats.get, keys)) if ann.stats else edge_nones, edge_nones, edge_nones,
     )  # fmt: skip
     groups = _used_groups(ann.groups, group_col)
     return GraphRows(node_rows, edge_rows, groups, _meta(ann, walk, srcs))
+
+
+def _column(table: dict[int, Any], ptrs: Sequence[int]) -> Sequence[Any]:
+    """table's value per node (None where it has none)."""
+    return list(map(table.get, ptrs)) if table else (None,) * len(ptrs)
 
 
 def _meta(ann: Annotations, walk: WalkResult, srcs: list[str | None]) -> dict[str, Any]:
