@@ -94,15 +94,16 @@ def param_infos_by_ptr(model: Any = None, params: Any = None) -> dict[int, Param
     if model is not None:
         pairs += _pairs_from_model(model)
     infos: dict[int, ParamInfo] = {}
+    dtypes: dict[Any, str] = {}  # a model has few dtypes and 10k+ parameters
     for name, tensor in pairs:
         ptr = accumulation_ptr(tensor)
         if ptr is None or ptr in infos:
             continue
-        infos[ptr] = ParamInfo(
-            name=name,
-            shape=tuple(int(d) for d in tensor.shape),
-            dtype=dtype_name(tensor.dtype),
-        )
+        dtype = tensor.dtype
+        text = dtypes.get(dtype)
+        if text is None:
+            text = dtypes[dtype] = dtype_name(dtype)
+        infos[ptr] = ParamInfo(name=name, shape=tuple(map(int, tensor.shape)), dtype=text)
     return infos
 
 
