@@ -10,7 +10,7 @@ one-line notice for what stays bare. DEVELOP.md has the table."""
 from __future__ import annotations
 
 from itertools import compress
-from operator import ne
+from operator import countOf, itemgetter, ne
 from typing import Any
 
 from ...graph.model import CallSite, GradInfo
@@ -46,6 +46,7 @@ TRACED_BARE_NOTICE = (
 # A layer-scope match on pointers alone could be a freed node's reused address; unless a backward
 # record vouches for the graph, require the op nodes the session knows to keep their names.
 SCOPE_MATCH_FRACTION = 0.9
+_GRAD, _TARGET = itemgetter(0), itemgetter(1)  # EdgeNote.grad, WalkedEdge.target
 
 
 class _Graph:
@@ -256,17 +257,20 @@ def _add_steps(ann: Annotations, history: Any, records: list[BackwardRecord]) ->
 
 
 def _bare(ann: Annotations, graph: _Graph) -> int:
-    return graph.edge_count() - sum([n.grad is not None for n in ann.edges.values()])
+    known = len(ann.edges) - countOf(map(_GRAD, ann.edges.values()), None)  # counted in C
+    return graph.edge_count() - known
 
 
 def _param_shaped_layer(known: Annotations, graph: _Graph) -> Annotations:
     """A parameter's gradient has the parameter's dtype and shape: known without any log
     (for the edges nothing else said anything about)."""
     layer = Annotations()
-    shaped = {p: info for p, info in known.params.items() if info.shape is not None}.get
-    ptrs, edges = graph.walk.ptrs, known.edges
-    for source, target, slot in graph.walk.edges:
-        info = shaped(ptrs[target])
-        if info is not None and (key := (ptrs[source], slot)) not in edges:
+    shaped = {p: info for p, info in known.params.items() if info.shape is not None}
+    ptrs, edges, walked = graph.walk.ptrs, known.edges, graph.walk.edges
+    # The edges into a parameter (1 in 8 on a Llama), picked out in C before the loop.
+    into = {i for i, p in enumerate(ptrs) if p in shaped}
+    for source, target, slot in compress(walked, map(into.__contains__, map(_TARGET, walked))):
+        info = shaped[ptrs[target]]
+        if (key := (ptrs[source], slot)) not in edges:
             layer.edges[key] = EdgeNote(GradInfo(dtype=info.dtype, shape=info.shape), src="p")
     return layer
