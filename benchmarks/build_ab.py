@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import functools
 import gc
+import hashlib
 import importlib
 import pkgutil
 import shutil
@@ -135,7 +136,8 @@ def main() -> None:
         y = model(x)
         y.sum().backward()
     docs = {k: doc_bytes(t.build_graph(y)) for k, t in trees.items()}
-    print(f"traced {args.model}: identical={len(set(docs.values())) == 1}")
+    hashes = ", ".join(f"{k} sha256 {hashlib.sha256(v).hexdigest()[:16]}" for k, v in docs.items())
+    print(f"traced {args.model}: identical={len(set(docs.values())) == 1} ({hashes})")
     del docs
     if args.cprofile:
         import cProfile
