@@ -1,5 +1,7 @@
 """annotated_graph fills each Node and Edge in without the frozen __init__: every field is
-there and the value is the one the dataclass constructor makes (equal, hashable, frozen)."""
+there and the value is the one the dataclass constructor makes (equal, hashable, frozen).
+build_graph encodes annotated_rows' columns without those objects: the same document as the
+Graph's, on a hand-made graph and on a real traced one."""
 
 from __future__ import annotations
 
@@ -7,9 +9,19 @@ import dataclasses
 
 import pytest
 
-from paddleviz_widget.graph.parts import CallSite, Edge, GradInfo, Node, ParamInfo, Slot
+from paddleviz_widget.graph.codec import encode_parts, encode_rows
+from paddleviz_widget.graph.parts import (
+    CallSite,
+    Edge,
+    GradInfo,
+    GraphParts,
+    Node,
+    ParamInfo,
+    Slot,
+    rows_of,
+)  # fmt: skip
 from paddleviz_widget.tracer.merge.annotate import Annotations, EdgeNote, NodeSlots
-from paddleviz_widget.tracer.merge.graph_rows import annotated_graph
+from paddleviz_widget.tracer.merge.graph_rows import annotated_graph, annotated_rows
 from paddleviz_widget.tracer.read.walk import WalkedEdge, WalkedNode, WalkResult
 
 
@@ -54,3 +66,33 @@ def test_nodes_and_edges_equal_the_constructed_ones() -> None:
     assert (first.source, first.target, first.index, first.slot) == ("n0", "n1", 0, "grad_x")
     assert first.grad == GradInfo("float32", (2, 3)) and second.grad is None
     assert graph.meta["sources"]["edges"] == "l."
+
+
+def test_rows_encode_as_the_graph_does() -> None:
+    walk, ann = _graph()
+    rows = annotated_rows(walk, ann, {0: GradInfo("float32", (1,))})
+    graph = annotated_graph(walk, ann, {0: GradInfo("float32", (1,))})
+    parts = GraphParts(graph.nodes, graph.edges, graph.groups, graph.meta)
+    assert list(rows.nodes) == list(rows_of(parts).nodes)  # iterable again, row by row
+    assert list(rows.edges) == list(rows_of(parts).edges)
+    assert encode_rows(rows) == encode_parts(parts) == graph.to_dict()
+
+
+def test_build_graph_is_the_traced_graphs_document() -> None:
+    """A real model inside trace(): build_graph (rows) and trace_graph(...).to_dict() (Node
+    and Edge objects) give the same document, byte for byte once serialised."""
+    import json
+
+    import paddle
+
+    import paddleviz_widget
+    from paddleviz_widget.tracer.build import build_graph, trace_graph
+
+    paddle.seed(0)
+    model = paddle.nn.Sequential(paddle.nn.Linear(4, 8), paddle.nn.ReLU(), paddle.nn.Linear(8, 2))
+    with paddleviz_widget.trace(model):
+        y = model(paddle.randn([3, 4]))
+        y.sum().backward()
+    doc = build_graph(y)
+    assert len(doc["nodes"]) > 5 and any("grad" in e for e in doc["edges"])
+    assert json.dumps(doc) == json.dumps(trace_graph(y).to_dict())
