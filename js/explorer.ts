@@ -346,7 +346,7 @@ export function createExplorer(model: AnyModel<WidgetModel>, el: HTMLElement): (
     },
   });
 
-  const install = (read: ReadGraph, next: GraphIndex): void => {
+  const install = (read: ReadGraph, next: GraphIndex, big: boolean): void => {
     performance.mark("pvw:graph-read"); // decoded and indexed (with pvw:graph-arrived: the read's cost)
     if (!firstViews.read(read.blank)) return; // GraphWidget(y)'s placeholder: wait for its graph
     // A document the view cannot read draws nothing and says why, once that is drawn.
@@ -358,7 +358,7 @@ export function createExplorer(model: AnyModel<WidgetModel>, el: HTMLElement): (
     reading.reset(next);
     scale.reset();
     folds.reset();
-    loop.loaded(); // drawn from scratch, its request answered
+    loop.loaded(big); // drawn from scratch, its request answered (a big graph's: in two tasks)
   };
   const onGraph = (): void => {
     const raw = model.get("graph");
