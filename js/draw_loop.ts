@@ -80,6 +80,8 @@ export interface DrawLoop {
   whenDrawn(): Promise<void>;
   /** A drawing is on its way: the one on screen is about to be replaced. */
   readonly stale: boolean;
+  /** The kernel's request is being answered: the redraw under way decorates its changes. */
+  readonly answering: boolean;
 }
 
 export function createDrawLoop(layout: Layout, renderer: Renderer, hooks: DrawHooks): DrawLoop {
@@ -226,6 +228,9 @@ export function createDrawLoop(layout: Layout, renderer: Renderer, hooks: DrawHo
   return {
     get state() {
       return state;
+    },
+    get answering() {
+      return answering;
     },
     get stale() {
       return inFlight;

@@ -206,9 +206,9 @@ export function createExplorer(model: AnyModel<WidgetModel>, el: HTMLElement): (
   /** Selection, search highlights, inspector, toolbar and status: everything but the layout.
    * Not while a redraw is queued: that redraw decorates once it is drawn (or unchanged, or
    * failed), and a click that opens a group would otherwise pay for it twice before its layout
-   * starts (~20 ms each on the 10k-node Llama: the inspector's account of the group). */
+   * starts (~20 ms each on the 10k-node Llama); nor while the kernel's request is answered. */
   function decorate(): void {
-    if (loop.state === "scheduled") return;
+    if (loop.state === "scheduled" || loop.answering) return;
     const selected = model.get("selected") ?? "";
     const lit = highlights(index, vg, selected, search);
     const classes = lit.classes;
