@@ -7,7 +7,8 @@ Rep 0 of each model is the page's first widget (a new page and kernel per model)
     .venv/bin/python benchmarks/bench_startup.py --models resnet50 llama-10k --reps 3
     .venv/bin/python benchmarks/bench_startup.py --fold-false    # GraphWidget(y, fold=False)
     .venv/bin/python benchmarks/bench_startup.py --cpu-profile /tmp/p  # + /tmp/p-<model>.cpuprofile
-      of each page's first widget (Chromium's sampling profiler, 0.2 ms; read it in DevTools)
+      of each page's first widget, /tmp/p-<model>-<rep>.cpuprofile of later ones (Chromium's
+      sampling profiler, 0.2 ms; read it in DevTools)
 """
 
 from __future__ import annotations
@@ -62,14 +63,14 @@ def one_model(
     times = []
     for rep in range(reps):
         page.evaluate(RESET_JS)
-        cdp = page.context.new_cdp_session(page) if profile and rep == 0 else None
+        cdp = page.context.new_cdp_session(page) if profile else None
         if cdp:
             cdp.send("Profiler.enable")
             cdp.send("Profiler.setSamplingInterval", {"interval": 200})
             cdp.send("Profiler.start")
         got = bw.run(page, 1, CELL.format(extra=extra), "new")
         if cdp:
-            out = Path(f"{profile}-{name}.cpuprofile")
+            out = Path(f"{profile}-{name}{f'-{rep}' if rep else ''}.cpuprofile")
             out.write_text(json.dumps(cdp.send("Profiler.stop")["profile"]))
             cdp.detach()
         k = json.loads(
@@ -130,7 +131,7 @@ def main() -> None:
     parser.add_argument("--reps", type=int, default=3)
     parser.add_argument("--models", nargs="+", default=["resnet50", "llama-10k"])
     parser.add_argument("--fold-false", action="store_true", help="GraphWidget(y, fold=False)")
-    parser.add_argument("--cpu-profile", metavar="PREFIX", help="profile each first widget")
+    parser.add_argument("--cpu-profile", metavar="PREFIX", help="profile each widget")
     args = parser.parse_args()
     extra = ", fold=False" if args.fold_false else ""
     results = first_paints(args.models, args.reps, extra, profile=args.cpu_profile)

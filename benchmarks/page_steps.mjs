@@ -39,7 +39,7 @@ for (const [label, times] of Object.entries(rows)) {
 // The same document read as the page reads it (kernel_sync.ts loadGraph: over tasks), sent as
 // one buffer and as the pieces widget/wire.py sends a big graph in: each task's length, in
 // order (the parse, decoding, checks, index, the repeated blocks' slices), the longest, and
-// the time until the graph is indexed. Tasks are timed between loadGraph's own setTimeouts.
+// the time until the graph is indexed. Tasks are timed between the turns loadGraph gives the page.
 const buffer = (value) => new DataView(new TextEncoder().encode(JSON.stringify(value)).buffer);
 const doc = JSON.parse(text);
 const slices = (list) => {
@@ -52,24 +52,23 @@ const wires = {
   pieces: { head: buffer({ ...doc, nodes: [], edges: [] }), nodes: slices(doc.nodes), edges: slices(doc.edges) },
 };
 const { loadGraph } = await import("../js/kernel_sync");
-const setTimeoutOf = globalThis.setTimeout;
+const { nextTask } = await import("../js/layout/next_task");
 console.log("read as the page does (loadGraph), ms: each task in order | longest, until indexed");
 for (let rep = 0; rep < Number(repsArg ?? 3); rep++) {
   for (const [label, raw] of Object.entries(wires)) {
     const tasks = [];
     let taskStart = performance.now();
     const start = taskStart;
-    globalThis.setTimeout = (fn, ms) => {
+    // Each turn the read gives the page ends a task; the next starts when the turn comes back.
+    const turn = () => {
       tasks.push(performance.now() - taskStart);
-      return setTimeoutOf(() => {
+      return nextTask().then(() => {
         taskStart = performance.now();
-        fn();
-      }, ms);
+      });
     };
     await new Promise((resolve) =>
-      loadGraph(raw, () => true, () => resolve(tasks.push(performance.now() - taskStart)), 1),
+      loadGraph(raw, () => true, () => resolve(tasks.push(performance.now() - taskStart)), 1, turn),
     );
-    globalThis.setTimeout = setTimeoutOf;
     const all = tasks.map((t) => t.toFixed(0)).join(" ");
     console.log(`  ${label.padEnd(11)} ${all} | ${Math.max(...tasks).toFixed(0)}, ${(performance.now() - start).toFixed(0)}`);
   }

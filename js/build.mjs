@@ -44,7 +44,7 @@ const options = {
   bundle: true,
   format: "esm",
   target: "es2020",
-  minify: !watch,
+  minify: !watch && !process.env.PVW_UNMINIFIED, // unminified: names in a CPU profile
   sourcemap: watch ? "inline" : false,
   outdir: "paddleviz_widget/static",
   loader: { ".css": "css" },
@@ -59,7 +59,7 @@ const viewRules = {
   bundle: true,
   format: "iife",
   target: "es2020",
-  minify: !watch,
+  minify: !watch && !process.env.PVW_UNMINIFIED,
   outfile: "paddleviz_widget/static/view_rules.js",
   logLevel: process.env.ESBUILD_LOG_LEVEL ?? "info",
 };

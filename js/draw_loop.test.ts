@@ -114,6 +114,26 @@ describe("the draw loop", () => {
     expect(h.layouts.map((c) => c.dot)).toEqual(["A"]);
   });
 
+  it("a big graph's first view: the answer, then the plan in a task of its own", async () => {
+    const h = harness();
+    h.loop.loaded(true);
+    await Promise.resolve();
+    await Promise.resolve();
+    expect(h.log).toEqual(["answer"]); // the plan waits for the page's next turn
+    expect(h.loop.state).toBe("scheduled");
+    h.loop.loading(); // a newer graph meanwhile: this one is not drawn
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(h.log).toEqual(["answer"]);
+    h.loop.loaded(true);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    await flush();
+    expect(h.log).toEqual(["answer", "answer", "plan A", "started A", "drawn A #1"]);
+    h.loop.request(); // later answers plan in the same task again
+    await Promise.resolve();
+    await Promise.resolve();
+    expect(h.log.slice(5)).toEqual(["answer", "plan A", "unchanged"]);
+  });
+
   it("answers the kernel's request before the drawing, once per request", async () => {
     const h = harness();
     h.loop.loaded();

@@ -6,6 +6,7 @@
 // layout worker and the renderer are reached through Layout and Renderer, so that
 // draw_loop.test.ts drives all of it with a fake view and fake timers.
 import type { LayoutResult } from "./layout/client";
+import { nextTask } from "./layout/next_task";
 import type { RenderOptions } from "./render/graphviz_view";
 import { STUCK_AFTER_MS } from "./render/timing";
 
@@ -69,8 +70,9 @@ export interface DrawLoop {
   request(): void;
   /** A new graph is being read: draw nothing until loaded(). */
   loading(): void;
-  /** The new graph is in place: draw it from scratch and answer its request. */
-  loaded(): void;
+  /** The new graph is in place: draw it from scratch and answer its request. `big`: the
+   * answer and the plan each in a task of its own (each walks the whole graph). */
+  loaded(big?: boolean): void;
   /** Draw `plan` through the same path as the view's own (the debug hook). */
   draw(plan: Plan): Promise<void>;
   /** Settles once the newest drawing asked for by now, and any redraw already queued, is
@@ -78,6 +80,8 @@ export interface DrawLoop {
   whenDrawn(): Promise<void>;
   /** A drawing is on its way: the one on screen is about to be replaced. */
   readonly stale: boolean;
+  /** The kernel's request is being answered: the redraw under way decorates its changes. */
+  readonly answering: boolean;
 }
 
 export function createDrawLoop(layout: Layout, renderer: Renderer, hooks: DrawHooks): DrawLoop {
@@ -86,6 +90,7 @@ export function createDrawLoop(layout: Layout, renderer: Renderer, hooks: DrawHo
   let inFlight = false; // the newest drawing asked for has not ended
   let requested = false; // the kernel asked for something: answer it before drawing
   let answering = false; // the changes the answer commits are drawn by the redraw under way
+  let planApart = false; // plan in the task after the answer's (a big graph's first view)
   let lastDot = ""; // the newest DOT asked for (on screen or on its way)
   let drawnDot = ""; // the DOT on screen
   let wanted = 0; // ticket of the newest drawing asked for
@@ -120,6 +125,12 @@ export function createDrawLoop(layout: Layout, renderer: Renderer, hooks: DrawHo
         hooks.answer();
       } finally {
         answering = false;
+      }
+      if (planApart) {
+        planApart = false;
+        go("scheduled"); // a change meanwhile is drawn by this redraw; loading() drops it
+        void nextTask().then(run);
+        return;
       }
     }
     const plan = hooks.plan();
@@ -218,6 +229,9 @@ export function createDrawLoop(layout: Layout, renderer: Renderer, hooks: DrawHo
     get state() {
       return state;
     },
+    get answering() {
+      return answering;
+    },
     get stale() {
       return inFlight;
     },
@@ -229,7 +243,8 @@ export function createDrawLoop(layout: Layout, renderer: Renderer, hooks: DrawHo
     loading() {
       go("loading");
     },
-    loaded() {
+    loaded(big = false) {
+      planApart = big;
       lastDot = ""; // a new graph: its first drawing is made even if its DOT is the last one's
       go(settledState());
       requested = true; // a new graph comes with a new request

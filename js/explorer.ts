@@ -206,9 +206,9 @@ export function createExplorer(model: AnyModel<WidgetModel>, el: HTMLElement): (
   /** Selection, search highlights, inspector, toolbar and status: everything but the layout.
    * Not while a redraw is queued: that redraw decorates once it is drawn (or unchanged, or
    * failed), and a click that opens a group would otherwise pay for it twice before its layout
-   * starts (~20 ms each on the 10k-node Llama: the inspector's account of the group). */
+   * starts (~20 ms each on the 10k-node Llama); nor while the kernel's request is answered. */
   function decorate(): void {
-    if (loop.state === "scheduled") return;
+    if (loop.state === "scheduled" || loop.answering) return;
     const selected = model.get("selected") ?? "";
     const lit = highlights(index, vg, selected, search);
     const classes = lit.classes;
@@ -346,7 +346,7 @@ export function createExplorer(model: AnyModel<WidgetModel>, el: HTMLElement): (
     },
   });
 
-  const install = (read: ReadGraph, next: GraphIndex): void => {
+  const install = (read: ReadGraph, next: GraphIndex, big: boolean): void => {
     performance.mark("pvw:graph-read"); // decoded and indexed (with pvw:graph-arrived: the read's cost)
     if (!firstViews.read(read.blank)) return; // GraphWidget(y)'s placeholder: wait for its graph
     // A document the view cannot read draws nothing and says why, once that is drawn.
@@ -358,7 +358,7 @@ export function createExplorer(model: AnyModel<WidgetModel>, el: HTMLElement): (
     reading.reset(next);
     scale.reset();
     folds.reset();
-    loop.loaded(); // drawn from scratch, its request answered
+    loop.loaded(big); // drawn from scratch, its request answered (a big graph's: in two tasks)
   };
   const onGraph = (): void => {
     const raw = model.get("graph");

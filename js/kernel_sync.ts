@@ -8,6 +8,7 @@ import { applyEdits, openToDepth, readRequest, type ViewState } from "./view/exp
 import { buildIndex, type GraphIndex } from "./view/graph_index";
 import { PayloadError, readGraph, readGraphSteps } from "./view/payload";
 import { repeatsInSlices } from "./view/repeats";
+import { nextTask } from "./layout/next_task";
 
 /** The page's message to the kernel once a widget's first drawing is painted: the kernel makes
  * the static picture for saved notebooks after it (widget/late_picture.py), not meanwhile. */
@@ -20,8 +21,12 @@ export function tellPainted(model: AnyModel<WidgetModel>): void {
 
 /** Graph payloads from this many bytes on (~20k GradNodes) are read over several tasks. */
 export const READ_IN_STEPS_FROM = 4_000_000;
-/** Longest slice of work a big graph's reading gives one task. */
-const SLICE_MS = 100;
+/** A big graph's reading runs its steps (a piece parsed, ~20k nodes decoded or checked, ...)
+ * back to back for this long, then lets the page have a turn: fewer, fuller tasks than one per
+ * step, none much longer than this plus its longest step. */
+const TASK_MS = 50;
+/** Longest slice of work the repeated blocks' detection gives one step. */
+const SLICE_MS = 50;
 
 export type ReadGraph = ReturnType<typeof readGraph>;
 
@@ -97,21 +102,31 @@ export function graphBytes(value: unknown): number {
 export function loadGraph(
   raw: unknown,
   current: () => boolean,
-  done: (read: ReadGraph, index: GraphIndex) => void,
+  done: (read: ReadGraph, index: GraphIndex, inSteps: boolean) => void,
   inStepsFrom: number = READ_IN_STEPS_FROM,
+  turn: () => Promise<void> = nextTask, // the page's turn (benchmarks/page_steps.mjs times tasks)
 ): boolean {
   if (graphBytes(raw) < inStepsFrom && !isPieces(raw)) {
     const read = readGraph(graphDocument(raw));
-    done(read, buildIndex(read.payload));
+    done(read, buildIndex(read.payload), false);
     return false;
   }
-  const step = (): Promise<boolean> => new Promise((resolve) => setTimeout(() => resolve(current()), 0));
-  /** Each step of `steps` in a task of its own; its result, or undefined once not current. */
+  // The page's turn (a macrotask, no timer clamping) once the task's time is spent: whether the
+  // read is still current. The first call always yields (nothing is read in the caller's task).
+  let until = Number.NEGATIVE_INFINITY;
+  const step = async (): Promise<boolean> => {
+    if (performance.now() < until) return current();
+    await turn();
+    until = performance.now() + TASK_MS;
+    return current();
+  };
+  /** The steps of `steps` in as few tasks as TASK_MS allows; its result, or undefined once not
+   * current. */
   const inTasks = async <T>(steps: Generator<void, T>): Promise<{ value: T } | undefined> => {
     for (;;) {
       const next = steps.next();
-      if (next.done) return (await step()) ? { value: next.value } : undefined;
       if (!(await step())) return undefined;
+      if (next.done) return { value: next.value };
     }
   };
   void (async () => {
@@ -122,12 +137,12 @@ export function loadGraph(
     if (read === undefined) return;
     const index = buildIndex(read.value.payload);
     if (!(await step())) return;
-    // Repeated blocks (view/repeats.ts), found in tasks of their own.
-    for (const slices = repeatsInSlices(index, SLICE_MS); !slices.next().done; ) {
-      if (!(await step())) return;
-    }
+    // Repeated blocks (view/repeats.ts), found in slices, cached for the first view's plan.
+    if ((await inTasks(repeatsInSlices(index, SLICE_MS))) === undefined) return;
+    // The first view's answer and plan in a task of their own (draw_loop.ts loaded()).
+    until = Number.NEGATIVE_INFINITY;
     if (!(await step())) return;
-    done(read.value, index);
+    done(read.value, index, true);
   })();
   return true;
 }

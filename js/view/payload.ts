@@ -18,7 +18,7 @@ import type {
   NodeKind,
   SlotInfo,
 } from "./types";
-import { checkIds, checkPayload, checkShape } from "./payload_check";
+import { checkIds, checkPayloadSteps, checkShape } from "./payload_check";
 import { PayloadError } from "./payload_error";
 
 export { PayloadError };
@@ -76,7 +76,7 @@ function* decodeSteps(raw: unknown): Generator<void, GraphPayload> {
   }
   yield;
   try {
-    checkPayload(payload);
+    yield* checkPayloadSteps(payload, STEP_ITEMS);
   } catch (err) {
     throw malformed(err);
   }
@@ -161,8 +161,11 @@ function readDiff(raw: unknown, owner: string, id: unknown): { diff: DiffMark } 
   return { diff: { status: mark.status as DiffMark["status"], changes: changes as DiffChange[] } };
 }
 
-/** The 2.x document decoded (a yield after the nodes: a big graph gives them a task of their
- * own, kernel_sync.ts loadGraph). */
+/** Nodes or edges decoded or checked between two yields (a big graph's reading gives each
+ * step a task or part of one: kernel_sync.ts loadGraph). */
+export const STEP_ITEMS = 20_000;
+
+/** The 2.x document decoded (a yield after the nodes and every STEP_ITEMS nodes or edges). */
 function* decodeV2(doc: Json): Generator<void, GraphPayload> {
   // One frozen description per table entry, shared by every reference to it (the view only
   // reads them; a 10k-node graph with slots has ~50k references).
@@ -234,6 +237,7 @@ function* decodeV2(doc: Json): Generator<void, GraphPayload> {
       ...(n.grad_status === undefined ? {} : { grad_status: n.grad_status as "zero" | "none" }),
       ...(n.diff === undefined ? {} : readDiff(n.diff, "node", n.id)),
     });
+    if (k % STEP_ITEMS === STEP_ITEMS - 1) yield;
   }
 
   yield;
@@ -267,6 +271,7 @@ function* decodeV2(doc: Json): Generator<void, GraphPayload> {
       ...(e.diff === undefined ? {} : readDiff(e.diff, "edge", e.id)),
       ...(typeof e.no_stats === "string" ? { no_stats: e.no_stats } : {}),
     });
+    if (k % STEP_ITEMS === STEP_ITEMS - 1) yield;
   }
 
   const groupsIn = doc.groups as Json[];

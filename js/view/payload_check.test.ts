@@ -3,6 +3,8 @@
 import { describe, expect, it } from "vitest";
 import bad from "../../tests/fixtures/broken/graph_documents.json";
 import { PayloadError, decodePayload, readGraph } from "./payload";
+import { checkPayload, checkPayloadSteps } from "./payload_check";
+import type { GraphPayload } from "./types";
 import { document } from "./test_fixtures";
 
 type Case = { name: string; set: [(string | number)[], unknown][]; field: string };
@@ -41,5 +43,51 @@ describe("broken documents (shared with the Python tests)", () => {
       groups: [],
     };
     expect(() => decodePayload(doc)).toThrow("edges[0].source: ");
+  });
+});
+
+describe("the checks in steps (a big graph's page reads them over several tasks)", () => {
+  /** The error checkPayloadSteps(graph, 1) throws (null: none), and its steps. */
+  const drain = (graph: GraphPayload): { steps: number; error: string | null } => {
+    const steps = checkPayloadSteps(graph, 1);
+    let count = 0;
+    try {
+      while (!steps.next().done) count++;
+    } catch (err) {
+      return { steps: count, error: (err as Error).message };
+    }
+    return { steps: count, error: null };
+  };
+  const errorOf = (graph: GraphPayload): string | null => {
+    try {
+      checkPayload(graph);
+    } catch (err) {
+      return (err as Error).message;
+    }
+    return null;
+  };
+
+  it("a step per node and edge and between the tables; the same first error as in one go", () => {
+    const good = decodePayload(document("lenet"));
+    expect(drain(good)).toEqual({ steps: good.nodes.length + good.edges.length + 2, error: null });
+    const breaks: Array<(g: GraphPayload) => void> = [
+      (g) => (g.nodes[3] = { ...g.nodes[3], id: g.nodes[1].id }),
+      (g) => (g.nodes[g.nodes.length - 1] = { ...g.nodes[g.nodes.length - 1], name: "" }),
+      (g) => (g.edges[g.edges.length - 1] = { ...g.edges[g.edges.length - 1], source: "nowhere" }),
+      (g) => (g.edges[2] = { ...g.edges[2], id: g.edges[0].id }),
+      (g) => (g.groups[0] = { ...g.groups[0], parent: g.groups[0].id }),
+      // Two mistakes: the first in check order (nodes before edges) is the one said.
+      (g) => {
+        g.edges[0] = { ...g.edges[0], target: "nowhere" };
+        g.nodes[g.nodes.length - 1] = { ...g.nodes[g.nodes.length - 1], group: "nowhere" };
+      },
+    ];
+    for (const spoil of breaks) {
+      const g = decodePayload(document("lenet"));
+      spoil(g);
+      const error = errorOf(g);
+      expect(error).not.toBeNull();
+      expect(drain(g).error).toBe(error);
+    }
   });
 });

@@ -40,6 +40,13 @@ function isShape(value: unknown): boolean {
 
 /** Throws a PayloadError naming the first field of `graph` that breaks the schema. */
 export function checkPayload(graph: GraphPayload): void {
+  const steps = checkPayloadSteps(graph, Number.POSITIVE_INFINITY);
+  while (!steps.next().done);
+}
+
+/** checkPayload in steps (a yield every `stepItems` nodes or edges, and between the tables),
+ * in the same order: the same first error. */
+export function* checkPayloadSteps(graph: GraphPayload, stepItems: number): Generator<void, void> {
   const groups = checkIds(graph.groups, "groups");
   const parent = new Map<string, string | null>();
   graph.groups.forEach((g, k) => {
@@ -59,6 +66,7 @@ export function checkPayload(graph: GraphPayload): void {
     for (const id of path) done.add(id);
   });
   const nodes = checkIds(graph.nodes, "nodes");
+  yield;
   // Plain loops, and a field's path spelled out only for its error: this runs on every node,
   // slot and edge of a 100k-node graph in the page's main thread.
   const nodeList = graph.nodes;
@@ -77,7 +85,9 @@ export function checkPayload(graph: GraphPayload): void {
         if (!isShape(slots[j].shape)) checkShape(slots[j].shape, `nodes[${k}].${side}[${j}].shape`);
       }
     }
+    if (k % stepItems === stepItems - 1) yield;
   }
+  yield;
   checkIds(graph.edges, "edges");
   const edgeList = graph.edges;
   for (let k = 0; k < edgeList.length; k++) {
@@ -85,6 +95,7 @@ export function checkPayload(graph: GraphPayload): void {
     if (typeof e.source !== "string" || !nodes.has(e.source)) throw dangling(k, "source", e.source);
     if (typeof e.target !== "string" || !nodes.has(e.target)) throw dangling(k, "target", e.target);
     if (e.grad && !isShape(e.grad.shape)) checkShape(e.grad.shape, `edges[${k}].grad.shape`);
+    if (k % stepItems === stepItems - 1) yield;
   }
   checkSources(graph, bad);
 }

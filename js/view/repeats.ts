@@ -10,7 +10,7 @@
 // node's edges in next_functions order; two identical blocks are read alike wherever the rest
 // of the graph puts them. Names may differ only by the index that ends them.
 import type { GraphIndex } from "./graph_index";
-import { createSignatures, type Signature } from "./signatures";
+import { createSignatures, createSignaturesSteps, type Signature } from "./signatures";
 
 export interface RepeatRun {
   /** "<first member>..<last member>": the run's id, also its id as drawn when folded whole. */
@@ -83,6 +83,11 @@ export function* findRepeatsInSlices(index: GraphIndex, sliceMs: number): Genera
   let sliceEnd = timed ? performance.now() + sliceMs : Infinity;
   let signature: ((groupId: string) => Signature | null) | null = null; // made on first use
   const signatures = new Map<string, Signature | null>();
+  // Sliced (a big graph in the page): the signatures' set-up in steps of its own, up front.
+  if (timed) {
+    signature = yield* createSignaturesSteps(index);
+    sliceEnd = performance.now() + sliceMs;
+  }
   const signatureOf = (id: string): Signature | null => {
     if (!signatures.has(id)) {
       signature ??= createSignatures(index);

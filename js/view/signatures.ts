@@ -19,6 +19,16 @@ const slotKey = (e: GraphEdge): string => (e.slot == null ? "" : String(e.slot))
  * node and edge.
  */
 export function createSignatures(index: GraphIndex): (groupId: string) => Signature | null {
+  const steps = createSignaturesSteps(index);
+  for (;;) {
+    const step = steps.next();
+    if (step.done) return step.value;
+  }
+}
+
+/** createSignatures in steps: a yield between its passes over every node and edge (a big
+ * graph's page reads it in tasks of its own: kernel_sync.ts loadGraph). */
+export function* createSignaturesSteps(index: GraphIndex): Generator<void, (groupId: string) => Signature | null> {
   const texts = new Map<string, number>();
   const text = (t: string): number => {
     let n = texts.get(t);
@@ -34,6 +44,7 @@ export function createSignatures(index: GraphIndex): (groupId: string) => Signat
   // Each node's edges (between two known nodes), by a counting sort on the source: edges
   // order; put in next_functions order (index, then slot; ties: edges order) on first read.
   const { from, to, m, edgeAt } = index.linkEnds;
+  yield;
   const start = new Int32Array(count + 1);
   for (let k = 0; k < m; k++) start[from[k] + 1] += 1;
   for (let i = 0; i < count; i++) start[i + 1] += start[i];
@@ -61,6 +72,7 @@ export function createSignatures(index: GraphIndex): (groupId: string) => Signat
     }
     gradOf[k] = n;
   }
+  yield;
   const edgeOrder = (a: number, b: number): number => {
     if (positionOf[a] !== positionOf[b]) return positionOf[a] - positionOf[b];
     const sa = slotKey(edgeAt[a]);
@@ -70,6 +82,7 @@ export function createSignatures(index: GraphIndex): (groupId: string) => Signat
   for (let i = 0; i < count; i++) {
     if (start[i + 1] - start[i] > 1) outAt.subarray(start[i], start[i + 1]).sort(edgeOrder);
   }
+  yield;
   // Not what ties a node to the rest of the graph: whether it is an output of the graph, or
   // which of its slots send a gradient out (the first block of a stack sends none to an input
   // that needs none). Edges leaving the group are not part of its structure either.
