@@ -138,7 +138,9 @@ class ProgramRuns:
     def read(self, ptrs: Iterable[int]) -> dict[int, ProgramRead]:
         """The programs of these program nodes, read from Paddle's program objects (once per
         program: a training loop runs the same one every step)."""
-        found = {}
+        found: dict[int, ProgramRead] = {}
+        if not self.programs:  # no to_static program ran (a graph's ~10k ptrs not looked up)
+            return found
         for ptr in ptrs:
             program = self.programs.get(ptr, lambda: None)()
             if program is None:
@@ -161,6 +163,12 @@ class ProgramRuns:
 
     def quieted(self, ptr: int) -> bool:
         return ptr in self._handles
+
+    def forget_all(self, ptrs: Iterable[int]) -> None:
+        """forget() each of these nodes; nothing to do (no loop) when none has ours."""
+        if self._handles or self._sent_to:
+            for ptr in ptrs:
+                self.forget(ptr)
 
     def forget(self, ptr: int) -> None:
         """The node has run (or the session ends): take our hooks off it."""

@@ -99,6 +99,25 @@ def tensors_in(obj: Any) -> list[Any]:
     return found
 
 
+def _inputs(args: Any, kwargs: Any) -> list[Any]:
+    """tensors_in((args, kwargs)), in its order; a call with tensor arguments only (most
+    layer calls: ~1,800 a llama-10k forward) without its walk (~4 us)."""
+    if not kwargs and type(args) is tuple:
+        tensor = _tensor_type()
+        for a in args:
+            if not isinstance(a, tensor):
+                return tensors_in((args, kwargs))
+        return list(args)
+    return tensors_in((args, kwargs))
+
+
+@functools.cache
+def _tensor_type() -> type:
+    from paddle import Tensor
+
+    return Tensor
+
+
 @functools.lru_cache(maxsize=4096)
 def _is_library(filename: str) -> bool:
     return is_library_file(filename)
@@ -149,7 +168,7 @@ class Recording:
             if site is not None:
                 self.sites[key] = site
         forward.layers.add(key)
-        nodes = [n for t in tensors_in((args, kwargs)) if (n := grad_node_of(t)) is not None]
+        nodes = [n for t in _inputs(args, kwargs) if (n := grad_node_of(t)) is not None]
         ptrs = {int(n.node_ptr()) for n in nodes}
         observed = bool(self.observer and self.observer.enter(layer))
         call = _Call(layer, self.next_seq, nodes, ptrs, site, observed, forward=forward)

@@ -308,8 +308,7 @@ class TraceSession:
             if self.watch is None:  # a watched step's capture uses the walk (watched.py)
                 record.drop_walk()
             self._in_backward = False
-            for ptr in record.node_ptrs():
-                self.programs.forget(ptr)
+            self.programs.forget_all(record.node_ptrs())
         record.captured = captured
         self.records.append(record)
         self._backwards += 1
