@@ -1,4 +1,4 @@
-"""Writes a run log (format.py) from one process: a Parquet part every FLUSH_EVERY steps, an
+"""Writes a run log (format.py) from one process: a Parquet part every flush_every steps, an
 JSON-lines tail appended every step, anomalies and captures as they come.
 
 Crash safety: every file but the tail and anomalies.jsonl is written whole and renamed into
@@ -33,9 +33,11 @@ class RunLogWriter:
         self, run_dir: str | os.PathLike[str], *, params: Sequence[ParamInfo], layers: list[str],
         every: int, thresholds: dict[str, float], rank: int = 0, world_size: int = 1,
         run_id: str | None = None, ranks: list[int] | None = None,
+        flush_every: int = fmt.FLUSH_EVERY,
     ) -> None:  # fmt: skip
         """``run_id``: the same string in every rank of one job (None alone); ``ranks``: the
-        ranks the job chose to record (trace(ranks=)), None: all of them."""
+        ranks the job chose to record (trace(ranks=)), None: all of them; ``flush_every``:
+        steps per Parquet part (format.flush_every)."""
         import pyarrow as pa
 
         self.path = Path(run_dir)
@@ -55,7 +57,7 @@ class RunLogWriter:
             "run_schema": fmt.RUN_SCHEMA,
             "status": "running",
             "every": every,
-            "flush_every": fmt.FLUSH_EVERY,
+            "flush_every": flush_every,
             "rank": rank,
             "world_size": world_size,
             "run_id": run_id,
@@ -73,6 +75,7 @@ class RunLogWriter:
         self._layers = pa.array(layers, pa.string())
         self._layer_index = np.array([layers.index(p.layer) for p in params], np.int32)
         self._n = len(params)
+        self._flush_every = flush_every
         self._pending: list[Any] = []  # the steps since the last part, as written
         self._groups = LayerGroups(self._layer_index, len(layers))
         self._tail_file: Any = None
@@ -96,7 +99,7 @@ class RunLogWriter:
         done = self._tail_file.write(line)
         if done is not None and done < len(line):
             self._tail_file.write(line[done:])
-        if len(self._pending) >= fmt.FLUSH_EVERY:
+        if len(self._pending) >= self._flush_every:
             self._flush_part()
 
     def write_anomaly(self, record: dict[str, Any]) -> None:
@@ -235,7 +238,7 @@ class RunLogWriter:
         try:
             table = pa.concat_tables([pq.read_table(p) for p in parts])
             tmp = folder / f".{fmt.DIGEST_ALL}.tmp"
-            pq.write_table(table, tmp, compression="zstd", row_group_size=fmt.FLUSH_EVERY)
+            pq.write_table(table, tmp, compression="zstd", row_group_size=self._flush_every)
             os.replace(tmp, folder / fmt.DIGEST_ALL)
         except (OSError, pa.ArrowException):
             return  # the parts stay: readers read them instead
