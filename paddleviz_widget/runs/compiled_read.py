@@ -48,33 +48,6 @@ class CompiledRead:
         self._loss_at = ctypes.addressof(self._loss)
 
     def read(self, grads: list[Any], loss: Any) -> tuple[Any, ...] | None:
-        addrs, known = self._addrs, self._known
-        # The usual step: every gradient there, at an address already checked, of its
-        # dtype: a few list-wide calls instead of a loop of checks per gradient.
-        try:
-            ptrs = [g.data_ptr() for g in grads]
-        except AttributeError:  # a parameter without a gradient: the loop below
-            ptrs = None
-        usual = ptrs is not None and all(map(set.__contains__, known, ptrs))
-        if usual and [g.dtype for g in grads] == self._dtypes:  # (dtypes are singletons)
-            addrs[:] = ptrs
-            return self._run(loss, 0)
-        absent = self._addresses(grads)
-        return None if absent is None else self._run(loss, absent)
-
-    def _run(self, loss: Any, absent: int) -> tuple[Any, ...]:
-        loss_addr, loss_kind, value = self._loss_address(loss)
-        bad = self._kernel(*self._args, loss_addr, loss_kind, self._loss_at)
-        out = self._out.copy()
-        if bad:
-            self._read_exactly(out)
-        if loss_kind != _NO_LOSS:
-            value = self._loss.value
-        return out[0], out[1], out[2], out[3], value, not bad and not absent
-
-    def _addresses(self, grads: list[Any]) -> int | None:
-        """Each gradient's address into ``addrs`` (0: none this step), each new one checked:
-        how many have none, or None: some gradient is not read in place."""
         addrs, known, dtypes = self._addrs, self._known, self._dtypes
         absent = 0
         for i, g in enumerate(grads):
@@ -98,7 +71,14 @@ class CompiledRead:
                 known[i].clear()
             known[i].add(ptr)
             addrs[i] = ptr
-        return absent
+        loss_addr, loss_kind, value = self._loss_address(loss)
+        bad = self._kernel(*self._args, loss_addr, loss_kind, self._loss_at)
+        out = self._out.copy()
+        if bad:
+            self._read_exactly(out)
+        if loss_kind != _NO_LOSS:
+            value = self._loss.value
+        return out[0], out[1], out[2], out[3], value, not bad and not absent
 
     def _readable(self, g: Any, i: int) -> bool:
         """A gradient at an address not seen before: read in place only when it is what the
