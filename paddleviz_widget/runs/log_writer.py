@@ -235,6 +235,9 @@ class RunLogWriter:
         parts = sorted(folder.glob("digest-*.parquet"))
         if not parts:
             return
+        if len(parts) == 1:  # already the one file, its part's row group (a run of one part)
+            os.replace(parts[0], folder / fmt.DIGEST_ALL)
+            return
         try:
             table = pa.concat_tables([pq.read_table(p) for p in parts])
             tmp = folder / f".{fmt.DIGEST_ALL}.tmp"
