@@ -45,8 +45,13 @@ def train(
         opt.clear_grad()
 
 
-def main(run_dir: str) -> None:
+def main(run_dir: str, part_steps: str | None = None) -> None:
+    """``part_steps``: steps per Parquet part (default: the watch's own, format.flush_every)."""
     from paddleviz_widget import trace
+    from paddleviz_widget.runs import watch
+
+    if part_steps is not None:
+        watch.flush_every = lambda n: int(part_steps)  # type: ignore[assignment]
 
     paddle.seed(0)
     model = TinyMLP()
@@ -61,4 +66,4 @@ def main(run_dir: str) -> None:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1])
+    main(*sys.argv[1:3])

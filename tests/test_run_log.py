@@ -22,11 +22,13 @@ from paddleviz_widget.runs.params import ParamInfo
 HERE = Path(__file__).resolve().parent
 
 
-def test_sigkill_mid_run_reads_back_to_its_last_step(tmp_path):
+@pytest.mark.parametrize("part_steps", [[], ["100"]], ids=["tail alone", "parts and tail"])
+def test_sigkill_mid_run_reads_back_to_its_last_step(tmp_path, part_steps):
     run_dir = tmp_path / "run"
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(HERE.parent), str(HERE)])}
     child = subprocess.Popen(
-        [sys.executable, str(HERE / "run_models.py"), str(run_dir)], stdout=subprocess.PIPE,
+        [sys.executable, str(HERE / "run_models.py"), str(run_dir), *part_steps],
+        stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL, text=True, env=env,
     )  # fmt: skip
     losses: dict[int, float] = {}
@@ -62,6 +64,8 @@ def test_sigkill_mid_run_reads_back_to_its_last_step(tmp_path):
     np.testing.assert_array_equal(run.loss[: last + 1], [losses[s] for s in range(last + 1)])
     assert run.captured_steps[:5] == [0, 50, 100, 150, 200]
     assert not np.isnan(run.param_stat("norm")).any()
+    parts = list((run_dir / "steps").glob("part-*.parquet"))
+    assert len(parts) >= 2 if part_steps else not parts  # 0-99, 100-199 (, ...) or none
 
 
 def _writer(path: Path, params: int = 3) -> RunLogWriter:

@@ -82,3 +82,32 @@ def test_loss_value_of_one_element_tensors_only():
     assert loss_value(paddle.zeros([0])) is None  # none
     assert loss_value(x.sum().astype("float64") / 3) == 1.25
     assert loss_value(None) is None and loss_value(3.0) is None
+
+
+def test_compiled_loss_read_at_known_addresses_follows_dtype_and_shape():
+    """The loss read at its address (its place checked once per address): a loss whose
+    dtype or element count changes between steps, at addresses seen before, is read as
+    what it is now, or not at all (None: not one element)."""
+    if kernel() is None:
+        pytest.skip("llvmlite is not installed (the fast extra)")
+    paddle.seed(5)
+    model = paddle.nn.Linear(8, 3)
+    params = list(model.parameters())
+    summary = GradSummary(params)
+    shapes = ["scalar", "float64", "two", "one-one", "int"]
+    for step in range(60):
+        out = model(paddle.randn([4, 8]))
+        kind = shapes[step % len(shapes)] if step >= 10 else "scalar"
+        loss = out.square().mean()
+        out.sum().backward() if kind == "two" else loss.backward()
+        shown = {"scalar": loss, "float64": loss.astype("float64") * 3,
+                 "two": out.mean(axis=0)[:2], "one-one": loss.reshape([1, 1]) + 1,
+                 "int": (loss * 100).astype("int64")}[kind]  # fmt: skip
+        *_, value, clean = summary.read_step(shown)
+        assert clean
+        if kind == "two":
+            assert value is None
+        else:
+            assert value == float(shown.numpy().reshape(-1)[0]), (step, kind)
+        model.clear_gradients()
+    assert summary._compiled is not None

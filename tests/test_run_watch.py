@@ -118,9 +118,19 @@ def test_healthy_500_step_run_reports_nothing(tmp_path):
     assert run.captured_steps == [0, 100, 200, 300, 400]
 
 
-def test_summary_equals_the_gradients_and_reads_back_the_same(tmp_path):
+@pytest.mark.parametrize("parts", ["100 steps", "as flush_every(6)"])
+def test_summary_equals_the_gradients_and_reads_back_the_same(tmp_path, monkeypatch, parts):
     """What is recorded equals p.grad as the loop saw it; the log read back (by open_run,
-    pandas, polars, DuckDB; during and after the run) equals it."""
+    pandas, polars, DuckDB; during and after the run) equals it. With parts of 100 steps,
+    step 150 is read from a part and the tail; with the watch's own (1000 steps for six
+    parameters), from the tail alone."""
+    from paddleviz_widget.runs import format as fmt
+    from paddleviz_widget.runs import watch
+
+    if parts == "100 steps":
+        monkeypatch.setattr(watch, "flush_every", lambda n: 100)
+    else:
+        assert fmt.flush_every(6) == 1000 and fmt.flush_every(100) == fmt.flush_every(10**4) == 100
     model, opt = _setup()
     expected: list[tuple[float, list[float], list[float]]] = []
     during = {}
@@ -136,6 +146,11 @@ def test_summary_equals_the_gradients_and_reads_back_the_same(tmp_path):
     with trace(model, stats=True, every=100, run_dir=tmp_path / "run"):
         train(model, opt, 230, after_backward=record)
     run = open_run(tmp_path / "run")
+    names = sorted(p.name for p in (tmp_path / "run" / "steps").glob("part-*"))
+    if parts == "100 steps":
+        assert run.meta["flush_every"] == 100 and len(names) == 3
+    else:  # one part, written at the end
+        assert run.meta["flush_every"] == 1000 and names == ["part-000000000-000000229.parquet"]
     loss = np.array([e[0] for e in expected])
     norm = np.array([e[1] for e in expected])
     top = np.array([e[2] for e in expected])
@@ -226,9 +241,12 @@ def test_layer_whose_gradient_vanishes_is_reported_when_it_starts(tmp_path):
     assert norms[60, 1] < 1e-3 * min(norms[60, 0], norms[60, 2])
 
 
-def test_a_failing_run_log_stops_itself_and_the_training_goes_on(tmp_path, capsys):
+def test_a_failing_run_log_stops_itself_and_the_training_goes_on(tmp_path, capsys, monkeypatch):
     import shutil
 
+    from paddleviz_widget.runs import watch
+
+    monkeypatch.setattr(watch, "flush_every", lambda n: 100)  # a part at step 99
     model, opt = _setup()
     losses: list[float] = []
 
@@ -243,6 +261,25 @@ def test_a_failing_run_log_stops_itself_and_the_training_goes_on(tmp_path, capsy
     assert len(losses) == 120
     err = capsys.readouterr().err
     assert "paddleviz_widget: run log" in err and "stopped at step 99" in err
+
+
+def test_a_run_log_failing_at_its_end_is_said_and_never_raised(tmp_path, capsys):
+    """The last part is written when the block ends: its failure is said on stderr, like one
+    during the run, and the user's code after the block runs."""
+    import shutil
+
+    model, opt = _setup()
+
+    def record(step, loss):
+        if step == 50:
+            shutil.rmtree(tmp_path / "run")
+        return True
+
+    with trace(model, every=1000, run_dir=tmp_path / "run"):
+        train(model, opt, 60, after_backward=record)
+    err = capsys.readouterr().err
+    assert "paddleviz_widget: run log" in err and "stopped at step 60" in err
+    assert err.count("paddleviz_widget: run log") == 1
 
 
 def test_big_gradients_read_on_two_threads_equal_the_gradients(tmp_path, monkeypatch):

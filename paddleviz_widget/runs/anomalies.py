@@ -101,6 +101,10 @@ class AnomalyFinder:
         if self._compile:
             self._quick = kernel("quiet_step", wait=False)
             self._sums = np.empty(len(layers))
+            # the step's norms copied here (one call) rather than their address asked for
+            # (ndarray.ctypes makes a Python object each time)
+            self._norm_in = np.empty(len(params))
+            self._norm_at = self._norm_in.ctypes.data
             row = self._history.strides[0]
             self._at = (self._layer_of.ctypes.data, self._squares.ctypes.data,
                         self._sums.ctypes.data, self._norms.ctypes.data, row,
@@ -154,7 +158,7 @@ class AnomalyFinder:
         """A clean step settled by one compiled call: its layer norms into the history and
         True when no rule can fire (the state as check() leaves it then); False: nothing
         changed but maybe the sorted copy (check()'s own tests follow)."""
-        if norm.dtype is not _F64 or not norm.flags.c_contiguous or len(norm) != len(self.params):
+        if norm.dtype is not _F64 or len(norm) != len(self.params):
             return False
         window = len(self._history)
         rules = self._seen >= self.t["spike_warmup"]
@@ -168,9 +172,8 @@ class AnomalyFinder:
         assert self._quick is not None
         factor, ratio = self.t["spike_factor"], self.t["vanishing_ratio"]
         at = (layer_of, len(self.layers), squares, sums, norms, bound, factor, ratio)
-        if not self._quick(
-            norm.ctypes.data, len(norm), *at, history_at + self._seen % window * row
-        ):
+        np.copyto(self._norm_in, norm)
+        if not self._quick(self._norm_at, len(norm), *at, history_at + self._seen % window * row):
             return False
         self._in_nonfinite = False
         if rules:

@@ -38,6 +38,7 @@ class CompiledRead:
         self._flags = np.zeros(n, np.int8)
         self._loss = ctypes.c_double()
         self._loss_kinds = {paddle.float32: 0, paddle.float64: 1}
+        self._loss_known: tuple[set[int], set[int]] = (set(), set())  # CPU addresses, by kind
         # Addresses already checked (dense, contiguous, this shape, on the CPU), one set per
         # (size, dtype): the allocator hands a buffer from one parameter to another its size.
         sets: dict[tuple[int, Any], set[int]] = {}
@@ -96,16 +97,27 @@ class CompiledRead:
             return 0, _NO_LOSS, None
         try:
             kind = self._loss_kinds.get(loss.dtype)
-            one = kind is not None and loss.place.is_cpu_place() and loss.is_dense()
-            if kind is not None and one and math.prod(loss.shape) == 1:
+            if kind is not None and math.prod(loss.shape) == 1:
                 ptr = loss.data_ptr()
-                if ptr:
+                # an address seen before is a CPU one (as the gradients': the place is
+                # checked once per address, a Place made per call costs microseconds)
+                known = self._loss_known[kind]
+                if ptr and (ptr in known or self._cpu_loss(loss, ptr, known)):
                     return ptr, kind, None
         except (AttributeError, RuntimeError, TypeError, ValueError):
             pass
         from .summary import loss_value
 
         return 0, _NO_LOSS, loss_value(loss)
+
+    @staticmethod
+    def _cpu_loss(loss: Any, ptr: int, known: set[int]) -> bool:
+        if not (loss.place.is_cpu_place() and loss.is_dense()):
+            return False
+        if len(known) >= KEPT:
+            known.clear()
+        known.add(ptr)
+        return True
 
     def _read_exactly(self, out: np.ndarray) -> None:
         """The flagged gradients (NaN/Inf, or squares that overflow) read by NumPy."""

@@ -1,4 +1,4 @@
-"""Writes a run log (format.py) from one process: a Parquet part every FLUSH_EVERY steps, an
+"""Writes a run log (format.py) from one process: a Parquet part every flush_every steps, an
 JSON-lines tail appended every step, anomalies and captures as they come.
 
 Crash safety: every file but the tail and anomalies.jsonl is written whole and renamed into
@@ -33,9 +33,11 @@ class RunLogWriter:
         self, run_dir: str | os.PathLike[str], *, params: Sequence[ParamInfo], layers: list[str],
         every: int, thresholds: dict[str, float], rank: int = 0, world_size: int = 1,
         run_id: str | None = None, ranks: list[int] | None = None,
+        flush_every: int = fmt.FLUSH_EVERY,
     ) -> None:  # fmt: skip
         """``run_id``: the same string in every rank of one job (None alone); ``ranks``: the
-        ranks the job chose to record (trace(ranks=)), None: all of them."""
+        ranks the job chose to record (trace(ranks=)), None: all of them; ``flush_every``:
+        steps per Parquet part (format.flush_every)."""
         import pyarrow as pa
 
         self.path = Path(run_dir)
@@ -55,7 +57,7 @@ class RunLogWriter:
             "run_schema": fmt.RUN_SCHEMA,
             "status": "running",
             "every": every,
-            "flush_every": fmt.FLUSH_EVERY,
+            "flush_every": flush_every,
             "rank": rank,
             "world_size": world_size,
             "run_id": run_id,
@@ -73,7 +75,14 @@ class RunLogWriter:
         self._layers = pa.array(layers, pa.string())
         self._layer_index = np.array([layers.index(p.layer) for p in params], np.int32)
         self._n = len(params)
-        self._pending: list[Any] = []  # the steps since the last part, as written
+        self._flush_every = flush_every
+        # The steps since the last part: their numbers and losses, and their statistics in
+        # buffers kept from part to part (float32 norm, max |g|; NaN, Inf counts): a step's
+        # rows are written into memory the last part used, not kept as arrays of their own.
+        self._pending: list[int] = []
+        self._losses: list[float | None] = []
+        self._f32 = np.empty((2, flush_every, len(params)), np.float32)
+        self._counts = np.empty((2, flush_every, len(params)))
         self._groups = LayerGroups(self._layer_index, len(layers))
         self._tail_file: Any = None
         self._lines = TailLines(self._n)
@@ -88,15 +97,21 @@ class RunLogWriter:
         """One step's summary; NaN in ``norm`` marks a parameter without a gradient.
         ``clean``: the caller knows every parameter has a gradient, all finite (fewer calls
         for its tail line; the same bytes)."""
-        row = (step, norm.astype(np.float32), max_abs.astype(np.float32), nan, inf, loss)
-        self._pending.append(row)  # its digest columns are computed with its part's
-        line = self._lines.line(step, row[1], row[2], nan, inf, loss, clean=clean)
+        k = len(self._pending)
+        f32 = self._f32
+        f32[0, k] = norm  # (as astype(float32) rounds) its digest columns come with its part's
+        f32[1, k] = max_abs
+        self._counts[0, k] = nan
+        self._counts[1, k] = inf
+        self._pending.append(step)
+        self._losses.append(loss)
+        line = self._lines.line(step, f32[0, k], f32[1, k], nan, inf, loss, clean=clean)
         # One write() to the OS (the tail is unbuffered): a SIGKILL from here on loses
         # nothing of it; a short write (a signal, a full disk) is finished by a second.
         done = self._tail_file.write(line)
         if done is not None and done < len(line):
             self._tail_file.write(line[done:])
-        if len(self._pending) >= fmt.FLUSH_EVERY:
+        if len(self._pending) >= self._flush_every:
             self._flush_part()
 
     def write_anomaly(self, record: dict[str, Any]) -> None:
@@ -150,13 +165,14 @@ class RunLogWriter:
 
         if not self._pending:
             return
-        steps = np.array([r[0] for r in self._pending], np.int64)
-        n = self._n
-        stacked = [np.concatenate([r[k] for r in self._pending]) for k in range(1, 5)]
+        steps = np.array(self._pending, np.int64)
+        n, rows = self._n, len(self._pending)
+        stacked = [*self._f32[:, :rows].reshape(2, -1), *self._counts[:, :rows].reshape(2, -1)]
         absent = np.isnan(stacked[0])
         mask = absent if absent.any() else None
-        losses = np.array([np.nan if r[5] is None else r[5] for r in self._pending])
-        known = np.repeat([r[5] is not None for r in self._pending], n)
+        unknown = np.array([v is None for v in self._losses])
+        losses = np.array([np.nan if v is None else v for v in self._losses])
+        known = np.repeat(~unknown, n)
         table = pa.Table.from_arrays(
             [
                 pa.array(np.repeat(steps, n)),
@@ -175,18 +191,18 @@ class RunLogWriter:
         first, last = int(steps[0]), int(steps[-1])
         # The digest part first: a reader that sees a part finds its digest beside it.
         grids = [s.reshape(len(steps), n) for s in stacked]
-        self._write_digest_part(steps, losses, first, last, grids[0], grids[2], grids[3])
+        self._write_digest_part(steps, losses, unknown, first, last, grids[0], grids[2], grids[3])
         target = self.path / fmt.STEPS / fmt.part_name(first, last)
         tmp = target.with_name(f".{target.name}.tmp")
         pq.write_table(table, tmp, compression="zstd")
         os.replace(tmp, target)  # no fsync: a SIGKILL loses nothing the OS has (see top)
-        self._pending = []
+        self._pending, self._losses = [], []
         if self._tail_file is not None:
             self._new_tail()
 
     def _write_digest_part(
-        self, steps: np.ndarray, losses: np.ndarray, first: int, last: int, norm: np.ndarray,
-        nan: np.ndarray, inf: np.ndarray,
+        self, steps: np.ndarray, losses: np.ndarray, unknown: np.ndarray, first: int, last: int,
+        norm: np.ndarray, nan: np.ndarray, inf: np.ndarray,
     ) -> None:  # fmt: skip
         """digests/digest-FIRST-LAST.parquet: one row per step (digest.py, format.py), from
         the part's (S, P) float32 norms, NaN and Inf counts: summarised together, each step
@@ -205,7 +221,7 @@ class RunLogWriter:
         table = pa.Table.from_arrays(
             [
                 pa.array(steps),
-                pa.array(losses, mask=np.array([r[5] is None for r in self._pending])),
+                pa.array(losses, mask=unknown),
                 pa.FixedSizeListArray.from_arrays(pa.array(norms.ravel()), n_layers),
                 pa.FixedSizeListArray.from_arrays(pa.array(bad.ravel().astype(np.uint8)),
                                                   n_layers),
@@ -232,10 +248,13 @@ class RunLogWriter:
         parts = sorted(folder.glob("digest-*.parquet"))
         if not parts:
             return
+        if len(parts) == 1:  # already the one file, its part's row group (a run of one part)
+            os.replace(parts[0], folder / fmt.DIGEST_ALL)
+            return
         try:
             table = pa.concat_tables([pq.read_table(p) for p in parts])
             tmp = folder / f".{fmt.DIGEST_ALL}.tmp"
-            pq.write_table(table, tmp, compression="zstd", row_group_size=fmt.FLUSH_EVERY)
+            pq.write_table(table, tmp, compression="zstd", row_group_size=self._flush_every)
             os.replace(tmp, folder / fmt.DIGEST_ALL)
         except (OSError, pa.ArrowException):
             return  # the parts stay: readers read them instead

@@ -18,7 +18,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .anomalies import AnomalyFinder, thresholds_from
-from .format import rank_dir
+from .format import flush_every, rank_dir
 from .job_rank import job_rank, recorded_ranks
 from .log_writer import RunLogWriter
 from .params import layer_order, model_params
@@ -93,6 +93,7 @@ class RunWatch:
             rank_dir(self.run_dir, job.rank) if job.launched else self.run_dir,
             params=infos, layers=layers, every=self.every, thresholds=self.thresholds,
             rank=job.rank, world_size=job.world_size, run_id=job.run_id, ranks=self.ranks,
+            flush_every=flush_every(len(infos)),
         )  # fmt: skip
 
     def full_due(self) -> bool:
@@ -173,10 +174,13 @@ class RunWatch:
             return
         if self.job.launched:
             self._check_siblings(self.writer)
-        if error is None:
-            self.writer.close("finished")
-        else:
-            self.writer.close("stopped", f"{type(error).__name__}: {error}")
+        try:  # the last part is written here: a failure is said, never raised into the run
+            if error is None:
+                self.writer.close("finished")
+            else:
+                self.writer.close("stopped", f"{type(error).__name__}: {error}")
+        except Exception as failure:  # noqa: BLE001 (e.g. the run dir deleted meanwhile)
+            self.fail(failure)
         self.writer = None
 
 
