@@ -1,7 +1,7 @@
-"""GraphWidget(y) and Python's garbage collector: no collection runs between the start of the
-build and the graph's send (a full pass over the user's heap took 0.7-2.4 s with a 100k-GradNode
-model in the kernel, benchmarks/RESULTS.md issue 22 round 10), and the collector is left as the
-user had it."""
+"""GraphWidget and Python's garbage collector: no collection runs between the start of the
+build (GraphWidget(y)) or of the reading (from_graph) and the graph's send (a full pass over the
+user's heap took 0.7-2.4 s with a 100k-GradNode model in the kernel, benchmarks/RESULTS.md
+issue 22 round 10), and the collector is left as the user had it."""
 
 from __future__ import annotations
 
@@ -67,6 +67,30 @@ def test_no_collection_while_the_widget_builds_and_sends(
     assert gc.isenabled()
     x = [[] for _ in range(3)]  # and the collector runs again at once
     assert len(eager_collector) > built[0] and x
+
+
+def test_no_collection_while_a_document_is_read_and_sent(
+    eager_collector: list[int], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    doc = graph_widget.build_graph(small_output())
+    read: list[int] = []  # collections seen when the document was read
+    sent: list[int] = []
+    saved, send = graph_widget.saved_document, GraphWidget.send_state
+
+    def saved_document(*args: Any) -> Any:
+        read.append(len(eager_collector))
+        return saved(*args)
+
+    def send_state(self: GraphWidget, key: Any = None) -> None:
+        sent.append(len(eager_collector))
+        send(self, key)
+
+    monkeypatch.setattr(graph_widget, "saved_document", saved_document)
+    monkeypatch.setattr(GraphWidget, "send_state", send_state)
+    w = GraphWidget.from_graph(doc)
+    assert w.graph["nodes"] and read and sent
+    assert sent[-1] == read[0]
+    assert gc.isenabled()
 
 
 def test_a_collector_the_user_turned_off_stays_off() -> None:

@@ -130,7 +130,8 @@ class GraphWidget(anywidget.AnyWidget):
         ``GraphWidget(y)``. A document the page cannot read draws nothing, and the status line
         says why."""
         widget = cls.__new__(cls)  # skips __init__, which would trace a tensor
-        widget._start(saved_document(doc_or_path), height, depth, kwargs)
+        with gc_paused():  # as in __init__: no collection until the graph is sent
+            widget._start(saved_document(doc_or_path), height, depth, kwargs)
         return widget
 
     @classmethod
@@ -201,8 +202,7 @@ class GraphWidget(anywidget.AnyWidget):
     def _start(
         self, doc: Mapping[str, Any], height: str | int, depth: int | None, kwargs: Any
     ) -> None:
-        if isinstance(height, int):
-            height = f"{height}px"
+        height = f"{height}px" if isinstance(height, int) else height
         if depth is not None and depth < 0:
             raise ValueError(f"depth must be >= 0 (or None for automatic), got {depth}")
         self._auto = depth is None
