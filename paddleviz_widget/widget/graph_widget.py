@@ -15,6 +15,7 @@ import anywidget
 import traitlets
 
 from ..export.layer_rows import answer as layer_rows_answer
+from ..gc_pause import gc_paused
 from ..graph.diff import DEFAULT_RTOL
 from ..graph.model import Graph
 from ..graph.problems import Problem
@@ -102,17 +103,16 @@ class GraphWidget(anywidget.AnyWidget):
         depth: int | None = None,
         **kwargs: Any,
     ) -> None:
-        # The comm opens first, with no graph: the page loads the front end (bundle, Graphviz
-        # WASM, layout worker) while the graph is built here, not after (RESULTS.md, issue 22
-        # round 3). A graph that cannot be built closes it again.
+        # The comm opens first, empty: the page loads its front end while this builds (round 3).
         self._start({}, height, depth, kwargs)
-        try:
-            doc = build_graph(y, model=model, params=params)
-        except BaseException:
-            self.layout.close()  # the DOMWidget's own child widget
-            self.close()
-            raise
-        self.graph = doc
+        with gc_paused():  # no pass over the user's heap until the graph is sent (round 10)
+            try:
+                doc = build_graph(y, model=model, params=params)
+            except BaseException:
+                self.layout.close()  # the DOMWidget's own child widget
+                self.close()
+                raise
+            self.graph = doc
 
     @classmethod
     def from_graph(
@@ -130,7 +130,8 @@ class GraphWidget(anywidget.AnyWidget):
         ``GraphWidget(y)``. A document the page cannot read draws nothing, and the status line
         says why."""
         widget = cls.__new__(cls)  # skips __init__, which would trace a tensor
-        widget._start(saved_document(doc_or_path), height, depth, kwargs)
+        with gc_paused():  # as in __init__: no collection until the graph is sent
+            widget._start(saved_document(doc_or_path), height, depth, kwargs)
         return widget
 
     @classmethod
@@ -201,8 +202,7 @@ class GraphWidget(anywidget.AnyWidget):
     def _start(
         self, doc: Mapping[str, Any], height: str | int, depth: int | None, kwargs: Any
     ) -> None:
-        if isinstance(height, int):
-            height = f"{height}px"
+        height = f"{height}px" if isinstance(height, int) else height
         if depth is not None and depth < 0:
             raise ValueError(f"depth must be >= 0 (or None for automatic), got {depth}")
         self._auto = depth is None

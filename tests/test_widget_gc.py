@@ -1,0 +1,111 @@
+"""GraphWidget and Python's garbage collector: no collection runs between the start of the
+build (GraphWidget(y)) or of the reading (from_graph) and the graph's send (a full pass over the
+user's heap took 0.7-2.4 s with a 100k-GradNode model in the kernel, benchmarks/RESULTS.md
+issue 22 round 10), and the collector is left as the user had it."""
+
+from __future__ import annotations
+
+import gc
+from collections.abc import Iterator
+from typing import Any
+
+import paddle
+import pytest
+
+from paddleviz_widget.widget import GraphWidget, graph_widget
+
+
+def small_output() -> paddle.Tensor:
+    x = paddle.ones([2, 3])
+    x.stop_gradient = False
+    w = paddle.create_parameter([3, 4], "float32")
+    return paddle.tanh(paddle.matmul(x, w)).sum()
+
+
+@pytest.fixture
+def eager_collector() -> Iterator[list[int]]:
+    """A collection after every allocation of a tracked object; the generations collected."""
+    seen: list[int] = []
+
+    def note(phase: str, info: dict[str, Any]) -> None:
+        if phase == "start":
+            seen.append(info["generation"])
+
+    threshold, enabled = gc.get_threshold(), gc.isenabled()
+    gc.set_threshold(1)
+    gc.enable()
+    gc.callbacks.append(note)
+    try:
+        yield seen
+    finally:
+        gc.callbacks.remove(note)
+        gc.set_threshold(*threshold)
+        (gc.enable if enabled else gc.disable)()
+
+
+def test_no_collection_while_the_widget_builds_and_sends(
+    eager_collector: list[int], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    y = small_output()
+    built: list[int] = []  # collections seen when the build began
+    sent: list[int] = []  # and when each message left
+    build, send = graph_widget.build_graph, GraphWidget.send_state
+
+    def build_graph(*args: Any, **kwargs: Any) -> dict[str, Any]:
+        built.append(len(eager_collector))
+        return build(*args, **kwargs)
+
+    def send_state(self: GraphWidget, key: Any = None) -> None:
+        sent.append(len(eager_collector))
+        send(self, key)
+
+    monkeypatch.setattr(graph_widget, "build_graph", build_graph)
+    monkeypatch.setattr(GraphWidget, "send_state", send_state)
+    w = GraphWidget(y)
+    assert w.graph["nodes"] and built and sent[-1] >= built[0]
+    assert sent[-1] == built[0]  # the graph's message: no collection since the build began
+    assert gc.isenabled()
+    x = [[] for _ in range(3)]  # and the collector runs again at once
+    assert len(eager_collector) > built[0] and x
+
+
+def test_no_collection_while_a_document_is_read_and_sent(
+    eager_collector: list[int], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    doc = graph_widget.build_graph(small_output())
+    read: list[int] = []  # collections seen when the document was read
+    sent: list[int] = []
+    saved, send = graph_widget.saved_document, GraphWidget.send_state
+
+    def saved_document(*args: Any) -> Any:
+        read.append(len(eager_collector))
+        return saved(*args)
+
+    def send_state(self: GraphWidget, key: Any = None) -> None:
+        sent.append(len(eager_collector))
+        send(self, key)
+
+    monkeypatch.setattr(graph_widget, "saved_document", saved_document)
+    monkeypatch.setattr(GraphWidget, "send_state", send_state)
+    w = GraphWidget.from_graph(doc)
+    assert w.graph["nodes"] and read and sent
+    assert sent[-1] == read[0]
+    assert gc.isenabled()
+
+
+def test_a_collector_the_user_turned_off_stays_off() -> None:
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        GraphWidget(small_output())
+        assert not gc.isenabled()
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def test_a_failed_build_turns_the_collector_back_on() -> None:
+    assert gc.isenabled()
+    with pytest.raises(TypeError):
+        GraphWidget(small_output(), model=object())
+    assert gc.isenabled()
