@@ -10,6 +10,10 @@ SVG holds every visible node and the next frame has been rendered.
 
     .venv/bin/python benchmarks/bench_widget.py                  # llama-10k and chain-100k
     .venv/bin/python benchmarks/bench_widget.py --reps 5 --models llama-10k --no-lab
+    .venv/bin/python benchmarks/bench_widget.py --reps 1 --models llama-100k --cpu-profile /tmp/p
+
+PYTHONPATH must be absolute: Lab's kernel runs in a temporary directory. --cpu-profile writes
+each timed cell's page profile (benchmarks/profile_tasks.py reads them).
 """
 
 from __future__ import annotations

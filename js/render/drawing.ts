@@ -2,7 +2,7 @@
 // - d3Drawing: d3-graphviz, which joins the new SVG with the old one by element id and can
 //   animate expand/collapse; its per-element data join costs ~0.4 ms per node;
 // - plainDrawing: the SVG parsed and inserted as is, with d3-zoom; about 3x cheaper, used
-//   for big graphs (which are not animated anyway); a very big one goes in over a few frames.
+//   for big graphs (which are not animated anyway).
 import { graphviz, type Graphviz } from "d3-graphviz";
 import { select, type BaseType } from "d3-selection";
 import { transition } from "d3-transition";
@@ -154,49 +154,10 @@ function parseSvg(svgText: string): SVGSVGElement | null {
   return svg instanceof SVGSVGElement ? (document.adoptNode(svg) as SVGSVGElement) : null;
 }
 
-/** A drawing of more than this many elements in Graphviz's top group (a node, an edge or a
- * cluster each; ~2 per node) goes into the page PART_SIZE of them a frame: the browser styles
- * and lays out what a frame adds, ~0.1-0.2 ms an element inside JupyterLab (its stylesheets),
- * so 2,000 nodes at once made one 0.3-1.3 s frame (benchmarks/RESULTS.md, round 10b). */
-export const PARTS_FROM = 700;
-export const PART_SIZE = 500;
-
-/** The next frame's start; a timer's if frames stop (a hidden tab), so a drawing still ends. */
-function nextFrame(): Promise<void> {
-  return new Promise((resolve) => {
-    const done = (): void => {
-      clearTimeout(timer);
-      cancelAnimationFrame(frame);
-      resolve();
-    };
-    const timer = setTimeout(done, 200);
-    const frame = requestAnimationFrame(done);
-  });
-}
-
-/** `graph`'s children past the first PART_SIZE, taken out to add frame by frame (none if it
- * has at most PARTS_FROM): in document order, so the drawing stacks as Graphviz drew it. */
-export function laterParts(graph: Element | null): Element[][] {
-  if (!graph || graph.childElementCount <= PARTS_FROM) return [];
-  const rest = Array.from(graph.children).slice(PART_SIZE);
-  for (const el of rest) el.remove();
-  const parts: Element[][] = [];
-  for (let k = 0; k < rest.length; k += PART_SIZE) parts.push(rest.slice(k, k + PART_SIZE));
-  return parts;
-}
-
-/** `prepare`: what to do to each new SVG before it is in the page (where each change to it
- * would be styled again): the view's hit paths. */
-export function plainDrawing(
-  host: HTMLElement,
-  width: number,
-  height: number,
-  prepare: (svg: SVGSVGElement) => void = () => undefined,
-): Drawing {
+export function plainDrawing(host: HTMLElement, width: number, height: number): Drawing {
   let size = { width, height };
   let translation: Point = { x: 0, y: 0 };
   let behavior: Zoom | null = null;
-  let drawings = 0; // a newer drawing (or destroy) stops adding an older one's parts
 
   const self: Drawing = {
     kind: "plain",
@@ -207,9 +168,6 @@ export function plainDrawing(
       const graph = svg.querySelector("g");
       const m = TRANSLATE.exec(graph?.getAttribute("transform") ?? "");
       translation = m ? { x: Number(m[1]), y: Number(m[2]) } : { x: 0, y: 0 };
-      prepare(svg);
-      const parts = laterParts(graph);
-      const mine = ++drawings;
       host.replaceChildren(svg);
       behavior = (d3zoom() as Zoom)
         .scaleExtent(ZOOM_EXTENT)
@@ -219,16 +177,7 @@ export function plainDrawing(
       select(svg as Element).call(behavior);
       const start = carry ? carried(carry, translation) : zoomIdentity.translate(translation.x, translation.y);
       behavior.transform(select(svg as Element), start);
-      if (parts.length === 0) return Promise.resolve();
-      // Drawn (resolved) once every part is in: what comes after (hit paths, the fit, classes)
-      // sees the whole drawing.
-      return (async () => {
-        for (const part of parts) {
-          await nextFrame();
-          if (mine !== drawings) return;
-          graph?.append(...part);
-        }
-      })();
+      return Promise.resolve();
     },
     svg: () => host.querySelector("svg"),
     zoom: () => behavior,
@@ -239,7 +188,6 @@ export function plainDrawing(
       if (svg) sizeSvg(svg, w, h);
     },
     destroy() {
-      drawings += 1;
       host.replaceChildren();
       behavior = null;
     },

@@ -196,8 +196,7 @@ export function createGraphvizView(container: HTMLElement, handlers: PointerHand
       hosts.d3.hidden = kind !== "d3";
       hosts.plain.hidden = kind !== "plain";
       const { width, height } = size();
-      drawing =
-        kind === "plain" ? plainDrawing(hosts.plain, width, height, addHitPaths) : d3Drawing(hosts.d3, width, height);
+      drawing = kind === "plain" ? plainDrawing(hosts.plain, width, height) : d3Drawing(hosts.d3, width, height);
     }
     return drawing;
   }
