@@ -10,12 +10,17 @@ SVG holds every visible node and the next frame has been rendered.
 
     .venv/bin/python benchmarks/bench_widget.py                  # llama-10k and chain-100k
     .venv/bin/python benchmarks/bench_widget.py --reps 5 --models llama-10k --no-lab
+    .venv/bin/python benchmarks/bench_widget.py --reps 1 --models llama-100k --cpu-profile /tmp/p
+
+PYTHONPATH must be absolute: Lab's kernel runs in a temporary directory. --cpu-profile writes
+each timed cell's page profile (benchmarks/profile_tasks.py reads them).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import re
 import statistics
 import sys
 import tempfile
@@ -205,8 +210,21 @@ CLICK_JS = """async ([restMs]) => {
 }"""
 
 
+PROFILE: str | None = None  # --cpu-profile PREFIX: each timed cell's page-side profile
+
+
 def run(page: Any, index: int, source: str, what: str) -> dict[str, Any]:
+    cdp = page.context.new_cdp_session(page) if PROFILE else None
+    if cdp:
+        cdp.send("Profiler.enable")
+        cdp.send("Profiler.setSamplingInterval", {"interval": 200})
+        cdp.send("Profiler.start")
     got = page.evaluate(RUN_CELL_JS, [index, source, what])
+    if cdp:
+        name = re.sub(r"[^\w.]+", "_", source)[:40]
+        out = Path(f"{PROFILE}-{index}-{name}-{int(time.time() * 1e3) % 10**6}.cpuprofile")
+        out.write_text(json.dumps(cdp.send("Profiler.stop")["profile"]))
+        cdp.detach()
     if not got["ran"]:
         raise RuntimeError(f"cell {index} ({source!r}) did not run")
     return got
@@ -301,7 +319,10 @@ def main() -> None:
     parser.add_argument("--reps", type=int, default=5)
     parser.add_argument("--models", nargs="+", default=["llama-10k", "chain-100k"])
     parser.add_argument("--no-lab", action="store_true", help="kernel-side figures only")
+    parser.add_argument("--cpu-profile", metavar="PREFIX", help="profile each timed cell's page")
     args = parser.parse_args()
+    global PROFILE
+    PROFILE = args.cpu_profile
     print(f"medians of {args.reps} runs; load average {Path('/proc/loadavg').read_text()[:14]}")
     for name in args.models:
         print(f"\n{name}: in the kernel (this process)")
