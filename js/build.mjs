@@ -40,7 +40,10 @@ const options = {
   // widget.js from the page itself; it shares no code with it.
   // run_widget.ts: the run explorer (runs/view_widget.py), today's explorer inside it;
   // run_standalone.ts: the boot code of a saved run page (runs/view_page.py).
-  entryPoints: ["widget.ts", "standalone.ts", "run_widget.ts", "run_standalone.ts"].map((f) => path.join(here, f)),
+  // widget_loader.ts: the `_esm` of both widgets, which imports widget.js or run_widget.js.
+  entryPoints: ["widget.ts", "standalone.ts", "run_widget.ts", "run_standalone.ts", "widget_loader.ts"].map((f) =>
+    path.join(here, f),
+  ),
   bundle: true,
   format: "esm",
   target: "es2020",

@@ -7,7 +7,11 @@ import { MODEL_KEYS } from "./model_contract";
 import { RUN_MODEL_KEYS } from "./run_model_contract";
 import { listTree, readText } from "./repo_files.mjs";
 
-const PAGE_CODE = listTree("js").filter((f) => f.endsWith(".ts") && !f.endsWith(".test.ts") && !f.endsWith(".d.ts"));
+// widget_loader.ts reads `_bundle`, the explorer's source, which like anywidget's `_esm` is no
+// key of the explorers' own.
+const PAGE_CODE = listTree("js").filter(
+  (f) => f.endsWith(".ts") && !f.endsWith(".test.ts") && !f.endsWith(".d.ts") && f !== "js/widget_loader.ts",
+);
 const NAMED = /(?:"change:(\w+)"|model\.(?:get|set)\("(\w+)")/g;
 const RUN_CODE = PAGE_CODE.filter((f) => /from "\.\.?\/run_model_contract"/.test(readText(f)));
 

@@ -7,7 +7,8 @@ import { decodeSummary, type ParamSummary } from "./view/run_data";
 /** Message types, as runs/view_widget.py names them. */
 export const STEP_MESSAGE = "pvw-run-step";
 export const REFRESH_MESSAGE = "pvw-run-refresh";
-/** How long a step's request may go unanswered before the page says the kernel is silent. */
+/** How long a step's request may go unanswered before the page says the kernel is silent (a
+ * kernel busy with a cell answers when the cell ends: the answer is shown then). */
 const NO_ANSWER_MS = 15_000;
 
 export interface StepData {
@@ -24,9 +25,10 @@ export interface StepData {
 export interface RunSource {
   /** A kernel that can re-read a run being written. */
   live: boolean;
-  fetchStep(step: number, P: number): Promise<StepData>;
+  /** `slow(notice)`: the kernel has not answered for a while; the answer is still taken. */
+  fetchStep(step: number, P: number, slow?: (notice: string) => void): Promise<StepData>;
   /** The graph difference of cross-rank finding `index` (a multi-rank run's missing gradient). */
-  fetchDiff?(index: number): Promise<StepData>;
+  fetchDiff?(index: number, slow?: (notice: string) => void): Promise<StepData>;
   refresh(): void;
   /** Errors the kernel reports on refresh (a half-written file, ...). */
   onError(fn: (message: string) => void): void;
@@ -88,13 +90,16 @@ export function kernelSource(model: AnyModel): RunSource {
     label: string,
     read: (reply: Reply, buffers: unknown[]) => StepData,
     step: number,
+    slow?: (notice: string) => void,
   ): Promise<StepData> => {
     const id = ++requests;
     const failed = (error: string): StepData => ({ step, summary: null, graph: null, layerRows: null, error });
     return new Promise((resolve) => {
       const timer = setTimeout(() => {
-        if (!waiting.delete(id)) return;
-        resolve(failed(`The kernel has not answered for ${label} (it may be busy running a cell, or stopped).`));
+        if (waiting.has(id))
+          slow?.(
+            `The kernel has not answered for ${label} yet (it may be busy running a cell, or stopped); it shows here when it does.`,
+          );
       }, NO_ANSWER_MS);
       waiting.set(id, (reply, buffers) => {
         clearTimeout(timer);
@@ -111,11 +116,11 @@ export function kernelSource(model: AnyModel): RunSource {
   };
   return {
     live: true,
-    fetchStep(step, P) {
-      return ask({ step }, `step ${step}`, (reply, buffers) => stepFromReply(reply, buffers, P), step);
+    fetchStep(step, P, slow) {
+      return ask({ step }, `step ${step}`, (reply, buffers) => stepFromReply(reply, buffers, P), step, slow);
     },
-    fetchDiff(index) {
-      return ask({ diff: index }, "the graph difference", diffFromReply, NaN);
+    fetchDiff(index, slow) {
+      return ask({ diff: index }, "the graph difference", diffFromReply, NaN, slow);
     },
     refresh() {
       try {

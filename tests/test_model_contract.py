@@ -44,8 +44,9 @@ def _contract(path: Path = CONTRACT, name: str = "MODEL_KEYS") -> dict[str, tupl
 
 
 def _widget_traits(widget: type[anywidget.AnyWidget] = GraphWidget) -> dict[str, Any]:
-    """A widget's own synced traits (not those every anywidget has: _esm, layout, ...)."""
-    base = anywidget.AnyWidget.class_traits(sync=True)
+    """A widget's own synced traits (not those every anywidget has: _esm, layout, ...; nor
+    _bundle, the explorer's source that the `_esm` loader imports: js/widget_loader.ts)."""
+    base = {*anywidget.AnyWidget.class_traits(sync=True), "_bundle"}
     return {k: t for k, t in widget.class_traits(sync=True).items() if k not in base}
 
 

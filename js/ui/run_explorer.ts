@@ -232,6 +232,12 @@ export function createRunExplorer(model: AnyModel<RunModel>, el: HTMLElement, so
     loadDetail(false);
   }
 
+  /** What the detail waits for (a request to the kernel), said until the answer comes. */
+  function pending(text: string): void {
+    message.hidden = false;
+    message.textContent = text;
+  }
+
   let loads = 0;
   function loadDetail(again: boolean): void {
     if (!data) return;
@@ -255,32 +261,34 @@ export function createRunExplorer(model: AnyModel<RunModel>, el: HTMLElement, so
       return;
     }
     const mine = ++loads;
-    message.textContent = `Reading step ${step}\u2026`;
+    pending(`Reading step ${step}\u2026`);
     root.dataset.detail = "loading";
     const P = data.desc.params.length;
-    void source.fetchStep(step, P).then((got) => {
-      if (mine !== loads || !data) return;
-      shown = got;
-      const anomalies = data.desc.anomalies.filter((a) => a.step === step);
-      const near = [
-        neighbourCapture(data.desc.captured, step, -1),
-        neighbourCapture(data.desc.captured, step, 1),
-      ].filter((s) => s !== null);
-      detailTitle.textContent = `Step ${step}: ${got.graph ? "full capture" : "summary"}${anomalies.length ? ` \u2014 ${anomalies.map((a) => a.message).join("; ")}` : ""}`;
-      message.textContent = got.error
-        ? got.error
-        : (got.graphError ??
-          (captured || got.graph
-            ? ""
-            : `No full capture of step ${step}: its per-parameter summary${near.length ? ` (full captures nearby: ${near.join(", ")})` : ""}.`));
-      message.hidden = message.textContent === "";
-      if (got.summary) table.show(data.desc.params, got.summary, scale);
-      if (got.graph) graph.show(got.graph, got.layerRows, data.desc.layers);
-      layoutDetail();
-      onLayer();
-      root.dataset.shownStep = String(step);
-      root.dataset.shownPath = data.desc.path;
-    });
+    void source
+      .fetchStep(step, P, (notice) => mine === loads && pending(notice))
+      .then((got) => {
+        if (mine !== loads || !data) return;
+        shown = got;
+        const anomalies = data.desc.anomalies.filter((a) => a.step === step);
+        const near = [
+          neighbourCapture(data.desc.captured, step, -1),
+          neighbourCapture(data.desc.captured, step, 1),
+        ].filter((s) => s !== null);
+        detailTitle.textContent = `Step ${step}: ${got.graph ? "full capture" : "summary"}${anomalies.length ? ` \u2014 ${anomalies.map((a) => a.message).join("; ")}` : ""}`;
+        message.textContent = got.error
+          ? got.error
+          : (got.graphError ??
+            (captured || got.graph
+              ? ""
+              : `No full capture of step ${step}: its per-parameter summary${near.length ? ` (full captures nearby: ${near.join(", ")})` : ""}.`));
+        message.hidden = message.textContent === "";
+        if (got.summary) table.show(data.desc.params, got.summary, scale);
+        if (got.graph) graph.show(got.graph, got.layerRows, data.desc.layers);
+        layoutDetail();
+        onLayer();
+        root.dataset.shownStep = String(step);
+        root.dataset.shownPath = data.desc.path;
+      });
   }
 
   function onLayer(): void {
@@ -298,20 +306,21 @@ export function createRunExplorer(model: AnyModel<RunModel>, el: HTMLElement, so
     if (!data || !source.fetchDiff) return;
     const mine = ++loads;
     detailFor = NaN; // a later pick of the same step reads it again
-    message.hidden = false;
-    message.textContent = `Reading the graph difference of the ${kindLabel(finding.kind)} finding\u2026`;
-    void source.fetchDiff(index).then((got) => {
-      if (mine !== loads || !data) return;
-      message.textContent = got.error ?? "";
-      message.hidden = !got.error;
-      if (!got.graph) return;
-      shown = got;
-      mode = "graph";
-      detailTitle.textContent = got.title ?? "Graph difference";
-      graph.show(got.graph, got.layerRows, data.desc.layers);
-      layoutDetail();
-      root.dataset.detail = "diff";
-    });
+    pending(`Reading the graph difference of the ${kindLabel(finding.kind)} finding\u2026`);
+    void source
+      .fetchDiff(index, (notice) => mine === loads && pending(notice))
+      .then((got) => {
+        if (mine !== loads || !data) return;
+        message.textContent = got.error ?? "";
+        message.hidden = !got.error;
+        if (!got.graph) return;
+        shown = got;
+        mode = "graph";
+        detailTitle.textContent = got.title ?? "Graph difference";
+        graph.show(got.graph, got.layerRows, data.desc.layers);
+        layoutDetail();
+        root.dataset.detail = "diff";
+      });
   }
 
   stepInput.addEventListener("change", () => {

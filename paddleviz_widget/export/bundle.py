@@ -3,9 +3,15 @@ widget, the run explorer and the saved pages, and one message when it is missing
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
+import traitlets
+
 STATIC = Path(__file__).resolve().parents[1] / "static"
+#: Both widgets' `_esm` (js/widget_loader.ts): it imports the explorer from the `_bundle` trait,
+#: outside the 2 s anywidget gives a model's `_esm` before it drops the kernel's messages.
+LOADER = "widget_loader.js"
 
 
 def bundle(name: str) -> Path:
@@ -22,3 +28,20 @@ def bundle(name: str) -> Path:
 
 def bundle_text(name: str) -> str:
     return bundle(name).read_text(encoding="utf-8")
+
+
+def _hot_reload() -> bool:
+    """anywidget's hot reload (DEVELOP.md) is on: it watches the `_esm` file."""
+    return os.environ.get("ANYWIDGET_HMR") == "1"
+
+
+def widget_esm(name: str) -> Path:
+    """A widget's `_esm`: the loader, or, under hot reload, the explorer ``name`` itself (a
+    file anywidget watches; the loader would only reload itself)."""
+    return bundle(name if _hot_reload() else LOADER)
+
+
+def bundle_trait(name: str) -> traitlets.Unicode:
+    """A widget's `_bundle`: the explorer ``name``'s source, which the loader imports (empty
+    under hot reload, where `_esm` is the explorer)."""
+    return traitlets.Unicode("" if _hot_reload() else bundle_text(name)).tag(sync=True)

@@ -18,6 +18,7 @@ import anywidget
 import numpy as np
 import traitlets
 
+from ..export.bundle import bundle_trait, widget_esm
 from ..export.standalone import _static
 from .ranks import RankedRun, open_any
 from .view_data import (
@@ -101,7 +102,8 @@ class RunWidget(anywidget.AnyWidget):
     appended; the page also does so on its own every few seconds while the run is written.
     """
 
-    _esm = _static("run_widget.js")  # the text; the same message as GraphWidget's if missing
+    _esm = widget_esm("run_widget.js")
+    _bundle = bundle_trait("run_widget.js")
     _css = _static("run_widget.css")
 
     #: The run's description (view_data.run_description).

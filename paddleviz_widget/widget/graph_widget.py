@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 import anywidget
 import traitlets
 
+from ..export.bundle import bundle_trait, widget_esm
 from ..export.layer_rows import answer as layer_rows_answer
 from ..gc_pause import gc_paused
 from ..graph.diff import DEFAULT_RTOL
@@ -55,7 +56,8 @@ class GraphWidget(anywidget.AnyWidget):
     which groups a depth opens and fills ``expanded`` in.
     """
 
-    _esm = bundle("widget.js")
+    _esm = widget_esm("widget.js")
+    _bundle = bundle_trait("widget.js")
     _css = bundle("widget.css")
 
     # -- the synced model (the page's side: js/kernel_sync.ts); who writes each key ------------
