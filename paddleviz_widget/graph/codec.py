@@ -32,6 +32,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable
+from operator import attrgetter
 from typing import Any, Optional, TypeVar
 
 from .decode import READS, decode_parts
@@ -169,7 +170,7 @@ def encode_rows(graph: GraphRows) -> dict[str, Any]:
             names = outputs_of.get(source, [])
             d["slot"] = names.index(slot) if slot in names else slot
         if stats is not None:
-            d["stats"] = [getattr(stats, f) for f in GradStats.FIELDS]
+            d["stats"] = list(_stats_values(stats))
         if diff is not None:
             d["diff"] = _diff_json(diff)
         if no_stats is not None:
@@ -195,6 +196,9 @@ def encode_rows(graph: GraphRows) -> dict[str, Any]:
         "groups": groups,
         "meta": dict(graph.meta),
     }
+
+
+_stats_values = attrgetter(*GradStats.FIELDS)  # one C call per edge: 11k on a 10k-node graph
 
 
 def _param(p: ParamInfo) -> dict[str, Any]:

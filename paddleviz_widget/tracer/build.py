@@ -7,7 +7,7 @@ from typing import Any
 from ..gc_pause import gc_paused
 from ..graph.codec import encode_rows
 from ..graph.model import Graph
-from ..graph.parts import GraphParts, GraphRows, parts_of
+from ..graph.parts import GraphParts, GraphRows, edge_column, parts_of, row_views
 from ..graph.problems import find_problems
 from .merge.collect import NO_TRACE_NOTICE, collect_annotations
 from .merge.graph_rows import annotated_rows
@@ -62,13 +62,16 @@ def _trace_graph(
             {"label": r.label, "node": f"n{idx}"} for idx, r in zip(walk.root_indices, roots)
         ],
     }
-    if not ann.programs and not ann.stats:
-        return rows._replace(meta={**rows.meta, **about})
+    if not ann.programs:  # rows: the problem rules read them as attribute views, not objects
+        meta = {**rows.meta, **about}
+        if ann.stats and any(s is not None for s in edge_column(rows, "stats")):
+            meta["problems"] = [p.to_dict() for p in find_problems(row_views(rows, meta))]
+        return rows._replace(meta=meta)
     graph = Graph(*parts_of(rows))
-    if ann.programs:  # to_static: each program node opens into its program's backward ops
-        index_of = {n.ptr: n.index for n in walk.nodes}
-        programs = {index_of[p]: r for p, r in ann.programs.items() if p in index_of}
-        graph = with_program_ops(graph, walk, programs, ann.static_names, ann.layer_types)
+    # to_static: each program node opens into its program's backward ops
+    index_of = {n.ptr: n.index for n in walk.nodes}
+    programs = {index_of[p]: r for p, r in ann.programs.items() if p in index_of}
+    graph = with_program_ops(graph, walk, programs, ann.static_names, ann.layer_types)
     meta = {**graph.meta, **about}
     if any(e.stats is not None for e in graph.edges):  # trace(stats=True): what problems() says
         parts = GraphParts(graph.nodes, graph.edges, graph.groups, meta)

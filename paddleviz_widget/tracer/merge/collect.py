@@ -9,6 +9,7 @@ one-line notice for what stays bare. DEVELOP.md has the table."""
 
 from __future__ import annotations
 
+from functools import cached_property
 from itertools import compress
 from operator import countOf, itemgetter, ne
 from typing import Any
@@ -54,9 +55,13 @@ class _Graph:
 
     def __init__(self, walk: WalkResult) -> None:
         self.walk = walk
-        self.nexts = next_ptrs(walk)
         self.names = walk.names
         self.roots = [walk.nodes[i] for i in walk.root_indices]
+
+    @cached_property
+    def nexts(self) -> dict[int, list[int | None]]:
+        """Each node's next_functions as pointers: for a log, a dump or a replay only."""
+        return next_ptrs(self.walk)
 
     def edge_count(self) -> int:
         return len(self.walk.edges)
@@ -110,11 +115,14 @@ def _scopes_layer(
     return layer
 
 
-def _params_layer(model: Any, params: Any, session: TraceSession | None) -> Annotations:
+def _params_layer(
+    model: Any, params: Any, session: TraceSession | None, ptrs: dict[int, int | None]
+) -> Annotations:
     """Parameter names: the model's or the ``params`` given, then those a dropped trace kept
-    when its model was gone (kept_traces)."""
+    when its model was gone (kept_traces). ``ptrs``: filled as param_infos_by_ptr does."""
     layer = Annotations(src={"param": "m"})
-    layer.params = param_infos_by_ptr(model=model, params=params) if (model or params) else {}
+    named = param_infos_by_ptr(model=model, params=params, ptrs=ptrs) if (model or params) else {}
+    layer.params = named
     kept = layer.node_src.setdefault("param", {})
     for ptr, info in session.kept_params.items() if session is not None else ():
         if ptr not in layer.params:
@@ -153,9 +161,10 @@ def collect_annotations(
         model = discover_model(accumulation)
     # The sources, in precedence order: each gives its own layer, merge_layer (annotate.py)
     # adds it to what is known; what is known first stays (GRAD_SOURCES for edges).
-    merge_layer(ann, _params_layer(model, params, session))
+    ptrs: dict[int, int | None] = {}  # id(parameter) -> its accumulation node, read once
+    merge_layer(ann, _params_layer(model, params, session, ptrs))
     for record in reversed(records):  # newest backward first; Paddle's stacks before layers'
-        merge_layer(ann, trace_record_layer(record, graph.nexts, ann.params))
+        merge_layer(ann, trace_record_layer(record, lambda: graph.nexts, ann.params))
         if record.stats is not None and not record.copies:
             instead = record.captured.hooks_instead
             merge_layer(ann, hooks_layer(record.stats, walk, instead_of_dump=instead))
@@ -166,7 +175,7 @@ def collect_annotations(
         if model is not None:
             ann.unreached = [
                 {"name": name, "reason": why, **({"frozen": True} if why is FROZEN_REASON else {})}
-                for name, why in unreached_params(model, accumulation)
+                for name, why in unreached_params(model, accumulation, ptrs)
             ]
     if session is not None:
         merge_layer(ann, _scopes_layer(scopes, graph, bool(records), ann.call_sites))

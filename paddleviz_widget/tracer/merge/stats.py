@@ -11,11 +11,10 @@ def param_statuses(walk: WalkResult, stats: BackwardStats) -> dict[int, str]:
     """Accumulation ptr -> "zero" (every gradient that reached it was all zeros) or "none"
     (its senders ran and sent it nothing). Left out when normal or not known."""
     incoming: dict[int, list[tuple[int, int]]] = {}
-    nodes = walk.nodes
-    for e in walk.edges:
-        target = nodes[e.target]
-        if target.is_accumulation:
-            incoming.setdefault(target.ptr, []).append((nodes[e.source].ptr, e.slot))
+    ptrs, leaves = walk.ptrs, walk.accumulation  # by index: no attribute read per edge
+    for source, target, slot in walk.edges:
+        if ptrs[target] in leaves:
+            incoming.setdefault(ptrs[target], []).append((ptrs[source], slot))
     statuses = {}
     for ptr, edges in incoming.items():
         if any(src not in stats.ran for src, _ in edges):

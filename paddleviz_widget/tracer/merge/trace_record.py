@@ -5,6 +5,8 @@ newest backward first."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from ...graph.model import ParamInfo
 from ..capture.session import BackwardRecord
 from ..parse.log_parser import ParsedLog
@@ -22,12 +24,13 @@ COPIES_WITHOUT_DUMP_NOTICE = (
 
 def trace_record_layer(
     record: BackwardRecord,
-    nexts: dict[int, list[int | None]],
+    nexts: Callable[[], dict[int, list[int | None]]],
     params: dict[int, ParamInfo],
 ) -> Annotations:
     """What one traced backward said about this graph. A ``paddle.grad`` ran on copies of the
     nodes: those are paired with ours by structure (copy_alignment), never by name alone, using
-    the parameters' shapes (``params``)."""
+    the parameters' shapes (``params``). ``nexts``: gives the graph's next_ptrs, asked only
+    when a log or dump is read (a watched capture's hooks stand in for both)."""
     layer = Annotations(src={"call_site": "c"})  # Paddle's stacks, from the dump's call-stack file
     captured = record.captured
     log, dump = captured.log, captured.dump
@@ -36,9 +39,9 @@ def trace_record_layer(
     if record.copies:
         log, dump_edges = _copied(record, params, layer)
     elif dump is not None:
-        dump_edges, unplaced = placed_dump(dump, nexts, "d")
+        dump_edges, unplaced = placed_dump(dump, nexts(), "d")
     if log is not None and log.runs:
-        edges, slots = from_log(log, nexts)
+        edges, slots = from_log(log, nexts())
         layer.add_edges(edges, "l")
         layer.slots.update(slots)
         layer.sources.append("vlog")
@@ -47,7 +50,8 @@ def trace_record_layer(
         layer.sources.append("dump")
     for line in captured.notes:  # the log or dump was only partly understood
         add_note(layer, line)
-    note_mismatches(layer, log, None, nexts)
+    if log is not None:  # (it says nothing of a missing log)
+        note_mismatches(layer, log, None, nexts())
     if unplaced:
         add_note(layer, UNMATCHED_DUMP_NOTICE.format(n=unplaced))
     if not record.copies:

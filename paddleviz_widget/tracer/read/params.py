@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping
+from functools import lru_cache
 from typing import Any
 
 from ...graph.model import ParamInfo
@@ -78,13 +79,16 @@ def accumulation_ptr(tensor: Any) -> int | None:
     return int(node.node_ptr())
 
 
-def param_infos_by_ptr(model: Any = None, params: Any = None) -> dict[int, ParamInfo]:
+def param_infos_by_ptr(
+    model: Any = None, params: Any = None, ptrs: dict[int, int | None] | None = None
+) -> dict[int, ParamInfo]:
     """Accumulation-node ptr -> ParamInfo for a model's parameters and/or named tensors.
 
     ``model``: an nn.Layer, named as in ``model.named_parameters()`` ("fc.0.weight").
     ``params``: torchviz-style mapping name -> Tensor, or (name, Tensor) pairs. Names given in
     ``params`` win over the model's. The first name seen for a tensor wins otherwise.
     Tensors with stop_gradient=True (no accumulation node) and non-leaf tensors are skipped.
+    ``ptrs``: filled with id(tensor) -> its accumulation_ptr, for unreached_params to reuse.
     """
     if model is None and params is None:
         raise TypeError("param_infos_by_ptr needs model=<nn.Layer> or params=<name -> Tensor>")
@@ -97,6 +101,8 @@ def param_infos_by_ptr(model: Any = None, params: Any = None) -> dict[int, Param
     dtypes: dict[Any, str] = {}  # a model has few dtypes and 10k+ parameters
     for name, tensor in pairs:
         ptr = accumulation_ptr(tensor)
+        if ptrs is not None:
+            ptrs[id(tensor)] = ptr
         if ptr is None or ptr in infos:
             continue
         dtype = tensor.dtype
@@ -114,12 +120,17 @@ RUNNING_STAT_NAMES = ("_mean", "_variance")
 RUNNING_STAT_LAYERS = ("BatchNorm", "InstanceNorm")
 
 
+@lru_cache(maxsize=1024)
+def _normalization(layer_type: Any) -> bool:
+    kinds = [c.__name__ for c in layer_type.__mro__]
+    return any(word in kind for kind in kinds for word in RUNNING_STAT_LAYERS)
+
+
 def running_stat_ids(model: Any) -> set[int]:
     """ids of the parameters that are normalization layers' running statistics."""
     found = set()
     for layer in model.sublayers(include_self=True):
-        kinds = [c.__name__ for c in type(layer).__mro__]
-        if any(word in kind for kind in kinds for word in RUNNING_STAT_LAYERS):
+        if _normalization(layer.__class__):  # by type: a model has ~10k layers of a few types
             for name, p in layer.named_parameters(include_sublayers=False):
                 if name in RUNNING_STAT_NAMES and p.stop_gradient:
                     found.add(id(p))
@@ -129,18 +140,22 @@ def running_stat_ids(model: Any) -> set[int]:
 FROZEN_REASON = "stop_gradient=True: frozen, no gradient is computed (on purpose?)"
 
 
-def unreached_params(model: Any, accumulation_ptrs: set[int]) -> list[tuple[str, str]]:
+def unreached_params(
+    model: Any, accumulation_ptrs: set[int], ptrs: dict[int, int | None] | None = None
+) -> list[tuple[str, str]]:
     """(name, reason) for each of ``model``'s parameters no gradient of this graph reaches;
     a frozen one's reason is FROZEN_REASON. Running statistics are left out: no gradient is
-    meant to reach them."""
+    meant to reach them. ``ptrs``: accumulation_ptr by id(parameter), as param_infos_by_ptr
+    read them for this graph (asked again for a parameter not in it)."""
     out = []
     running = running_stat_ids(model)
+    known = {} if ptrs is None else ptrs
     for name, p in model.named_parameters():
         if id(p) in running:
             continue
         if p.stop_gradient:
             out.append((name, FROZEN_REASON))
-        elif accumulation_ptr(p) not in accumulation_ptrs:
+        elif (known[id(p)] if id(p) in known else accumulation_ptr(p)) not in accumulation_ptrs:
             out.append(
                 (
                     name,
