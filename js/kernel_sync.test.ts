@@ -6,6 +6,7 @@ import {
   answerUndone,
   graphBytes,
   graphDocument,
+  inflatePieces,
   loadGraph,
   type ReadGraph,
 } from "./kernel_sync";
@@ -119,6 +120,68 @@ describe("a big graph sent in pieces", () => {
     );
     for (let wait = 0; wait < 100 && said.length === 0; wait++) await new Promise((resolve) => setTimeout(resolve, 20));
     expect(said[0].error).toMatch(/not JSON text/);
+  });
+});
+
+/** The pieces deflated, as widget/wire.py sends them (zlib's format: CompressionStream "deflate"
+ * writes what Python's zlib.compress does). */
+async function deflated(pieces: ReturnType<typeof asPieces>) {
+  const deflate = async (b: DataView): Promise<DataView> =>
+    new DataView(
+      await new Response(
+        new Blob([b as DataView<ArrayBuffer>]).stream().pipeThrough(new CompressionStream("deflate")),
+      ).arrayBuffer(),
+    );
+  return {
+    head: await deflate(pieces.head),
+    nodes: await Promise.all(pieces.nodes.map(deflate)),
+    edges: await Promise.all(pieces.edges.map(deflate)),
+    deflate: true,
+  };
+}
+
+describe("a big graph sent in deflated pieces", () => {
+  const doc = document("resnet18") as Record<string, unknown>;
+
+  it("inflates to the same document, keys in order, one piece a step", async () => {
+    const pieces = await deflated(asPieces(doc, 7));
+    expect(graphBytes(pieces)).toBeLessThan(graphBytes(asPieces(doc, 7)) / 3);
+    expect(graphDocument(pieces)).toBeInstanceOf(PayloadError); // not parsed before inflating
+    let steps = 0;
+    const text = await inflatePieces(pieces, async () => ++steps > 0);
+    expect(steps).toBe(pieces.nodes.length + pieces.edges.length);
+    expect(JSON.stringify(graphDocument(text))).toBe(JSON.stringify(doc));
+    // Told to stop (a newer graph came), it stops.
+    expect(await inflatePieces(pieces, async () => false)).toBeUndefined();
+    // Anything else passes as it is.
+    const plain = asPieces(doc, 7);
+    expect(await inflatePieces(plain)).toBe(plain);
+  });
+
+  it("is read by loadGraph, and a piece that does not inflate is said", async () => {
+    const got: ReadGraph[] = [];
+    loadGraph(
+      await deflated(asPieces(doc, 50)),
+      () => true,
+      (read) => got.push(read),
+    );
+    for (let wait = 0; wait < 100 && got.length === 0; wait++) await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(got).toHaveLength(1);
+    expect(got[0].error).toBeNull();
+    expect(got[0].payload.nodes).toHaveLength(fixture("resnet18").nodes.length);
+    expect(got[0].payload.edges).toHaveLength(fixture("resnet18").edges.length);
+    const broken = {
+      ...(await deflated(asPieces(doc, 50))),
+      edges: [new DataView(new TextEncoder().encode("[{oops").buffer)],
+    };
+    const said: ReadGraph[] = [];
+    loadGraph(
+      broken,
+      () => true,
+      (read) => said.push(read),
+    );
+    for (let wait = 0; wait < 100 && said.length === 0; wait++) await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(said[0].error).toMatch(/does not inflate/);
   });
 });
 

@@ -5,7 +5,7 @@
 import type { AnyModel } from "@anywidget/types";
 import type { WidgetModel } from "./model_contract";
 import { applyEdits, openToDepth, readRequest, type ViewState } from "./view/expansion";
-import { buildIndex, type GraphIndex } from "./view/graph_index";
+import { buildIndex, buildIndexSteps, type GraphIndex } from "./view/graph_index";
 import { PayloadError, readGraph, readGraphSteps } from "./view/payload";
 import { repeatsInSlices } from "./view/repeats";
 import { nextTask } from "./layout/next_task";
@@ -31,11 +31,12 @@ const SLICE_MS = 50;
 export type ReadGraph = ReturnType<typeof readGraph>;
 
 /** A big graph as the kernel sends it (widget/wire.py graph_pieces): the document's JSON with
- * empty `nodes` and `edges`, and those lists in slices, each its own JSON text. */
-type Pieces = { head: DataView; nodes: DataView[]; edges: DataView[] };
+ * empty `nodes` and `edges`, and those lists in slices, each its own JSON text, deflated
+ * (zlib) when `deflate` is true. */
+type Buffer = DataView | ArrayBuffer;
+type Pieces = { head: Buffer; nodes: Buffer[]; edges: Buffer[]; deflate?: boolean };
 
-const isBuffer = (value: unknown): value is DataView | ArrayBuffer =>
-  value instanceof DataView || value instanceof ArrayBuffer;
+const isBuffer = (value: unknown): value is Buffer => value instanceof DataView || value instanceof ArrayBuffer;
 
 function isPieces(value: unknown): value is Pieces {
   if (value === null || typeof value !== "object") return false;
@@ -44,7 +45,44 @@ function isPieces(value: unknown): value is Pieces {
   return isBuffer(v.head) && lists.every((l) => Array.isArray(l) && l.every(isBuffer));
 }
 
-const parseText = (value: DataView | ArrayBuffer): unknown => JSON.parse(new TextDecoder().decode(value));
+const parseText = (value: Buffer): unknown => JSON.parse(new TextDecoder().decode(value));
+
+/** A deflated piece's bytes, inflated by the browser's zlib (DecompressionStream). */
+async function inflate(value: Buffer): Promise<DataView> {
+  const bytes =
+    value instanceof DataView
+      ? new Uint8Array(value.buffer as ArrayBuffer, value.byteOffset, value.byteLength)
+      : new Uint8Array(value);
+  const source = new ReadableStream<BufferSource>({
+    start(controller) {
+      controller.enqueue(bytes);
+      controller.close();
+    },
+  });
+  return new DataView(await new Response(source.pipeThrough(new DecompressionStream("deflate"))).arrayBuffer());
+}
+
+/**
+ * Deflated pieces inflated, one piece per `step` (which says whether to go on): the same pieces
+ * as plain JSON text; anything else as it is. Undefined once `step` says stop; a piece that
+ * does not inflate gives a PayloadError, which readGraph shows.
+ */
+export async function inflatePieces(value: unknown, step: () => Promise<boolean> = async () => true): Promise<unknown> {
+  if (!isPieces(value) || value.deflate !== true) return value;
+  const out: Pieces = { head: value.head, nodes: [], edges: [] };
+  try {
+    out.head = await inflate(value.head);
+    for (const key of ["nodes", "edges"] as const) {
+      for (const piece of value[key]) {
+        if (!(await step())) return undefined;
+        out[key].push(await inflate(piece));
+      }
+    }
+  } catch (err) {
+    return new PayloadError(`the graph the kernel sent does not inflate (${(err as Error).message})`);
+  }
+  return out;
+}
 
 /**
  * The synced graph's JSON parsed in steps (each yield: a task's worth of work done): one buffer
@@ -55,6 +93,7 @@ function* parseSteps(value: unknown): Generator<void, unknown> {
   try {
     if (isBuffer(value)) return parseText(value);
     if (!isPieces(value)) return value;
+    if (value.deflate === true) return new PayloadError("the graph's pieces are deflated: inflatePieces first");
     const doc = parseText(value.head) as Record<string, unknown>;
     for (const key of ["nodes", "edges"] as const) {
       const list: unknown[] = [];
@@ -95,7 +134,7 @@ export function graphBytes(value: unknown): number {
 /**
  * Read and index the synced graph, then call `done`: at once for a small one; a big one (a
  * 100k-node payload is ~20 MB; pieces are sent for big ones only) over several tasks, so that
- * the page stays responsive: its pieces parsed one by one, the nodes decoded, the edges, the
+ * the page stays responsive: its pieces inflated and parsed one by one, the nodes decoded, the edges, the
  * checks, the index, then its repeated blocks found in slices. `current()` false drops it (a
  * newer graph came). Returns whether it waits.
  */
@@ -131,18 +170,20 @@ export function loadGraph(
   };
   void (async () => {
     if (!(await step())) return;
-    const doc = await inTasks(parseSteps(raw));
+    const text = await inflatePieces(raw, step);
+    if (text === undefined) return;
+    const doc = await inTasks(parseSteps(text));
     if (doc === undefined) return;
     const read = await inTasks(readGraphSteps(doc.value));
     if (read === undefined) return;
-    const index = buildIndex(read.value.payload);
-    if (!(await step())) return;
+    const index = await inTasks(buildIndexSteps(read.value.payload));
+    if (index === undefined) return;
     // Repeated blocks (view/repeats.ts), found in slices, cached for the first view's plan.
-    if ((await inTasks(repeatsInSlices(index, SLICE_MS))) === undefined) return;
+    if ((await inTasks(repeatsInSlices(index.value, SLICE_MS))) === undefined) return;
     // The first view's answer and plan in a task of their own (draw_loop.ts loaded()).
     until = Number.NEGATIVE_INFINITY;
     if (!(await step())) return;
-    done(read.value, index, true);
+    done(read.value, index.value, true);
   })();
   return true;
 }

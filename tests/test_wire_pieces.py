@@ -1,10 +1,12 @@
-"""A big graph goes to the page in pieces of JSON text (widget/wire.py graph_pieces), parsed one
-task at a time (js/kernel_sync.ts); what the page puts back together is the document itself.
+"""A big graph goes to the page in pieces of deflated JSON text (widget/wire.py graph_pieces),
+inflated and parsed one task at a time (js/kernel_sync.ts); what the page puts back together is
+the document itself.
 Driven through the widget's comm, buffers and their paths as Jupyter delivers them."""
 
 from __future__ import annotations
 
 import json
+import zlib
 from pathlib import Path
 from typing import Any
 
@@ -61,10 +63,15 @@ def test_a_big_graph_goes_in_pieces_that_make_the_same_document(
     w = GraphWidget.from_graph(DOC, comm=WireComm())
     w.send_state("graph")
     value = sent_graph(w)
-    assert set(value) == {"head", "nodes", "edges"}
+    assert set(value) == {"head", "nodes", "edges", "deflate"} and value["deflate"] is True
     assert len(value["nodes"]) == -(-len(DOC["nodes"]) // 40) > 2
     assert len(value["edges"]) == -(-len(DOC["edges"]) // 40)
-    head = json.loads(bytes(value["head"]))
+    sent = [value["head"], *value["nodes"], *value["edges"]]
+    # Deflated (zlib, what the page's DecompressionStream("deflate") reads): far fewer bytes.
+    assert sum(map(len, sent)) * 3 < sum(len(zlib.decompress(b)) for b in sent)
+    last = len(DOC["nodes"]) % 40 or 40
+    assert json.loads(zlib.decompress(value["nodes"][-1])) == DOC["nodes"][-last:]
+    head = json.loads(zlib.decompress(value["head"]))
     assert list(head) == list(DOC) and head["nodes"] == head["edges"] == []
     back = wire.graph_from_json(value, w)
     assert wire.json_bytes(back) == wire.json_bytes(DOC)  # byte for byte, keys in order

@@ -1,11 +1,28 @@
 import { describe, expect, it } from "vitest";
-import { buildIndex, groupStats, instanceId, parseInstanceId } from "./graph_index";
+import { buildIndex, buildIndexSteps, groupStats, instanceId, parseInstanceId } from "./graph_index";
 import { FIXTURE_NAMES, chainFromJson, fixture, levelFromJson, wrapperFromJson } from "./test_fixtures";
 import type { GraphPayload } from "./types";
 
 describe.each(FIXTURE_NAMES)("index of %s", (name) => {
   const graph = fixture(name);
   const index = buildIndex(graph);
+
+  it("is the same index built in steps, a step after the groups and every few nodes or edges", () => {
+    const steps = buildIndexSteps(graph, 5);
+    let count = 0;
+    let next = steps.next();
+    for (; !next.done; next = steps.next()) count += 1;
+    expect(count).toBe(1 + Math.floor(index.nodes.size / 5) + Math.floor(index.edges.size / 5));
+    const stepped = next.value;
+    expect([...stepped.nodes.keys()]).toEqual([...index.nodes.keys()]);
+    expect([...stepped.edges.keys()]).toEqual([...index.edges.keys()]);
+    expect([...stepped.level]).toEqual([...index.level]);
+    for (const id of index.groups.keys()) {
+      expect(stepped.descendantNodes(id)).toEqual(index.descendantNodes(id));
+      expect(stepped.calls(id)).toEqual(index.calls(id));
+    }
+    for (const id of index.nodes.keys()) expect(stepped.ancestors(id)).toEqual(index.ancestors(id));
+  });
 
   it("looks every id up", () => {
     expect(index.nodes.size).toBe(graph.nodes.length);

@@ -88,6 +88,15 @@ const NO_GROUPS: readonly string[] = Object.freeze([]);
 // calls (connected pieces) are found over integer arrays on first use; the edge lists per
 // node are built on first use.
 export function buildIndex(graph: GraphPayload): GraphIndex {
+  const steps = buildIndexSteps(graph);
+  for (;;) {
+    const next = steps.next();
+    if (next.done) return next.value;
+  }
+}
+
+/** buildIndex, a yield after the groups and every `every` nodes or edges (kernel_sync.ts). */
+export function* buildIndexSteps(graph: GraphPayload, every = 20_000): Generator<void, GraphIndex> {
   const groups = new Map<string, GraphGroup>();
   for (const g of graph.groups ?? []) groups.set(g.id, g);
 
@@ -133,6 +142,7 @@ export function buildIndex(graph: GraphPayload): GraphIndex {
 
   const childGroups = new Map<string | null, string[]>();
   for (const id of groupIds) push(childGroups, parentOf.get(id) ?? null, id);
+  yield;
 
   // Node numbers (payload order, first occurrence of an id) and each one's own group number
   // (-1 for none; a group that does not exist is none; the last node given an id counts).
@@ -153,10 +163,14 @@ export function buildIndex(graph: GraphPayload): GraphIndex {
     } else {
       groupOf[numOf.get(n.id) as number] = a;
     }
+    if (nodes.size % every === 0) yield;
   }
   const count = ids.length;
   const edges = new Map<string, GraphEdge>();
-  for (const e of graph.edges ?? []) edges.set(e.id, e);
+  for (const e of graph.edges ?? []) {
+    edges.set(e.id, e);
+    if (edges.size % every === 0) yield;
+  }
 
   // Members of group a, payload order: memberAt[memberStart[a] .. memberStart[a + 1]).
   const memberStart = new Int32Array(groupIds.length + 1);

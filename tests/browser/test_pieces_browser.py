@@ -1,8 +1,9 @@
-"""A big graph goes to the page in pieces of JSON text (widget/wire.py), read one piece a task
-(js/kernel_sync.ts), in a real JupyterLab: the ~10k-node Llama of benchmarks/models.py takes
-that path here (tests/browser/notebooks/pieces.ipynb lowers the threshold for its kernel). The
-folded first view paints, the page holds the whole graph (its counts, an inspector's shapes
-against the kernel's document), and a save after it holds the whole document."""
+"""A big graph goes to the page in deflated pieces of JSON text (widget/wire.py), each inflated
+and read in its own task (js/kernel_sync.ts), in a real JupyterLab: the ~10k-node Llama of
+benchmarks/models.py takes that path here (tests/browser/notebooks/pieces.ipynb lowers the
+threshold for its kernel). The folded first view paints, the page holds the whole graph (its
+counts, an inspector's shapes against the kernel's document), and a save after it holds the
+whole document."""
 
 from __future__ import annotations
 
@@ -41,7 +42,7 @@ def test_the_graph_went_in_pieces_and_the_folded_view_paints(
         "sorted(__import__('paddleviz_widget.widget.wire', fromlist=['w'])"
         ".graph_to_json(w.graph, __import__('types').SimpleNamespace()))"
     )
-    assert sent == ["edges", "head", "nodes"], "this kernel sends the graph in pieces"
+    assert sent == ["deflate", "edges", "head", "nodes"], "this kernel sends deflated pieces"
     explorer.wait_ready()
     ids = explorer.node_ids()
     assert any(".." in i for i in ids), f"a folded run of blocks is drawn: {sorted(ids)}"
