@@ -160,27 +160,57 @@ class AnomalyFinder:
         changed but maybe the sorted copy (check()'s own tests follow)."""
         if norm.dtype is not _F64 or len(norm) != len(self.params):
             return False
-        window = len(self._history)
-        rules = self._seen >= self.t["spike_warmup"]
-        layer_of, squares, sums, norms, row, sorted_at, history_at = self._at
-        bound = 0
-        if rules:
-            if self._seen < window:
-                return False  # the window is still filling: exact medians
-            self._sort_if_due()
-            bound = sorted_at + (self._low - self._replaced) * row
-        assert self._quick is not None
+        bound, row = self.quiet_bounds()
+        if not row:
+            return False
+        layer_of, squares, sums, norms = self._at[:4]
         factor, ratio = self.t["spike_factor"], self.t["vanishing_ratio"]
         at = (layer_of, len(self.layers), squares, sums, norms, bound, factor, ratio)
         np.copyto(self._norm_in, norm)
-        if not self._quick(self._norm_at, len(norm), *at, history_at + self._seen % window * row):
+        if not self._quick(self._norm_at, len(norm), *at, row):  # type: ignore[misc]
             return False
+        self.quiet_settled()
+        return True
+
+    def quiet_frame(self) -> tuple[int, ...] | None:
+        """quiet_step's fixed arguments for step_ir.py's frame (layer_of, layers, squares,
+        sums, norms), or None: this finder settles no step in a compiled call."""
+        if not self._compile:
+            return None
+        layer_of, squares, sums, norms = self._at[:4]
+        return layer_of, len(self.layers), squares, sums, norms
+
+    def quiet_factors(self) -> tuple[float, float]:
+        return self.t["spike_factor"], self.t["vanishing_ratio"]
+
+    def quiet_bounds(self) -> tuple[int, int]:
+        """(bound, row) for quiet_step this step: the address of the medians' lower bound (0:
+        the rules are not on yet) and of the history row it writes; row 0: it may not settle
+        this step (not compiled, or the window still filling: exact medians)."""
+        if self._quick is None:
+            if not self._compile:
+                return 0, 0
+            self._quick = kernel("quiet_step", wait=False)
+            if self._quick is None:
+                return 0, 0
+        window = len(self._history)
+        row, sorted_at, history_at = self._at[4:]
+        bound = 0
+        if self._seen >= self.t["spike_warmup"]:
+            if self._seen < window:
+                return 0, 0  # the window is still filling: exact medians
+            self._sort_if_due()
+            bound = sorted_at + (self._low - self._replaced) * row
+        return bound, history_at + self._seen % window * row
+
+    def quiet_settled(self) -> None:
+        """The state after quiet_step settled a step (its row written): check()'s for a clean
+        step where nothing fired."""
         self._in_nonfinite = False
-        if rules:
+        if self._seen >= self.t["spike_warmup"]:
             self._spiking, self._vanishing = self._none_spiking, self._none_vanishing
         self._seen += 1
         self._replaced += 1
-        return True
 
     def _sort_if_due(self) -> None:
         if not self._sorted_ok or self._replaced >= min(SORT_EVERY, self._low + 1):

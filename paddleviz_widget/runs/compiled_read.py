@@ -7,6 +7,7 @@ and a gradient with NaN/Inf (or an overflowing sum of squares) read by NumPy exa
 
 from __future__ import annotations
 
+import array
 import ctypes
 import math
 from typing import Any
@@ -31,7 +32,9 @@ class CompiledRead:
         self._plain = plain
         self._exact = big  # GradSummary._big: the exact reading of one gradient
         self._dtypes = [p[0] for p in plain]
-        self._addrs = np.zeros(n, np.int64)
+        # array.array, not NumPy: ten item assignments a step through NumPy's indexing
+        # machinery cost more (its code is cold after Paddle's step) than the plain C setter
+        self._addrs = array.array("q", bytes(8 * n))
         self._sizes = np.array([p[2] for p in plain], np.int64)
         self._kinds = np.array([_KIND[p[1]] for p in plain], np.int8)
         self._out = np.zeros((4, n))
@@ -43,12 +46,26 @@ class CompiledRead:
         # (size, dtype): the allocator hands a buffer from one parameter to another its size.
         sets: dict[tuple[int, Any], set[int]] = {}
         self._known = [sets.setdefault((p[2], p[1]), set()) for p in plain]
-        self._args = (self._addrs.ctypes.data, self._sizes.ctypes.data,
+        self._args = (self._addrs.buffer_info()[0], self._sizes.ctypes.data,
                       self._kinds.ctypes.data, n, self._out.ctypes.data,
                       self._flags.ctypes.data)  # fmt: skip
         self._loss_at = ctypes.addressof(self._loss)
 
     def read(self, grads: list[Any], loss: Any) -> tuple[Any, ...] | None:
+        absent = self.addresses(grads)
+        if absent is None:
+            return None
+        loss_addr, loss_kind, value = self.loss_address(loss)
+        bad = self._kernel(*self._args, loss_addr, loss_kind, self._loss_at)
+        return self.result(bad, absent, self.loss_read(loss_kind, value))
+
+    def frame_head(self) -> tuple[int, ...]:
+        """read_grads' array addresses and count, then the loss's double (step_ir.py's frame)."""
+        return (*self._args, self._loss_at)
+
+    def addresses(self, grads: list[Any]) -> int | None:
+        """Each gradient's address into the kernel's array (0: none this step); the number of
+        parameters without one, or None: some gradient is not read in place."""
         addrs, known, dtypes = self._addrs, self._known, self._dtypes
         absent = 0
         for i, g in enumerate(grads):
@@ -72,13 +89,17 @@ class CompiledRead:
                 known[i].clear()
             known[i].add(ptr)
             addrs[i] = ptr
-        loss_addr, loss_kind, value = self._loss_address(loss)
-        bad = self._kernel(*self._args, loss_addr, loss_kind, self._loss_at)
+        return absent
+
+    def loss_read(self, loss_kind: int, value: float | None) -> float | None:
+        """The loss value after the kernel's call (read by it, or given by loss_address)."""
+        return self._loss.value if loss_kind != _NO_LOSS else value
+
+    def result(self, bad: int, absent: int, value: float | None) -> tuple[Any, ...]:
+        """read()'s answer from the kernel's output (``bad`` gradients flagged)."""
         out = self._out.copy()
         if bad:
             self._read_exactly(out)
-        if loss_kind != _NO_LOSS:
-            value = self._loss.value
         return out[0], out[1], out[2], out[3], value, not bad and not absent
 
     def _readable(self, g: Any, i: int) -> bool:
@@ -90,7 +111,7 @@ class CompiledRead:
         return bool(same and g.is_dense() and g.is_contiguous() and g.shape == shape
                     and g.place.is_cpu_place())  # fmt: skip
 
-    def _loss_address(self, loss: Any) -> tuple[int, int, float | None]:
+    def loss_address(self, loss: Any) -> tuple[int, int, float | None]:
         """(address, kind, None) of a one-element float32/float64 CPU loss for the kernel;
         (0, none, its value) for any other (summary.loss_value)."""
         if loss is None:

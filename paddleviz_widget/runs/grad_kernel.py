@@ -22,10 +22,12 @@ import threading
 from typing import Any
 
 from .kernel_ir import QUIET_STEP, READ_GRADS
+from .step_ir import WATCH_STEP
 
 _ARGS = {
     "read_grads": (ctypes.c_int64,) * 9,
     "quiet_step": (ctypes.c_int64,) * 8 + (ctypes.c_double,) * 2 + (ctypes.c_int64,),
+    "watch_step": (ctypes.c_int64,) * 6,
 }
 _lock = threading.Lock()  # held while compiling
 _start = threading.Lock()  # held while starting the compiling thread
@@ -34,11 +36,11 @@ _helper: list[threading.Thread] = []  # the compiling thread, while it runs
 
 
 def kernel(name: str = "read_grads", *, wait: bool = True) -> Any:
-    """``read_grads`` (or ``quiet_step``) as a ctypes function (pointers as plain integers),
-    or None: llvmlite is not installed or the code did not compile here. Compiled once per
-    process. ``wait=False``: None until then, the compiling started on a helper thread
-    (llvmlite optimises and emits code without the GIL: the training goes on meanwhile, on
-    the NumPy path)."""
+    """``read_grads`` (or ``quiet_step``, ``watch_step``) as a ctypes function (pointers as
+    plain integers), or None: llvmlite is not installed or the code did not compile here.
+    Compiled once per process. ``wait=False``: None until then, the compiling started on a
+    helper thread (llvmlite optimises and emits code without the GIL: the training goes on
+    meanwhile, on the NumPy path)."""
     if "engine" in _state:
         return _state.get(name)
     if wait:
@@ -81,7 +83,7 @@ def _compile() -> dict[str, Any]:
 
     llvm.initialize_native_target()
     llvm.initialize_native_asmprinter()
-    module = llvm.parse_assembly(READ_GRADS + QUIET_STEP)
+    module = llvm.parse_assembly(READ_GRADS + QUIET_STEP + WATCH_STEP)
     module.verify()
     machine = llvm.Target.from_default_triple().create_target_machine(
         cpu=llvm.get_host_cpu_name(), features=llvm.get_host_cpu_features().flatten(), opt=3

@@ -83,6 +83,8 @@ class RunLogWriter:
         self._losses: list[float | None] = []
         self._f32 = np.empty((2, flush_every, len(params)), np.float32)
         self._counts = np.empty((2, flush_every, len(params)))
+        # each row's (norm, max |g|) views, made once: no NumPy indexing in a clean step
+        self._row_views = list(zip(self._f32[0], self._f32[1]))
         self._groups = LayerGroups(self._layer_index, len(layers))
         self._tail_file: Any = None
         self._lines = TailLines(self._n)
@@ -105,7 +107,27 @@ class RunLogWriter:
         self._counts[1, k] = inf
         self._pending.append(step)
         self._losses.append(loss)
-        line = self._lines.line(step, f32[0, k], f32[1, k], nan, inf, loss, clean=clean)
+        self._write_line(self._lines.line(step, f32[0, k], f32[1, k], nan, inf, loss, clean=clean))
+
+    def rows(self) -> tuple[int, int, int]:
+        """Where a step's rows go, for step_ir.py's watch_step: the float32 (norm, max |g|)
+        and the float64 (NaN, Inf) buffers' addresses, rows per plane; the next step's row
+        is ``len(self._pending)``."""
+        return self._f32.ctypes.data, self._counts.ctypes.data, self._flush_every
+
+    def next_row(self) -> int:
+        return len(self._pending)
+
+    def write_clean(self, step: int, loss: float | None) -> None:
+        """write_step of a clean step whose rows are already in the buffers (watch_step put
+        them there): every parameter has a gradient, all finite; the same bytes."""
+        k = len(self._pending)
+        self._pending.append(step)
+        self._losses.append(loss)
+        norm, max_abs = self._row_views[k]
+        self._write_line(self._lines.clean_line(step, norm, max_abs, loss))
+
+    def _write_line(self, line: bytes) -> None:
         # One write() to the OS (the tail is unbuffered): a SIGKILL from here on loses
         # nothing of it; a short write (a signal, a full disk) is finished by a second.
         done = self._tail_file.write(line)

@@ -97,6 +97,17 @@ class GradSummary:
         self._compile = False
         return True
 
+    @property
+    def compiles(self) -> bool:
+        """Whether the one-call reading is there or may come (compiled on a helper thread)."""
+        return self._compiled is not None or self._compile
+
+    def compiled_read(self) -> CompiledRead | None:
+        """The one-call reading (compiled_read.py), once compiled; None: the NumPy path."""
+        if self._compiled is None and self._compile:
+            self._compiled_now()
+        return self._compiled
+
     def read_step(self, loss: Any) -> tuple[Any, ...]:
         """read() and the loss value (loss_value(loss); None: no loss), and whether the step
         is clean (every parameter has a gradient, all finite; False: not known): one

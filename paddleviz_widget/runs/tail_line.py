@@ -36,10 +36,7 @@ class TailLines:
         gradient); ``nan``, ``inf``: counts. ``clean``: every parameter has a gradient, all
         finite (no NaN/Inf counts): the same line in one orjson call."""
         if clean:
-            value = loss if loss is None or math.isfinite(loss) else str(loss)
-            line = {"step": step, "loss": value, "norm": norm, "max_abs": max_abs,
-                    "nan": self._zero_list, "inf": self._zero_list}  # fmt: skip
-            return orjson.dumps(line, option=_NUMPY | orjson.OPT_APPEND_NEWLINE)
+            return self.clean_line(step, norm, max_abs, loss)
         if not math.isfinite(float(np.add.reduce(norm)) + float(np.add.reduce(max_abs))):
             return _json_line(step, norm, max_abs, nan, inf, loss)
         if loss is None:
@@ -59,6 +56,14 @@ class TailLines:
             _counts(inf, self._zeros),
             b"}\n",
         ))  # fmt: skip
+
+    def clean_line(self, step: int, norm: np.ndarray, max_abs: np.ndarray,
+                   loss: float | None) -> bytes:  # fmt: skip
+        """line() of a clean step: one orjson call."""
+        value = loss if loss is None or math.isfinite(loss) else str(loss)
+        line = {"step": step, "loss": value, "norm": norm, "max_abs": max_abs,
+                "nan": self._zero_list, "inf": self._zero_list}  # fmt: skip
+        return orjson.dumps(line, option=_NUMPY | orjson.OPT_APPEND_NEWLINE)
 
 
 def _counts(values: np.ndarray, zeros: bytes) -> bytes:

@@ -18,6 +18,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .anomalies import AnomalyFinder, thresholds_from
+from .clean_step import CleanStep
 from .format import flush_every, rank_dir
 from .job_rank import job_rank, recorded_ranks
 from .log_writer import RunLogWriter
@@ -53,6 +54,7 @@ class RunWatch:
         self.step = 0  # the step the next backward is
         self._after_anomaly = False
         self.writer: RunLogWriter | None = None
+        self._clean: CleanStep | None = None  # a clean step in one call, once started
         self._gave_up = False
         self.job = job_rank()  # from the launcher's environment: no communication
         self.ranks = recorded_ranks(ranks, self.job.world_size)
@@ -95,6 +97,8 @@ class RunWatch:
             rank=job.rank, world_size=job.world_size, run_id=job.run_id, ranks=self.ranks,
             flush_every=flush_every(len(infos)),
         )  # fmt: skip
+        if self._summary.compiles:
+            self._clean = CleanStep(self._summary, self.writer, self._finder)
 
     def full_due(self) -> bool:
         """Whether the next backward gets the full capture."""
@@ -110,9 +114,16 @@ class RunWatch:
             return
         # (no paddle.no_grad() here: the in-place path runs no Paddle op; the tensor-op path
         # and the loss of a device tensor take it themselves)
-        got = self._summary.read_step(roots[0] if len(roots) == 1 else None)
-        norm, max_abs, nan, inf, loss, clean = got
+        loss_root = roots[0] if len(roots) == 1 else None
         step = self.step
+        got = None if full or self._clean is None else self._clean.run(step, loss_root)
+        if got is True:  # recorded in one call: clean, no rule fired (clean_step.py)
+            self._after_anomaly = False
+            self.step += 1
+            return
+        if got is None:
+            got = self._summary.read_step(loss_root)
+        norm, max_abs, nan, inf, loss, clean = got
         self.writer.write_step(step, norm, max_abs, nan, inf, loss, clean=clean)
         found = self._finder.check(step, norm, nan, inf, loss, clean=clean)
         for anomaly in found:

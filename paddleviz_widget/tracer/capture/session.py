@@ -267,11 +267,11 @@ class TraceSession:
     ) -> Any:  # fmt: skip
         if self._in_backward:  # e.g. paddle.grad inside a PyLayer's backward: already captured
             return original(*args, **kwargs)
+        if self.watch is not None:  # (it pauses the collector around a capture only)
+            return watched_backward(self, original, roots, args, kwargs, copies=copies)
         # Walks, hooks and their records allocate ~100k objects without cycles: with the
         # collector on, its full passes over the user's heap cost more than all of it.
         with gc_paused():
-            if self.watch is not None:
-                return watched_backward(self, original, roots, args, kwargs, copies=copies)
             return self._captured_backward(original, roots, args, kwargs, copies=copies)
 
     def _captured_backward(

@@ -6,6 +6,8 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING, Any
 
+from ...gc_pause import gc_paused
+
 if TYPE_CHECKING:
     from ...runs.watch import RunWatch
     from .session import TraceSession
@@ -46,12 +48,27 @@ def watched_backward(
 ) -> Any:  # fmt: skip
     watch = session.watch
     assert watch is not None
-    if copies or not watch.ready(roots):  # paddle.grad sets no .grad: not a training step
+    if copies:  # paddle.grad sets no .grad: not a training step
         return original(*args, **kwargs)
-    if not watch.full_due():
+    if watch.writer is None:  # the first step (it may walk the graph for the model)
+        with gc_paused():
+            if not watch.ready(roots):
+                return original(*args, **kwargs)
+    if not watch.full_due():  # a step between captures: no collector pause, few calls
         result = original(*args, **kwargs)
         _record(session, watch, roots, full=False)
         return result
+    # Walks, hooks and their records allocate ~100k objects without cycles: with the
+    # collector on, its full passes over the user's heap cost more than all of it.
+    with gc_paused():
+        return _captured(session, watch, original, roots, args, kwargs)
+
+
+def _captured(
+    session: TraceSession, watch: RunWatch, original: Any, roots: list[Any],
+    args: tuple[Any, ...], kwargs: dict[str, Any],
+) -> Any:  # fmt: skip
+    """A fully captured step: the session's capture, then the step's record and graph."""
     result = session._captured_backward(original, roots, args, kwargs, copies=False)
     # The watch builds the step's graph (runs/ sits above the tracer; capture never imports
     # build), from the walk this backward made (one root: the graph build_graph would walk)
