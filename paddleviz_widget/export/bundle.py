@@ -6,8 +6,6 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-import traitlets
-
 STATIC = Path(__file__).resolve().parents[1] / "static"
 #: Both widgets' `_esm` (js/widget_loader.ts): it imports the explorer from the `_bundle` trait,
 #: outside the 2 s anywidget gives a model's `_esm` before it drops the kernel's messages.
@@ -41,7 +39,7 @@ def widget_esm(name: str) -> Path:
     return bundle(name if _hot_reload() else LOADER)
 
 
-def bundle_trait(name: str) -> traitlets.Unicode:
-    """A widget's `_bundle`: the explorer ``name``'s source, which the loader imports (empty
-    under hot reload, where `_esm` is the explorer)."""
-    return traitlets.Unicode("" if _hot_reload() else bundle_text(name)).tag(sync=True)
+def bundle_source(name: str) -> str:
+    """A widget's `_bundle` trait: the explorer ``name``'s source, which the loader imports
+    (empty under hot reload, where `_esm` is the explorer)."""
+    return "" if _hot_reload() else bundle_text(name)

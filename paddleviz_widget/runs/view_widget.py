@@ -18,7 +18,7 @@ import anywidget
 import numpy as np
 import traitlets
 
-from ..export.bundle import bundle_trait, widget_esm
+from ..export.bundle import bundle_source, widget_esm
 from ..export.standalone import _static
 from .ranks import RankedRun, open_any
 from .view_data import (
@@ -103,7 +103,7 @@ class RunWidget(anywidget.AnyWidget):
     """
 
     _esm = widget_esm("run_widget.js")
-    _bundle = bundle_trait("run_widget.js")
+    _bundle = traitlets.Unicode(bundle_source("run_widget.js")).tag(sync=True)
     _css = _static("run_widget.css")
 
     #: The run's description (view_data.run_description).

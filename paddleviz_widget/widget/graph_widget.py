@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 import anywidget
 import traitlets
 
-from ..export.bundle import bundle_trait, widget_esm
+from ..export.bundle import bundle_source, widget_esm
 from ..export.layer_rows import answer as layer_rows_answer
 from ..gc_pause import gc_paused
 from ..graph.diff import DEFAULT_RTOL
@@ -57,7 +57,7 @@ class GraphWidget(anywidget.AnyWidget):
     """
 
     _esm = widget_esm("widget.js")
-    _bundle = bundle_trait("widget.js")
+    _bundle = traitlets.Unicode(bundle_source("widget.js")).tag(sync=True)
     _css = bundle("widget.css")
 
     # -- the synced model (the page's side: js/kernel_sync.ts); who writes each key ------------
