@@ -125,7 +125,19 @@ def test_a_dead_graphs_addresses_reused_by_a_new_graph_get_nothing_from_its_reco
 
 def test_a_live_record_vouches_only_for_nodes_it_can_prove():
     """``kept`` lives, so the first record stays; the loss node it started from is freed and
-    a new node takes its address: that record must not claim the new node."""
+    a new node takes its address: that record must not claim the new node. Whether the
+    allocator hands that address out again depends on the process's heap (deep in the whole
+    suite it sometimes does not within 2,000 tries): the scene is played afresh until it does."""
+    for _ in range(5):
+        graph = _a_freed_address_taken_again()
+        if graph is not None:
+            break
+    assert graph is not None, "no address reused in 5 tries; the test proves nothing"
+    assert not {"dump", "vlog"} & set(graph["meta"]["annotations"])
+
+
+def _a_freed_address_taken_again() -> dict | None:
+    """The scene, checked; the new node's graph, or None when no address came back."""
     a = paddle.randn([3])
     a.stop_gradient = False
     with trace() as session:
@@ -144,10 +156,10 @@ def test_a_live_record_vouches_only_for_nodes_it_can_prove():
             made.append(z)
             if grad_node_of(z).node_ptr() == root:
                 break
-        assert grad_node_of(z).node_ptr() == root, "no address reused; the test proves nothing"
+        if grad_node_of(z).node_ptr() != root:
+            return None
         assert root in first.node_ptrs() and not first.vouches_for({root})
-        graph = trace_graph(z, replay=False).to_dict()
-    assert not {"dump", "vlog"} & set(graph["meta"]["annotations"])
+        return trace_graph(z, replay=False).to_dict()
 
 
 SCRIPT = """
