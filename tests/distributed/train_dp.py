@@ -95,8 +95,10 @@ def main():
             opt.clear_grad()
             losses.append(float(loss))
             print(f"rank {rank} step {step} loss {float(loss):.8f}", flush=True)
+            if scenario == "stall" and rank == 0 and step == 0:
+                _wait_for_log(args.api_run_dir, 1, ("running", "finished"))  # both recording
             if scenario == "stall" and rank == 1 and step == 1:
-                waited = _wait_for_rank0(args.api_run_dir)
+                waited = _wait_for_log(args.api_run_dir, 0, ("finished",))
     np.savez(out / "grads.npz", **grads)
     np.savez(out / "final.npz", **{n: p.numpy() for n, p in model.named_parameters()})
     result = {"rank": rank, "world_size": world, "losses": losses, "patched": patched,
@@ -147,13 +149,16 @@ def _count_collectives():
     return counts
 
 
-def _wait_for_rank0(run_dir, timeout=120.0):
-    """Rank 1, inside its trace(), until rank 0's log says finished: seconds waited."""
-    meta = Path(run_dir) / "rank-00000" / "run.json"
+def _wait_for_log(run_dir, rank, statuses, timeout=120.0):
+    """The script (not trace()) waits until RANK's log has one of STATUSES: seconds waited.
+    Rank 0 first waits for rank 1's log to exist (a rank slow to start would otherwise be
+    rightly reported missing at rank 0's end); rank 1 then waits inside its trace() until
+    rank 0's log says finished."""
+    meta = Path(run_dir) / f"rank-{rank:05d}" / "run.json"
     start = time.monotonic()
     while time.monotonic() - start < timeout:
         try:
-            if json.loads(meta.read_text())["status"] == "finished":
+            if json.loads(meta.read_text())["status"] in statuses:
                 return time.monotonic() - start
         except (OSError, ValueError, KeyError):
             pass
