@@ -1,9 +1,10 @@
 """The widget at once, its saved picture after: in a front end that runs widgets (JupyterLab,
 Notebook 7), a displayed GraphWidget is published without its static picture, and the picture
 (view rules in V8 and a ``dot`` layout: 0.1-0.3 s, more for the first one) is made on a worker
-thread and sent as a second output of the same cell, updated in place by its display id, so the
-notebook saved afterwards holds it. The widget's CSS hides that output wherever the widget runs
-(js/widget.css); where no widget runs (nbconvert, nbviewer, GitHub) it is the picture.
+thread and sent as a second output of the same cell (an empty text until then), updated in
+place by its display id, so the notebook saved afterwards holds it. The widget's CSS hides that
+output wherever the widget runs (js/widget.css); where no widget runs (nbconvert, nbviewer,
+GitHub) it is the picture.
 
 Elsewhere (nbclient / ``nbconvert --execute``, which stop listening when a cell ends, or a
 front end we cannot tell apart from it) the picture stays in the widget's own
@@ -70,7 +71,10 @@ def show_then_draw(
 
     display_id = f"pvw-static-{uuid.uuid4().hex}"
     display({**data, "text/plain": counts_text(graph)}, raw=True, metadata=dict(metadata))
-    display({"text/html": _late(None)}, raw=True, display_id=display_id)
+    # Empty text first, the HTML picture later: an HTML output makes JupyterLab load and start
+    # MathJax to typeset it (~0.2-0.4 s of the page's main thread), which would land in the
+    # page's first widget before its graph is painted (tests/browser/test_late_picture_browser).
+    display({"text/plain": ""}, raw=True, display_id=display_id)
     deadline = time.monotonic() + PAINT_WAIT_S
 
     def job() -> None:
