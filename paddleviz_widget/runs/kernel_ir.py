@@ -5,6 +5,8 @@ of read_grads carry `reassoc contract` (their order is free); quiet_step's addit
 NumPy's own order, so its layer norms are NumPy's bit for bit.
 """
 
+from .ir_blocks import add_in_order
+
 
 def _sumsq(name: str, fty: str, ity: str, align: int, abs_mask: int) -> str:
     """sumsq_<name>(p, n, maxbits): the sum of squares of the n floats of type fty at p, in
@@ -151,28 +153,16 @@ exit:
 """
 )
 
-QUIET_STEP = r"""
+QUIET_STEP = (
+    rf"""
 ; NumPy's np.add.reduce of n <= 128 doubles, bit for bit: 0.0 + its pairwise sum (fewer than
 ; 8: in order; else 8 running sums, combined as ((r0+r1)+(r2+r3))+((r4+r5)+(r6+r7)), then the
 ; rest in order).
-define internal double @numpy_sum(ptr %a, i64 %n) {
+define internal double @numpy_sum(ptr %a, i64 %n) {{
 entry:
   %few = icmp slt i64 %n, 8
   br i1 %few, label %seq, label %blocks
-seq:
-  %i = phi i64 [0, %entry], [%inext, %seqbody]
-  %r = phi double [0.0, %entry], [%r2, %seqbody]
-  %more = icmp slt i64 %i, %n
-  br i1 %more, label %seqbody, label %seqdone
-seqbody:
-  %pa = getelementptr double, ptr %a, i64 %i
-  %x = load double, ptr %pa, align 8
-  %r2 = fadd double %r, %x
-  %inext = add i64 %i, 1
-  br label %seq
-seqdone:
-  %z = fadd double 0.0, %r
-  ret double %z
+{add_in_order("seq", "entry", "0", "0.0")}
 blocks:
   %acc = alloca [8 x double], align 8
   call void @llvm.memcpy.p0.p0.i64(ptr %acc, ptr %a, i64 64, i1 false)
@@ -225,25 +215,13 @@ combine:
   %a47 = fadd double %a45, %a67
   %res = fadd double %a03, %a47
   br label %tail
-tail:
-  %t = phi i64 [%end, %combine], [%tnext, %tailbody]
-  %tr = phi double [%res, %combine], [%tr2, %tailbody]
-  %tmore = icmp slt i64 %t, %n
-  br i1 %tmore, label %tailbody, label %taildone
-tailbody:
-  %pt = getelementptr double, ptr %a, i64 %t
-  %tx = load double, ptr %pt, align 8
-  %tr2 = fadd double %tr, %tx
-  %tnext = add i64 %t, 1
-  br label %tail
-taildone:
-  %tz = fadd double 0.0, %tr
-  ret double %tz
-}
+{add_in_order("tail", "combine", "%end", "%res")}
+}}
 
 declare void @llvm.memcpy.p0.p0.i64(ptr, ptr, i64, i1)
 
-; quiet_step(norm, p, layer_of, l, squares, sums, norms, bound, factor, ratio, row) -> 1/0
+"""
+    + r"""; quiet_step(norm, p, layer_of, l, squares, sums, norms, bound, factor, ratio, row) -> 1/0
 ; A clean step's layer norms (anomalies.py's _all_layer_norms: per layer the squares summed
 ; in parameter order, as np.bincount does; the total by numpy_sum) into norms[0..l], and
 ; whether no rule can fire: with bound (a row of l+1 lower bounds of the window's medians;
@@ -360,3 +338,4 @@ no:
   ret i64 0
 }
 """
+)

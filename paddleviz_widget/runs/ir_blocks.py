@@ -1,0 +1,42 @@
+"""Lines of LLVM IR that kernel_ir.py and step_ir.py would otherwise write out again and
+again, made by one function each (the IR itself is in those two files)."""
+
+from __future__ import annotations
+
+
+def frame_loads(first: int, fields: str) -> str:
+    """The loads of ``%frame``'s i64 slots from slot ``first`` on, one a field of ``fields``
+    (as step_ir.py's frame layout names them, ", " between): ``ptr name`` an address (as a
+    pointer), ``i64 name`` a count, ``double name`` a double's bits. Slot k is ``%f<k>``, a
+    pointer's integer ``%<name>_i``."""
+    lines = []
+    for slot, field in enumerate(fields.split(", "), start=first):
+        kind, name = field.split()
+        lines.append(f"  %f{slot} = getelementptr i64, ptr %frame, i64 {slot}")
+        if kind == "ptr":
+            lines.append(f"  %{name}_i = load i64, ptr %f{slot}, align 8")
+            lines.append(f"  %{name} = inttoptr i64 %{name}_i to ptr")
+        else:
+            lines.append(f"  %{name} = load {kind}, ptr %f{slot}, align 8")
+    return "\n".join(lines)
+
+
+def add_in_order(label: str, came_from: str, first: str, start: str) -> str:
+    """Blocks ``label``, ``label``body and ``label``done of a function of ``ptr %a, i64 %n``
+    entered from block ``came_from``: the doubles %a[first..%n) added one by one, in order,
+    to ``start``; the function returns 0.0 + that sum (NumPy's reduction starts at 0.0)."""
+    v = f"%{label}_"
+    return f"""{label}:
+  {v}i = phi i64 [{first}, %{came_from}], [{v}inext, %{label}body]
+  {v}r = phi double [{start}, %{came_from}], [{v}r2, %{label}body]
+  {v}more = icmp slt i64 {v}i, %n
+  br i1 {v}more, label %{label}body, label %{label}done
+{label}body:
+  {v}p = getelementptr double, ptr %a, i64 {v}i
+  {v}x = load double, ptr {v}p, align 8
+  {v}r2 = fadd double {v}r, {v}x
+  {v}inext = add i64 {v}i, 1
+  br label %{label}
+{label}done:
+  {v}z = fadd double 0.0, {v}r
+  ret double {v}z"""
