@@ -40,3 +40,20 @@ def add_in_order(label: str, came_from: str, first: str, start: str) -> str:
 {label}done:
   {v}z = fadd double 0.0, {v}r
   ret double {v}z"""
+
+
+def out_rows(pointers: str, values: str = "") -> str:
+    """Pointers (named by ``pointers``, ", " between) to gradient %i's four doubles in
+    read_grads' ``%out``: 4 x %n doubles, row by row (norm, max |g|, NaN count, Inf count),
+    row k's at ``%i<k>`` = %i + k x %n (%n2, %n3: 2 and 3 x %n, made before the loop). With
+    ``values``, each double is loaded into its name right after its pointer."""
+    lines = []
+    loads = values.split(", ") if values else [""] * 4
+    for row, (pointer, value) in enumerate(zip(pointers.split(", "), loads)):
+        at = f"%i{row}" if row else "%i"
+        if row:
+            lines.append(f"  {at} = add i64 %i, {('%n', '%n2', '%n3')[row - 1]}")
+        lines.append(f"  %{pointer} = getelementptr double, ptr %out, i64 {at}")
+        if value:
+            lines.append(f"  %{value} = load double, ptr %{pointer}, align 8")
+    return "\n".join(lines)

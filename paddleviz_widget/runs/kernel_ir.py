@@ -5,7 +5,7 @@ of read_grads carry `reassoc contract` (their order is free); quiet_step's addit
 NumPy's own order, so its layer norms are NumPy's bit for bit.
 """
 
-from .ir_blocks import add_in_order
+from .ir_blocks import add_in_order, out_rows
 
 
 def _sumsq(name: str, fty: str, ity: str, align: int, abs_mask: int) -> str:
@@ -52,9 +52,9 @@ READ_GRADS = (
     "declare double @llvm.sqrt.f64(double)\n"
     + _sumsq("f32", "float", "i32", 4, 0x7FFFFFFF)
     + _sumsq("f64", "double", "i64", 8, 0x7FFFFFFFFFFFFFFF)
-    + r"""
+    + rf"""
 define i64 @read_grads(ptr %addrs, ptr %sizes, ptr %kinds, i64 %n, ptr %out, ptr %flags,
-                       i64 %loss_addr, i64 %loss_kind, ptr %loss_out) {
+                       i64 %loss_addr, i64 %loss_kind, ptr %loss_out) {{
 entry:
   %mb32 = alloca i32, align 4
   %mb64 = alloca i64, align 8
@@ -81,13 +81,7 @@ start:
 loop:
   %i = phi i64 [0, %start], [%inext, %latch]
   %bad = phi i64 [0, %start], [%bad2, %latch]
-  %o0 = getelementptr double, ptr %out, i64 %i
-  %i1 = add i64 %i, %n
-  %o1 = getelementptr double, ptr %out, i64 %i1
-  %i2 = add i64 %i, %n2
-  %o2 = getelementptr double, ptr %out, i64 %i2
-  %i3 = add i64 %i, %n3
-  %o3 = getelementptr double, ptr %out, i64 %i3
+{out_rows("o0, o1, o2, o3")}
   %of = getelementptr i8, ptr %flags, i64 %i
   store double 0.0, ptr %o2, align 8
   store double 0.0, ptr %o3, align 8
@@ -148,7 +142,7 @@ latch:
 exit:
   %r = phi i64 [0, %start], [%bad2, %latch]
   ret i64 %r
-}
+}}
 
 """
 )

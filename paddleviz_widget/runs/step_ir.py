@@ -18,7 +18,7 @@ The float32 rows round as NumPy's assignment of float64 into a float32 array (fp
 round to nearest even), so the writer's buffers hold what write_step would put there.
 """
 
-from .ir_blocks import frame_loads
+from .ir_blocks import frame_loads, out_rows
 
 WATCH_STEP = rf"""
 define i64 @watch_step(ptr %frame, i64 %loss_addr, i64 %loss_kind, i64 %slot, i64 %bound,
@@ -38,17 +38,7 @@ entry:
 rows:
   %i = phi i64 [0, %entry], [%inext, %rows]
   %present = phi i1 [true, %entry], [%present2, %rows]
-  %pn = getelementptr double, ptr %out, i64 %i
-  %vn = load double, ptr %pn, align 8
-  %in1 = add i64 %i, %n
-  %pm = getelementptr double, ptr %out, i64 %in1
-  %vm = load double, ptr %pm, align 8
-  %in2 = add i64 %i, %n2
-  %pc0 = getelementptr double, ptr %out, i64 %in2
-  %vc0 = load double, ptr %pc0, align 8
-  %in3 = add i64 %i, %n3
-  %pc1 = getelementptr double, ptr %out, i64 %in3
-  %vc1 = load double, ptr %pc1, align 8
+{out_rows("pn, pm, pc0, pc1", "vn, vm, vc0, vc1")}
   %a = add i64 %first, %i
   %b = add i64 %second, %i
   %qn = getelementptr float, ptr %r32, i64 %a
