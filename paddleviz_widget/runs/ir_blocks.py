@@ -57,3 +57,23 @@ def out_rows(pointers: str, values: str = "") -> str:
         if value:
             lines.append(f"  %{value} = load double, ptr %{pointer}, align 8")
     return "\n".join(lines)
+
+
+def loop_head(label: str, j: str, came_from: str, end: str, exit: str, latch: str = "") -> str:
+    """Block ``label`` of a counted loop: ``%j`` = 0 (entered from block ``came_from``), 1,
+    ... while below ``end``, each into block ``label``body (the lines after this); then on to
+    block ``exit``. ``latch``: the block that counts on (loop_next's), ``label``body's end if
+    none."""
+    return f"""{label}:
+  %{j} = phi i64 [0, %{came_from}], [%{j}next, %{latch or label + "body"}]
+  %{j}more = icmp slt i64 %{j}, {end}
+  br i1 %{j}more, label %{label}body, label %{exit}
+{label}body:"""
+
+
+def loop_next(label: str, j: str, latch: str = "") -> str:
+    """The end of loop_head's loop ``label``: ``%j`` counts on, back to its head; in a block
+    of its own named ``latch`` (the body branches there) if given."""
+    block = f"{latch}:\n" if latch else ""
+    return f"""{block}  %{j}next = add i64 %{j}, 1
+  br label %{label}"""

@@ -5,7 +5,7 @@ of read_grads carry `reassoc contract` (their order is free); quiet_step's addit
 NumPy's own order, so its layer norms are NumPy's bit for bit.
 """
 
-from .ir_blocks import add_in_order, out_rows
+from .ir_blocks import add_in_order, loop_head, loop_next, out_rows
 
 
 def _sumsq(name: str, fty: str, ity: str, align: int, abs_mask: int) -> str:
@@ -213,9 +213,9 @@ combine:
 }}
 
 declare void @llvm.memcpy.p0.p0.i64(ptr, ptr, i64, i1)
-
 """
-    + r"""; quiet_step(norm, p, layer_of, l, squares, sums, norms, bound, factor, ratio, row) -> 1/0
+    + rf"""
+; quiet_step(norm, p, layer_of, l, squares, sums, norms, bound, factor, ratio, row) -> 1/0
 ; A clean step's layer norms (anomalies.py's _all_layer_norms: per layer the squares summed
 ; in parameter order, as np.bincount does; the total by numpy_sum) into norms[0..l], and
 ; whether no rule can fire: with bound (a row of l+1 lower bounds of the window's medians;
@@ -224,24 +224,15 @@ declare void @llvm.memcpy.p0.p0.i64(ptr, ptr, i64, i1)
 ; decided (more than 128 parameters, or a rule may fire): the NumPy rules run.
 define i64 @quiet_step(ptr %norm, i64 %p, ptr %layer_of, i64 %l, ptr %squares, ptr %sums,
                        ptr %norms, i64 %bound_addr, double %factor, double %ratio,
-                       i64 %row_addr) {
+                       i64 %row_addr) {{
 entry:
   %big = icmp sgt i64 %p, 128
   br i1 %big, label %no, label %zero
-zero:
-  %j0 = phi i64 [0, %entry], [%j0n, %zerobody]
-  %zmore = icmp slt i64 %j0, %l
-  br i1 %zmore, label %zerobody, label %sq
-zerobody:
+{loop_head("zero", "j0", "entry", "%l", "sq")}
   %pz = getelementptr double, ptr %sums, i64 %j0
   store double 0.0, ptr %pz, align 8
-  %j0n = add i64 %j0, 1
-  br label %zero
-sq:
-  %i = phi i64 [0, %zero], [%inext, %sqbody]
-  %smore = icmp slt i64 %i, %p
-  br i1 %smore, label %sqbody, label %layers
-sqbody:
+{loop_next("zero", "j0")}
+{loop_head("sq", "i", "zero", "%p", "layers")}
   %pn = getelementptr double, ptr %norm, i64 %i
   %x = load double, ptr %pn, align 8
   %x2 = fmul double %x, %x
@@ -253,20 +244,14 @@ sqbody:
   %old = load double, ptr %pls, align 8
   %new = fadd double %old, %x2
   store double %new, ptr %pls, align 8
-  %inext = add i64 %i, 1
-  br label %sq
-layers:
-  %j1 = phi i64 [0, %sq], [%j1n, %layerbody]
-  %lmore = icmp slt i64 %j1, %l
-  br i1 %lmore, label %layerbody, label %total
-layerbody:
+{loop_next("sq", "i")}
+{loop_head("layers", "j1", "sq", "%l", "total")}
   %psj = getelementptr double, ptr %sums, i64 %j1
   %sj = load double, ptr %psj, align 8
   %nj = call double @llvm.sqrt.f64(double %sj)
   %pnj = getelementptr double, ptr %norms, i64 %j1
   store double %nj, ptr %pnj, align 8
-  %j1n = add i64 %j1, 1
-  br label %layers
+{loop_next("layers", "j1")}
 total:
   %tot2 = call double @numpy_sum(ptr %squares, i64 %p)
   %tot = call double @llvm.sqrt.f64(double %tot2)
@@ -296,11 +281,7 @@ spikenext:
 vanish:
   %few = icmp slt i64 %l, 2
   br i1 %few, label %yes, label %vloop
-vloop:
-  %j3 = phi i64 [0, %vanish], [%j3n, %vnext]
-  %vmore = icmp slt i64 %j3, %l
-  br i1 %vmore, label %vbody, label %yes
-vbody:
+{loop_head("vloop", "j3", "vanish", "%l", "yes", "vnext")}
   %first = icmp eq i64 %j3, 0
   %lm1 = sub i64 %l, 1
   %last = icmp eq i64 %j3, %lm1
@@ -319,9 +300,7 @@ vbody:
   %ns = load double, ptr %pself, align 8
   %under = fcmp olt double %ns, %ref
   br i1 %under, label %no, label %vnext
-vnext:
-  %j3n = add i64 %j3, 1
-  br label %vloop
+{loop_next("vloop", "j3", "vnext")}
 yes:
   %row = inttoptr i64 %row_addr to ptr
   %nbytes0 = add i64 %l, 1
@@ -330,6 +309,6 @@ yes:
   ret i64 1
 no:
   ret i64 0
-}
+}}
 """
 )
