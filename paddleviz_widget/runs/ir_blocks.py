@@ -1,12 +1,13 @@
 """Lines of LLVM IR that kernel_ir.py and step_ir.py would otherwise write out again and
-again, made by one function each (the IR itself is in those two files)."""
+again, made by one function each (the IR itself is in those two files). The IR strings that
+call them are f-strings: a brace of the IR itself is doubled there."""
 
 from __future__ import annotations
 
 
 def frame_loads(first: int, fields: str) -> str:
-    """The loads of ``%frame``'s i64 slots from slot ``first`` on, one a field of ``fields``
-    (as step_ir.py's frame layout names them, ", " between): ``ptr name`` an address (as a
+    """The loads of ``%frame``'s i64 slots (step_ir.py's frame layout) from slot ``first``
+    on, one a field of ``fields`` (", " between) in slot order: ``ptr name`` an address (as a
     pointer), ``i64 name`` a count, ``double name`` a double's bits. Slot k is ``%f<k>``, a
     pointer's integer ``%<name>_i``."""
     lines = []
@@ -59,15 +60,15 @@ def out_rows(pointers: str, values: str = "") -> str:
     return "\n".join(lines)
 
 
-def loop_head(label: str, j: str, came_from: str, end: str, exit: str, latch: str = "") -> str:
+def loop_head(label: str, j: str, came_from: str, end: str, after: str, latch: str = "") -> str:
     """Block ``label`` of a counted loop: ``%j`` = 0 (entered from block ``came_from``), 1,
     ... while below ``end``, each into block ``label``body (the lines after this); then on to
-    block ``exit``. ``latch``: the block that counts on (loop_next's), ``label``body's end if
+    block ``after``. ``latch``: the block that counts on (loop_next's), ``label``body's end if
     none."""
     return f"""{label}:
   %{j} = phi i64 [0, %{came_from}], [%{j}next, %{latch or label + "body"}]
   %{j}more = icmp slt i64 %{j}, {end}
-  br i1 %{j}more, label %{label}body, label %{exit}
+  br i1 %{j}more, label %{label}body, label %{after}
 {label}body:"""
 
 
