@@ -5,6 +5,8 @@ of read_grads carry `reassoc contract` (their order is free); quiet_step's addit
 NumPy's own order, so its layer norms are NumPy's bit for bit.
 """
 
+from .ir_blocks import add_in_order, loop_head, loop_next, out_rows
+
 
 def _sumsq(name: str, fty: str, ity: str, align: int, abs_mask: int) -> str:
     """sumsq_<name>(p, n, maxbits): the sum of squares of the n floats of type fty at p, in
@@ -50,9 +52,9 @@ READ_GRADS = (
     "declare double @llvm.sqrt.f64(double)\n"
     + _sumsq("f32", "float", "i32", 4, 0x7FFFFFFF)
     + _sumsq("f64", "double", "i64", 8, 0x7FFFFFFFFFFFFFFF)
-    + r"""
+    + rf"""
 define i64 @read_grads(ptr %addrs, ptr %sizes, ptr %kinds, i64 %n, ptr %out, ptr %flags,
-                       i64 %loss_addr, i64 %loss_kind, ptr %loss_out) {
+                       i64 %loss_addr, i64 %loss_kind, ptr %loss_out) {{
 entry:
   %mb32 = alloca i32, align 4
   %mb64 = alloca i64, align 8
@@ -79,13 +81,7 @@ start:
 loop:
   %i = phi i64 [0, %start], [%inext, %latch]
   %bad = phi i64 [0, %start], [%bad2, %latch]
-  %o0 = getelementptr double, ptr %out, i64 %i
-  %i1 = add i64 %i, %n
-  %o1 = getelementptr double, ptr %out, i64 %i1
-  %i2 = add i64 %i, %n2
-  %o2 = getelementptr double, ptr %out, i64 %i2
-  %i3 = add i64 %i, %n3
-  %o3 = getelementptr double, ptr %out, i64 %i3
+{out_rows("o0, o1, o2, o3")}
   %of = getelementptr i8, ptr %flags, i64 %i
   store double 0.0, ptr %o2, align 8
   store double 0.0, ptr %o3, align 8
@@ -146,33 +142,21 @@ latch:
 exit:
   %r = phi i64 [0, %start], [%bad2, %latch]
   ret i64 %r
-}
+}}
 
 """
 )
 
-QUIET_STEP = r"""
+QUIET_STEP = (
+    rf"""
 ; NumPy's np.add.reduce of n <= 128 doubles, bit for bit: 0.0 + its pairwise sum (fewer than
 ; 8: in order; else 8 running sums, combined as ((r0+r1)+(r2+r3))+((r4+r5)+(r6+r7)), then the
 ; rest in order).
-define internal double @numpy_sum(ptr %a, i64 %n) {
+define internal double @numpy_sum(ptr %a, i64 %n) {{
 entry:
   %few = icmp slt i64 %n, 8
   br i1 %few, label %seq, label %blocks
-seq:
-  %i = phi i64 [0, %entry], [%inext, %seqbody]
-  %r = phi double [0.0, %entry], [%r2, %seqbody]
-  %more = icmp slt i64 %i, %n
-  br i1 %more, label %seqbody, label %seqdone
-seqbody:
-  %pa = getelementptr double, ptr %a, i64 %i
-  %x = load double, ptr %pa, align 8
-  %r2 = fadd double %r, %x
-  %inext = add i64 %i, 1
-  br label %seq
-seqdone:
-  %z = fadd double 0.0, %r
-  ret double %z
+{add_in_order("seq", "entry", "0", "0.0")}
 blocks:
   %acc = alloca [8 x double], align 8
   call void @llvm.memcpy.p0.p0.i64(ptr %acc, ptr %a, i64 64, i1 false)
@@ -225,24 +209,12 @@ combine:
   %a47 = fadd double %a45, %a67
   %res = fadd double %a03, %a47
   br label %tail
-tail:
-  %t = phi i64 [%end, %combine], [%tnext, %tailbody]
-  %tr = phi double [%res, %combine], [%tr2, %tailbody]
-  %tmore = icmp slt i64 %t, %n
-  br i1 %tmore, label %tailbody, label %taildone
-tailbody:
-  %pt = getelementptr double, ptr %a, i64 %t
-  %tx = load double, ptr %pt, align 8
-  %tr2 = fadd double %tr, %tx
-  %tnext = add i64 %t, 1
-  br label %tail
-taildone:
-  %tz = fadd double 0.0, %tr
-  ret double %tz
-}
+{add_in_order("tail", "combine", "%end", "%res")}
+}}
 
 declare void @llvm.memcpy.p0.p0.i64(ptr, ptr, i64, i1)
-
+"""
+    + rf"""
 ; quiet_step(norm, p, layer_of, l, squares, sums, norms, bound, factor, ratio, row) -> 1/0
 ; A clean step's layer norms (anomalies.py's _all_layer_norms: per layer the squares summed
 ; in parameter order, as np.bincount does; the total by numpy_sum) into norms[0..l], and
@@ -252,24 +224,15 @@ declare void @llvm.memcpy.p0.p0.i64(ptr, ptr, i64, i1)
 ; decided (more than 128 parameters, or a rule may fire): the NumPy rules run.
 define i64 @quiet_step(ptr %norm, i64 %p, ptr %layer_of, i64 %l, ptr %squares, ptr %sums,
                        ptr %norms, i64 %bound_addr, double %factor, double %ratio,
-                       i64 %row_addr) {
+                       i64 %row_addr) {{
 entry:
   %big = icmp sgt i64 %p, 128
   br i1 %big, label %no, label %zero
-zero:
-  %j0 = phi i64 [0, %entry], [%j0n, %zerobody]
-  %zmore = icmp slt i64 %j0, %l
-  br i1 %zmore, label %zerobody, label %sq
-zerobody:
+{loop_head("zero", "j0", "entry", "%l", "sq")}
   %pz = getelementptr double, ptr %sums, i64 %j0
   store double 0.0, ptr %pz, align 8
-  %j0n = add i64 %j0, 1
-  br label %zero
-sq:
-  %i = phi i64 [0, %zero], [%inext, %sqbody]
-  %smore = icmp slt i64 %i, %p
-  br i1 %smore, label %sqbody, label %layers
-sqbody:
+{loop_next("zero", "j0")}
+{loop_head("sq", "i", "zero", "%p", "layers")}
   %pn = getelementptr double, ptr %norm, i64 %i
   %x = load double, ptr %pn, align 8
   %x2 = fmul double %x, %x
@@ -281,20 +244,14 @@ sqbody:
   %old = load double, ptr %pls, align 8
   %new = fadd double %old, %x2
   store double %new, ptr %pls, align 8
-  %inext = add i64 %i, 1
-  br label %sq
-layers:
-  %j1 = phi i64 [0, %sq], [%j1n, %layerbody]
-  %lmore = icmp slt i64 %j1, %l
-  br i1 %lmore, label %layerbody, label %total
-layerbody:
+{loop_next("sq", "i")}
+{loop_head("layers", "j1", "sq", "%l", "total")}
   %psj = getelementptr double, ptr %sums, i64 %j1
   %sj = load double, ptr %psj, align 8
   %nj = call double @llvm.sqrt.f64(double %sj)
   %pnj = getelementptr double, ptr %norms, i64 %j1
   store double %nj, ptr %pnj, align 8
-  %j1n = add i64 %j1, 1
-  br label %layers
+{loop_next("layers", "j1")}
 total:
   %tot2 = call double @numpy_sum(ptr %squares, i64 %p)
   %tot = call double @llvm.sqrt.f64(double %tot2)
@@ -324,11 +281,7 @@ spikenext:
 vanish:
   %few = icmp slt i64 %l, 2
   br i1 %few, label %yes, label %vloop
-vloop:
-  %j3 = phi i64 [0, %vanish], [%j3n, %vnext]
-  %vmore = icmp slt i64 %j3, %l
-  br i1 %vmore, label %vbody, label %yes
-vbody:
+{loop_head("vloop", "j3", "vanish", "%l", "yes", "vnext")}
   %first = icmp eq i64 %j3, 0
   %lm1 = sub i64 %l, 1
   %last = icmp eq i64 %j3, %lm1
@@ -347,9 +300,7 @@ vbody:
   %ns = load double, ptr %pself, align 8
   %under = fcmp olt double %ns, %ref
   br i1 %under, label %no, label %vnext
-vnext:
-  %j3n = add i64 %j3, 1
-  br label %vloop
+{loop_next("vloop", "j3", "vnext")}
 yes:
   %row = inttoptr i64 %row_addr to ptr
   %nbytes0 = add i64 %l, 1
@@ -358,5 +309,6 @@ yes:
   ret i64 1
 no:
   ret i64 0
-}
+}}
 """
+)

@@ -18,40 +18,16 @@ The float32 rows round as NumPy's assignment of float64 into a float32 array (fp
 round to nearest even), so the writer's buffers hold what write_step would put there.
 """
 
-WATCH_STEP = r"""
+from .ir_blocks import frame_loads, out_rows
+
+WATCH_STEP = rf"""
 define i64 @watch_step(ptr %frame, i64 %loss_addr, i64 %loss_kind, i64 %slot, i64 %bound,
-                       i64 %row) {
+                       i64 %row) {{
 entry:
-  %f0 = getelementptr i64, ptr %frame, i64 0
-  %addrs_i = load i64, ptr %f0, align 8
-  %addrs = inttoptr i64 %addrs_i to ptr
-  %f1 = getelementptr i64, ptr %frame, i64 1
-  %sizes_i = load i64, ptr %f1, align 8
-  %sizes = inttoptr i64 %sizes_i to ptr
-  %f2 = getelementptr i64, ptr %frame, i64 2
-  %kinds_i = load i64, ptr %f2, align 8
-  %kinds = inttoptr i64 %kinds_i to ptr
-  %f3 = getelementptr i64, ptr %frame, i64 3
-  %n = load i64, ptr %f3, align 8
-  %f4 = getelementptr i64, ptr %frame, i64 4
-  %out_i = load i64, ptr %f4, align 8
-  %out = inttoptr i64 %out_i to ptr
-  %f5 = getelementptr i64, ptr %frame, i64 5
-  %flags_i = load i64, ptr %f5, align 8
-  %flags = inttoptr i64 %flags_i to ptr
-  %f6 = getelementptr i64, ptr %frame, i64 6
-  %lout_i = load i64, ptr %f6, align 8
-  %lout = inttoptr i64 %lout_i to ptr
+{frame_loads(0, "ptr addrs, ptr sizes, ptr kinds, i64 n, ptr out, ptr flags, ptr lout")}
   %bad = call i64 @read_grads(ptr %addrs, ptr %sizes, ptr %kinds, i64 %n, ptr %out,
                               ptr %flags, i64 %loss_addr, i64 %loss_kind, ptr %lout)
-  %f7 = getelementptr i64, ptr %frame, i64 7
-  %r32_i = load i64, ptr %f7, align 8
-  %r32 = inttoptr i64 %r32_i to ptr
-  %f8 = getelementptr i64, ptr %frame, i64 8
-  %cnt_i = load i64, ptr %f8, align 8
-  %cnt = inttoptr i64 %cnt_i to ptr
-  %f9 = getelementptr i64, ptr %frame, i64 9
-  %plane = load i64, ptr %f9, align 8
+{frame_loads(7, "ptr r32, ptr cnt, i64 plane")}
   %first = mul i64 %slot, %n
   %second0 = add i64 %plane, %slot
   %second = mul i64 %second0, %n
@@ -62,17 +38,7 @@ entry:
 rows:
   %i = phi i64 [0, %entry], [%inext, %rows]
   %present = phi i1 [true, %entry], [%present2, %rows]
-  %pn = getelementptr double, ptr %out, i64 %i
-  %vn = load double, ptr %pn, align 8
-  %in1 = add i64 %i, %n
-  %pm = getelementptr double, ptr %out, i64 %in1
-  %vm = load double, ptr %pm, align 8
-  %in2 = add i64 %i, %n2
-  %pc0 = getelementptr double, ptr %out, i64 %in2
-  %vc0 = load double, ptr %pc0, align 8
-  %in3 = add i64 %i, %n3
-  %pc1 = getelementptr double, ptr %out, i64 %in3
-  %vc1 = load double, ptr %pc1, align 8
+{out_rows("pn, pm, pc0, pc1", "vn, vm, vc0, vc1")}
   %a = add i64 %first, %i
   %b = add i64 %second, %i
   %qn = getelementptr float, ptr %r32, i64 %a
@@ -108,31 +74,14 @@ lossval:
   %lfin = fcmp olt double %labs, 0x7FF0000000000000
   br i1 %lfin, label %quiet, label %done
 quiet:
-  %f11 = getelementptr i64, ptr %frame, i64 11
-  %lo_i = load i64, ptr %f11, align 8
-  %lo = inttoptr i64 %lo_i to ptr
-  %f12 = getelementptr i64, ptr %frame, i64 12
-  %l = load i64, ptr %f12, align 8
-  %f13 = getelementptr i64, ptr %frame, i64 13
-  %sq_i = load i64, ptr %f13, align 8
-  %sq = inttoptr i64 %sq_i to ptr
-  %f14 = getelementptr i64, ptr %frame, i64 14
-  %su_i = load i64, ptr %f14, align 8
-  %su = inttoptr i64 %su_i to ptr
-  %f15 = getelementptr i64, ptr %frame, i64 15
-  %no_i = load i64, ptr %f15, align 8
-  %no = inttoptr i64 %no_i to ptr
-  %f16 = getelementptr i64, ptr %frame, i64 16
-  %fa = load double, ptr %f16, align 8
-  %f17 = getelementptr i64, ptr %frame, i64 17
-  %ra = load double, ptr %f17, align 8
+{frame_loads(11, "ptr lo, i64 l, ptr sq, ptr su, ptr no, double fa, double ra")}
   %q = call i64 @quiet_step(ptr %out, i64 %n, ptr %lo, i64 %l, ptr %sq, ptr %su, ptr %no,
                             i64 %bound, double %fa, double %ra, i64 %row)
   %qs = shl i64 %q, 32
   ret i64 %qs
 done:
   ret i64 %bad
-}
+}}
 
 declare double @llvm.fabs.f64(double)
 """
