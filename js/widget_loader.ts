@@ -17,19 +17,42 @@ interface Explorer {
   render: Render;
 }
 
+/** Where the page keeps its explorers' modules, by their source: the widgets of a page share
+ * one import of each (~0.1-0.15 s of every later cell, benchmarks/RESULTS.md, session 12).
+ * The explorers keep their per-widget state per model, never in the module. */
+const PAGE_KEY = Symbol.for("paddleviz_widget.explorers");
+
+function pageModules(): Map<string, Promise<Explorer>> {
+  const page = globalThis as unknown as Record<symbol, Map<string, Promise<Explorer>> | undefined>;
+  page[PAGE_KEY] ??= new Map();
+  return page[PAGE_KEY];
+}
+
+async function importSource(source: string): Promise<Explorer> {
+  const url = URL.createObjectURL(new Blob([source], { type: "text/javascript" }));
+  try {
+    const module = (await import(/* @vite-ignore */ url)) as { default: Explorer };
+    return module.default;
+  } finally {
+    URL.revokeObjectURL(url);
+  }
+}
+
 let explorer: Promise<Explorer> | null = null;
 
-/** The explorer's module, imported once per model; its own initialize() run before any view. */
+/** The explorer's module: the page's, or imported now (a failed import is tried again by the
+ * next widget); its own initialize() runs per model, before any view. */
 function load(model: AnyModel): Promise<Explorer> {
-  explorer ??= (async () => {
-    const url = URL.createObjectURL(new Blob([String(model.get("_bundle"))], { type: "text/javascript" }));
-    try {
-      const module = (await import(/* @vite-ignore */ url)) as { default: Explorer };
-      return module.default;
-    } finally {
-      URL.revokeObjectURL(url);
-    }
-  })();
+  if (explorer) return explorer;
+  const source = String(model.get("_bundle"));
+  const modules = pageModules();
+  let module = modules.get(source);
+  if (!module) {
+    module = importSource(source);
+    modules.set(source, module);
+    module.catch(() => modules.delete(source));
+  }
+  explorer = module;
   return explorer;
 }
 

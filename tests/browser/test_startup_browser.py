@@ -1,8 +1,8 @@
 """A cell's start-up (issue 22, item 1), in JupyterLab: ``GraphWidget(y)`` opens its comm before
 it builds the graph, so the page loads the front end (bundle, Graphviz WASM, layout worker)
 while the kernel builds; the graph follows in an update, before the display. One layout worker
-and one WASM compile serve every widget of the page, though anywidget evaluates each widget's
-bundle afresh. Messages are read as the page receives them (the kernel connection's
+and one WASM compile serve every widget of the page, and so does one import of the explorer's
+bundle (js/widget_loader.ts), though anywidget imports each widget's `_esm` afresh. Messages are read as the page receives them (the kernel connection's
 ``anyMessage``), the start-up from the page's performance marks (js/layout/shared.ts)."""
 
 from __future__ import annotations
@@ -83,6 +83,6 @@ def test_the_page_loads_while_the_kernel_builds_and_one_worker_serves_every_widg
         updates = [m["graphBytes"] or 0 for m in mine[1:shown] if m["type"] == "comm_msg"]
         assert any(size > 5_000 for size in updates), mine  # LeNet's (~8 kB), before display
 
-    # The bundle was evaluated once per widget, the worker started and Graphviz compiled once.
+    # The bundle was evaluated, the worker started and Graphviz compiled, each once.
     marks = page.evaluate(MARKS_JS)
-    assert marks == {"pvw:bundle": 2, "pvw:worker-start": 1, "pvw:wasm-compile": 1}, marks
+    assert marks == {"pvw:bundle": 1, "pvw:worker-start": 1, "pvw:wasm-compile": 1}, marks
