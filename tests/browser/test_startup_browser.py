@@ -2,8 +2,9 @@
 it builds the graph, so the page loads the front end (bundle, Graphviz WASM, layout worker)
 while the kernel builds; the graph follows in an update, before the display. One layout worker
 and one WASM compile serve every widget of the page, and so does one import of the explorer's
-bundle (js/widget_loader.ts), though anywidget imports each widget's `_esm` afresh. Messages are read as the page receives them (the kernel connection's
-``anyMessage``), the start-up from the page's performance marks (js/layout/shared.ts)."""
+bundle (js/widget_loader.ts), though anywidget imports each widget's `_esm` afresh. Messages
+are read as the page receives them (the kernel connection's ``anyMessage``), the start-up from
+the page's performance marks (js/layout/shared.ts)."""
 
 from __future__ import annotations
 
