@@ -65,7 +65,7 @@ def _oracle_layer_norm(arrays: list[tuple[np.ndarray, ...]]) -> np.ndarray:
 def test_digest_parts_hold_layer_norms_flags_and_missing_bits(tmp_path):
     arrays = _arrays(230)  # two whole parts and a last short one
     writer = _write(tmp_path / "run", arrays, close=False)
-    assert json.loads((tmp_path / "run" / fmt.META).read_text())["run_schema"] == "1.2"
+    assert json.loads((tmp_path / "run" / fmt.META).read_text())["run_schema"] == fmt.RUN_SCHEMA
     digests = sorted((tmp_path / "run" / fmt.DIGESTS).glob("digest-*.parquet"))
     assert [p.name[len("digest-") :] for p in digests] == [
         p.name[len("part-") :] for p in sorted((tmp_path / "run" / fmt.STEPS).glob("part-*"))

@@ -34,7 +34,8 @@ writers and none is locked, so many ranks can write beside each other on NFS/Lus
     RUN_DIR/anomalies.jsonl          one JSON object a line, appended when found
     RUN_DIR/captures/capture-STEP.json.gz
                                      the full capture of a step: its graph document (schema 2.x),
-                                     gzipped, written atomically
+                                     gzipped, written atomically; (1.3) without meta.problems
+                                     (found on reading: runs/capture_read.py)
     RUN_DIR/captures/unreached.jsonl (1.2) one line per full capture, appended once its file is
                                      in place: {"step", "params": names of the parameters its
                                      backward graph does not reach}; what the cross-rank report
@@ -59,7 +60,8 @@ from typing import Any
 
 # 1.1: parts tagged step-major (LAYOUT_KEY); 1.2: a digest part beside each part (per-step
 # layer norms and cross-rank digest, digest.py). 1.0/1.1 logs read the same (computed).
-RUN_SCHEMA = "1.2"
+# 1.3: captures leave meta.problems to the reader (capture_read.py; older ones hold them).
+RUN_SCHEMA = "1.3"
 READS_MAJOR = 1  # run_schema majors this reader understands
 META = "run.json"
 STEPS = "steps"

@@ -4,19 +4,17 @@
 
 from __future__ import annotations
 
-import gzip
 import json
 import os
-import zlib
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from ..graph.model import Graph
 from . import digest_parts
 from . import format as fmt
 from .anomaly import Anomaly
+from .capture_read import ProblemsCache, read_capture
 from .digest import LayerGroups, summarise
 from .errors import RunLogError
 from .params import ParamInfo
@@ -133,6 +131,7 @@ class RunLog:
         self.anomalies: list[Anomaly] = []
         self.captured_steps: list[int] = []
         self._signature: tuple[Any, ...] = ()
+        self._capture_problems: ProblemsCache = {}  # what graph(step) found, by file
         self.refresh()
 
     # -- contract ---------------------------------------------------------------------------
@@ -256,19 +255,7 @@ class RunLog:
             shown = ", ".join(map(str, self.captured_steps[:20])) or "none yet"
             raise RunLogError(f"step {step} of {self.path} has no full capture; captured steps: "
                               f"{shown}")  # fmt: skip
-        try:
-            document = json.loads(gzip.decompress(path.read_bytes()))
-        except (OSError, EOFError, ValueError, zlib.error) as exc:
-            raise RunLogError(f"{path} cannot be read ({exc}): the file was damaged; the "
-                              "step's summary is still in the run log") from None  # fmt: skip
-        try:
-            Graph.from_dict(document)  # the one document check (graph/check.py)
-        except ValueError as exc:
-            raise RunLogError(
-                f"{path} holds no valid graph document ({exc}): the file was damaged; the "
-                "step's summary is still in the run log"
-            ) from None
-        return document
+        return read_capture(path, self._capture_problems)
 
     def problems(self) -> list[Anomaly]:
         return list(self.anomalies)

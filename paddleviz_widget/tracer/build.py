@@ -38,11 +38,13 @@ def trace_graph(y: Any, *, model: Any = None, params: Any = None, replay: bool =
 
 
 def _trace_graph(
-    y: Any, *, model: Any, params: Any, replay: bool, walk: WalkResult | None = None
-) -> Graph | GraphRows:
+    y: Any, *, model: Any, params: Any, replay: bool, walk: WalkResult | None = None,
+    problems: bool = True,
+) -> Graph | GraphRows:  # fmt: skip
     """The traced graph: as rows (what build_graph encodes, no object per node and edge), or
     as a Graph where a step reads Node and Edge objects (to_static programs' ops, the problem
-    rules of trace(stats=True))."""
+    rules of trace(stats=True)). ``problems`` False: a rows graph leaves meta.problems out
+    (a watched capture: the run log's reader adds them, runs/capture_read.py)."""
     import paddle
 
     roots = normalize_roots(y)
@@ -64,7 +66,7 @@ def _trace_graph(
     }
     if not ann.programs:  # rows: the problem rules read them as attribute views, not objects
         meta = {**rows.meta, **about}
-        if ann.stats and any(s is not None for s in edge_column(rows, "stats")):
+        if problems and ann.stats and any(s is not None for s in edge_column(rows, "stats")):
             meta["problems"] = [p.to_dict() for p in find_problems(row_views(rows, meta))]
         return rows._replace(meta=meta)
     graph = Graph(*parts_of(rows))
@@ -97,6 +99,9 @@ def build_graph(y: Any, *, model: Any = None, params: Any = None) -> dict[str, A
 
 def captured_graph(y: Any, walk: WalkResult, *, model: Any = None) -> dict[str, Any]:
     """``build_graph(y, model=model)`` for a watched run's full capture, whose backward just
-    walked the graph of ``y`` (one tensor): that walk is used, not made again."""
+    walked the graph of ``y`` (one tensor): that walk is used, not made again. Its problems
+    are left to the run log's reader (meta.problems is a function of the document alone:
+    ~60 ms of a 10k-GradNode capture step moved out of training; runs/capture_read.py)."""
     with gc_paused():
-        return _encoded(_trace_graph(y, model=model, params=None, replay=True, walk=walk))
+        traced = _trace_graph(y, model=model, params=None, replay=True, walk=walk, problems=False)
+        return _encoded(traced)

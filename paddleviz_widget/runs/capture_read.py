@@ -1,0 +1,66 @@
+"""A full capture's graph document read back from the run log (captures/capture-STEP.json.gz).
+
+Since run_schema 1.3 a watched capture leaves its ``meta.problems`` out (tracer/build.py
+captured_graph): the problem rules are a function of the document alone (what
+``GraphWidget.problems()`` runs too), so they run here, on reading, not in the training step
+(~60 ms of a 10k-GradNode capture step). Documents of older logs hold them and are returned as
+written. Each capture's problems are kept by the reader: a second read does not run the rules.
+"""
+
+from __future__ import annotations
+
+import copy
+import gzip
+import json
+import zlib
+from pathlib import Path
+from typing import Any
+
+from ..gc_pause import gc_paused
+from ..graph.model import Graph
+from ..graph.parts import GraphParts
+from ..graph.problems import find_problems
+from .errors import RunLogError
+
+# (path, size, mtime_ns) -> the problems found in that file's document
+ProblemsCache = dict[tuple[str, int, int], list[dict[str, Any]]]
+
+
+def read_capture(path: Path, cache: ProblemsCache) -> dict[str, Any]:
+    """The graph document (schema 2.x) in ``path``, checked, with its meta.problems."""
+    try:
+        data = path.read_bytes()
+        stat = path.stat()  # after the read: a file replaced meanwhile is only cached anew
+        document = json.loads(gzip.decompress(data))
+    except (OSError, EOFError, ValueError, zlib.error) as exc:
+        raise RunLogError(f"{path} cannot be read ({exc}): the file was damaged; the "
+                          "step's summary is still in the run log") from None  # fmt: skip
+    try:
+        with gc_paused():
+            graph = Graph.from_dict(document)  # the one document check (graph/check.py)
+    except ValueError as exc:
+        raise RunLogError(
+            f"{path} holds no valid graph document ({exc}): the file was damaged; the "
+            "step's summary is still in the run log"
+        ) from None
+    meta = document.get("meta")
+    if isinstance(meta, dict) and "problems" not in meta:
+        key = (str(path), len(data), stat.st_mtime_ns)
+        problems = cache.get(key)
+        if problems is None and any(e.stats is not None for e in graph.edges):
+            with gc_paused():  # as build_graph finds them (tracer/build.py)
+                parts = GraphParts(graph.nodes, graph.edges, graph.groups, graph.meta)
+                problems = cache[key] = [p.to_dict() for p in find_problems(parts)]
+        if problems is not None:
+            document["meta"] = _with_problems(meta, copy.deepcopy(problems))
+    return document
+
+
+def _with_problems(meta: dict[str, Any], problems: list[dict[str, Any]]) -> dict[str, Any]:
+    """``meta`` with its problems where build_graph puts them: before what the run log adds
+    (``step``), so the document reads back key for key as a main-line capture."""
+    out = {k: v for k, v in meta.items() if k != "step"}
+    out["problems"] = problems
+    if "step" in meta:
+        out["step"] = meta["step"]
+    return out
