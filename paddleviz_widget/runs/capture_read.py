@@ -1,6 +1,6 @@
 """A full capture's graph document read back from the run log (captures/capture-STEP.json.gz).
 
-Since run_schema 1.3 a watched capture leaves its ``meta.problems`` out (tracer/build.py
+Since run_schema 2.0 a watched capture leaves its ``meta.problems`` out (tracer/build.py
 captured_graph): the problem rules are a function of the document alone (what
 ``GraphWidget.problems()`` runs too), so they run here, on reading, not in the training step
 (~60 ms of a 10k-GradNode capture step). Documents of older logs hold them and are returned as

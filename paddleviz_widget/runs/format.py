@@ -1,5 +1,6 @@
-"""The run log on disk (run_schema 1.x). One writer per process; no file is shared between
-writers and none is locked, so many ranks can write beside each other on NFS/Lustre.
+"""The run log on disk (run_schema 2.x; 1.x read too). One writer per process; no file is
+shared between writers and none is locked, so many ranks can write beside each other on
+NFS/Lustre.
 
     RUN_DIR/run.json                 what the run is: run_schema, status, every, thresholds,
                                      params (name, layer, shape, dtype), layers; replaced
@@ -34,7 +35,7 @@ writers and none is locked, so many ranks can write beside each other on NFS/Lus
     RUN_DIR/anomalies.jsonl          one JSON object a line, appended when found
     RUN_DIR/captures/capture-STEP.json.gz
                                      the full capture of a step: its graph document (schema 2.x),
-                                     gzipped, written atomically; (1.3) without meta.problems
+                                     gzipped, written atomically; (2.0) without meta.problems
                                      (found on reading: runs/capture_read.py)
     RUN_DIR/captures/unreached.jsonl (1.2) one line per full capture, appended once its file is
                                      in place: {"step", "params": names of the parameters its
@@ -60,9 +61,10 @@ from typing import Any
 
 # 1.1: parts tagged step-major (LAYOUT_KEY); 1.2: a digest part beside each part (per-step
 # layer norms and cross-rank digest, digest.py). 1.0/1.1 logs read the same (computed).
-# 1.3: captures leave meta.problems to the reader (capture_read.py; older ones hold them).
-RUN_SCHEMA = "1.3"
-READS_MAJOR = 1  # run_schema majors this reader understands
+# 2.0: captures leave meta.problems to the reader (capture_read.py; older ones hold them). A
+# major: a 1.x reader would show such a capture without its problems, not refuse it.
+RUN_SCHEMA = "2.0"
+READS_MAJOR = 2  # run_schema majors this reader understands (and every earlier one)
 META = "run.json"
 STEPS = "steps"
 DIGESTS = "digests"  # 1.2: digest parts, one per part in steps/
