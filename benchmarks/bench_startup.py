@@ -1,6 +1,6 @@
 """Where a cell's time goes, from the cell run to the painted graph, in real JupyterLab and
 Chromium: the kernel's timestamps (``GraphWidget(y)`` started, built, displayed) and the
-page's performance marks (js: pvw:bundle, worker-start/ready, wasm-compile, render,
+page's performance marks (js: pvw:loader-init, pvw:bundle, worker-start/ready, wasm-compile, render,
 graph-arrived/read, planned, layout, draw), all in ms after the cell was run, on one clock.
 Rep 0 of each model is the page's first widget (a new page and kernel per model).
 

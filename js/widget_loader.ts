@@ -59,6 +59,7 @@ function load(model: AnyModel): Promise<Explorer> {
 let started: Promise<unknown> | null = null;
 
 const initialize: Initialize = (props) => {
+  performance.mark("pvw:loader-init"); // start-up timings (benchmarks/bench_startup.py)
   // Started, not awaited: anywidget counts this model ready at once.
   started = load(props.model).then((widget) => widget.initialize?.(props));
   started.catch(() => undefined); // said by render, where the user sees it
