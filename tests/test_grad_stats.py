@@ -200,3 +200,35 @@ def test_a_gradient_paddle_later_adds_into_is_read_as_it_was_sent():
     )
     assert into_w == pytest.approx([np.sqrt(30.0), 10 * np.sqrt(30.0)], rel=1e-6)
     np.testing.assert_allclose(w.grad.numpy(), [11.0, 22.0, 33.0, 44.0])
+
+
+def test_small_gradients_copied_from_their_address_equal_the_numpy_copies(monkeypatch):
+    """Small dense contiguous CPU float32 gradients are copied from ``data_ptr()`` in the hook
+    (SmallGrads.add_at); every edge's statistics equal, bit for bit, those of the ``numpy()``
+    copies the hook took before (the fast path turned off), with a transposed gradient (not
+    contiguous: still ``numpy()``) and a row slice (contiguous, at an offset) among them."""
+    from paddleviz_widget.tracer.capture import grad_stats, small_grads
+
+    def run() -> dict[tuple[str, int], Any]:
+        paddle.seed(3)
+        w = paddle.create_parameter([6, 5], "float32")
+        b = paddle.create_parameter([5], "float32")
+        x = paddle.randn([4, 6])
+        h = paddle.matmul(x, w) + b
+        t = h.transpose([1, 0]).tanh()  # its gradient reaches h transposed
+        loss = (t * t).sum() + h[1:3].exp().sum() + (w * 3.0).sum()
+        stats, _, nodes = _backward_with_stats(loss)
+        return {(nodes[p].name(), i): s for (p, i), s in stats.edges.items()}
+
+    copied: list[int] = []
+    add_at = small_grads.SmallGrads.add_at
+    monkeypatch.setattr(small_grads.SmallGrads, "add_at",
+                        lambda self, *a: copied.append(a[2]) or add_at(self, *a))  # fmt: skip
+    fast = run()
+    assert len(copied) >= 6  # the fast path was taken
+    monkeypatch.setattr(grad_stats, "LIMIT", 0)  # every gradient through numpy() again
+    copied.clear()
+    slow = run()
+    assert not copied
+    assert fast == slow and len(fast) >= 8
+    assert all(s.norm > 0 for s in fast.values())

@@ -11,7 +11,7 @@ from paddle_versions import requires_post_hooks
 
 from paddleviz_widget import build_graph, trace
 from paddleviz_widget.graph import nested_dict
-from paddleviz_widget.tracer.capture.grad_stats import edge_positions
+from paddleviz_widget.tracer.capture.edge_positions import edge_positions
 
 
 def test_edge_positions_drop_the_uninitialized_extras():

@@ -34,8 +34,9 @@ from ..read.replay_safety import is_pylayer
 from ..read.tensor_info import dtype_name, place_name
 from ..read.walk import ACCUMULATION_NODE, WalkedNode, WalkResult
 from .cpu_reduce import CpuReader
+from .edge_positions import edge_positions
 from .hook_returns import HookResults
-from .small_grads import SmallGrads, small_copy
+from .small_grads import LIMIT, SmallGrads, small_copy
 from .vlog import vlog_silenced
 
 # GradNode types whose backward returns a list of tensors in one slot (from Paddle's grad
@@ -139,8 +140,9 @@ class StatsCapture:
 
     def __init__(self) -> None:
         self._handles: list[Any] = []
-        self._sizes: list[Any] = []  # per row: float64 [norm, max_abs, abs_sum] on its device
-        self._counts: list[Any] = []  # per row: int64 [zeros, nan, non-finite]
+        # rows reduced on their device: float64 [norm, max_abs, abs_sum] and int64 [zeros,
+        # nan, non-finite] there, by row
+        self._device: dict[int, tuple[Any, Any]] = {}
         self._numel: list[int] = []
         self._host_rows: dict[int, list[float]] = {}  # rows reduced on the CPU, already read
         self.runs: list[NodeRun] = []  # in the order the nodes ran
@@ -233,27 +235,43 @@ class StatsCapture:
         return hook
 
     def _record(self, ptr: int, edges: int, grad_outputs: Sequence[Any]) -> None:
-        import paddle
-
+        # Per gradient inside Paddle's backward every call runs cold (~1-2 us a Paddle read,
+        # ~10 us a NumPy array): the common case (a small dense CPU float32 gradient) costs
+        # seven reads and one memmove, and no helper call it can do without.
         run = NodeRun(ptr)
         # An edge that needs no gradient gets an uninitialized tensor: touching it would
         # crash, so only initialized floating tensors are reduced.
-        ready = [_initialized(t) for t in grad_outputs]
-        positions = edge_positions(ready, edges)
+        ready = [
+            t is not None and not isinstance(t, (list, tuple)) and bool(t._is_initialized())
+            for t in grad_outputs
+        ]
+        positions = range(edges) if len(ready) == edges else edge_positions(ready, edges)
         f32, f16, bf16, f64 = floats = _float_dtypes()
+        numels, grads, rows = self._numel, self.grads, run.rows
         for t, ok, index in zip(grad_outputs, ready, positions):
             if not ok:
                 continue
             if index is None:
                 run.complete = False
                 continue
-            # Each attribute read is a C++ call (~0.2-1 us): read once, for ~11k gradients.
+            # Each attribute read is a C++ call: read once, for ~11k gradients.
             dtype, shape, place = t.dtype, tuple(t.shape), t.place
             cpu = place.is_cpu_place()
-            self.grads[(ptr, index)] = self._info(place, dtype, shape, cpu)
+            grads[(ptr, index)] = self._info(place, dtype, shape, cpu)
+            if dtype is f32 and cpu:  # small, dense and contiguous: copied from its address
+                numel = prod(shape)
+                if 0 < numel <= LIMIT and t.is_contiguous() and t.is_dense():
+                    address = t.data_ptr()
+                    if address:
+                        rows[index] = row = len(numels)
+                        numels.append(numel)
+                        self._small.add_at(row, address, numel)
+                        continue
             # Paddle's dtypes are singletons: `is` first (hashing one costs ~1 us)
             if dtype is f32 or dtype is f16 or dtype is bf16 or dtype is f64 or dtype in floats:
-                run.rows[index] = self._add(paddle, t, dtype, shape, cpu)
+                import paddle
+
+                rows[index] = self._add(paddle, t, dtype, shape, cpu)
         self.runs.append(run)
 
     def _receive(self, ptr: int, grad_inputs: Sequence[Any]) -> None:
@@ -290,19 +308,13 @@ class StatsCapture:
         copy = small_copy(paddle, t, numel, dtype, cpu) if numel > 0 else None
         if copy is not None:  # reduced with the others after the backward: no op now
             self._small.add(row, copy)
-            self._sizes.append(None)
-            self._counts.append(None)
             return row
         with paddle.no_grad(), vlog_silenced():  # our ops' log lines are not the user's
             host = self._cpu.read(paddle, t) if numel > 0 and cpu else None
             if host is not None:
                 self._host_rows[row] = host
-                self._sizes.append(None)
-                self._counts.append(None)
             else:
-                sizes, counts = _reduce(paddle, t)
-                self._sizes.append(sizes)
-                self._counts.append(counts)
+                self._device[row] = _reduce(paddle, t)
         return row
 
     def collect(self) -> Any:
@@ -318,15 +330,15 @@ class StatsCapture:
         for k, row in self._host_rows.items():
             out[k, :6] = row
         self._small.fill(out)
-        for k, sizes in enumerate(self._sizes):
-            if sizes is not None:
-                by_place.setdefault(str(sizes.place), []).append(k)
+        device = self._device
+        for k, (sizes, _) in device.items():  # rows in ascending order
+            by_place.setdefault(str(sizes.place), []).append(k)
         with paddle.no_grad():
             for rows in by_place.values():  # one copy to the host per device
                 both = paddle.concat(
                     [
-                        paddle.stack([self._sizes[k] for k in rows]),
-                        paddle.stack([self._counts[k] for k in rows]).astype("float64"),
+                        paddle.stack([device[k][0] for k in rows]),
+                        paddle.stack([device[k][1] for k in rows]).astype("float64"),
                     ],
                     axis=1,
                 )
@@ -359,29 +371,3 @@ def _float_dtypes() -> tuple[Any, Any, Any, Any]:
 def _floating(paddle: Any, t: Any) -> bool:
     """Tensor.is_floating_point() without its argument checks (~4x the cost, per gradient)."""
     return t.dtype in (paddle.float32, paddle.float16, paddle.bfloat16, paddle.float64)
-
-
-def edge_positions(initialized: Sequence[bool], edges: int) -> list[int | None]:
-    """The ``next_functions`` index of each gradient a post hook got (None: not known).
-
-    A hook gets one gradient per input slot of the forward op, ``next_functions`` lists one
-    edge per input that has grad metadata: BatchNorm's mean and variance have none, so its
-    hook gets 5 gradients for 3 edges. Slots without an edge get an uninitialized tensor, so
-    the extra ones are among the uninitialized; an initialized gradient's edge is known when
-    every way of dropping them puts it at the same index, and left out otherwise."""
-    extra = len(initialized) - edges
-    if extra == 0:
-        return list(range(edges))
-    blanks = initialized.count(False)
-    if extra < 0 or blanks < extra:
-        return [None] * len(initialized)
-    out: list[int | None] = []
-    before = 0  # uninitialized gradients before this one
-    for i, ok in enumerate(initialized):
-        if not ok:
-            out.append(None)
-            before += 1
-            continue
-        least, most = max(0, extra - (blanks - before)), min(extra, before)
-        out.append(i - least if least == most else None)
-    return out
