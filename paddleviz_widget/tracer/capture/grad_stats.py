@@ -247,6 +247,7 @@ class StatsCapture:
         ]
         positions = range(edges) if len(ready) == edges else edge_positions(ready, edges)
         f32, f16, bf16, f64 = floats = _float_dtypes()
+        by_address = _addressable()
         numels, grads, rows = self._numel, self.grads, run.rows
         for t, ok, index in zip(grad_outputs, ready, positions):
             if not ok:
@@ -258,7 +259,7 @@ class StatsCapture:
             dtype, shape, place = t.dtype, tuple(t.shape), t.place
             cpu = place.is_cpu_place()
             grads[(ptr, index)] = self._info(place, dtype, shape, cpu)
-            if dtype is f32 and cpu:  # small, dense and contiguous: copied from its address
+            if dtype is f32 and cpu and by_address:  # small, dense, contiguous: by its address
                 numel = prod(shape)
                 if 0 < numel <= LIMIT and t.is_contiguous() and t.is_dense():
                     address = t.data_ptr()
@@ -366,6 +367,15 @@ def _float_dtypes() -> tuple[Any, Any, Any, Any]:
     import paddle
 
     return (paddle.float32, paddle.float16, paddle.bfloat16, paddle.float64)
+
+
+@cache
+def _addressable() -> bool:
+    """Tensor.data_ptr/is_contiguous/is_dense exist (Paddle 3.x); else gradients are copied
+    through numpy() (an AttributeError in a hook would stop the user's backward)."""
+    import paddle
+
+    return all(hasattr(paddle.Tensor, n) for n in ("data_ptr", "is_contiguous", "is_dense"))
 
 
 def _floating(paddle: Any, t: Any) -> bool:
