@@ -9,6 +9,7 @@ program (~60 lines) to stdout and ~100 lines of scope dumps to stderr (issue 23)
 
 from __future__ import annotations
 
+import difflib
 import os
 import re
 import subprocess
@@ -35,6 +36,20 @@ def _run(*args: str) -> tuple[int, bytes, bytes]:
     return done.returncode, done.stdout, _STAMP.sub(b"[T]", _GLOG.sub(rb"\1 ", done.stderr))
 
 
+def _same(got: tuple[int, bytes, bytes], plain: tuple[int, bytes, bytes]) -> None:
+    """``got`` == ``plain``, or a failure that shows the lines that differ, stream by stream."""
+    if got == plain:
+        return
+    report = [f"exit code {got[0]} (plain {plain[0]})"]
+    for name, a, b in (("stdout", plain[1], got[1]), ("stderr", plain[2], got[2])):
+        ours, theirs = b.decode(errors="replace"), a.decode(errors="replace")
+        lines = difflib.unified_diff(
+            ours.splitlines(), theirs.splitlines(), "with paddleviz_widget", "plain", lineterm=""
+        )
+        report += [f"{name}:", *list(lines)[:60]]
+    raise AssertionError("\n".join(report))
+
+
 def _plain(scenario: str) -> tuple[int, bytes, bytes]:
     return _run(str(SCRIPT), scenario, "plain")
 
@@ -58,20 +73,20 @@ def test_trace_prints_nothing_of_its_own(scenario: str) -> None:
     plain = _plain(scenario)
     traced = _run(str(SCRIPT), scenario, "trace")
     assert plain[0] == 0, plain[2].decode()[-2000:]
-    assert traced == plain
+    _same(traced, plain)
     _check_user_lines(traced[1], traced[2])
 
 
 @requires_paddle_33
 @pytest.mark.parametrize("scenario", ["static_full", "static_sot"])
 def test_build_graph_replay_prints_nothing_of_its_own(scenario: str) -> None:
-    assert _run(str(SCRIPT), scenario, "replay") == _plain(scenario)
+    _same(_run(str(SCRIPT), scenario, "replay"), _plain(scenario))
 
 
 @requires_paddle_33
 def test_a_forward_outside_trace_prints_nothing_either() -> None:
     """Its program cannot be quieted: that backward is traced without the log."""
-    assert _run(str(SCRIPT), "static_full", "late") == _plain("static_full")
+    _same(_run(str(SCRIPT), "static_full", "late"), _plain("static_full"))
 
 
 @requires_paddle_33
@@ -79,7 +94,7 @@ def test_a_forward_outside_trace_prints_nothing_either() -> None:
 def test_trace_prints_nothing_on_paddleformers_llama() -> None:
     plain = _plain("llama")
     assert plain[0] == 0, plain[2].decode()[-2000:]
-    assert _run(str(SCRIPT), "llama", "trace") == plain
+    _same(_run(str(SCRIPT), "llama", "trace"), plain)
 
 
 @requires_paddle_33
@@ -87,7 +102,7 @@ def test_trace_prints_nothing_on_paddleformers_llama() -> None:
 def test_run_module_and_cli_print_nothing_of_their_own(scenario: str, tmp_path: Path) -> None:
     plain = _plain(scenario)
     ran = _run("-m", "paddleviz_widget.run", str(SCRIPT), scenario, "plain")
-    assert ran == plain
+    _same(ran, plain)
     out = tmp_path / "graph.json"
     code, stdout, stderr = _run("-m", "paddleviz_widget", "-o", str(out), str(SCRIPT),
                                 scenario, "plain")  # fmt: skip
