@@ -96,7 +96,8 @@ _FINISH = "RunBackward: Finish Backward"
 # Program nodes (paddle.jit.to_static) run with VLOG off (capture/program_runs.py): whatever
 # is logged after one begins, until the next run begins, is never read into it.
 _PROGRAM_NODES = {"Dy2StGradNode", "RunProgramGradNode"}
-_NO_DUMP_NODES = {"GradNodeAccumulation", *_PROGRAM_NODES}
+_ACCUMULATION = "GradNodeAccumulation"
+_NO_DUMP_NODES = {_ACCUMULATION, *_PROGRAM_NODES}
 _NO_DUMP_PREFIX = "GradNodePyLayer"
 
 
@@ -210,6 +211,8 @@ class _Parser:
 
     def _begin(self, m: re.Match[str]) -> None:
         run = _Run(m.group("node"), _ptr(m.group("node_ptr")))
+        if run.name == _ACCUMULATION:  # its API is its name: known before its banner (a log
+            run.api = _ACCUMULATION  # cut there has lost nothing of it)
         self.runs.append(run)
         self.by_ptr[run.ptr or ""] = run
         self.dump_target = run
@@ -302,10 +305,11 @@ class _Parser:
         return ParsedLog(runs, _summary(self.issues), legacy=self.legacy)
 
 
-# 2.6/3.0 dumps end "]}" or "] }"; 2.6 leaves a "{" of each BackwardInMeta open, so their
-# brackets cannot tell a whole dump from a cut one.
+# 2.6/3.0 dumps end "]), ]}" or "]), ] }" (their Output list closed); 2.6 leaves a "{" of
+# each BackwardInMeta open, so their brackets cannot tell a whole dump from a cut one, and a
+# dump cut after a slot's own "]}" ends in "]}" too.
 _LEGACY_DUMP = re.compile(r"TensorInfo: \[")
-_LEGACY_DUMP_END = re.compile(r"\][ \t]*\}[ \t]*$")
+_LEGACY_DUMP_END = re.compile(r"\]\)[ \t]*,[ \t]*\][ \t]*\}[ \t]*$")
 
 
 def _cut_short(message: str) -> bool:
