@@ -18,7 +18,7 @@ interface Explorer {
 }
 
 /** Where the page keeps its explorers' modules, by their source: the widgets of a page share
- * one import of each (~0.1-0.15 s of every later cell, benchmarks/RESULTS.md, session 12).
+ * one import of each (~50-80 ms of every later cell, benchmarks/RESULTS.md, session 12).
  * The explorers keep their per-widget state per model, never in the module. */
 const PAGE_KEY = Symbol.for("paddleviz_widget.explorers");
 
