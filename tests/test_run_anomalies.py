@@ -105,9 +105,11 @@ def test_spike_at_step_n_is_found_at_n_between_sorts_of_the_window():
 
 
 @pytest.mark.parametrize("compiled", [False, True])
-def test_a_layer_whose_gradient_was_zero_spikes_without_a_warning_on_stderr(compiled, capfd):
-    """A median of 0 then a gradient: the spike is said without a ratio, and no NumPy
-    division warning reaches the user's stderr (it did: "divide by zero" in the message)."""
+def test_a_layer_back_from_idle_is_no_spike_and_an_idle_layer_no_vanishing(compiled, capfd):
+    """The rules on a series made by hand: layer l1 idle for 59 steps then a gradient (no
+    median to compare with: nothing); l1 idle between busy neighbours (not vanishing); then
+    busy at every third step with a 15x jump at step 150 (a spike, against the median of its
+    busy steps); no NumPy warning on stderr."""
     if compiled and kernel("quiet_step") is None:
         pytest.skip("llvmlite is not installed (the fast extra)")
     import warnings
@@ -115,14 +117,14 @@ def test_a_layer_whose_gradient_was_zero_spikes_without_a_warning_on_stderr(comp
     params, names = _model(3)
     finder = AnomalyFinder(params, names, thresholds_from(None), compiled=compiled)
     found = []
+    zero = np.zeros(len(params))
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # any NumPy RuntimeWarning fails the test
-        for step in range(60):
-            norm = np.full(len(params), 1.0)
-            norm[2:4] = 0.0 if step < 59 else 0.5  # layer l1: zero, then a gradient
-            zero = np.zeros(len(params))
+        for step in range(160):
+            norm = np.full(len(params), 1.0) * (1 + 0.01 * (step % 7))
+            busy = step == 59 or (step > 59 and step % 3 == 0)
+            norm[2:4] = (0.5 * (15 if step == 150 else 1)) if busy else 0.0
             found += finder.check(step, norm, zero, zero, 0.5, clean=True)
-    assert [(a.step, a.kind, a.layer) for a in found if a.kind == "spike"] == [(59, "spike", "l1")]
-    message = next(a.message for a in found if a.kind == "spike")
-    assert "l1: 0.7071, its median 0 over the last 50 steps" in message, message
+    assert [(a.step, a.kind, a.layer) for a in found] == [(150, "spike", "l1")]
+    assert "15x its median 0.7071" in found[0].message, found[0].message
     assert capfd.readouterr().err == ""

@@ -15,6 +15,14 @@ run log's run.json):
 Steps with a NaN/Inf are left out of the medians and of the spike and vanishing rules (their
 norms are over the finite elements only).
 
+A layer whose gradient is exactly zero at a step is idle there: ``clear_grad()`` leaves zeros
+in the gradients of a layer the next backward does not reach (a GAN's generator during the
+critic's steps, an MoE expert no token went to, a head trained every k-th step). An idle
+step is left out of that layer's median (a median needs MIN_ACTIVE steps with a gradient in
+the window; fewer: no spike is claimed for the layer), and an idle layer is not vanishing:
+otherwise each return from idle would be a "spike" over a median of 0, and each idle step a
+vanishing layer. The cheaper tests stay sound: dropping zeros only raises a median.
+
 The rules run every step, so most steps are settled by a cheaper test that cannot change
 the outcome: the medians of a full window are not taken each step, only a lower bound of
 them (once the window is full, its columns are sorted every SORT_EVERY steps; d rows replaced
@@ -43,6 +51,7 @@ DEFAULT_THRESHOLDS: dict[str, float] = {
     "spike_warmup": 20,
     "vanishing_ratio": 1e-3,
 }
+MIN_ACTIVE = 5  # non-idle steps in the window a layer's median needs (module docstring)
 SORT_EVERY = 10  # steps between sorts of a full window's columns (the medians' lower bound)
 QUICK_UP_TO = 128  # parameters at most for the compiled settling of a clean step
 _F64 = np.dtype(np.float64)
@@ -273,6 +282,9 @@ class AnomalyFinder:
         # A layer without a gradient in some step of the window gets a NaN median: no spike
         # is claimed for it (np.median, not nanmedian: this runs every step).
         median = np.median(seen, axis=0)
+        for j in np.flatnonzero((seen == 0).any(axis=0)):  # idle steps: module docstring
+            active = seen[:, j][seen[:, j] != 0]
+            median[j] = np.median(active) if len(active) >= MIN_ACTIVE else np.nan
         limit = self.t["spike_factor"] * median
         over = norms > limit  # NaN compares False: no gradient, no spike
         found = []
@@ -281,9 +293,7 @@ class AnomalyFinder:
             layer = "" if total else self.layers[j]
             what = "total gradient norm" if total else f"gradient norm of layer {layer or '-'}"
             params = [] if total else self._params_of(j)
-            # A median of 0 (a layer whose gradient was exactly zero): no ratio to give, and
-            # no division, whose NumPy warning would land on the user's stderr.
-            times = f"{norms[j] / median[j]:.3g}x its median" if median[j] > 0 else "its median"
+            times = f"{norms[j] / median[j]:.3g}x its median"  # > 0: idle steps left out
             found.append(Anomaly(
                 step, "spike", layer, params, float(norms[j]), float(limit[j]),
                 f"step {step}: spike in the {what}: {norms[j]:.4g}, "
@@ -305,7 +315,7 @@ class AnomalyFinder:
         after = np.concatenate([values[1:], [np.inf]])  # gradient, in the model's order
         reference = np.minimum(before, after)
         ratio = self.t["vanishing_ratio"]
-        now[present] = (reference > 0) & (values < ratio * reference)
+        now[present] = (reference > 0) & (values > 0) & (values < ratio * reference)  # 0: idle
         found = []
         for k in np.flatnonzero(now[present] & ~self._vanishing[present]):
             j, ref = present[k], float(reference[k])
