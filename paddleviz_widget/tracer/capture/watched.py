@@ -55,7 +55,13 @@ def watched_backward(
             if not watch.ready(roots):
                 return original(*args, **kwargs)
     if not watch.full_due():  # a step between captures: no collector pause, few calls
-        result = original(*args, **kwargs)
+        # A backward called inside this one (a reentrant recompute's PyLayer runs its block's
+        # backward) is part of this step, not a step of its own: the session passes it on.
+        session._in_backward = True
+        try:
+            result = original(*args, **kwargs)
+        finally:
+            session._in_backward = False
         _record(session, watch, roots, full=False)
         return result
     # Walks, hooks and their records allocate ~100k objects without cycles: with the

@@ -170,18 +170,16 @@ def collect_annotations(
             merge_layer(ann, hooks_layer(record.stats, walk, instead_of_dump=instead))
         if record.stats is not None:
             merge_layer(ann, stats_layer(record.stats, walk))
+    pylayers = _pylayers(walk, model, records)
     if session is not None and session.history is not None:
         _add_steps(ann, session.history, records)
         if model is not None:
-            ann.unreached = [
-                {"name": name, "reason": why, **({"frozen": True} if why is FROZEN_REASON else {})}
-                for name, why in unreached_params(model, accumulation, ptrs)
-            ]
+            ann.unreached = _unreached(model, accumulation, ptrs, pylayers)
     if session is not None:
         merge_layer(ann, _scopes_layer(scopes, graph, bool(records), ann.call_sites))
     if not ann.groups and ann.params:  # no trace() saw the forward: groups from ownership
         merge_layer(ann, param_groups_layer(walk, ann.params, model))
-    merge_layer(ann, _pylayers_layer(ann, _pylayers(walk, model, records), model, accumulation))
+    merge_layer(ann, _pylayers_layer(ann, pylayers, model, accumulation))
 
     notice = None
     if replay and _bare(ann, graph) > 0:
@@ -223,6 +221,22 @@ def _pylayers(walk: WalkResult, model: Any, records: list[BackwardRecord]) -> li
     live = describe_pylayers(walk, model)
     recorded = {i.ptr: i for r in records for i in r.pylayers if i.layer is not None}
     return [recorded.get(i.ptr, i) if i.layer is None else i for i in live]
+
+
+def _unreached(
+    model: Any, accumulation: set[int], ptrs: dict[int, int | None], pylayers: list[PyLayerInfo]
+) -> list[dict[str, Any]]:
+    """meta.unreached_params. A parameter a recompute node hides is reached, by that node's own
+    backward; a RecomputeFunction node whose context is gone hides parameters nobody can name
+    any more: then only the frozen ones are listed (the recompute notice counts the rest)."""
+    hidden = {p.name for info in pylayers for p in info.hidden}
+    unsure = any(i.cls == "RecomputeFunction" and i.layer is None for i in pylayers)
+    out = []
+    for name, why in unreached_params(model, accumulation, ptrs):
+        frozen = why is FROZEN_REASON
+        if frozen or not (unsure or name in hidden):
+            out.append({"name": name, "reason": why, **({"frozen": True} if frozen else {})})
+    return out
 
 
 def _pylayers_layer(
