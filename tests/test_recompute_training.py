@@ -83,3 +83,14 @@ def test_trace_stats_does_not_call_what_recompute_hides_unreached():
                       for w in ("weight", "bias")}  # fmt: skip
     assert {p["kind"] for p in doc["meta"].get("problems", [])} <= {"unreached"}
     assert {p["name"] for p in doc["meta"].get("problems", [])} <= {"spare.weight", "spare.bias"}
+
+
+def test_the_note_on_edges_without_statistics_names_the_pylayers_for_what_they_are():
+    paddle.seed(0)
+    model = _Net()
+    with trace(model, stats=True):
+        loss = model(paddle.randn([4, 8])).square().mean()
+        loss.backward()
+    notes = build_graph(loss)["meta"]["notices"]
+    assert any(n.startswith("3 PyLayer node(s) (recompute") for n in notes), notes
+    assert not any("through one slot (concat, stack" in n for n in notes), notes

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Collection
+
 from ..capture.stats_rows import BackwardStats
+from ..read.replay_safety import is_pylayer
 from ..read.walk import WalkResult
 from .annotate import Annotations
 
@@ -47,8 +50,22 @@ def add_stats(ann: Annotations, stats: BackwardStats, walk: WalkResult) -> None:
     for ptr, status in param_statuses(walk, stats).items():
         ann.grad_status.setdefault(ptr, status)
     if stats.skipped:
-        ann.notes.append(
-            f"{len(stats.skipped)} GradNode(s) send a list of gradients through one slot "
+        ann.notes.extend(skipped_notes(stats.skipped, walk))
+
+
+def skipped_notes(skipped: Collection[int], walk: WalkResult) -> list[str]:
+    """Why the edges some GradNodes send have no statistics, a line per reason."""
+    pylayers = sum(1 for n in walk.nodes if n.ptr in skipped and is_pylayer(n.name))
+    notes = []
+    if pylayers:
+        notes.append(
+            f"{pylayers} PyLayer node(s) (recompute, custom PyLayers) take no post hook: the "
+            "gradients they send have no statistics."
+        )
+    if len(skipped) > pylayers:
+        notes.append(
+            f"{len(skipped) - pylayers} GradNode(s) send a list of gradients through one slot "
             "(concat, stack, ...), which Paddle's hooks cannot observe: their edges have no "
             "statistics."
         )
+    return notes
