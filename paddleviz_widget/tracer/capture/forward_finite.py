@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -125,10 +125,10 @@ COPY_LIMIT = 1 << 14
 _MAX, _MIN = np.maximum.reduce, np.minimum.reduce  # ndarray.max/min without their wrappers
 
 
-def _cpu_finite(t: Any) -> bool | None:
+def _cpu_finite(t: Any, dtype: Any = None) -> bool | None:
     """Finite, read by NumPy (small: a copy, else in place); None when NumPy cannot read it
-    (half types, odd layouts)."""
-    if t.dtype not in _types()[2]:
+    (half types, odd layouts). ``dtype``: ``t.dtype``, if read already."""
+    if (t.dtype if dtype is None else dtype) not in _types()[2]:
         return None
     try:
         if math.prod(t.shape) <= COPY_LIMIT:
@@ -208,12 +208,23 @@ class ForwardFiniteWatch:
             return
 
     def _check(self, layer: Any, args: Any, outputs: Any) -> None:
+        tensor, floats, _ = _types()
+        found: Iterable[tuple[Any, Any]]
+        if isinstance(outputs, tensor):  # the common case: one tensor, its dtype read once
+            if outputs is self._last:  # (only a floating tensor is ever the last one)
+                return
+            dtype = outputs.dtype
+            if dtype not in floats:
+                return
+            found = ((outputs, dtype),)
+        else:
+            found = ((t, None) for t in _tensors(outputs))
         deferred = []
-        for t in _tensors(outputs):
+        for t, dtype in found:
             if t is self._last:  # a container returning its last sublayer's output: checked
                 continue
             self._last = t
-            ok = _cpu_finite(t) if _cpu_only() or t.place.is_cpu_place() else None
+            ok = _cpu_finite(t, dtype) if _cpu_only() or t.place.is_cpu_place() else None
             if ok is False:
                 self._found = self._culprit(layer, _all_finite(args), self._caller(),
                                             _made_by_program(args))  # fmt: skip

@@ -31,6 +31,9 @@ MAX_FORWARDS = 8
 MAX_OUTPUT_ANCHORS = 64  # top-level outputs remembered for backward records to anchor on
 
 
+_NONE: list[Any] = []  # shared, never appended to: a call's lists before it has any
+
+
 class _Call:
     """One running (then finished) layer call. Holds GradNodes only while its forward runs.
     A plain class with slots: ~1,800 are made per llama-10k forward, one per layer call."""
@@ -49,10 +52,11 @@ class _Call:
         self.inputs = inputs
         self.site = site  # the user-code line of this call
         self.observed = observed  # the observer wants to hear when this call ends
-        # (ptr, wrapper or None when in the walk read) where this call's walk stopped
-        self.frontier: list[tuple[int, Any]] = []
+        # (ptr, wrapper or None when in the walk read) where this call's walk stopped: made
+        # when it is claimed (no list per call until then: fewer collector passes)
+        self.frontier: list[tuple[int, Any]] = _NONE
         self.forward: _Forward | None = forward  # the forward it is part of
-        self.outputs: list[Any] = []  # its outputs' grad_fns, until claimed
+        self.outputs: list[Any] = _NONE  # its outputs' grad_fns (set when it ends), until claimed
 
 
 @dataclass
@@ -69,7 +73,7 @@ class _Forward:
 
 def _drop_walk_state(forward: _Forward) -> None:
     for call in forward.calls:
-        call.inputs, call.frontier, call.outputs = [], [], []
+        call.inputs, call.frontier, call.outputs = _NONE, _NONE, _NONE
     forward.calls = []
 
 
@@ -257,6 +261,7 @@ class Recording:
         claimed, held = forward.claimed, forward.nodes
         objects: dict[int, Any] = {}  # wrappers of the nodes not in ``graph``
         inputs = {int(node.node_ptr()) for node in call.inputs}
+        frontier = call.frontier = []
         stack: list[int] = []
         for node in call.outputs:
             ptr = int(node.node_ptr())
@@ -272,7 +277,7 @@ class Recording:
             seen.add(ptr)
             found = owner_of(ptr)
             if ptr in inputs or (found is not None and found.seq < call.seq):
-                call.frontier.append((ptr, objects.get(ptr)))  # made before it: outside it
+                frontier.append((ptr, objects.get(ptr)))  # made before it: outside it
             elif found is not None:
                 # Claimed by a call that started after this one and has finished: an inner
                 # call. Its inside is settled; continue from where its walk stopped.

@@ -24,9 +24,9 @@ from .vlog import vlog_silenced
 def senders_of(walk: WalkResult) -> dict[int, list[tuple[int, int]]]:
     """Node ptr -> the (source ptr, next_functions index) edges that hand it a gradient."""
     senders: dict[int, list[tuple[int, int]]] = {}
-    nodes = walk.nodes
-    for e in walk.edges:
-        senders.setdefault(nodes[e.target].ptr, []).append((nodes[e.source].ptr, e.slot))
+    ptrs, add = walk.ptrs, senders.setdefault
+    for source, target, slot in walk.edges:  # tuples unpacked: no attribute read per edge
+        add(ptrs[target], []).append((ptrs[source], slot))
     return senders
 
 
