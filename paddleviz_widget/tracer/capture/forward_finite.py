@@ -21,8 +21,9 @@ the culprit says so in ``found_by``, or that the re-run did not reproduce it.
 
 from __future__ import annotations
 
+import functools
 import math
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -73,13 +74,39 @@ def not_reproduced(program: str, why: str) -> str:
     )
 
 
+@functools.cache
+def _types() -> tuple[Any, tuple[Any, ...], tuple[Any, ...]]:
+    """paddle.Tensor, the floating dtypes and those NumPy reads here (no import statement
+    per layer call)."""
+    import paddle
+
+    read = (paddle.float32, paddle.float64)
+    return paddle.Tensor, (*read, paddle.float16, paddle.bfloat16), read
+
+
+@functools.cache
+def _cpu_only() -> bool:
+    """A Paddle built for the CPU alone (no CUDA, ROCm, XPU, IPU, custom device): every
+    tensor is on the CPU, so its place need not be asked for (~2 Paddle calls a tensor)."""
+    import paddle
+
+    try:
+        built = [
+            paddle.is_compiled_with_cuda(), paddle.is_compiled_with_rocm(),
+            paddle.is_compiled_with_xpu(), paddle.is_compiled_with_ipu(),
+            bool(paddle.device.get_all_custom_device_type()),
+        ]  # fmt: skip
+    except Exception:  # noqa: BLE001 (an API missing or failing: ask each tensor)
+        return False
+    return not any(built)
+
+
 def _tensors(value: Any, depth: int = 0) -> Iterator[Any]:
     """Floating-point tensors in a layer's outputs or inputs (tuples, lists, dicts, and
     paddleformers' ModelOutput, which is a dict), two levels deep."""
-    import paddle
-
-    if isinstance(value, paddle.Tensor):
-        if value.dtype in (paddle.float32, paddle.float64, paddle.float16, paddle.bfloat16):
+    tensor, floats, _ = _types()
+    if isinstance(value, tensor):
+        if value.dtype in floats:
             yield value
     elif depth < 2 and isinstance(value, (list, tuple)):
         for v in value:
@@ -95,22 +122,23 @@ def _tensors(value: Any, depth: int = 0) -> Iterator[Any]:
 COPY_LIMIT = 1 << 14
 
 
-def _cpu_finite(t: Any) -> bool | None:
-    """Finite, read by NumPy (small: a copy, else in place); None when NumPy cannot read it
-    (half types, odd layouts)."""
-    import paddle
+_MAX, _MIN = np.maximum.reduce, np.minimum.reduce  # ndarray.max/min without their wrappers
 
-    if t.dtype not in (paddle.float32, paddle.float64):
+
+def _cpu_finite(t: Any, dtype: Any = None) -> bool | None:
+    """Finite, read by NumPy (small: a copy, else in place); None when NumPy cannot read it
+    (half types, odd layouts). ``dtype``: ``t.dtype``, if read already."""
+    if (t.dtype if dtype is None else dtype) not in _types()[2]:
         return None
     try:
         if math.prod(t.shape) <= COPY_LIMIT:
-            a = np.asarray(t.numpy()).reshape(-1)
+            a = np.asarray(t.numpy())
         else:
-            a = np.from_dlpack(t.detach()).reshape(-1)
+            a = np.from_dlpack(t.detach())
     except (BufferError, TypeError, RuntimeError, ValueError):  # odd layout, no data
         return None
     # max/min propagate NaN, and an Inf is its own max or min: two passes, no array made.
-    return a.size == 0 or (math.isfinite(a.max()) and math.isfinite(a.min()))
+    return a.size == 0 or (math.isfinite(_MAX(a, axis=None)) and math.isfinite(_MIN(a, axis=None)))
 
 
 def _device_flag(t: Any) -> Any:
@@ -180,12 +208,23 @@ class ForwardFiniteWatch:
             return
 
     def _check(self, layer: Any, args: Any, outputs: Any) -> None:
+        tensor, floats, _ = _types()
+        found: Iterable[tuple[Any, Any]]
+        if isinstance(outputs, tensor):  # the common case: one tensor, its dtype read once
+            if outputs is self._last:  # (only a floating tensor is ever the last one)
+                return
+            dtype = outputs.dtype
+            if dtype not in floats:
+                return
+            found = ((outputs, dtype),)
+        else:
+            found = ((t, None) for t in _tensors(outputs))
         deferred = []
-        for t in _tensors(outputs):
+        for t, dtype in found:
             if t is self._last:  # a container returning its last sublayer's output: checked
                 continue
             self._last = t
-            ok = _cpu_finite(t) if t.place.is_cpu_place() else None
+            ok = _cpu_finite(t, dtype) if _cpu_only() or t.place.is_cpu_place() else None
             if ok is False:
                 self._found = self._culprit(layer, _all_finite(args), self._caller(),
                                             _made_by_program(args))  # fmt: skip
@@ -283,7 +322,7 @@ def _made_by_program(args: Any) -> bool:
 
 def _all_finite(args: Any) -> bool:
     for t in _tensors(args):
-        ok = _cpu_finite(t) if t.place.is_cpu_place() else None
+        ok = _cpu_finite(t) if _cpu_only() or t.place.is_cpu_place() else None
         if ok is None:
             ok = bool(_device_flag(t))
         if not ok:

@@ -136,7 +136,8 @@ def _scopes(roots: list[Any], rec: Recording, only: Collection[int] | None) -> L
     """The recording as plain data; ``only``: just these GradNodes (and their groups)."""
     entries = _entries(roots, rec)
     gid = {id(layer): f"g{k}" for k, (layer, _, _) in enumerate(entries)}
-    claims = rec.owner if only is None else {p: rec.owner[p] for p in only if p in rec.owner}
+    owner = rec.owner.get  # (never None for a claimed pointer: one lookup each)
+    claims = rec.owner if only is None else {p: c for p in only if (c := owner(p)) is not None}
     group_of_ptr = {ptr: gid[id(call.layer)] for ptr, call in claims.items()}
     owned_params: set[int] = set()
     for layer, _, _ in entries:

@@ -31,20 +31,32 @@ MAX_FORWARDS = 8
 MAX_OUTPUT_ANCHORS = 64  # top-level outputs remembered for backward records to anchor on
 
 
-@dataclass
-class _Call:
-    """One running (then finished) layer call. Holds GradNodes only while its forward runs."""
+_NONE: list[Any] = []  # shared, never appended to: a call's lists before it has any
 
-    layer: Any
-    seq: int
-    inputs: list[Any]  # input grad_fns: kept so their addresses stay theirs
-    input_ptrs: set[int]
-    site: CallSite | None = None  # the user-code line of this call
-    observed: bool = False  # the observer wants to hear when this call ends
-    # (ptr, wrapper or None when in the walk read) where this call's walk stopped
-    frontier: list[tuple[int, Any]] = field(default_factory=list)
-    forward: _Forward | None = None  # the forward it is part of
-    outputs: list[Any] = field(default_factory=list)  # its outputs' grad_fns, until claimed
+
+class _Call:
+    """One running (then finished) layer call. Holds GradNodes only while its forward runs.
+    A plain class with slots: ~1,800 are made per llama-10k forward, one per layer call."""
+
+    __slots__ = ("layer", "seq", "inputs", "site", "observed", "frontier", "forward", "outputs")
+
+    def __init__(
+        self, layer: Any, seq: int, inputs: list[Any], site: CallSite | None, observed: bool,
+        forward: _Forward,
+    ) -> None:  # fmt: skip
+        self.layer = layer
+        self.seq = seq
+        # Input grad_fns, kept so their addresses stay theirs; their pointers are read when
+        # the call is claimed (a node held keeps its address; in the forward each Paddle
+        # call costs ~10 us: cold caches after the model's ops).
+        self.inputs = inputs
+        self.site = site  # the user-code line of this call
+        self.observed = observed  # the observer wants to hear when this call ends
+        # (ptr, wrapper or None when in the walk read) where this call's walk stopped: made
+        # when it is claimed (no list per call until then: fewer collector passes)
+        self.frontier: list[tuple[int, Any]] = _NONE
+        self.forward: _Forward | None = forward  # the forward it is part of
+        self.outputs: list[Any] = _NONE  # its outputs' grad_fns (set when it ends), until claimed
 
 
 @dataclass
@@ -61,7 +73,7 @@ class _Forward:
 
 def _drop_walk_state(forward: _Forward) -> None:
     for call in forward.calls:
-        call.inputs, call.frontier, call.outputs = [], [], []
+        call.inputs, call.frontier, call.outputs = _NONE, _NONE, _NONE
     forward.calls = []
 
 
@@ -82,8 +94,7 @@ class _WalkedGraph:
 
 def tensors_in(obj: Any) -> list[Any]:
     """Tensors in a (nested) tuple/list/dict output, iteratively and bounded."""
-    from paddle import Tensor
-
+    Tensor = _tensor_type()  # noqa: N806 (no import statement: this runs on every layer call)
     if isinstance(obj, Tensor):  # the common case, kept cheap: this runs on every layer call
         return [obj]
     found, stack, budget, seen = [], [obj], _MAX_OUTPUT_ITEMS, set()
@@ -118,17 +129,39 @@ def _tensor_type() -> type:
     return Tensor
 
 
-@functools.lru_cache(maxsize=4096)
+_LIBRARY: dict[str, bool] = {}  # filename -> is_library_file: a dict, no lru wrapper per frame
+_LIBRARY_MAX = 4096
+
+
 def _is_library(filename: str) -> bool:
-    return is_library_file(filename)
+    known = _LIBRARY.get(filename)
+    if known is None:
+        if len(_LIBRARY) >= _LIBRARY_MAX:
+            _LIBRARY.clear()
+        known = _LIBRARY[filename] = is_library_file(filename)
+    return known
+
+
+# (file, line, function) -> its CallSite, shared: a frozen dataclass costs ~2 us to make, and
+# a forward's ~1,800 layer calls come from a few dozen lines.
+_SITES: dict[tuple[str, int, str], CallSite] = {}
 
 
 def _user_call_site() -> CallSite | None:
     frame: Any = sys._getframe(1)
+    library = _LIBRARY.get
     while frame is not None:
         code = frame.f_code
-        if not _is_library(code.co_filename):
-            return CallSite(code.co_filename, frame.f_lineno, code.co_name)
+        filename = code.co_filename
+        known = library(filename)
+        if not (_is_library(filename) if known is None else known):
+            key = (filename, frame.f_lineno, code.co_name)
+            site = _SITES.get(key)
+            if site is None:
+                if len(_SITES) >= _LIBRARY_MAX:
+                    _SITES.clear()
+                site = _SITES[key] = CallSite(*key)
+            return site
         frame = frame.f_back
     return None
 
@@ -169,9 +202,8 @@ class Recording:
                 self.sites[key] = site
         forward.layers.add(key)
         nodes = [n for t in _inputs(args, kwargs) if (n := grad_node_of(t)) is not None]
-        ptrs = {int(n.node_ptr()) for n in nodes}
         observed = bool(self.observer and self.observer.enter(layer))
-        call = _Call(layer, self.next_seq, nodes, ptrs, site, observed, forward=forward)
+        call = _Call(layer, self.next_seq, nodes, site, observed, forward)
         forward.calls.append(call)
         self.active.append(call)
         self.next_seq += 1
@@ -228,6 +260,8 @@ class Recording:
         owner_of, owner, names = self.owner.get, self.owner, self.names
         claimed, held = forward.claimed, forward.nodes
         objects: dict[int, Any] = {}  # wrappers of the nodes not in ``graph``
+        inputs = {int(node.node_ptr()) for node in call.inputs}
+        frontier = call.frontier = []
         stack: list[int] = []
         for node in call.outputs:
             ptr = int(node.node_ptr())
@@ -242,8 +276,8 @@ class Recording:
                 continue
             seen.add(ptr)
             found = owner_of(ptr)
-            if ptr in call.input_ptrs or (found is not None and found.seq < call.seq):
-                call.frontier.append((ptr, objects.get(ptr)))  # made before it: outside it
+            if ptr in inputs or (found is not None and found.seq < call.seq):
+                frontier.append((ptr, objects.get(ptr)))  # made before it: outside it
             elif found is not None:
                 # Claimed by a call that started after this one and has finished: an inner
                 # call. Its inside is settled; continue from where its walk stopped.

@@ -350,9 +350,11 @@ class TraceSession:
         if self._finite is not None:
             stats.forward_culprit = self._finite.take()
         record.stats = stats
-        self.history.add(walk, stats)
-        record.positions = {n.ptr: n.index for n in walk.nodes}
-        record.signature = tuple(n.name for n in walk.nodes)
+        # Each node's position (its index: walk order) and the names in that order, made
+        # once for the record and the history alike.
+        record.positions = dict(zip(walk.ptrs, range(len(walk.nodes))))
+        record.signature = tuple([n.name for n in walk.nodes])
+        self.history.add(walk, stats, record.positions, record.signature)
         return result
 
     def _anchor(self, record: BackwardRecord, roots: list[Any]) -> None:

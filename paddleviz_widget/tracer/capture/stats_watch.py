@@ -24,9 +24,9 @@ from .vlog import vlog_silenced
 def senders_of(walk: WalkResult) -> dict[int, list[tuple[int, int]]]:
     """Node ptr -> the (source ptr, next_functions index) edges that hand it a gradient."""
     senders: dict[int, list[tuple[int, int]]] = {}
-    nodes = walk.nodes
-    for e in walk.edges:
-        senders.setdefault(nodes[e.target].ptr, []).append((nodes[e.source].ptr, e.slot))
+    ptrs, add = walk.ptrs, senders.setdefault
+    for source, target, slot in walk.edges:  # tuples unpacked: no attribute read per edge
+        add(ptrs[target], []).append((ptrs[source], slot))
     return senders
 
 
@@ -68,11 +68,18 @@ class StepStats:
     first_nonfinite: int | None  # node index
 
 
-def by_position(step: int, walk: WalkResult, stats: BackwardStats) -> StepStats:
-    index = {n.ptr: n.index for n in walk.nodes}
+def by_position(
+    step: int, walk: WalkResult, stats: BackwardStats, index: dict[int, int] | None = None,
+    signature: tuple[str, ...] | None = None,
+) -> StepStats:  # fmt: skip
+    """``index`` (ptr -> position) and ``signature``: the walk's, if made already."""
+    if index is None:
+        index = {n.ptr: n.index for n in walk.nodes}
+    if signature is None:
+        signature = tuple(n.name for n in walk.nodes)
     edges = {(index[ptr], slot): s for (ptr, slot), s in stats.edges.items() if ptr in index}
     first = index.get(stats.first_nonfinite) if stats.first_nonfinite is not None else None
-    return StepStats(step, tuple(n.name for n in walk.nodes), edges, first)
+    return StepStats(step, signature, edges, first)
 
 
 class StatsHistory:
@@ -84,8 +91,11 @@ class StatsHistory:
         self._steps: deque[StepStats] = deque(maxlen=size)
         self.count = 0  # backward passes seen, kept or not
 
-    def add(self, walk: WalkResult, stats: BackwardStats) -> None:
-        self._steps.append(by_position(self.count, walk, stats))
+    def add(
+        self, walk: WalkResult, stats: BackwardStats, index: dict[int, int] | None = None,
+        signature: tuple[str, ...] | None = None,
+    ) -> None:  # fmt: skip
+        self._steps.append(by_position(self.count, walk, stats, index, signature))
         self.count += 1
 
     def matching(self, signature: tuple[str, ...]) -> list[StepStats]:

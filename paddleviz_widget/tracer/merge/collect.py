@@ -116,12 +116,18 @@ def _scopes_layer(
 
 
 def _params_layer(
-    model: Any, params: Any, session: TraceSession | None, ptrs: dict[int, int | None]
-) -> Annotations:
+    model: Any, params: Any, session: TraceSession | None, ptrs: dict[int, int | None],
+    read: list[list[tuple[str, Any]]],
+) -> Annotations:  # fmt: skip
     """Parameter names: the model's or the ``params`` given, then those a dropped trace kept
-    when its model was gone (kept_traces). ``ptrs``: filled as param_infos_by_ptr does."""
+    when its model was gone (kept_traces). ``ptrs``, ``read``: filled as param_infos_by_ptr
+    does."""
     layer = Annotations(src={"param": "m"})
-    named = param_infos_by_ptr(model=model, params=params, ptrs=ptrs) if (model or params) else {}
+    named = (
+        param_infos_by_ptr(model=model, params=params, ptrs=ptrs, read=read)
+        if (model or params)
+        else {}
+    )
     layer.params = named
     kept = layer.node_src.setdefault("param", {})
     for ptr, info in session.kept_params.items() if session is not None else ():
@@ -162,7 +168,8 @@ def collect_annotations(
     # The sources, in precedence order: each gives its own layer, merge_layer (annotate.py)
     # adds it to what is known; what is known first stays (GRAD_SOURCES for edges).
     ptrs: dict[int, int | None] = {}  # id(parameter) -> its accumulation node, read once
-    merge_layer(ann, _params_layer(model, params, session, ptrs))
+    read: list[list[tuple[str, Any]]] = []  # the model's named_parameters(), read once
+    merge_layer(ann, _params_layer(model, params, session, ptrs, read))
     for record in reversed(records):  # newest backward first; Paddle's stacks before layers'
         merge_layer(ann, trace_record_layer(record, lambda: graph.nexts, ann.params))
         if record.stats is not None and not record.copies:
@@ -174,7 +181,7 @@ def collect_annotations(
     if session is not None and session.history is not None:
         _add_steps(ann, session.history, records)
         if model is not None:
-            ann.unreached = _unreached(model, accumulation, ptrs, pylayers)
+            ann.unreached = _unreached(model, accumulation, ptrs, pylayers, read)
     if session is not None:
         merge_layer(ann, _scopes_layer(scopes, graph, bool(records), ann.call_sites))
     if not ann.groups and ann.params:  # no trace() saw the forward: groups from ownership
@@ -224,15 +231,16 @@ def _pylayers(walk: WalkResult, model: Any, records: list[BackwardRecord]) -> li
 
 
 def _unreached(
-    model: Any, accumulation: set[int], ptrs: dict[int, int | None], pylayers: list[PyLayerInfo]
-) -> list[dict[str, Any]]:
+    model: Any, accumulation: set[int], ptrs: dict[int, int | None], pylayers: list[PyLayerInfo],
+    read: list[list[tuple[str, Any]]],
+) -> list[dict[str, Any]]:  # fmt: skip
     """meta.unreached_params. A parameter a recompute node hides is reached, by that node's own
     backward; a RecomputeFunction node whose context is gone hides parameters nobody can name
     any more: then only the frozen ones are listed (the recompute notice counts the rest)."""
     hidden = {p.name for info in pylayers for p in info.hidden}
     unsure = any(i.cls == "RecomputeFunction" and i.layer is None for i in pylayers)
     out = []
-    for name, why in unreached_params(model, accumulation, ptrs):
+    for name, why in unreached_params(model, accumulation, ptrs, read[0] if read else None):
         frozen = why is FROZEN_REASON
         if frozen or not (unsure or name in hidden):
             out.append({"name": name, "reason": why, **({"frozen": True} if frozen else {})})
