@@ -20,7 +20,11 @@ Job = Callable[[Path], list[subprocess.CompletedProcess[str]]]
 
 
 def commands(
-    files: dict[str, str], *argvs: Sequence[str], dirs: Sequence[str] = (), env: dict | None = None
+    files: dict[str, str],
+    *argvs: Sequence[str],
+    dirs: Sequence[str] = (),
+    env: dict | None = None,
+    timeout: float = 300,
 ) -> Job:
     """A job: write `files` and make `dirs` in its directory, then run each argv there, in
     order."""
@@ -36,9 +40,9 @@ def commands(
                 cwd=d,
                 capture_output=True,
                 text=True,
-                timeout=300,
+                timeout=timeout,
                 env=env,
-            )  # fmt: skip
+            )
             for argv in argvs
         ]
 
