@@ -1,19 +1,27 @@
 """Run one graph-building scenario in a fresh process and check the user's state survives it.
 
     python side_effect_runner.py MODEL WHEN TRACED
+    python side_effect_runner.py --each OUT_DIR JOBS MODEL:WHEN:TRACED ...
 
 MODEL: a name in MODELS; WHEN: "before" or "after" the user's backward(); TRACED: 1 to run
 forward (and backward) inside trace(). Prints "OK" when build_graph, make_graph and
 GraphWidget left every .grad bit-identical, the RNG state, the flags and a PyLayer's own
 counter unchanged, and (before backward) the user's next backward() gave exactly the gradients
 of a run that never built a graph. A crash inside Paddle shows as the process dying.
+
+--each runs every scenario in its own child process, forked once the imports are done (they
+are most of a fresh process's time; no Paddle op has run yet), JOBS at a time; each child's
+stdout, stderr and exit status go to OUT_DIR/<scenario>.out, .err, .rc.
 """
 
 from __future__ import annotations
 
 import contextlib
+import os
 import sys
+import traceback
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -167,5 +175,45 @@ def main(kind: str, when: str, traced: bool) -> None:
     print("OK", len(doc["nodes"]), "nodes; notice:", notice or "none")
 
 
+def _child(scenario: str, out_dir: Path) -> None:
+    """In the forked child: its own stdout/stderr files, one scenario, then exit."""
+    code = 1
+    try:
+        for fd, ext in ((1, "out"), (2, "err")):
+            with open(out_dir / f"{scenario}.{ext}", "wb") as f:
+                os.dup2(f.fileno(), fd)
+        kind, when, traced = scenario.split(":")
+        try:
+            main(kind, when, traced == "1")
+            code = 0
+        except BaseException:
+            traceback.print_exc()
+        sys.stdout.flush()
+        sys.stderr.flush()
+    finally:
+        os._exit(code)
+
+
+def each(out_dir: Path, jobs: int, scenarios: list[str]) -> None:
+    if any(s.startswith("llama") for s in scenarios):
+        import paddleformers.transformers  # noqa: F401  (imported once, before the forks)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    running: dict[int, str] = {}
+    todo = list(scenarios)
+    while todo or running:
+        while todo and len(running) < jobs:
+            scenario = todo.pop(0)
+            pid = os.fork()
+            if pid == 0:
+                _child(scenario, out_dir)
+            running[pid] = scenario
+        pid, status = os.wait()
+        (out_dir / f"{running.pop(pid)}.rc").write_text(str(os.waitstatus_to_exitcode(status)))
+
+
 if __name__ == "__main__":
-    main(sys.argv[1], sys.argv[2], sys.argv[3] == "1")
+    if sys.argv[1] == "--each":
+        each(Path(sys.argv[2]), int(sys.argv[3]), sys.argv[4:])
+    else:
+        main(sys.argv[1], sys.argv[2], sys.argv[3] == "1")

@@ -8,13 +8,13 @@ from __future__ import annotations
 import collections
 import json
 import re
-import subprocess
 import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import numpy as np
 import pytest
+from ahead import Ahead, commands, selected_jobs
 from paddle_versions import requires_paddle_33
 
 from paddleviz_widget.cli.main import main
@@ -132,16 +132,6 @@ print(paddle.randn([2, 3]).shape)
 """
 
 
-def run(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, *args], cwd=cwd, capture_output=True, text=True, timeout=300
-    )
-
-
-def cli(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return run(cwd, "-m", "paddleviz_widget", *args)
-
-
 def script(tmp_path: Path, text: str, name: str = "train.py") -> Path:
     path = tmp_path / name
     path.write_text(text)
@@ -164,14 +154,71 @@ def batches(doc: dict) -> set[int]:
     return {s[0] for s in shapes if len(s) == 2 and s[1] == 16 and s[0] not in (8, 16)}
 
 
+def _cli_argv(*args: str) -> list[str]:
+    return [sys.executable, "-m", "paddleviz_widget", *args]
+
+
+# Each test's scripts and commands ("{d}": its directory), run in order; the longest first.
+JOBS = {
+    "exits": commands(
+        {"exits.py": EXITS},
+        _cli_argv("-o", "g.json", "--all", "exits.py", "0"),
+        _cli_argv("-o", "g.svg", "--step", "2", "exits.py", "0"),
+        _cli_argv("-o", "h.json", "--all", "exits.py", "3"),
+    ),
+    "own_trace": commands(
+        {"own.py": OWN_TRACE},
+        [sys.executable, "own.py"],
+        _cli_argv("-o", "g.json", "--all", "own.py"),
+    ),
+    "default": commands(
+        {"train.py": TRAIN},
+        [sys.executable, "{d}/train.py", "{d}/plain"],
+        _cli_argv("-o", "graph.json", "train.py", "{d}/traced", "--lr", "0.1"),
+    ),
+    "no_backward": commands({"idle.py": NO_BACKWARD}, _cli_argv("-o", "g.json", "idle.py")),
+    "fail": commands({"fail.py": FAIL}, _cli_argv("-o", "g.json", "--all", "fail.py")),
+    "out_of_range": commands(
+        {"train.py": TRAIN},
+        _cli_argv("-o", "graph.json", "--step", "4", "train.py", "{d}/seen"),
+    ),
+    "step": commands(
+        {"train.py": TRAIN},  # the issue's own form: our options after the script's arguments
+        _cli_argv("train.py", "{d}/seen", "-o", "graph.html", "--step", "2"),
+    ),
+    "all": commands(
+        {"train.py": TRAIN},
+        _cli_argv("-o", "out/g.json", "--all", "train.py", "{d}/seen"),
+        dirs=["out"],
+    ),
+}
+USES = {
+    "test_grad_and_autograd_backward_count_and_exit_0_is_success": "exits",
+    "test_a_script_with_its_own_trace_keeps_its_results": "own_trace",
+    "test_default_writes_the_last_calls_graph": "default",
+    "test_the_script_runs_as_python_runs_it": "default",
+    "test_the_scripts_gradients_are_unchanged": "default",
+    "test_a_script_without_backward_is_an_error": "no_backward",
+    "test_a_failing_script_prints_its_traceback_and_writes_nothing": "fail",
+    "test_step_out_of_range_says_how_many_calls_there_were": "out_of_range",
+    "test_step_picks_that_call": "step",
+    "test_all_writes_one_file_per_call": "all",
+}
+
+
 @pytest.fixture(scope="module")
-def default_run(tmp_path_factory):
+def ahead(tmp_path_factory, request):
+    """Every CLI run of the selected tests, started at the first (tests/ahead.py)."""
+    runs = Ahead(tmp_path_factory.mktemp("cli"), JOBS, selected_jobs(request, USES))
+    yield runs
+    runs.close()
+
+
+@pytest.fixture(scope="module")
+def default_run(ahead):
     """TRAIN under the CLI (default: the last call, as .json) and on its own."""
-    tmp = tmp_path_factory.mktemp("cli")
-    train = script(tmp, TRAIN)
-    plain = run(tmp, str(train), str(tmp / "plain"))
+    tmp, (plain, done) = ahead("default")
     assert plain.returncode == 0, plain.stderr[-3000:]
-    done = cli(tmp, "-o", "graph.json", "train.py", str(tmp / "traced"), "--lr", "0.1")
     assert done.returncode == 0, done.stderr[-3000:]
     return tmp, plain, done
 
@@ -208,10 +255,8 @@ def test_the_scripts_gradients_are_unchanged(default_run):
 
 
 @requires_paddle_33
-def test_step_picks_that_call(tmp_path):
-    script(tmp_path, TRAIN)
-    # The issue's own form: our options after the script's arguments.
-    done = cli(tmp_path, "train.py", str(tmp_path / "seen"), "-o", "graph.html", "--step", "2")
+def test_step_picks_that_call(ahead):
+    tmp_path, (done,) = ahead("step")
     assert done.returncode == 0, done.stderr[-3000:]
     text = (tmp_path / "graph.html").read_text()
     data = re.search(f'<script type="application/json" id="{GRAPH_ID}">(.*?)</script>', text, re.S)
@@ -224,19 +269,16 @@ def test_step_picks_that_call(tmp_path):
     assert seen["argv"] == [str(tmp_path / "train.py"), str(tmp_path / "seen")]
 
 
-def test_step_out_of_range_says_how_many_calls_there_were(tmp_path):
-    script(tmp_path, TRAIN)
-    done = cli(tmp_path, "-o", "graph.json", "--step", "4", "train.py", str(tmp_path / "seen"))
+def test_step_out_of_range_says_how_many_calls_there_were(ahead):
+    tmp_path, (done,) = ahead("out_of_range")
     assert done.returncode == 1
     assert "--step 4: the script made 3 backward calls; pass --step 1 to --step 3" in done.stderr
     assert not (tmp_path / "graph.json").exists()
 
 
 @requires_paddle_33
-def test_all_writes_one_file_per_call(tmp_path):
-    script(tmp_path, TRAIN)
-    (tmp_path / "out").mkdir()
-    done = cli(tmp_path, "-o", "out/g.json", "--all", "train.py", str(tmp_path / "seen"))
+def test_all_writes_one_file_per_call(ahead):
+    tmp_path, (done,) = ahead("all")
     assert done.returncode == 0, done.stderr[-3000:]
     names = ["g_001.json", "g_002.json", "g_003.json"]
     assert sorted(p.name for p in (tmp_path / "out").iterdir()) == names  # no staging left
@@ -247,9 +289,9 @@ def test_all_writes_one_file_per_call(tmp_path):
         assert batches(doc) == {batch}
 
 
-def test_a_failing_script_prints_its_traceback_and_writes_nothing(tmp_path):
-    fail = script(tmp_path, FAIL, "fail.py")
-    done = cli(tmp_path, "-o", "g.json", "--all", "fail.py")
+def test_a_failing_script_prints_its_traceback_and_writes_nothing(ahead):
+    tmp_path, (done,) = ahead("fail")
+    fail = tmp_path / "fail.py"
     assert done.returncode == 1
     trace_lines = done.stderr[done.stderr.index("Traceback (most recent call last):") :]
     assert trace_lines.splitlines()[1] == f'  File "{fail}", line 13, in <module>'
@@ -260,9 +302,8 @@ def test_a_failing_script_prints_its_traceback_and_writes_nothing(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["fail.py"]  # no file, no staging
 
 
-def test_grad_and_autograd_backward_count_and_exit_0_is_success(tmp_path):
-    script(tmp_path, EXITS, "exits.py")
-    done = cli(tmp_path, "-o", "g.json", "--all", "exits.py", "0")
+def test_grad_and_autograd_backward_count_and_exit_0_is_success(ahead):
+    tmp_path, (done, picture, failed) = ahead("exits")
     assert done.returncode == 0, done.stderr[-3000:]
     first = json.loads((tmp_path / "g_001.json").read_text())
     second = json.loads((tmp_path / "g_002.json").read_text())
@@ -273,22 +314,18 @@ def test_grad_and_autograd_backward_count_and_exit_0_is_success(tmp_path):
         "SumGradNode", "ExpGradNode", "GradNodeAccumulation"
     }  # fmt: skip
 
-    picture = cli(tmp_path, "-o", "g.svg", "--step", "2", "exits.py", "0")
     assert picture.returncode == 0, picture.stderr[-3000:]
     svg = ET.parse(tmp_path / "g.svg").getroot()
     drawn = [g for g in svg.iter(f"{SVG}g") if "node" in (g.get("class") or "").split()]
     assert len(drawn) == len(second["nodes"]) == 3
 
-    failed = cli(tmp_path, "-o", "h.json", "--all", "exits.py", "3")
     assert failed.returncode == 3, (failed.returncode, failed.stderr[-3000:])
     assert not list(tmp_path.glob("h_*")) and not list(tmp_path.glob(".h*"))
 
 
 @requires_paddle_33
-def test_a_script_with_its_own_trace_keeps_its_results(tmp_path):
-    script(tmp_path, OWN_TRACE, "own.py")
-    plain = run(tmp_path, "own.py")
-    done = cli(tmp_path, "-o", "g.json", "--all", "own.py")
+def test_a_script_with_its_own_trace_keeps_its_results(ahead):
+    tmp_path, (plain, done) = ahead("own_trace")
     assert plain.returncode == done.returncode == 0, done.stderr[-3000:]
     assert done.stdout == plain.stdout
     assert "'vlog'" in plain.stdout  # what the CLI's own session must not take from the script
@@ -298,9 +335,8 @@ def test_a_script_with_its_own_trace_keeps_its_results(tmp_path):
         assert [batch, 8] in [doc["tensors"][e["grad"]][1] for e in doc["edges"]]
 
 
-def test_a_script_without_backward_is_an_error(tmp_path):
-    script(tmp_path, NO_BACKWARD, "idle.py")
-    done = cli(tmp_path, "-o", "g.json", "idle.py")
+def test_a_script_without_backward_is_an_error(ahead):
+    tmp_path, (done,) = ahead("no_backward")
     assert done.returncode == 1
     assert "[2, 3]" in done.stdout
     assert "the script made no backward call" in done.stderr

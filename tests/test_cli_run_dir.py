@@ -4,9 +4,11 @@ in a real subprocess; the script's output and status are its own."""
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
 from pathlib import Path
+
+import pytest
+from ahead import Ahead, commands, selected_jobs
 
 from paddleviz_widget import open_run
 
@@ -24,15 +26,35 @@ sys.exit(int(sys.argv[2]))
 """
 
 
-def _cli(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(HERE.parent), str(HERE)])}
-    return subprocess.run([sys.executable, "-m", "paddleviz_widget", *args], cwd=cwd,
-                          capture_output=True, text=True, env=env, timeout=300)  # fmt: skip
+ENV = {**os.environ, "PYTHONPATH": os.pathsep.join([str(HERE.parent), str(HERE)])}
+CLI = [sys.executable, "-m", "paddleviz_widget"]
+# Each test's commands, in order, in a directory of its own (tests/ahead.py); the longest first.
+JOBS = {
+    "logs": commands(
+        {"train.py": SCRIPT},
+        [*CLI, "train.py", "120", "0", "--run-dir", "runs/exp1", "--every", "50"],
+        [*CLI, "--run-dir", "runs/exp1", "train.py", "3", "0"],
+        env=ENV,
+    ),
+    "status": commands(
+        {"train.py": SCRIPT}, [*CLI, "--run-dir", "r", "train.py", "5", "3"], env=ENV
+    ),
+}
+USES = {
+    "test_run_dir_logs_the_scripts_run": "logs",
+    "test_run_dir_keeps_the_scripts_exit_status": "status",
+}
 
 
-def test_run_dir_logs_the_scripts_run(tmp_path):
-    (tmp_path / "train.py").write_text(SCRIPT)
-    done = _cli(tmp_path, "train.py", "120", "0", "--run-dir", "runs/exp1", "--every", "50")
+@pytest.fixture(scope="module")
+def ahead(tmp_path_factory, request):
+    runs = Ahead(tmp_path_factory.mktemp("run_dir"), JOBS, selected_jobs(request, USES))
+    yield runs
+    runs.close()
+
+
+def test_run_dir_logs_the_scripts_run(ahead):
+    tmp_path, (done, again) = ahead("logs")
     assert done.returncode == 0, done.stderr
     assert done.stdout == "trained ['120', '0']\n"
     run = open_run(tmp_path / "runs" / "exp1")
@@ -40,12 +62,10 @@ def test_run_dir_logs_the_scripts_run(tmp_path):
     assert run.steps.tolist() == list(range(120))
     assert run.captured_steps == [0, 50, 100]
     assert [p.name for p in run.params][:2] == ["fc1.weight", "fc1.bias"]
-    again = _cli(tmp_path, "--run-dir", "runs/exp1", "train.py", "3", "0")
     assert again.returncode == 1 and "already holds a run log" in again.stderr
 
 
-def test_run_dir_keeps_the_scripts_exit_status(tmp_path):
-    (tmp_path / "train.py").write_text(SCRIPT)
-    done = _cli(tmp_path, "--run-dir", "r", "train.py", "5", "3")
+def test_run_dir_keeps_the_scripts_exit_status(ahead):
+    tmp_path, (done,) = ahead("status")
     assert done.returncode == 3
     assert open_run(tmp_path / "r").steps.tolist() == list(range(5))

@@ -1,7 +1,8 @@
 """Building a graph never crashes the user's process and never changes their state.
 
-Each scenario runs in its own process (side_effect_runner.py), so that a crash inside Paddle
-(what a replay through a freed PyLayer graph did) fails one test instead of killing pytest.
+Each scenario runs in its own process (side_effect_runner.py forks one per scenario), so that
+a crash inside Paddle (what a replay through a freed PyLayer graph did) fails one test instead
+of killing pytest.
 Scenarios: PyLayer models (a counting PyLayer whose backward calls paddle.grad itself,
 ``recompute`` reentrant and not, paddleformers' Llama with recompute), before and after the
 user's backward(), with and without trace(). The runner checks every .grad bit for bit, the
@@ -14,7 +15,6 @@ from __future__ import annotations
 import itertools
 import subprocess
 import sys
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -33,20 +33,34 @@ def _param(value: object, model: str) -> object:
     return pytest.param(value, marks=MARKS[model]) if model in MARKS else value
 
 
-def _run(scenario: tuple[str, str, str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, str(HERE / "side_effect_runner.py"), *scenario],
-        cwd=HERE,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-
-
 @pytest.fixture(scope="module")
-def results() -> dict[tuple[str, str, str], subprocess.CompletedProcess[str]]:
-    with ThreadPoolExecutor(max_workers=3) as pool:  # each child is mostly Paddle start-up
-        return dict(zip(RUNNABLE, pool.map(_run, RUNNABLE)))
+def results(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> dict[tuple[str, str, str], subprocess.CompletedProcess[str]]:
+    # One process imports Paddle once, then forks a fresh child per scenario (two at a time,
+    # one per core): the imports were most of each child's time when each was its own start.
+    out = tmp_path_factory.mktemp("replay_safety")
+    names = [":".join(s) for s in RUNNABLE]
+    subprocess.run(
+        [sys.executable, str(HERE / "side_effect_runner.py"), "--each", str(out), "2", *names],
+        cwd=HERE,
+        timeout=600,
+        check=False,
+    )
+    found = {}
+    for scenario, name in zip(RUNNABLE, names):
+        rc = out / f"{name}.rc"  # absent: the runner itself died before that child ended
+        found[scenario] = subprocess.CompletedProcess(
+            [name],
+            int(rc.read_text()) if rc.exists() else -999,
+            _read(out / f"{name}.out"),
+            _read(out / f"{name}.err"),
+        )
+    return found
+
+
+def _read(path: Path) -> str:
+    return path.read_text(errors="replace") if path.exists() else ""
 
 
 def _ok_line(done: subprocess.CompletedProcess[str]) -> str:

@@ -4,6 +4,7 @@ and interactive (wheel zoom, drag pan, Fit); the seed's flow below it still has 
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -18,6 +19,7 @@ from graph_view import (
 )
 from lab_page import open_and_run_notebook, save_screenshot
 from notebook_exec import displayed_values
+from playwright.sync_api import Locator, Page
 
 REPO = Path(__file__).resolve().parents[2]
 NOTEBOOK = "quickstart.ipynb"
@@ -53,8 +55,29 @@ def test_the_seed_flow_section_still_has_layer_groups(notebook_graphs) -> None:
     assert all("group" in n for n in seed["nodes"])
 
 
-def test_quickstart_draws_every_node(page, lab_server, expected_graph) -> None:
-    roots = open_and_run_notebook(page, lab_server, NOTEBOOK)
+@pytest.fixture(scope="module")
+def quickstart(chromium_browser, lab_server) -> Iterator[tuple[Page, Locator]]:
+    """The notebook opened and run once (its own browser context, as conftest's `page`), for
+    both tests below: the drawing's checks first, then zoom, pan and Fit on it."""
+    context = chromium_browser.new_context(
+        viewport={"width": 1400, "height": 1000}, device_scale_factor=2
+    )
+    page = context.new_page()
+    page.pvw_console_errors = []  # type: ignore[attr-defined]  # read by lab_page.page_problems
+    page.on(
+        "console",
+        lambda msg: page.pvw_console_errors.append(msg.text) if msg.type == "error" else None,
+    )
+    page.on("pageerror", lambda exc: page.pvw_console_errors.append(f"uncaught: {exc}"))
+    try:
+        yield page, open_and_run_notebook(page, lab_server, NOTEBOOK)
+    finally:
+        context.close()
+        lab_server.shutdown_sessions()
+
+
+def test_quickstart_draws_every_node(quickstart, expected_graph) -> None:
+    page, roots = quickstart
     assert roots.count() == 2
     assert page.locator(GRAPH).count() == 2
 
@@ -91,8 +114,9 @@ def test_quickstart_draws_every_node(page, lab_server, expected_graph) -> None:
     assert shot.stat().st_size > 10_000, "screenshot looks empty"
 
 
-def test_quickstart_zoom_pan_fit(page, lab_server) -> None:
-    root = open_and_run_notebook(page, lab_server, NOTEBOOK).first
+def test_quickstart_zoom_pan_fit(quickstart) -> None:
+    page, roots = quickstart
+    root = roots.first
     # The notebook shows a second widget below: let the page settle after the first is drawn,
     # so that the second one's arrival cannot move the first while it is dragged. (Lab may not
     # put an off-screen cell's output in the page at all, so its arrival cannot be waited for.)

@@ -44,6 +44,17 @@ def lab(
         yield explorer  # the notebook's writer ends by itself (LIVE_STEPS steps)
 
 
+@pytest.fixture(scope="module")
+def big_run_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """run_logs.big_run's log (10,000 steps x 1,000 parameters in 500 layers, a one-step spike
+    at BIG_SPIKE, NaN at BIG_NAN), written once (~13 s of CPU) for the saved page and Lab."""
+    from run_logs import big_run
+
+    path = tmp_path_factory.mktemp("big_run") / "big"
+    big_run(path)
+    return path
+
+
 def run_view(explorer: Explorer, k: int = 0) -> RunView:
     return RunView(explorer.page, explorer.page.locator(RUN_ROOT).nth(k))
 
@@ -243,19 +254,17 @@ def test_the_saved_page_works_from_file_offline(
 
 
 def test_a_saved_run_of_10k_steps_and_1k_parameters_stays_interactive(
-    chromium_browser: Browser, tmp_path: Path
+    chromium_browser: Browser, tmp_path: Path, big_run_dir: Path
 ) -> None:
-    # Written with the run log's own writer (run_logs.big_run): 10,000 steps x 1,000
-    # parameters in 500 layers, a one-step spike at BIG_SPIKE, NaN at BIG_NAN.
+    # Written with the run log's own writer (run_logs.big_run).
     import subprocess
     import sys
 
-    from run_logs import BIG_NAN, BIG_SPIKE, big_run
+    from run_logs import BIG_NAN, BIG_SPIKE
 
-    big_run(tmp_path / "big")
     out = tmp_path / "big.html"
     subprocess.run(
-        [sys.executable, "-m", "paddleviz_widget", "view", str(tmp_path / "big"), "-o", str(out)],
+        [sys.executable, "-m", "paddleviz_widget", "view", str(big_run_dir), "-o", str(out)],
         check=True, timeout=600,
     )  # fmt: skip
     context = chromium_browser.new_context(viewport={"width": 1300, "height": 900})
@@ -306,13 +315,13 @@ def test_a_saved_run_of_10k_steps_and_1k_parameters_stays_interactive(
 
 
 def test_lab_a_run_of_10k_steps_and_1k_parameters_stays_interactive(
-    chromium_browser: Browser, lab_server: LabServer
+    chromium_browser: Browser, lab_server: LabServer, big_run_dir: Path
 ) -> None:
     # The kernel's path: 25 MB of buffers through the comm, each picked step asked for.
     from lab_page import _RUN_ALL, _WAIT_FOR_NOTEBOOK
-    from run_logs import BIG_SPIKE, big_run
+    from run_logs import BIG_SPIKE
 
-    big_run(lab_server.root / "runs" / "big")
+    shutil.copytree(big_run_dir, lab_server.root / "runs" / "big")  # Lab serves its own copy
     name = "run_explorer_big.ipynb"
     shutil.copy(NOTEBOOKS / name, lab_server.root / name)
     context = chromium_browser.new_context(viewport={"width": 1300, "height": 1000})

@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from ahead import Ahead, commands, selected_jobs
 from explorer_page import ROOT, Explorer, explorer_page
 from models import LeNet
 
@@ -68,36 +69,37 @@ def test_the_static_svg_holds_the_nodes_the_explorer_draws(
     assert notebook.value(f"fallback_ids({name})") == live
 
 
-def _lenet_notebook(directory: Path) -> Path:
+def _lenet_notebook() -> str:
     nb = json.loads((HERE / "notebooks" / NOTEBOOK).read_text(encoding="utf-8"))
     nb["cells"] = [c for c in nb["cells"] if "resnet" not in "".join(c["source"])]
-    path = directory / "lenet.ipynb"
-    path.write_text(json.dumps(nb), encoding="utf-8")
-    return path
+    return json.dumps(nb)
 
 
-def test_nbconvert_html_shows_the_graph_with_javascript_off(
-    chromium_browser, tmp_path: Path
-) -> None:
-    # As a notebook saved from JupyterLab, which keeps no widget state by default: with the
-    # state kept, nbconvert's HTML shows the widget's view (needing JavaScript) instead.
-    run = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "nbconvert",
-            "--to",
-            "html",
-            "--execute",
-            "--ExecutePreprocessor.store_widget_state=False",
-            "--ExecutePreprocessor.timeout=300",
-            str(_lenet_notebook(tmp_path)),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
+# As a notebook saved from JupyterLab, which keeps no widget state by default: with the state
+# kept, nbconvert's HTML shows the widget's view (needing JavaScript) instead.
+NBCONVERT = commands(
+    {"lenet.ipynb": _lenet_notebook()},
+    [sys.executable, "-m", "nbconvert", "--to", "html", "--execute",
+     "--ExecutePreprocessor.store_widget_state=False", "--ExecutePreprocessor.timeout=300",
+     "lenet.ipynb"],
+    timeout=600,
+)  # fmt: skip
+
+
+@pytest.fixture(scope="module", autouse=True)
+def ahead(tmp_path_factory, request) -> Iterator[Ahead]:
+    """nbconvert's own kernel runs the LeNet notebook (tests/ahead.py) while the module's
+    first tests wait for JupyterLab's."""
+    uses = {"test_nbconvert_html_shows_the_graph_with_javascript_off": "nbconvert"}
+    runs = Ahead(
+        tmp_path_factory.mktemp("nbconvert"), {"nbconvert": NBCONVERT}, selected_jobs(request, uses)
     )
+    yield runs
+    runs.close()
+
+
+def test_nbconvert_html_shows_the_graph_with_javascript_off(chromium_browser, ahead: Ahead) -> None:
+    tmp_path, (run,) = ahead("nbconvert")
     assert run.returncode == 0, run.stderr[-3000:]
     page_html = (tmp_path / "lenet.html").read_text(encoding="utf-8")
     assert "application/vnd.jupyter.widget-view+json" not in page_html.split("</head>")[-1]
