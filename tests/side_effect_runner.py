@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import pickle
 import sys
 import traceback
 from collections.abc import Callable
@@ -126,9 +127,9 @@ def _grads(model: nn.Layer, x: paddle.Tensor) -> dict[str, Any]:
 
 
 def _rng() -> list[np.ndarray]:
-    return [np.array(s.current_seed()) for s in paddle.get_rng_state()] + [
-        np.random.get_state()[1].copy()
-    ]
+    # A generator's whole state, pickled: current_seed() stays the same across draws.
+    paddle_states = [np.frombuffer(pickle.dumps(s), np.uint8) for s in paddle.get_rng_state()]
+    return paddle_states + [np.random.get_state()[1].copy()]
 
 
 def _same(a: dict[str, Any], b: dict[str, Any]) -> list[str]:
