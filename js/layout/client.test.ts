@@ -82,6 +82,10 @@ describe("layout client", () => {
     const started = failing.warm();
     other.workers[0].onerror?.({ message: "script blocked", preventDefault() {} } as ErrorEvent);
     await started;
+    // Failed before any layout: dropped, and the first layout runs in a fresh worker.
+    expect(other.workers[0].terminated).toBe(true);
+    expect((await failing.layout("a")).svg).toBe("<svg>a</svg>");
+    expect(other.workers).toHaveLength(2);
   });
 
   it("with a module to send, warm() waits until the worker has it", async () => {

@@ -153,7 +153,11 @@ export function createLayoutClient(
     w.onerror = (event) => {
       event.preventDefault?.();
       running();
-      if (w === worker) finish(broken ?? new LayoutError(`layout worker failed: ${event.message || "unknown error"}`));
+      if (w !== worker) return;
+      // A worker that fails with no layout under way (its script, while warming up) is dropped
+      // too: the next layout starts a fresh one instead of waiting on it for the timeout.
+      if (current) finish(broken ?? new LayoutError(`layout worker failed: ${event.message || "unknown error"}`));
+      else kill();
     };
     worker = w;
     wasm?.().then(
