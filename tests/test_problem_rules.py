@@ -9,6 +9,8 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+import paddle
+import paddle.nn as nn
 import problem_models as pm
 import pytest
 from paddle_versions import requires_post_hooks
@@ -97,6 +99,28 @@ def test_an_exploding_initialisation_names_the_scaled_layer_with_its_factor() ->
     # far larger weight gradients than it has; only the growth factor points at it.
     norms = {k: float(np.linalg.norm(model[k].weight.grad.numpy())) for k in range(0, 11, 2)}
     assert max(norms, key=norms.__getitem__) < 6 and norms[4] > 100 * norms[6]
+
+
+def test_a_normalisation_that_blows_the_gradient_up_is_explained_as_one() -> None:
+    """BatchNorm over near-constant inputs (a Linear with weights x1e-3 before it) multiplies
+    the gradient by 1/spread: still reported, with that cause, not "weights too large"."""
+
+    def make() -> pm.Made:
+        model = nn.Sequential(nn.Linear(16, 16), nn.BatchNorm1D(16), nn.Linear(16, 4))
+        with paddle.no_grad():
+            model[0].weight.set_value(model[0].weight * 1e-3)
+            model[0].bias.set_value(paddle.zeros([16]))
+        return model, lambda: paddle.randn([8, 16]), lambda y: y.square().mean()
+
+    _, doc = pm.traced(make, 1)
+    found = [p for p in _problems(doc) if p.kind == "exploding"]
+    assert [(p.layer, p.name) for p in found] == [("1", "BatchNormGradNode")], found
+    assert found[0].factor is not None and found[0].factor > EXPLODING_FACTOR
+    assert "a normalisation multiplies the gradient" in found[0].reason
+    assert "weights initialised" not in found[0].reason
+    # A Linear's growth keeps the weights' explanation.
+    (linear,) = _bug("exploding_init")[2]
+    assert "weights initialised or grown too large?" in linear.reason
 
 
 def test_vanishing_through_saturated_sigmoids_names_the_layers_and_the_op() -> None:

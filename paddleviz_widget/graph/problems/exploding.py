@@ -27,6 +27,16 @@ def _growing_op(flow: Flow, gid: str) -> tuple[str | None, float | None]:
     return best
 
 
+def _why(op_name: str) -> str:
+    """The likely cause, by the op that grows the gradient most."""
+    if "Norm" in op_name:  # BatchNorm, LayerNorm, GroupNorm, InstanceNorm, RMSNorm grads
+        return (
+            "a normalisation multiplies the gradient by its scale over its input's spread: a "
+            "small spread (few values per channel, near-constant inputs) or a large scale"
+        )
+    return "weights initialised or grown too large?"
+
+
 def _innermost(flow: Flow, gids: dict[str, float]) -> dict[str, float]:
     """Drop a group when a group inside it is flagged too: the inner one explains it."""
     inner_of = {a for g in gids for a in flow.ancestors(g)}
@@ -58,8 +68,8 @@ def exploding(flow: Flow) -> list[Problem]:
         grows = f" (most at {node.name}, x{_fmt(op_f)})" if node and op_f else ""
         reason = (
             f"the gradient grows x{_fmt(f)} going backward through this layer{grows}: above "
-            f"x{_fmt(EXPLODING_FACTOR)}, exploding gradients (weights initialised or grown too "
-            "large?); the layers before it get its blown-up gradient"
+            f"x{_fmt(EXPLODING_FACTOR)}, exploding gradients ({_why(node.name if node else '')}); "
+            "the layers before it get its blown-up gradient"
         )
         found.append(Problem("exploding", node.name if node else flow.group_name[gid], reason,
                              op, flow.group_name[gid], factor=f,
