@@ -18,20 +18,17 @@ hook or retain_grads in between. Timing only: nothing here is a statistics captu
 from __future__ import annotations
 
 import argparse
-import gc
 import os
-import time
 from collections.abc import Callable
 from statistics import median
 from typing import Any
 
 import bench_watch as bw
 import numpy as np
+from hook_floor import held, timed_backward
 
 from paddleviz_widget.tracer.capture.grad_stats import _post_hooked
 from paddleviz_widget.tracer.read.walk import WalkResult, walk_backward_graph
-
-held: list[Any] = []  # what Paddle leaks of a hook's result, kept here (a throwaway process)
 
 
 def cover(walk: WalkResult, unread: frozenset[str] = frozenset()) -> tuple[set[int], set[int]]:
@@ -158,17 +155,7 @@ def _backward(t: bw.Trainer, mode: str, counts: dict[str, int], unread: frozense
             hook = sent_and_received if i in reading else sent
             handles.append(nodes[i]._register_post_hook(hook))
         del nodes
-    gc.disable()
-    start = time.thread_time()
-    loss.backward()
-    took = time.thread_time() - start
-    gc.enable()
-    for handle in handles:
-        handle.remove()
-    held.clear()
-    t.opt.step()
-    t.opt.clear_grad()
-    return took
+    return timed_backward(t, loss, handles)
 
 
 def tensor_hook_check() -> None:

@@ -71,6 +71,12 @@ def _backward(t: bw.Trainer, hook: Hook | None, walks: list[float]) -> float:
             if _post_hooked(walked.name)
         ]
         del nodes
+    return timed_backward(t, loss, handles)
+
+
+def timed_backward(t: bw.Trainer, loss: Any, handles: list[Any]) -> float:
+    """Thread CPU of ``loss.backward()`` with the collector off; then the hooks removed, what
+    they held dropped and the optimizer's step."""
     gc.disable()
     start = time.thread_time()
     loss.backward()

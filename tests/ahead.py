@@ -10,7 +10,7 @@ selected are started.
 from __future__ import annotations
 
 import subprocess
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
@@ -76,3 +76,17 @@ def selected_jobs(request: pytest.FixtureRequest, uses: dict[str, str]) -> list[
         if getattr(item, "module", None) is request.module
     }
     return list(dict.fromkeys(job for test, job in uses.items() if test in names))
+
+
+def ahead_fixture(name: str, jobs: dict[str, Job], uses: dict[str, str], *, autouse: bool = False):
+    """A module-scoped ``ahead`` fixture: the jobs of the module's selected tests (``uses``:
+    test name -> job) started at its first test, in a temporary directory named ``name``."""
+
+    @pytest.fixture(scope="module", autouse=autouse, name="ahead")
+    def fixture(tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest
+                ) -> Iterator[Ahead]:  # fmt: skip
+        runs = Ahead(tmp_path_factory.mktemp(name), jobs, selected_jobs(request, uses))
+        yield runs
+        runs.close()
+
+    return fixture

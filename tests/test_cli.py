@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from ahead import Ahead, commands, selected_jobs
+from ahead import ahead_fixture, commands
 from paddle_versions import requires_paddle_33
 
 from paddleviz_widget.cli.main import main
@@ -206,12 +206,8 @@ USES = {
 }
 
 
-@pytest.fixture(scope="module")
-def ahead(tmp_path_factory, request):
-    """Every CLI run of the selected tests, started at the first (tests/ahead.py)."""
-    runs = Ahead(tmp_path_factory.mktemp("cli"), JOBS, selected_jobs(request, USES))
-    yield runs
-    runs.close()
+# Every CLI run of the selected tests, started at the first (tests/ahead.py).
+ahead = ahead_fixture("cli", JOBS, USES)
 
 
 @pytest.fixture(scope="module")

@@ -7,8 +7,7 @@ import os
 import sys
 from pathlib import Path
 
-import pytest
-from ahead import Ahead, commands, selected_jobs
+from ahead import ahead_fixture, commands
 
 from paddleviz_widget import open_run
 
@@ -46,11 +45,7 @@ USES = {
 }
 
 
-@pytest.fixture(scope="module")
-def ahead(tmp_path_factory, request):
-    runs = Ahead(tmp_path_factory.mktemp("run_dir"), JOBS, selected_jobs(request, USES))
-    yield runs
-    runs.close()
+ahead = ahead_fixture("run_dir", JOBS, USES)
 
 
 def test_run_dir_logs_the_scripts_run(ahead):

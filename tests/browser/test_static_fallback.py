@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from ahead import Ahead, commands, selected_jobs
+from ahead import Ahead, ahead_fixture, commands
 from explorer_page import ROOT, Explorer, explorer_page
 from models import LeNet
 
@@ -86,16 +86,14 @@ NBCONVERT = commands(
 )  # fmt: skip
 
 
-@pytest.fixture(scope="module", autouse=True)
-def ahead(tmp_path_factory, request) -> Iterator[Ahead]:
-    """nbconvert's own kernel runs the LeNet notebook (tests/ahead.py) while the module's
-    first tests wait for JupyterLab's."""
-    uses = {"test_nbconvert_html_shows_the_graph_with_javascript_off": "nbconvert"}
-    runs = Ahead(
-        tmp_path_factory.mktemp("nbconvert"), {"nbconvert": NBCONVERT}, selected_jobs(request, uses)
-    )
-    yield runs
-    runs.close()
+# nbconvert's own kernel runs the LeNet notebook (tests/ahead.py) while the module's first
+# tests wait for JupyterLab's.
+ahead = ahead_fixture(
+    "nbconvert",
+    {"nbconvert": NBCONVERT},
+    {"test_nbconvert_html_shows_the_graph_with_javascript_off": "nbconvert"},
+    autouse=True,
+)
 
 
 def test_nbconvert_html_shows_the_graph_with_javascript_off(chromium_browser, ahead: Ahead) -> None:
