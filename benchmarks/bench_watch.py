@@ -192,6 +192,9 @@ def parts(name: str, steps: int) -> None:
           f"{each}):")  # fmt: skip
     for label, times in spent.items():
         times = times[1:]  # step 0's (the full capture) left out
+        if not times:  # a clean step settled in one compiled call skips this part
+            print(f"{'':<12}{label:<22} not called on clean steps")
+            continue
         wall = median(t[0] for t in times) * 1e6
         cpu = median(t[1] for t in times) * 1e6
         print(

@@ -111,3 +111,31 @@ def test_compiled_loss_read_at_known_addresses_follows_dtype_and_shape():
             assert value == float(shown.numpy().reshape(-1)[0]), (step, kind)
         model.clear_gradients()
     assert summary._compiled is not None
+
+
+@pytest.mark.parametrize("compiled", [False, True])
+def test_a_gradient_the_user_replaced_is_read_as_it_is(compiled):
+    """``p.grad = t`` (gradient surgery) puts a tensor of the user's at a new address: of the
+    parameter's shape, of another size, or a strided view. Each is read as it is (the compiled
+    call reads in place only a dense, contiguous gradient of the parameter's dtype and shape;
+    anything else goes to NumPy), never as ``numel`` values at its address."""
+    if compiled and kernel() is None:
+        pytest.skip("llvmlite is not installed (the fast extra)")
+    paddle.seed(1)
+    layer = paddle.nn.Linear(64, 96)
+    params = list(layer.parameters())
+    summary = GradSummary(params, compiled=compiled)
+    replacements = [
+        paddle.full([64, 96], 2.0),
+        paddle.full([10], 3.0),  # 10 values where the kernel would read 6,144
+        paddle.arange(96 * 64, dtype="float32").reshape([96, 64]).T,  # a strided view
+    ]
+    for step in range(6):
+        layer(paddle.randn([4, 64])).sum().backward()
+        if step >= 3:
+            params[0].grad = replacements[step - 3]
+        got = np.stack(summary.read_step(None)[:4] if compiled else summary.read())
+        want = _oracle(params)
+        np.testing.assert_allclose(got[:2], want[:2], rtol=1e-5, err_msg=f"step {step}")
+        layer.clear_gradients()
+    summary.release()

@@ -14,6 +14,8 @@ from typing import Any
 
 import numpy as np
 
+from .in_place import readable_in_place
+
 _KIND = {np.float32: 0, np.float64: 1}
 _NO_LOSS = 2  # read_grads' loss_kind: none to read
 KEPT = 256  # addresses known readable, per (size, dtype), before the set starts afresh
@@ -32,6 +34,7 @@ class CompiledRead:
         self._plain = plain
         self._exact = big  # GradSummary._big: the exact reading of one gradient
         self._dtypes = [p[0] for p in plain]
+        self._shapes = [p[3] for p in plain]
         # array.array, not NumPy: ten item assignments a step through NumPy's indexing
         # machinery cost more (its code is cold after Paddle's step) than the plain C setter
         self._addrs = array.array("q", bytes(8 * n))
@@ -66,7 +69,7 @@ class CompiledRead:
     def addresses(self, grads: list[Any]) -> int | None:
         """Each gradient's address into the kernel's array (0: none this step); the number of
         parameters without one, or None: some gradient is not read in place."""
-        addrs, known, dtypes = self._addrs, self._known, self._dtypes
+        addrs, known, dtypes, shapes = self._addrs, self._known, self._dtypes, self._shapes
         absent = 0
         for i, g in enumerate(grads):
             if g is None:
@@ -74,8 +77,8 @@ class CompiledRead:
                 absent += 1
                 continue
             ptr = g.data_ptr()
-            if ptr in known[i] and g.dtype is dtypes[i]:  # (dtypes are singletons)
-                addrs[i] = ptr
+            if ptr in known[i] and g.dtype is dtypes[i] and g.shape == shapes[i]:
+                addrs[i] = ptr  # (in_place.py: an address seen, still the same tensor kind)
                 continue
             if not ptr:
                 if g._is_initialized():
@@ -83,7 +86,9 @@ class CompiledRead:
                 addrs[i] = 0  # an uninitialized gradient: none this step
                 absent += 1
                 continue
-            if not self._readable(g, i):
+            # a new address (most of them on a big model: the allocator rarely hands a
+            # gradient the same buffer twice)
+            if not readable_in_place(g, dtypes[i], shapes[i]):
                 return None
             if len(known[i]) >= KEPT:
                 known[i].clear()
@@ -101,15 +106,6 @@ class CompiledRead:
         if bad:
             self._read_exactly(out)
         return out[0], out[1], out[2], out[3], value, not bad and not absent
-
-    def _readable(self, g: Any, i: int) -> bool:
-        """A gradient at an address not seen before: read in place only when it is what the
-        kernel reads (a model moved to another device mid-run is never read at a device
-        address)."""
-        dtype, _, _, shape = self._plain[i]
-        same = g.dtype is dtype or g.dtype == dtype
-        return bool(same and g.is_dense() and g.is_contiguous() and g.shape == shape
-                    and g.place.is_cpu_place())  # fmt: skip
 
     def loss_address(self, loss: Any) -> tuple[int, int, float | None]:
         """(address, kind, None) of a one-element float32/float64 CPU loss for the kernel;

@@ -22,6 +22,7 @@ from ..tracer.capture.cpu_reduce import CHUNK, SPLIT_FROM, array_stats
 from ..tracer.capture.grad_stats import _reduce as reduce_on_device
 from .compiled_read import CompiledRead
 from .grad_kernel import kernel
+from .in_place import readable_in_place
 
 _dot, _max, _min = np.dot, np.maximum.reduce, np.minimum.reduce
 # Gradients of up to this many elements are reduced together (where NumPy's per-call cost
@@ -152,7 +153,7 @@ class GradSummary:
                 continue
             key = (ptr, plain[2], plain[1])
             view = shared.get(key)
-            if view is None or g.dtype is not plain[0]:  # (dtypes are singletons)
+            if view is None or g.dtype is not plain[0] or g.shape != plain[3]:  # (in_place.py)
                 view = self._fresh_view(i, g, ptr, plain)
                 if view is None:
                     return None
@@ -163,13 +164,11 @@ class GradSummary:
         return views
 
     def _fresh_view(self, i: int, g: Any, ptr: int, plain: tuple[Any, ...]) -> np.ndarray | None:
-        """_in_place's view in fewer calls (one a parameter per step): dtype by identity, the
-        ctypes type of its bytes kept. The place is checked every time: a model moved to
-        another device mid-run must not be read at a device address."""
+        """_in_place's view with the ctypes type of its bytes kept (in_place.py's rule: a
+        model moved to another device mid-run is never read at a device address)."""
         dtype, np_dtype, numel, shape = plain
-        same = g.dtype is dtype and g.is_dense() and g.is_contiguous() and g.shape == shape
-        if not (same and g.place.is_cpu_place()):
-            return self._in_place(g, plain)
+        if not readable_in_place(g, dtype, shape):
+            return None
         memory = self._memory[i]
         if memory is None:
             memory = self._memory[i] = ctypes.c_char * (numel * np.dtype(np_dtype).itemsize)
@@ -217,7 +216,8 @@ class GradSummary:
         held = self._views[i]
         ptr = g.data_ptr()
         view = held.get(ptr)
-        if view is not None and (g.dtype is plain[0] or g.dtype == plain[0]):
+        same = view is not None and (g.dtype is plain[0] or g.dtype == plain[0])
+        if same and g.shape == plain[3]:  # (in_place.py)
             return view
         view = self._in_place(g, plain)
         if view is not None:
@@ -231,10 +231,7 @@ class GradSummary:
         if plain is None:
             return None
         dtype, np_dtype, numel, shape = plain
-        same = g.dtype is dtype or g.dtype == dtype  # (== costs microseconds)
-        if not (g.is_dense() and same and g.shape == shape and g.is_contiguous()):
-            return None
-        if g.place.is_cpu_place() is False:
+        if not readable_in_place(g, dtype, shape):
             return None
         ptr = g.data_ptr()
         if not ptr:

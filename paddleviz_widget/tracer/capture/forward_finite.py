@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 
 from ..read.program_nodes import is_program_node
+from ..read.tensor_info import cpu_only_build
 from .program_rerun import ProgramFrame, enter_frame, forward_source, rerun
 from .stack_gate import call_stacks_off
 
@@ -82,23 +83,6 @@ def _types() -> tuple[Any, tuple[Any, ...], tuple[Any, ...]]:
 
     read = (paddle.float32, paddle.float64)
     return paddle.Tensor, (*read, paddle.float16, paddle.bfloat16), read
-
-
-@functools.cache
-def _cpu_only() -> bool:
-    """A Paddle built for the CPU alone (no CUDA, ROCm, XPU, IPU, custom device): every
-    tensor is on the CPU, so its place need not be asked for (~2 Paddle calls a tensor)."""
-    import paddle
-
-    try:
-        built = [
-            paddle.is_compiled_with_cuda(), paddle.is_compiled_with_rocm(),
-            paddle.is_compiled_with_xpu(), paddle.is_compiled_with_ipu(),
-            bool(paddle.device.get_all_custom_device_type()),
-        ]  # fmt: skip
-    except Exception:  # noqa: BLE001 (an API missing or failing: ask each tensor)
-        return False
-    return not any(built)
 
 
 def _tensors(value: Any, depth: int = 0) -> Iterator[Any]:
@@ -224,7 +208,7 @@ class ForwardFiniteWatch:
             if t is self._last:  # a container returning its last sublayer's output: checked
                 continue
             self._last = t
-            ok = _cpu_finite(t, dtype) if _cpu_only() or t.place.is_cpu_place() else None
+            ok = _cpu_finite(t, dtype) if cpu_only_build() or t.place.is_cpu_place() else None
             if ok is False:
                 self._found = self._culprit(layer, _all_finite(args), self._caller(),
                                             _made_by_program(args))  # fmt: skip
@@ -322,7 +306,7 @@ def _made_by_program(args: Any) -> bool:
 
 def _all_finite(args: Any) -> bool:
     for t in _tensors(args):
-        ok = _cpu_finite(t) if _cpu_only() or t.place.is_cpu_place() else None
+        ok = _cpu_finite(t) if cpu_only_build() or t.place.is_cpu_place() else None
         if ok is None:
             ok = bool(_device_flag(t))
         if not ok:

@@ -2,9 +2,28 @@
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from ...graph.model import GradInfo
+
+
+@functools.cache
+def cpu_only_build() -> bool:
+    """A Paddle built for the CPU alone (no CUDA, ROCm, XPU, IPU, custom device): every
+    tensor is on the CPU, so its place need not be asked for (~2 Paddle calls a tensor,
+    microseconds each right after a step)."""
+    import paddle
+
+    try:
+        built = [
+            paddle.is_compiled_with_cuda(), paddle.is_compiled_with_rocm(),
+            paddle.is_compiled_with_xpu(), paddle.is_compiled_with_ipu(),
+            bool(paddle.device.get_all_custom_device_type()),
+        ]  # fmt: skip
+    except Exception:  # noqa: BLE001 (an API missing or failing: ask each tensor)
+        return False
+    return not any(built)
 
 
 def dtype_name(dtype: Any) -> str:
