@@ -31,7 +31,7 @@ from typing import Any
 from ...graph.parts import GradInfo
 from ..read.program_nodes import is_program_node
 from ..read.replay_safety import is_pylayer
-from ..read.tensor_info import dtype_name, place_name
+from ..read.tensor_info import cpu_only_build, dtype_name, place_name
 from ..read.walk import ACCUMULATION_NODE, WalkedNode, WalkResult
 from .cpu_reduce import CpuReader
 from .edge_positions import edge_positions
@@ -248,6 +248,7 @@ class StatsCapture:
         positions = range(edges) if len(ready) == edges else edge_positions(ready, edges)
         f32, f16, bf16, f64 = floats = _float_dtypes()
         by_address = _addressable()
+        cpu_only = cpu_only_build()
         numels, grads, rows = self._numel, self.grads, run.rows
         for t, ok, index in zip(grad_outputs, ready, positions):
             if not ok:
@@ -255,9 +256,12 @@ class StatsCapture:
             if index is None:
                 run.complete = False
                 continue
-            # Each attribute read is a C++ call: read once, for ~11k gradients.
-            dtype, shape, place = t.dtype, tuple(t.shape), t.place
-            cpu = place.is_cpu_place()
+            # Each attribute read is a C++ call: read once, for ~11k gradients (the place
+            # not at all on a Paddle built for the CPU alone).
+            dtype, shape = t.dtype, tuple(t.shape)
+            place, cpu = (None, True) if cpu_only else (t.place, None)
+            if cpu is None:
+                cpu = place.is_cpu_place()
             grads[(ptr, index)] = self._info(place, dtype, shape, cpu)
             if dtype is f32 and cpu and by_address:  # small, dense, contiguous: by its address
                 numel = prod(shape)
@@ -276,8 +280,11 @@ class StatsCapture:
         self.runs.append(run)
 
     def _receive(self, ptr: int, grad_inputs: Sequence[Any]) -> None:
+        cpu_only = cpu_only_build()
         infos = {
-            self._info(t.place, t.dtype, tuple(t.shape)) for t in grad_inputs if _initialized(t)
+            self._info(None if cpu_only else t.place, t.dtype, tuple(t.shape))
+            for t in grad_inputs
+            if _initialized(t)
         }
         if len(infos) == 1:
             self.received[ptr] = infos.pop()
@@ -287,13 +294,15 @@ class StatsCapture:
     ) -> GradInfo:
         """dtype, shape and place of a gradient, one GradInfo per distinct value. Every CPU
         place reads the same: it is keyed without str(place) (~1 us a gradient)."""
-        cpu = place.is_cpu_place() if cpu is None else cpu
+        if cpu is None:  # (place None: a Paddle built for the CPU alone)
+            cpu = place is None or place.is_cpu_place()
         # Keyed by the dtype's id, not its hash (~1 us): the dtype is kept with the info, so
         # that id stays its own.
         key = (id(dtype), shape, _CPU if cpu else str(place))
         known = self._infos.get(key)
         if known is None:
-            info = GradInfo(dtype_name(dtype), tuple(int(d) for d in shape), place_name(str(place)))
+            where = "cpu" if place is None else place_name(str(place))
+            info = GradInfo(dtype_name(dtype), tuple(int(d) for d in shape), where)
             known = self._infos[key] = (info, dtype)
         return known[0]
 
