@@ -1,0 +1,107 @@
+"""A model with nn.Embedding(sparse=True) (recommenders, word2vec) under trace(every=N,
+run_dir=...): its gradient is a SelectedRows, one row per looked-up id (an id looked up k
+times has k rows). The run log records every step, and the embedding's norm, max |g| and
+NaN/Inf counts are those of the dense gradient the optimizer applies (duplicate rows summed).
+Oracle: a twin model with a dense embedding, given the same weights and batch after the run,
+and Paddle's own dense gradient of it."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import paddle
+import paddle.nn.functional as F
+
+from paddleviz_widget import open_run, trace
+
+VOCAB = 30
+
+
+class _Recommender(paddle.nn.Layer):
+    def __init__(self, sparse: bool) -> None:
+        super().__init__()
+        self.emb = paddle.nn.Embedding(VOCAB, 8, sparse=sparse)
+        self.fc = paddle.nn.Linear(8, 1)
+
+    def forward(self, ids: paddle.Tensor) -> paddle.Tensor:
+        return self.fc(self.emb(ids).mean(1))
+
+
+def _batch(step: int) -> tuple[paddle.Tensor, paddle.Tensor]:
+    ids = paddle.randint(0, VOCAB // 3, [6, 5])  # few ids: most are looked up several times
+    if step == 4:
+        ids[0, 0] = ids[0, 1]  # (already likely; made certain at one step)
+    return ids, paddle.randn([6, 1])
+
+
+def _dense_grads(model: _Recommender, weights: dict[str, np.ndarray], batch) -> dict[str, Any]:
+    twin = _Recommender(sparse=False)
+    for name, p in twin.named_parameters():
+        p.set_value(weights[name])
+    ids, y = batch
+    F.mse_loss(twin(ids), y).backward()
+    return {n: p.grad.numpy().astype(np.float64) for n, p in twin.named_parameters()}
+
+
+def test_sparse_embedding_run_records_the_dense_gradients_numbers(tmp_path):
+    paddle.seed(0)
+    model = _Recommender(sparse=True)
+    opt = paddle.optimizer.SGD(0.1, parameters=model.parameters())
+    seen: list[tuple[dict[str, np.ndarray], tuple[paddle.Tensor, paddle.Tensor], float]] = []
+    with trace(model, stats=True, every=3, run_dir=tmp_path / "run"):
+        for step in range(8):
+            batch = _batch(step)
+            weights = {n: p.numpy().copy() for n, p in model.named_parameters()}
+            loss = F.mse_loss(model(batch[0]), batch[1])
+            loss.backward()
+            assert model.emb.weight.grad.is_selected_rows()  # the case under test
+            seen.append((weights, batch, float(loss)))
+            opt.step()
+            opt.clear_grad()
+    run = open_run(tmp_path / "run")
+    assert run.meta["status"] == "finished", run.meta.get("error")
+    assert run.steps.tolist() == list(range(8))
+    assert run.captured_steps == [0, 3, 6]
+    names = [p.name for p in run.params]
+    norm, max_abs = run.param_stat("norm"), run.param_stat("max_abs")
+    nan, inf = run.param_stat("nan"), run.param_stat("inf")
+    for step, (weights, batch, loss) in enumerate(seen):
+        assert math.isclose(run.loss[step], loss, rel_tol=1e-6)
+        dense = _dense_grads(model, weights, batch)
+        for j, name in enumerate(names):
+            g = dense[name]
+            assert math.isclose(norm[step, j], np.linalg.norm(g), rel_tol=1e-5), (step, name)
+            assert math.isclose(max_abs[step, j], np.abs(g).max(), rel_tol=1e-5), (step, name)
+            assert nan[step, j] == 0 and inf[step, j] == 0
+    assert run.problems() == []
+
+
+def test_sparse_embedding_nan_counted_in_the_dense_gradient(tmp_path):
+    """A NaN in the batch's features reaches one looked-up row: the run says nonfinite at that
+    step, naming the embedding, with the dense gradient's NaN count."""
+    paddle.seed(0)
+    model = _Recommender(sparse=True)
+    opt = paddle.optimizer.SGD(0.1, parameters=model.parameters())
+    expected_nan = {}
+    with trace(model, every=100, run_dir=tmp_path / "run"):
+        for step in range(4):
+            ids = paddle.to_tensor([[1, 2, 2, 5, 7]] * 2)
+            y = paddle.randn([2, 1])
+            if step == 2:
+                y[0, 0] = float("nan")
+            loss = F.mse_loss(model(ids), y)
+            loss.backward()
+            g = model.emb.weight.grad
+            dense = np.zeros(model.emb.weight.shape)
+            np.add.at(dense, np.array(g.rows()), g.numpy())
+            expected_nan[step] = int(np.isnan(dense).sum())
+            opt.clear_grad()
+    assert expected_nan[2] == 4 * 8 and expected_nan[1] == 0  # rows 1, 2, 5, 7: all NaN
+    run = open_run(tmp_path / "run")
+    assert run.meta["status"] == "finished", run.meta.get("error")
+    j = [p.name for p in run.params].index("emb.weight")
+    assert run.param_stat("nan")[:, j].tolist() == [expected_nan[s] for s in range(4)]
+    [problem] = run.problems()
+    assert (problem.step, problem.kind) == (2, "nonfinite") and "emb.weight" in problem.params
