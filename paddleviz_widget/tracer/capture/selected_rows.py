@@ -23,3 +23,13 @@ def merged_rows(paddle: Any, g: Any) -> np.ndarray:
     merged = np.zeros((unique.size, *values.shape[1:]), values.dtype)
     np.add.at(merged, inverse, values)
     return merged.reshape(-1)
+
+
+def selected_rows_stats(paddle: Any, g: Any) -> tuple[list[float], int]:
+    """cpu_reduce's fields [norm, max_abs, abs_sum, zeros, nan, non-finite] of SelectedRows
+    ``g``'s merged rows, and their element count: the norm, max |g| and NaN/Inf counts of the
+    dense gradient (its other rows are zero); mean |g| and zeros over the rows it has."""
+    from .cpu_reduce import CHUNK, array_stats
+
+    flat = merged_rows(paddle, g)
+    return array_stats(flat, np.empty(min(flat.size, CHUNK), flat.dtype)), flat.size

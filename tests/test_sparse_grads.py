@@ -1,9 +1,10 @@
-"""A model with nn.Embedding(sparse=True) (recommenders, word2vec) under trace(every=N,
-run_dir=...): its gradient is a SelectedRows, one row per looked-up id (an id looked up k
-times has k rows). The run log records every step, and the embedding's norm, max |g| and
-NaN/Inf counts are those of the dense gradient the optimizer applies (duplicate rows summed).
-Oracle: a twin model with a dense embedding, given the same weights and batch after the run,
-and Paddle's own dense gradient of it."""
+"""A model with nn.Embedding(sparse=True) (recommenders, word2vec) under trace(stats=True) and
+trace(every=N, run_dir=...): its gradient is a SelectedRows, one row per looked-up id (an id
+looked up k times has k rows). The backward runs (the statistics hooks read it), the run log
+records every step, and the embedding's norm, max |g| and NaN/Inf counts, on its graph edge
+and in the run log, are those of the dense gradient the optimizer applies (duplicate rows
+summed). Oracle: a twin model with a dense embedding given the same weights and batch, and
+Paddle's own dense gradient of it."""
 
 from __future__ import annotations
 
@@ -13,17 +14,19 @@ from typing import Any
 import numpy as np
 import paddle
 import paddle.nn.functional as F
+import pytest
 
 from paddleviz_widget import open_run, trace
+from paddleviz_widget.tracer.build import trace_graph
 
 VOCAB = 30
 
 
 class _Recommender(paddle.nn.Layer):
-    def __init__(self, sparse: bool) -> None:
+    def __init__(self, sparse: bool, vocab: int = VOCAB, dim: int = 8) -> None:
         super().__init__()
-        self.emb = paddle.nn.Embedding(VOCAB, 8, sparse=sparse)
-        self.fc = paddle.nn.Linear(8, 1)
+        self.emb = paddle.nn.Embedding(vocab, dim, sparse=sparse)
+        self.fc = paddle.nn.Linear(dim, 1)
 
     def forward(self, ids: paddle.Tensor) -> paddle.Tensor:
         return self.fc(self.emb(ids).mean(1))
@@ -37,7 +40,7 @@ def _batch(step: int) -> tuple[paddle.Tensor, paddle.Tensor]:
 
 
 def _dense_grads(model: _Recommender, weights: dict[str, np.ndarray], batch) -> dict[str, Any]:
-    twin = _Recommender(sparse=False)
+    twin = _Recommender(False, *model.emb.weight.shape)
     for name, p in twin.named_parameters():
         p.set_value(weights[name])
     ids, y = batch
@@ -105,3 +108,23 @@ def test_sparse_embedding_nan_counted_in_the_dense_gradient(tmp_path):
     assert run.param_stat("nan")[:, j].tolist() == [expected_nan[s] for s in range(4)]
     [problem] = run.problems()
     assert (problem.step, problem.kind) == (2, "nonfinite") and "emb.weight" in problem.params
+
+
+@pytest.mark.parametrize("ids_shape", [(2, 5), (64, 32)])  # 80 values; 2048 x 64: big ones
+def test_trace_stats_backward_runs_and_the_embedding_edge_has_the_dense_numbers(ids_shape):
+    paddle.seed(0)
+    model = _Recommender(True, 1000 if ids_shape[0] > 2 else VOCAB, 64 if ids_shape[0] > 2 else 8)
+    ids = paddle.randint(0, model.emb.weight.shape[0] // 3, list(ids_shape))
+    batch = (ids, paddle.randn([ids_shape[0], 1]))
+    weights = {n: p.numpy().copy() for n, p in model.named_parameters()}
+    with trace(model, stats=True):
+        loss = F.mse_loss(model(ids), batch[1])
+        loss.backward()
+    dense = _dense_grads(model, weights, batch)["emb.weight"]
+    graph = trace_graph(loss, model=model)
+    names = {n.id: n.name for n in graph.nodes}
+    [edge] = [e for e in graph.edges if names[e.source] == "EmbeddingGradNode"]
+    assert edge.stats is not None
+    assert math.isclose(edge.stats.norm, np.linalg.norm(dense), rel_tol=1e-5)
+    assert math.isclose(edge.stats.max_abs, np.abs(dense).max(), rel_tol=1e-5)
+    assert edge.stats.nan == 0 and edge.stats.inf == 0
