@@ -20,7 +20,7 @@ import numpy as np
 
 from ..tracer.capture.cpu_reduce import CHUNK, SPLIT_FROM, array_stats
 from ..tracer.capture.grad_stats import _reduce as reduce_on_device
-from ..tracer.capture.selected_rows import merged_rows
+from ..tracer.capture.sparse_grads import merged_rows
 from .compiled_read import CompiledRead
 from .grad_kernel import kernel
 from .in_place import readable_in_place
