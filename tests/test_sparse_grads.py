@@ -163,3 +163,54 @@ def test_trace_stats_on_a_sparse_coo_gradient_leaves_the_backward_and_grads_alon
                           env=env, timeout=300)  # fmt: skip
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.strip().splitlines()[-1] == "True"
+
+
+_SPARSE_LAYER_SCRIPT = """
+import contextlib
+import sys
+import numpy as np, paddle
+from paddleviz_widget import open_run, trace
+
+class Model(paddle.nn.Layer):
+    def __init__(self):
+        super().__init__()
+        self.act = paddle.sparse.nn.ReLU()  # a layer whose output is a sparse COO tensor
+        self.fc = paddle.nn.Linear(8, 1)
+
+    def forward(self, x):
+        return self.fc(self.act(x).to_dense())
+
+def train(run_dir):
+    paddle.seed(0)
+    model = Model()
+    opt = paddle.optimizer.SGD(0.1, parameters=model.parameters())
+    watch = trace(model, stats=True, every=2, run_dir=run_dir) if run_dir else None
+    with watch or contextlib.nullcontext():
+        for _ in range(4):
+            mask = (paddle.rand([16, 8]) > 0.5).astype("float32")
+            x = (paddle.randn([16, 8]) * mask).to_sparse_coo(2)
+            loss = paddle.nn.functional.mse_loss(model(x), paddle.randn([16, 1]))
+            loss.backward()
+            opt.step()
+            opt.clear_grad()
+    return model.fc.weight.numpy()
+
+plain, watched = train(None), train(sys.argv[1])
+run = open_run(sys.argv[1])
+print(np.array_equal(plain, watched), run.meta["status"], run.steps.tolist(), run.captured_steps)
+"""
+
+
+def test_watched_run_of_a_model_with_a_sparse_layer(tmp_path):
+    """A paddle.sparse layer's output is left unread by the forward's NaN/Inf check of a full
+    capture (its Tensor.numpy() made Paddle 3.3.1 segfault later, in that forward): the run is
+    recorded and the training is the same as without the watch. A child process."""
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    args = [sys.executable, "-c", _SPARSE_LAYER_SCRIPT, str(tmp_path / "run")]
+    done = subprocess.run(args, capture_output=True, text=True, env=env, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip().splitlines()[-1] == "True finished [0, 1, 2, 3] [0, 2]"

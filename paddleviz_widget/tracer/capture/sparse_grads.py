@@ -2,8 +2,9 @@
 dense gradient it stands for: its value holds one row per looked-up id, an id looked up k
 times in k rows, and the optimizer applies their sum (the other rows are zero), so the value's
 own norm, max |g| and NaN/Inf counts are not the parameter's gradient's, and Paddle's
-element-wise ops refuse it. A sparse COO/CSR one (paddle.sparse) gets no statistics: its
-Tensor.numpy() inside a GradNode hook makes Paddle 3.3.1's backward crash (SIGSEGV) after it."""
+element-wise ops refuse it. A sparse COO/CSR one (paddle.sparse) gets no statistics, and a
+sparse layer output no NaN/Inf check (forward_finite.py): its Tensor.numpy() inside a hook
+makes Paddle 3.3.1 crash (SIGSEGV) after it."""
 
 from __future__ import annotations
 
