@@ -21,6 +21,8 @@ model = TinyMLP()
 opt = paddle.optimizer.Adam(1e-3, parameters=model.parameters())
 train(model, opt, int(sys.argv[1]))
 print("trained", sys.argv[1:])
+if sys.argv[2] == "raise":
+    raise RuntimeError("the data loader died")
 sys.exit(int(sys.argv[2]))
 """
 
@@ -38,10 +40,14 @@ JOBS = {
     "status": commands(
         {"train.py": SCRIPT}, [*CLI, "--run-dir", "r", "train.py", "5", "3"], env=ENV
     ),
+    "raises": commands(
+        {"train.py": SCRIPT}, [*CLI, "--run-dir", "r", "train.py", "4", "raise"], env=ENV
+    ),
 }
 USES = {
     "test_run_dir_logs_the_scripts_run": "logs",
     "test_run_dir_keeps_the_scripts_exit_status": "status",
+    "test_a_script_that_raises_leaves_a_stopped_run_saying_why": "raises",
 }
 
 
@@ -63,4 +69,17 @@ def test_run_dir_logs_the_scripts_run(ahead):
 def test_run_dir_keeps_the_scripts_exit_status(ahead):
     tmp_path, (done,) = ahead("status")
     assert done.returncode == 3
-    assert open_run(tmp_path / "r").steps.tolist() == list(range(5))
+    run = open_run(tmp_path / "r")
+    assert run.steps.tolist() == list(range(5))
+    assert (run.meta["status"], run.meta["error"]) == ("stopped", "SystemExit: 3")
+
+
+def test_a_script_that_raises_leaves_a_stopped_run_saying_why(ahead):
+    """The script's exception is caught (and printed) by the CLI, not by the with block: the
+    run log still says the run stopped, and why (it said "finished")."""
+    tmp_path, (done,) = ahead("raises")
+    assert done.returncode == 1 and "RuntimeError: the data loader died" in done.stderr
+    run = open_run(tmp_path / "r")
+    assert run.steps.tolist() == list(range(4))
+    assert run.meta["status"] == "stopped"
+    assert run.meta["error"] == "RuntimeError: the data loader died"

@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+import paddle
 import pytest
 
 from paddleviz_widget import RunLogError, open_run
@@ -234,3 +235,22 @@ def test_run_schema_1_0_parts_in_any_row_order_read_the_same_as_1_1(tmp_path):
     for j, p in enumerate(run.params[:5]):
         assert run.layer_norm()[100, j] == pytest.approx(at100[p.name], rel=1e-6, nan_ok=True)
     w.close()
+
+
+@pytest.mark.parametrize(("code", "status"), [(0, "finished"), (None, "finished"), (2, "stopped")])
+def test_sys_exit_inside_the_watched_loop(tmp_path, code, status):
+    """Early stopping by sys.exit(0) ends the run as finished (it said stopped, error
+    "SystemExit: 0"); a non-zero status is a stop."""
+    from run_models import TinyMLP, train
+
+    from paddleviz_widget import trace
+
+    paddle.seed(0)
+    model = TinyMLP()
+    opt = paddle.optimizer.SGD(1e-3, parameters=model.parameters())
+    with pytest.raises(SystemExit), trace(model, every=5, run_dir=tmp_path / "run"):
+        train(model, opt, 7)
+        sys.exit(code)
+    run = open_run(tmp_path / "run")
+    assert run.meta["status"] == status and run.steps.tolist() == list(range(7))
+    assert run.meta.get("error") == (None if status == "finished" else "SystemExit: 2")

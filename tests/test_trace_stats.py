@@ -125,3 +125,44 @@ def test_the_widget_lists_problems_in_words_and_summarizes_layers():
     assert text.index("For information (not problems):") < text.index("stop_gradient=True")
     rows = {r.name: r for r in w.summary().rows}
     assert rows["fc.0"].params == 576 * 120 + 120
+
+
+class _TwoHeads(paddle.nn.Layer):
+    """Multi-task: one body, a head per task, alike op for op."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.body = paddle.nn.Linear(8, 16)
+        self.head_a = paddle.nn.Linear(16, 1)
+        self.head_b = paddle.nn.Linear(16, 1)
+
+    def forward(self, x: paddle.Tensor, task: str) -> paddle.Tensor:
+        head = self.head_a if task == "a" else self.head_b
+        return head(paddle.nn.functional.relu(self.body(x)))
+
+
+def test_steps_of_a_graph_reaching_other_parameters_are_not_its_history():
+    """Steps alternate between two heads: their graphs have the same ops in the same order,
+    but a head-A step is not in the history of head B's graph (its norms were shown on head
+    B's edges). Oracle: each step's p.grad norms."""
+    paddle.seed(0)
+    model = _TwoHeads()
+    opt = paddle.optimizer.SGD(0.1, parameters=model.parameters())
+    norms: dict[str, list[float]] = {"body.weight": [], "head_b.weight": []}
+    with trace(model, stats=True, steps=4):
+        for step in range(4):
+            task = "ab"[step % 2]
+            y = model(paddle.randn([8, 8]), task)
+            y.square().mean().backward()
+            for name in norms:
+                grad = dict(model.named_parameters())[name].grad
+                norms[name].append(np.nan if grad is None else float(np.linalg.norm(grad.numpy())))
+            opt.step()
+            opt.clear_grad()
+    doc = build_graph(y)
+    steps = doc["meta"]["steps"]
+    assert steps["index"] == [1, 3]  # head B's steps only
+    (edge,) = _param_edges(doc)["head_b.weight"]
+    assert steps["norm"][edge["id"]] == pytest.approx([norms["head_b.weight"][s] for s in (1, 3)])
+    (edge,) = _param_edges(doc)["body.weight"]
+    assert steps["norm"][edge["id"]] == pytest.approx([norms["body.weight"][s] for s in (1, 3)])

@@ -22,6 +22,12 @@ INTERRUPTED = 130
 
 def run_script(script: str | Path, args: list[str]) -> int:
     """Run ``script`` with ``args``; its exit status (0: it finished or exited with 0)."""
+    return script_ending(script, args)[0]
+
+
+def script_ending(script: str | Path, args: list[str]) -> tuple[int, BaseException | None]:
+    """run_script's status, and what ended the script early: its exception, or the SystemExit
+    of a non-zero status (None: it finished, or exited with 0)."""
     # Absolute, as Python makes __file__ and the traceback's file names (runpy puts the same
     # path in sys.argv[0], where Python keeps the path as typed: same file, same basename).
     path = os.path.abspath(script)
@@ -31,14 +37,15 @@ def run_script(script: str | Path, args: list[str]) -> int:
     try:
         runpy.run_path(path, run_name="__main__")
     except SystemExit as stop:
-        return _exit_status(stop.code)
+        status = _exit_status(stop.code)
+        return status, stop if status else None
     except BaseException as error:  # the script's own failure, reported as Python would
         _print_script_error(error, path)
-        return INTERRUPTED if isinstance(error, KeyboardInterrupt) else 1
+        return INTERRUPTED if isinstance(error, KeyboardInterrupt) else 1, error
     finally:
         sys.argv = saved_argv
         sys.path[:] = saved_path
-    return 0
+    return 0, None
 
 
 def _exit_status(code: object) -> int:

@@ -15,7 +15,7 @@ from pathlib import Path
 from ..runs.errors import RunLogError
 from ..runs.format import rank_dir
 from ..runs.watch import DEFAULT_EVERY
-from .script_runner import run_script
+from .script_runner import script_ending
 
 PROG = "python -m paddleviz_widget"
 
@@ -64,10 +64,10 @@ def main(argv: list[str]) -> int:
 
     session = TraceSession(None, stats=True, slots=False)  # no VLOG: its cost, on every capture
     try:  # the run dir and the launcher's environment checked before the script runs
-        session.watch = discovering_watch(options.run_dir, options.every, options.ranks)
-        session.inert = not session.watch.recorded
+        session.watch = watching = discovering_watch(options.run_dir, options.every, options.ranks)
+        session.inert = not watching.recorded
         with session:
-            status = run_script(script, args)
+            status, watching.ended_by = script_ending(script, args)  # the run log says it
     except RunLogError as error:  # e.g. the directory already holds a run log
         print(f"paddleviz_widget: {error}", file=sys.stderr)
         return 1

@@ -20,6 +20,7 @@ import numpy as np
 
 from ..tracer.capture.cpu_reduce import CHUNK, SPLIT_FROM, array_stats
 from ..tracer.capture.grad_stats import _reduce as reduce_on_device
+from ..tracer.capture.sparse_grads import merged_rows
 from .compiled_read import CompiledRead
 from .grad_kernel import kernel
 from .in_place import readable_in_place
@@ -187,6 +188,9 @@ class GradSummary:
             if g is None or not g._is_initialized():
                 continue
             a = self._cached_view(i, g)
+            if a is None and g.is_selected_rows():  # a sparse embedding's: its dense rows
+                out[:, i] = self._big(merged_rows(paddle, g))
+                continue
             if a is None:
                 sizes, counts = reduce_on_device(paddle, g)
                 on_device.append((i, sizes, counts))

@@ -56,6 +56,9 @@ class RunWatch:
         self.writer: RunLogWriter | None = None
         self._clean: CleanStep | None = None  # a clean step in one call, once started
         self._gave_up = False
+        # What ended the run early when no exception left the with block (the CLI's script's
+        # own, caught and printed by script_runner): close() records it.
+        self.ended_by: BaseException | None = None
         self.job = job_rank()  # from the launcher's environment: no communication
         self.ranks = recorded_ranks(ranks, self.job.world_size)
         self.recorded = not self.job.launched or self.ranks is None or self.job.rank in self.ranks
@@ -178,6 +181,9 @@ class RunWatch:
                   file=sys.stderr)  # fmt: skip
 
     def close(self, error: BaseException | None = None) -> None:
+        error = self.ended_by if error is None else error
+        if isinstance(error, SystemExit) and error.code in (None, 0):
+            error = None  # sys.exit(0) in the loop (early stopping): the run finished
         summary = getattr(self, "_summary", None)
         if summary is not None:
             summary.release()

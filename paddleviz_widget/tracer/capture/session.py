@@ -37,7 +37,7 @@ from .kept_traces import LOST, RecentSessions
 from .layer_scopes import LayerScopeRecorder, LayerScopes
 from .program_runs import ProgramRuns
 from .stack_gate import CALL_STACK_FLAG, LibraryForwardGate, call_stacks_off, call_stacks_recorded
-from .stats_watch import StatsHistory, run_with_stats, stats_available
+from .stats_watch import StatsHistory, graph_signature, run_with_stats, stats_available
 from .watched import watch_of, watched_backward
 
 # Slot names come from Paddle's VLOG 6, which costs about 0.5 ms per GradNode here (Paddle's
@@ -100,6 +100,7 @@ class TraceSession:
         self._backwards = 0
         self.programs = ProgramRuns()
         self._finite: ForwardFiniteWatch | None = None  # stats: first non-finite layer output
+        self._params_seen: frozenset[int] | None = None  # _param_nodes
 
     # -- context manager -------------------------------------------------------------------
     def __enter__(self) -> TraceSession:
@@ -353,9 +354,18 @@ class TraceSession:
         # Each node's position (its index: walk order) and the names in that order, made
         # once for the record and the history alike.
         record.positions = dict(zip(walk.ptrs, range(len(walk.nodes))))
-        record.signature = tuple([n.name for n in walk.nodes])
+        record.signature = graph_signature(walk, self._param_nodes())
         self.history.add(walk, stats, record.positions, record.signature)
         return result
+
+    def _param_nodes(self) -> frozenset[int]:
+        """The model's parameters' accumulation node ptrs (graph_signature), read once."""
+        if self._params_seen is None:
+            from ..read.params import accumulation_ptr
+
+            params = self.model.parameters() if self.model is not None else ()
+            self._params_seen = frozenset(filter(None, map(accumulation_ptr, params)))
+        return self._params_seen
 
     def _anchor(self, record: BackwardRecord, roots: list[Any]) -> None:
         """What lets the record vouch for its graph once it lets go of the nodes, and the

@@ -4,13 +4,15 @@ ones as a history a later graph of the same model can be matched to.
 A step's statistics are kept by *position* (the edge's source in breadth-first order from
 the roots, and its ``next_functions`` index), not by pointer: every training step builds new
 GradNodes, but the same model builds them in the same order. A history step is shown on a
-graph only if its node names, in that order, are the graph's (its ``signature``).
+graph only if its node names, in that order, are the graph's (its ``signature``), and it
+reaches the same parameters there: a parameter's accumulation node, which lives as long as the
+parameter, is named with its pointer (a multi-task model's heads are alike op for op).
 """
 
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -68,6 +70,14 @@ class StepStats:
     first_nonfinite: int | None  # node index
 
 
+def graph_signature(walk: WalkResult, params: Collection[int] = ()) -> tuple[str, ...]:
+    """The walk's node names in order; ``params``: the parameters' accumulation node ptrs,
+    named with their ptr (an input's leaf is another node each step: named alone)."""
+    if not params:
+        return tuple([n.name for n in walk.nodes])
+    return tuple([f"{n.name}@{n.ptr}" if n.ptr in params else n.name for n in walk.nodes])
+
+
 def by_position(
     step: int, walk: WalkResult, stats: BackwardStats, index: dict[int, int] | None = None,
     signature: tuple[str, ...] | None = None,
@@ -76,7 +86,7 @@ def by_position(
     if index is None:
         index = {n.ptr: n.index for n in walk.nodes}
     if signature is None:
-        signature = tuple(n.name for n in walk.nodes)
+        signature = graph_signature(walk)
     edges = {(index[ptr], slot): s for (ptr, slot), s in stats.edges.items() if ptr in index}
     first = index.get(stats.first_nonfinite) if stats.first_nonfinite is not None else None
     return StepStats(step, signature, edges, first)
