@@ -260,8 +260,10 @@ class StatsCapture:
             # Each attribute read is a C++ call: read once, for ~11k gradients (the place
             # not at all on a Paddle built for the CPU alone).
             dtype, shape = t.dtype, tuple(t.shape)
-            place, cpu = (None, True) if cpu_only else (t.place, None)
-            if cpu is None:
+            if cpu_only:
+                place, cpu = None, True
+            else:
+                place = t.place
                 cpu = place.is_cpu_place()
             grads[(ptr, index)] = self._info(place, dtype, shape, cpu)
             if dtype is f32 and cpu and by_address:  # small, dense, contiguous: by its address
