@@ -45,6 +45,35 @@ def train(
         opt.clear_grad()
 
 
+def _three_linears() -> paddle.nn.Layer:
+    paddle.seed(0)
+    return paddle.nn.Sequential(
+        paddle.nn.Linear(8, 16), paddle.nn.ReLU(), paddle.nn.Linear(16, 16), paddle.nn.ReLU(),
+        paddle.nn.Linear(16, 3),
+    )  # fmt: skip
+
+
+def unfreezing_run(path, unfreeze_at: dict[int, int], steps: int, every: int) -> paddle.nn.Layer:
+    """A watched run whose first two Linear layers start frozen; ``unfreeze_at``: step ->
+    the Sequential index of the layer made trainable before that step (test_run_unwatched)."""
+    model = _three_linears()
+    for p in [*model[0].parameters(), *model[2].parameters()]:
+        p.stop_gradient = True
+    from paddleviz_widget import trace
+
+    opt = paddle.optimizer.Adam(1e-2, parameters=model.parameters())
+    with trace(model, stats=True, every=every, run_dir=path):
+        for step in range(steps):
+            if step in unfreeze_at:
+                for p in model[unfreeze_at[step]].parameters():
+                    p.stop_gradient = False
+            loss = model(paddle.randn([4, 8])).square().mean()
+            loss.backward()
+            opt.step()
+            opt.clear_grad()
+    return model
+
+
 def main(run_dir: str, part_steps: str | None = None) -> None:
     """``part_steps``: steps per Parquet part (default: the watch's own, format.flush_every)."""
     from paddleviz_widget import trace

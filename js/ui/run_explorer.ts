@@ -10,6 +10,7 @@ import { createSummaryTable } from "./run_summary";
 import { createRunGraph } from "./run_graph";
 import { decodeRun, nearestIndex, type RunData } from "../view/run_data";
 import { logColour, type LogColour } from "../view/run_colour";
+import { runStatusText } from "../view/run_status";
 import { fillLegend } from "./run_legend";
 import { createRankPanel } from "./run_ranks";
 import { kindLabel, type RankFinding } from "../view/run_ranks";
@@ -217,7 +218,7 @@ export function createRunExplorer(model: AnyModel<RunModel>, el: HTMLElement, so
     if (!data) return;
     const meta = data.desc.meta;
     const running = meta.status === "running" || ranks.running();
-    status.textContent = `${data.S} steps (${data.S ? `${data.steps[0]}\u2013${data.steps[data.S - 1]}` : "none yet"}), ${data.L} layers, ${data.desc.params.length} parameters, ${data.desc.captured.length} full captures${meta.every ? ` (every ${String(meta.every)} steps)` : ""}; ${data.desc.anomalies.length} problem${data.desc.anomalies.length === 1 ? "" : "s"}; run ${String(meta.status ?? "unknown")}${running ? (source.live ? ", refreshing" : "") : ""}`;
+    status.textContent = runStatusText(data, running, source.live);
     autoRefresh(running && source.live);
   }
 

@@ -170,6 +170,13 @@ class RunLogWriter:
         self._write_meta()
 
     # -- files ------------------------------------------------------------------------------
+    def note_unwatched(self, step: int, names: list[str]) -> None:
+        """Parameters made trainable after the run started (unwatched.py), kept in run.json
+        at once: a reader of the run in progress sees them."""
+        noted = self.meta.setdefault("unwatched_params", [])
+        noted.append({"step": step, "params": list(names)})
+        self._write_meta()
+
     def _write_meta(self) -> None:
         fmt.write_json_atomic(self.path / fmt.META, self.meta)
 

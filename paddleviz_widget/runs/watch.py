@@ -26,6 +26,7 @@ from .params import layer_order, model_params
 from .rank_dirs import check_run_dir, siblings_message, siblings_seen
 from .rank_writer import RankLogWriter
 from .summary import GradSummary
+from .unwatched import Unwatched, unwatched_line
 
 DEFAULT_EVERY = 100
 
@@ -88,6 +89,7 @@ class RunWatch:
             return  # discovered at the first backward (ready())
         infos, tensors = model_params(self.model)
         layers = layer_order(infos)
+        self._unwatched = Unwatched(tensors)
         self._summary = GradSummary(tensors)
         self._finder = AnomalyFinder(infos, layers, self.thresholds)
         job = self.job
@@ -132,6 +134,7 @@ class RunWatch:
         for anomaly in found:
             self.writer.write_anomaly(anomaly.to_json())
         if full:
+            self._note_unwatched(step)
             from ..tracer.build import build_graph, captured_graph
 
             if walk is not None:
@@ -140,6 +143,18 @@ class RunWatch:
                 self._capture(step, lambda: build_graph(roots[0], model=model))
         self._after_anomaly = bool(found)
         self.step += 1
+
+    def _note_unwatched(self, step: int) -> None:
+        """Parameters unfrozen since the run started: said once (unwatched.py)."""
+        if self.writer is None or self.model is None:
+            return
+        try:
+            names = self._unwatched.new(self.model)
+            if names:
+                self.writer.note_unwatched(step, names)
+                print(unwatched_line(self.writer.path, step, names), file=sys.stderr)
+        except Exception:  # noqa: BLE001 (a notice of ours never stops the training)
+            return
 
     def _capture(self, step: int, graph: Callable[[], dict[str, Any]]) -> None:
         """A capture that fails is said on stderr once; the run and its summaries go on."""
@@ -191,6 +206,7 @@ class RunWatch:
             return
         if self.job.launched:
             self._check_siblings(self.writer)
+        self._note_unwatched(max(self.step - 1, 0))  # the last step recorded
         try:  # the last part is written here: a failure is said, never raised into the run
             if error is None:
                 self.writer.close("finished")
