@@ -34,7 +34,7 @@ from ..read.replay_safety import is_pylayer
 from ..read.tensor_info import cpu_only_build, dtype_name, place_name
 from ..read.walk import ACCUMULATION_NODE, WalkedNode, WalkResult
 from .cpu_reduce import CpuReader
-from .edge_positions import edge_positions
+from .edge_positions import EdgeSlots
 from .hook_returns import HookResults
 from .small_grads import LIMIT, SmallGrads, small_copy
 from .sparse_grads import is_sparse, sparse_stats
@@ -159,6 +159,7 @@ class StatsCapture:
         self.grads: dict[tuple[int, int], GradInfo] = {}
         self.received: dict[int, GradInfo] = {}
         self._receivers: frozenset[int] = frozenset()
+        self._slots = EdgeSlots(None)
         self._infos: dict[tuple[int, tuple[int, ...], object], tuple[GradInfo, Any]] = {}
 
     def arm(
@@ -171,6 +172,7 @@ class StatsCapture:
         whose received gradient is read too (received_of); ``walked``: the walk's record of
         ``nodes`` in the same order (their names, pointers and fan-outs, not asked again)."""
         self._receivers = received
+        self._slots = EdgeSlots(senders)
         nodes = list(nodes)
         for k, node in enumerate(nodes):
             if walked is not None:
@@ -246,7 +248,9 @@ class StatsCapture:
             t is not None and not isinstance(t, (list, tuple)) and bool(t._is_initialized())
             for t in grad_outputs
         ]
-        positions = range(edges) if len(ready) == edges else edge_positions(ready, edges)
+        positions = (
+            range(edges) if len(ready) == edges else self._slots.positions(ptr, ready, edges)
+        )
         f32, f16, bf16, f64 = floats = _float_dtypes()
         by_address = _addressable()
         cpu_only = cpu_only_build()
