@@ -173,8 +173,9 @@ def collect_annotations(
     for record in reversed(records):  # newest backward first; Paddle's stacks before layers'
         merge_layer(ann, trace_record_layer(record, lambda: graph.nexts, ann.params))
         if record.stats is not None and not record.copies:
-            instead = record.captured.hooks_instead
-            merge_layer(ann, hooks_layer(record.stats, walk, instead_of_dump=instead))
+            captured = record.captured
+            merge_layer(ann, hooks_layer(record.stats, walk, instead_of_dump=captured.hooks_instead,
+                                         guess=not captured.dump_read_whole))  # fmt: skip
         if record.stats is not None:
             merge_layer(ann, stats_layer(record.stats, walk))
     pylayers = _pylayers(walk, model, records)
