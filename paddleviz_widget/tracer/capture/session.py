@@ -32,7 +32,7 @@ from .backward_args import as_list, grad_targets, layer_count
 from .backward_capture import DUMP_KWARG, CapturedBackward, run_captured
 from .backward_record import BackwardRecord
 from .forward_finite import ForwardFiniteWatch
-from .grad_stats import hooks_cover
+from .hooked_nodes import hooks_cover
 from .kept_traces import LOST, RecentSessions
 from .layer_scopes import LayerScopeRecorder, LayerScopes
 from .program_runs import ProgramRuns

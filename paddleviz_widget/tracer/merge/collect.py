@@ -290,6 +290,9 @@ def _add_steps(ann: Annotations, history: Any, records: list[BackwardRecord]) ->
 
 def _bare(ann: Annotations, graph: _Graph) -> int:
     known = len(ann.edges) - countOf(map(_GRAD, ann.edges.values()), None)  # counted in C
+    if ann.silent:  # no gradient was sent there: nothing to find
+        edges = ann.edges
+        known += sum(1 for k in ann.silent if (n := edges.get(k)) is None or n.grad is None)
     return graph.edge_count() - known
 
 

@@ -4,7 +4,7 @@ cannot be hooked (concat and the other list-slot nodes, PyLayers), as the target
 received it: gradients summed into one tensor all have that tensor's dtype and shape, and the
 target's received gradients are used only when they all agree. Pure: plain data in.
 
-On steps where the hooks see every edge (grad_stats.hooks_cover), Paddle's dump is not
+On steps where the hooks see every edge (hooked_nodes.hooks_cover), Paddle's dump is not
 written (session.py): then this is the account of the edges, and an edge it cannot map (its
 gradient was never made: an uninitialised tensor, for an input that needed none; or its place
 in the hook's list is ambiguous) is left bare with one line saying why.
