@@ -268,6 +268,10 @@ class TraceSession:
     ) -> Any:  # fmt: skip
         if self._in_backward:  # e.g. paddle.grad inside a PyLayer's backward: already captured
             return original(*args, **kwargs)
+        if not any(grad_node_of(t) is not None for t in roots if is_tensor(t)):
+            # No graph to observe (a loss made under no_grad, a leaf, a detached tensor):
+            # whatever Paddle does with it, a no-op or its own error, unobserved.
+            return original(*args, **kwargs)
         if self.watch is not None:  # (it pauses the collector around a capture only)
             return watched_backward(self, original, roots, args, kwargs, copies=copies)
         # Walks, hooks and their records allocate ~100k objects without cycles: with the
