@@ -27,7 +27,7 @@ import bench_watch as bw
 import numpy as np
 from hook_floor import held, timed_backward
 
-from paddleviz_widget.tracer.capture.grad_stats import _post_hooked
+from paddleviz_widget.tracer.capture.hooked_nodes import _post_hooked
 from paddleviz_widget.tracer.read.walk import WalkResult, walk_backward_graph
 
 

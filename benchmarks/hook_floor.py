@@ -23,7 +23,7 @@ from typing import Any
 
 import bench_watch as bw
 
-from paddleviz_widget.tracer.capture.grad_stats import _post_hooked
+from paddleviz_widget.tracer.capture.hooked_nodes import _post_hooked
 from paddleviz_widget.tracer.read.walk import walk_backward_graph
 
 Hook = Callable[[Any, Any], Any]

@@ -249,6 +249,28 @@ def test_stats_on_one_side_only_are_not_compared_and_the_notice_says_why() -> No
     assert nothing(diff_summary(doc))
 
 
+def untraced(model: nn.Layer, x: paddle.Tensor | None = None) -> dict[str, Any]:
+    """Built without trace(): layer groups inferred from which layer owns the parameters."""
+    y = model(paddle.randn([BATCH, IN]) if x is None else x)
+    return build_graph(y, model=model)
+
+
+def test_a_traced_graph_and_one_built_without_trace_match_op_for_op() -> None:
+    # The Tanh layer holds no parameter: traced, its op is in "1"; inferred, in the model.
+    paddle.seed(0)
+    model = nn.Sequential(nn.Linear(IN, 16), nn.Tanh(), nn.Linear(16, OUT))
+    x = paddle.randn([BATCH, IN])
+    a, b = traced(model, x), untraced(model, x)
+    groups = {g["id"]: g["name"] for g in a["groups"]}
+    tanh = next(n for n in a["nodes"] if n["name"] == "TanhGradNode")
+    assert groups[tanh["group"]] == "1" and "o" in b["meta"]["sources"]["nodes"]["group"]
+    assert nothing(diffed(a, b)) and nothing(diffed(b, a))
+    # A real difference is still one: a branch added, seen by a graph built without trace()
+    summary = diffed(traced(Net()), untraced(Net(branch=True)))
+    assert not summary["removed"] and not summary["changed"]
+    assert set(params(summary["added"])) == {"extra.weight", "extra.bias"}
+
+
 # -- the widget ------------------------------------------------------------------------------
 
 

@@ -11,10 +11,12 @@ from typing import Any
 import numpy as np
 import paddle
 import paddle.nn as nn
+import paddle.nn.functional as F
 import problem_models as pm
 import pytest
 from paddle_versions import requires_post_hooks
 
+from paddleviz_widget import build_graph, trace
 from paddleviz_widget.graph import Graph, validate_graph_dict
 from paddleviz_widget.graph.parts import GraphParts
 from paddleviz_widget.graph.problems import Problem, find_problems, problems_text
@@ -170,3 +172,33 @@ def test_the_device_side_check_names_the_same_layer(monkeypatch: pytest.MonkeyPa
     _, doc, (p,) = _bug("nan_in_forward")
     assert (p.kind, p.layer, p.name) == ("nonfinite", "block", "LogGradNode")
     assert doc["meta"]["forward_nonfinite"]["inputs_finite"] is True
+
+
+class SpectralConv(nn.Layer):
+    """A convolution whose weight goes through nn.SpectralNorm (its power-iteration vectors
+    weight_u/weight_v are parameters Paddle keeps with stop_gradient=True by design), and a
+    head the test freezes on purpose."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.conv = nn.Conv2D(2, 4, 3)
+        self.norm = nn.SpectralNorm(self.conv.weight.shape, dim=0, power_iters=2)
+        self.head = nn.Linear(4, 1)
+        self.head.bias.stop_gradient = True
+
+    def forward(self, x: paddle.Tensor) -> paddle.Tensor:
+        h = F.conv2d(x, self.norm(self.conv.weight), self.conv.bias)
+        return self.head(h.mean(axis=[2, 3]))
+
+
+def test_spectral_norms_vectors_are_not_called_frozen() -> None:
+    paddle.seed(0)
+    model = SpectralConv()
+    assert {n for n, p in model.named_parameters() if p.stop_gradient} == {
+        "norm.weight_u", "norm.weight_v", "head.bias"
+    }  # fmt: skip
+    with trace(model, stats=True):
+        loss = model(paddle.randn([2, 2, 6, 6])).square().mean()
+        loss.backward()
+    found = _problems(build_graph(loss))
+    assert [(p.kind, p.name) for p in found] == [("frozen", "head.bias")]

@@ -71,3 +71,31 @@ def test_a_healthy_graph_has_nothing_to_say():
     graph = _graph({}, {"fc.weight": None})
     assert find_problems(graph) == []
     assert problems_text([]) == "No problems found in this graph's gradients."
+
+
+def test_a_graph_without_statistics_says_nothing_was_checked():
+    # The loss is NaN (sqrt of negatives): without stats=True no rule can see it, and "No
+    # problems found" would read as a clean bill of health.
+    import paddle
+
+    from paddleviz_widget import GraphWidget, trace
+
+    paddle.seed(0)
+    fc = paddle.nn.Linear(4, 3)
+    x = paddle.randn([2, 4])
+    for stats in (False, True):
+        with trace(fc, stats=stats):
+            y = paddle.sqrt(fc(x) - 10.0).sum()
+            y.backward()
+        assert bool(paddle.isnan(y))
+        found = GraphWidget(y).problems()
+        if stats:
+            assert [p.kind for p in found] == ["nonfinite"]
+        else:
+            assert found == []
+            assert str(found).startswith("No gradient statistics in this graph")
+            assert "trace(model, stats=True)" in str(found)
+    with trace(fc, stats=True):
+        healthy = fc(x).sum()
+        healthy.backward()
+    assert str(GraphWidget(healthy).problems()) == "No problems found in this graph's gradients."

@@ -25,6 +25,30 @@ def test_a_directory_that_cannot_be_written_names_the_file_asked_for() -> None:
     assert ".tmp" not in message and not re.search(r"\.g\.json\.[0-9a-f]{8}", message)
 
 
+@pytest.mark.parametrize("suffix", [".json", ".dot"])
+def test_a_long_name_the_file_system_takes_is_saved(tmp_path: Path, suffix: str) -> None:
+    # 250 bytes (ü is two): a name open() takes; the temporary file beside it must fit too.
+    name = "ü" * 50 + "a" * (150 - len(suffix)) + suffix
+    assert len(name.encode()) == 250
+    (tmp_path / name).write_text("")  # the file system takes it
+    (tmp_path / name).unlink()
+    saved = save_graph(LENET, tmp_path / name)
+    assert saved.read_bytes() and [p.name for p in tmp_path.iterdir()] == [name]
+    if suffix == ".json":
+        assert json.loads(saved.read_text()) == LENET
+
+
+def test_a_name_too_long_for_the_file_system_is_the_packages_error(tmp_path: Path) -> None:
+    target = tmp_path / ("a" * 300 + ".json")
+    with pytest.raises(OSError) as caught:
+        save_graph(LENET, target)
+    assert f"cannot write {target}: " in str(caught.value)
+    assert Path(str(caught.traceback[-1].path)).name == "save.py"  # the package's, not pathlib's
+    assert caught.value.filename == str(target)
+    assert caught.value.__cause__ is None and caught.value.__suppress_context__
+    assert list(tmp_path.iterdir()) == []
+
+
 def script(tmp_path: Path) -> Path:
     path = tmp_path / "train.py"
     path.write_text("open('ran', 'w').close()\n")

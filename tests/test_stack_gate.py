@@ -93,3 +93,46 @@ def test_without_trace_of_the_flag_a_functional_model_still_gets_lines():
         y.sum().backward()
     graph = trace_graph(y)
     assert all(n.call_site for n in graph.nodes if n.kind == "op")
+
+
+class Block(nn.Layer):
+    """A user-written layer: its own op gets Paddle's stack, its Linear the line calling it."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+        self.levels: list[int] = []
+        library_forward = self.fc.forward  # still nn.Linear's: the gate goes by the type's
+
+        def forward(x: paddle.Tensor) -> paddle.Tensor:
+            self.levels.append(_flag())
+            return library_forward(x)
+
+        self.fc.forward = forward
+
+    def forward(self, x: paddle.Tensor) -> paddle.Tensor:
+        self.levels.append(_flag())
+        h = self.fc(x)  # block-fc
+        return paddle.sqrt(h * h + 1.0)  # block-op
+
+
+def _block_line(marker: str) -> int:
+    lines, start = inspect.getsourcelines(Block)
+    return start + next(i for i, text in enumerate(lines) if marker in text)
+
+
+@requires_dump
+def test_a_user_layer_inside_a_library_container_gets_its_ops_lines():
+    first, second = Block(), Block()
+    model = nn.Sequential(first, nn.ReLU(), second)  # a library forward around user blocks
+    user_level = _flag()
+    with trace(model):
+        y = model(paddle.randn([2, 4]))
+        y.sum().backward()
+        assert _flag() == 3
+    assert _flag() == user_level
+    graph = trace_graph(y)
+    assert _ops_by_line(graph, "SqrtGradNode") == {_block_line("block-op")}
+    assert _ops_by_line(graph, "MatmulGradNode") == {_block_line("block-fc")}
+    # Inside each block: stacks on; inside its Linear: the user's level again.
+    assert first.levels == second.levels == [3, user_level]

@@ -61,3 +61,55 @@ def test_batchnorm_parameters_get_their_own_gradients():
         assert "grad_status" not in target, f"{name} flagged {target['grad_status']}"
         checked.add(name.split(".")[0])
     assert {"bn", "conv", "fc"} <= checked
+
+
+def test_edge_positions_an_edge_paddle_sends_nothing_to_settles_it():
+    # where(mask, x, zeros): the mask has no edge, zeros a None one (index 1): x is edge 0.
+    assert edge_positions([False, True, False], 2, absent=[1]) == [None, 0, None]
+    # where(mask, zeros, y): zeros' None edge is index 0, y is edge 1.
+    assert edge_positions([False, False, True], 2, absent=[0]) == [None, None, 1]
+    # Nothing absent that settles it: still unknown.
+    assert edge_positions([False, True, False], 2, absent=[]) == [None, None, None]
+
+
+class Masked(paddle.nn.Layer):
+    """paddle.where with one branch that needs no gradient, on an activation and on a
+    parameter: the hook gets 3 gradients (mask, x, y) for 2 edges."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc = paddle.nn.Linear(4, 4)
+        self.w = self.create_parameter([5, 4])
+        self.seen: dict[str, np.ndarray] = {}
+
+    def forward(self, x: paddle.Tensor) -> paddle.Tensor:
+        h = self.fc(x)
+        h.register_hook(lambda g: self.seen.__setitem__("h", g.numpy().copy()))
+        kept = paddle.where(x > 0, h, paddle.zeros_like(x))
+        other = paddle.where(x < 0.5, paddle.zeros_like(x), self.w)
+        return (kept * 3 + other * x).sum()
+
+
+@requires_post_hooks
+def test_where_with_a_branch_needing_no_gradient_gets_its_statistics():
+    paddle.seed(0)
+    model = Masked()
+    x = paddle.randn([5, 4])
+    with trace(model, stats=True):
+        y = model(x)
+        y.backward()
+    doc = nested_dict(build_graph(y))
+    names = {n["id"]: n["name"] for n in doc["nodes"]}
+    params = {n["id"]: n["param"]["name"] for n in doc["nodes"] if n.get("param")}
+    oracle = {"h": model.seen["h"], "w": model.w.grad.numpy()}
+    checked = set()
+    for edge in doc["edges"]:
+        if names[edge["source"]] != "WhereGradNode":
+            continue
+        target = params.get(edge["target"], "h")  # the other where's x is fc's output
+        grad = oracle[target]
+        assert edge.get("stats") is not None, f"where -> {target}: no statistics"
+        assert edge["stats"]["norm"] == pytest.approx(np.linalg.norm(grad), rel=1e-5), target
+        assert edge["stats"]["max_abs"] == pytest.approx(np.abs(grad).max(), rel=1e-5), target
+        checked.add(target)
+    assert checked == {"h", "w"}

@@ -38,10 +38,14 @@ def check_target(path: str | os.PathLike[str]) -> Path:
             f"cannot save a graph as {target.name!r}: the file name's suffix picks the format, "
             f"one of {supported_suffixes()}"
         )
-    if target.is_dir():
-        raise IsADirectoryError(f"cannot save a graph as {str(target)!r}: it is a directory")
     parent = target.parent
-    if not parent.is_dir():
+    try:  # (a name too long for the file system fails here: said like a failed write)
+        is_dir, parent_is_dir = target.is_dir(), parent.is_dir()
+    except OSError as exc:
+        raise _naming(exc, target) from None
+    if is_dir:
+        raise IsADirectoryError(f"cannot save a graph as {str(target)!r}: it is a directory")
+    if not parent_is_dir:
         raise FileNotFoundError(
             f"cannot save {target.name!r}: there is no directory {str(parent)!r} (create it first)"
         )
@@ -128,14 +132,25 @@ def _write_atomically(target: Path, data: bytes) -> None:
     try:
         _write_via_temp(target, data)
     except OSError as exc:
-        said = exc.strerror or str(exc)
-        raise type(exc)(exc.errno, f"cannot write {target}: {said}", str(target)) from None
+        raise _naming(exc, target) from None
+
+
+def _naming(exc: OSError, target: Path) -> OSError:
+    """``exc`` said of ``target``, the file asked for (its errno and type kept)."""
+    said = exc.strerror or str(exc)
+    return type(exc)(exc.errno, f"cannot write {target}: {said}", str(target))
+
+
+# The temporary file's name starts with the target's, cut to this many bytes: a name the file
+# system takes (up to 255 bytes) must still leave room for ".", ".<8 hex>.tmp".
+_TEMP_HEAD_BYTES = 200
 
 
 def _write_via_temp(target: Path, data: bytes) -> None:
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
     while True:
-        temp = target.with_name(f".{target.name}.{secrets.token_hex(4)}.tmp")
+        head = os.fsencode(target.name)[:_TEMP_HEAD_BYTES].decode(errors="ignore")
+        temp = target.with_name(f".{head}.{secrets.token_hex(4)}.tmp")
         try:
             fd = os.open(temp, flags, 0o666)
             break

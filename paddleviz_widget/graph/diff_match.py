@@ -88,8 +88,29 @@ def match_in_order(keys_a: Sequence[Hashable], keys_b: Sequence[Hashable]) -> Ma
     return out
 
 
+# meta.sources.nodes.group code of a group inferred from which layer owns the parameters
+# (no trace() saw the forward): an op without parameters is put in an enclosing layer.
+INFERRED_GROUP = "o"
+
+
+def _inferred(graph: GraphParts) -> list[bool]:
+    codes = ((graph.meta.get("sources") or {}).get("nodes") or {}).get("group") or ""
+    return [c == INFERRED_GROUP for c in codes] + [False] * (len(graph.nodes) - len(codes))
+
+
+def _within(path: str | None, other: str | None) -> bool:
+    """Whether one layer path is the other or encloses it ("" is the model itself)."""
+    if path is None or other is None:
+        return False
+    inner, outer = (path, other) if len(path) >= len(other) else (other, path)
+    return outer == "" or inner == outer or inner.startswith(outer + ".")
+
+
 def match_nodes(a: GraphParts, b: GraphParts) -> Match:
-    """Per node of b (document order), the position of its match in a."""
+    """Per node of b (document order), the position of its match in a. Then, of the nodes
+    left, an op whose layer one graph only inferred (a traced graph against one built without
+    trace()) matches the same op, in the same order, in a layer that encloses it or that it
+    encloses: the two placements differ by how they were found, not by the model."""
     ga, gb = group_keys(a.groups), group_keys(b.groups)
     order_a, order_b = backward_order(a), backward_order(b)
     found = match_in_order(
@@ -99,6 +120,24 @@ def match_nodes(a: GraphParts, b: GraphParts) -> Match:
     for k, i in enumerate(order_b):
         j = found[k]
         out[i] = None if j is None else order_a[j]
+    inferred_a, inferred_b = _inferred(a), _inferred(b)
+    if any(inferred_a) or any(inferred_b):
+        taken = set(out)
+        left: dict[str, list[int]] = {}  # op name -> a's unmatched ops, backward order
+        for j in order_a:
+            if j not in taken and a.nodes[j].kind != "param":
+                left.setdefault(a.nodes[j].name, []).append(j)
+        for i in order_b:
+            node = b.nodes[i]
+            pool = left.get(node.name) if out[i] is None and node.kind != "param" else None
+            path = gb.get(node.group or "")
+            for k, j in enumerate(pool or ()):
+                if (inferred_a[j] or inferred_b[i]) and _within(
+                    path, ga.get(a.nodes[j].group or "")
+                ):
+                    out[i] = j
+                    del pool[k]  # type: ignore[union-attr]
+                    break
     return out
 
 

@@ -10,14 +10,16 @@ from ..gc_pause import gc_paused
 from ..graph.diff import diff_summary
 from ..graph.model import Graph
 from ..graph.parts import GraphParts
-from ..graph.problems import Problem, find_problems, problems_text
+from ..graph.problems import Problem, find_problems, has_statistics, problems_text
 from ..graph.summary import Summary, summarize
 from .diff import is_diff
 
 
 class Problems(list[Problem]):  # a list that prints readably
+    checked = True  # the graph had statistics to check (has_statistics)
+
     def __str__(self) -> str:
-        return problems_text(list(self))
+        return problems_text(list(self), self.checked)
 
     def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
         printer.text(str(self))
@@ -29,7 +31,10 @@ def _parts(graph: Mapping[str, Any]) -> GraphParts:
 
 
 def problems(graph: Mapping[str, Any]) -> Problems:
-    return Problems(find_problems(_parts(graph)))
+    parts = _parts(graph)
+    found = Problems(find_problems(parts))
+    found.checked = has_statistics(parts)
+    return found
 
 
 def summary(graph: Mapping[str, Any]) -> Summary | dict[str, Any]:

@@ -17,7 +17,7 @@ from .unreached import unreached
 from .vanishing import vanishing
 from .zeros import zeros
 
-__all__ = ["SEVERITIES", "Problem", "find_problems", "problems_text"]
+__all__ = ["SEVERITIES", "Problem", "find_problems", "has_statistics", "problems_text"]
 
 
 def find_problems(graph: GraphParts) -> list[Problem]:
@@ -31,11 +31,25 @@ def find_problems(graph: GraphParts) -> list[Problem]:
     ]
 
 
-def problems_text(problems: list[Problem]) -> str:
-    """One line each, for a terminal; information listed apart, after the problems."""
+NOT_CHECKED = (
+    "No gradient statistics in this graph, so nothing was checked: build it from a forward "
+    "and backward run inside `with trace(model, stats=True):` to have its gradients looked at."
+)
+
+
+def has_statistics(graph: GraphParts) -> bool:
+    """Whether the problem rules have anything to read (trace(stats=True) was on)."""
+    return any(e.stats is not None for e in graph.edges) or "problems" in graph.meta
+
+
+def problems_text(problems: list[Problem], checked: bool = True) -> str:
+    """One line each, for a terminal; information listed apart, after the problems.
+    ``checked``: the graph had statistics (has_statistics); if not, nothing found means
+    nothing was looked at, and the text says so."""
     bad = [p.line() for p in problems if p.severity == "problem"]
     info = [p.line() for p in problems if p.severity != "problem"]
-    head = "\n".join(bad) if bad else "No problems found in this graph's gradients."
+    nothing = "No problems found in this graph's gradients." if checked else NOT_CHECKED
+    head = "\n".join(bad) if bad else nothing
     if info:
         head += "\nFor information (not problems):\n" + "\n".join(f"  {i}" for i in info)
     return head

@@ -45,6 +45,12 @@ class CapturedBackward:
     hooks_instead: bool = False
 
     @property
+    def dump_read_whole(self) -> bool:
+        """Paddle's dump of this backward was read with nothing left out: an edge it does not
+        name carried no gradient (a PyLayer's backward returned None for that input)."""
+        return self.dump is not None and not self.dump.warnings
+
+    @property
     def notes(self) -> list[str]:
         """One line per source that was only partly understood (the parsers' warnings)."""
         lines = [

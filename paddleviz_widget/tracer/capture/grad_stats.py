@@ -24,83 +24,24 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from functools import cache, lru_cache
+from functools import cache
 from math import prod
 from typing import Any
 
 from ...graph.parts import GradInfo
 from ..read.program_nodes import is_program_node
-from ..read.replay_safety import is_pylayer
 from ..read.tensor_info import cpu_only_build, dtype_name, place_name
-from ..read.walk import ACCUMULATION_NODE, WalkedNode, WalkResult
+from ..read.walk import ACCUMULATION_NODE, WalkedNode
 from .cpu_reduce import CpuReader
-from .edge_positions import edge_positions
+from .edge_positions import EdgeSlots
 from .hook_returns import HookResults
+from .hooked_nodes import hookable
 from .small_grads import LIMIT, SmallGrads, small_copy
 from .sparse_grads import is_sparse, sparse_stats
 from .vlog import vlog_silenced
 
-# GradNode types whose backward returns a list of tensors in one slot (from Paddle's grad
-# kernels with a std::vector<DenseTensor*> output); a post hook there aborts the backward.
-LIST_SLOT_NODES = (
-    "ConcatGradNode",
-    "StackGradNode",
-    "AddNGradNode",
-    "SumGradNodeList",
-    "MeshgridGradNode",
-    "EinsumGradNode",
-    "BroadcastTensorsGradNode",
-    "MultiDotGradNode",
-    "MultiplexGradNode",
-    "RnnGradNode",
-    "CudnnLstmGradNode",
-    "FusedSeqpoolCvmGradNode",
-    "PartialConcatGradNode",
-    "PartialSumGradNode",
-    "CoalesceTensorGradNode",
-)
 RAW_FIELDS = 7  # norm, max_abs, abs_sum, zeros, nan, inf, numel
 _CPU = object()  # the place part of a CPU gradient's GradInfo key
-
-
-# By node name: a graph has ~10k nodes of a few dozen names, asked about per node and edge.
-@lru_cache(maxsize=4096)
-def hookable(name: str) -> bool:
-    if name == ACCUMULATION_NODE or is_pylayer(name):
-        return False
-    return not name.startswith(LIST_SLOT_NODES)
-
-
-@lru_cache(maxsize=4096)
-def _post_hooked(name: str) -> bool:
-    return hookable(name) and not is_program_node(name)
-
-
-def _hooked_nodes(walk: WalkResult) -> list[bool]:
-    """Per node (walk order): whether a post hook sees what it sends."""
-    return [_post_hooked(n.name) for n in walk.nodes]
-
-
-def received_of(walk: WalkResult) -> frozenset[int]:
-    """Nodes whose received gradient is read too: the targets of edges whose sender cannot be
-    hooked (concat, PyLayer, ...). Every gradient summed into one tensor has that tensor's
-    dtype and shape, so what such a node received is what each such edge carried."""
-    nodes, hooked = walk.nodes, _hooked_nodes(walk)
-    return frozenset(
-        nodes[target].ptr
-        for source, target, _ in walk.edges
-        if not hooked[source] and hooked[target]
-    )
-
-
-def hooks_cover(walk: WalkResult) -> bool:
-    """Whether the hooks see every edge's gradient (its sender or its target is hooked), so
-    that Paddle's dump of this backward would say nothing more about dtypes and shapes. Not
-    with to_static program nodes (their edges are read through tensor hooks, not always)."""
-    if any(is_program_node(n.name) for n in walk.nodes):
-        return False
-    hooked = _hooked_nodes(walk)
-    return all(hooked[source] or hooked[target] for source, target, _ in walk.edges)
 
 
 @dataclass
@@ -159,6 +100,7 @@ class StatsCapture:
         self.grads: dict[tuple[int, int], GradInfo] = {}
         self.received: dict[int, GradInfo] = {}
         self._receivers: frozenset[int] = frozenset()
+        self._slots = EdgeSlots(None)
         self._infos: dict[tuple[int, tuple[int, ...], object], tuple[GradInfo, Any]] = {}
 
     def arm(
@@ -171,6 +113,7 @@ class StatsCapture:
         whose received gradient is read too (received_of); ``walked``: the walk's record of
         ``nodes`` in the same order (their names, pointers and fan-outs, not asked again)."""
         self._receivers = received
+        self._slots = EdgeSlots(senders)
         nodes = list(nodes)
         for k, node in enumerate(nodes):
             if walked is not None:
@@ -246,7 +189,9 @@ class StatsCapture:
             t is not None and not isinstance(t, (list, tuple)) and bool(t._is_initialized())
             for t in grad_outputs
         ]
-        positions = range(edges) if len(ready) == edges else edge_positions(ready, edges)
+        positions = (
+            range(edges) if len(ready) == edges else self._slots.positions(ptr, ready, edges)
+        )
         f32, f16, bf16, f64 = floats = _float_dtypes()
         by_address = _addressable()
         cpu_only = cpu_only_build()

@@ -32,7 +32,7 @@ from .backward_args import as_list, grad_targets, layer_count
 from .backward_capture import DUMP_KWARG, CapturedBackward, run_captured
 from .backward_record import BackwardRecord
 from .forward_finite import ForwardFiniteWatch
-from .grad_stats import hooks_cover
+from .hooked_nodes import hooks_cover
 from .kept_traces import LOST, RecentSessions
 from .layer_scopes import LayerScopeRecorder, LayerScopes
 from .program_runs import ProgramRuns
@@ -267,6 +267,10 @@ class TraceSession:
         *, copies: bool,
     ) -> Any:  # fmt: skip
         if self._in_backward:  # e.g. paddle.grad inside a PyLayer's backward: already captured
+            return original(*args, **kwargs)
+        if not any(grad_node_of(t) is not None for t in roots if is_tensor(t)):
+            # No graph to observe (a loss made under no_grad, a leaf, a detached tensor):
+            # whatever Paddle does with it, a no-op or its own error, unobserved.
             return original(*args, **kwargs)
         if self.watch is not None:  # (it pauses the collector around a capture only)
             return watched_backward(self, original, roots, args, kwargs, copies=copies)

@@ -33,39 +33,47 @@ def _forward_is_library(layer_type: type) -> bool:
 
 
 class LibraryForwardGate:
-    """Layer-call observer for LayerScopeRecorder; inert until ``arm``."""
+    """Layer-call observer for LayerScopeRecorder; inert until ``arm``. The level follows the
+    innermost layer call: a user-written layer inside a library one (``nn.Sequential(MyBlock(),
+    ...)``) has its ops' stacks again, and the library layers inside it go without."""
 
     def __init__(self) -> None:
         self._levels: tuple[int, int] | None = None  # (inside library layers, elsewhere)
-        self._depth = 0
+        self._calls: list[bool] = []  # per observed call, innermost last: is its forward library
 
     def arm(self, inside: int, elsewhere: int) -> None:
         self._levels = (inside, elsewhere)
 
     def disarm(self) -> None:
         self._levels = None
-        self._depth = 0
+        self._calls.clear()
 
-    def _set(self, level: int) -> None:
+    def _set(self, library: bool) -> None:
         import paddle
 
-        paddle.set_flags({CALL_STACK_FLAG: level})
+        assert self._levels is not None
+        paddle.set_flags({CALL_STACK_FLAG: self._levels[0] if library else self._levels[1]})
 
     def enter(self, layer: Any) -> bool:
         """A layer call starts; True if ``leave`` must be called when it ends."""
-        if self._levels is None or not _forward_is_library(type(layer)):
+        if self._levels is None:
             return False
-        self._depth += 1
-        if self._depth == 1:
-            self._set(self._levels[0])
+        library = _forward_is_library(type(layer))
+        calls = self._calls
+        if not calls and not library:
+            return False  # user code outside library layers: stacks stay as they are
+        if library != (calls[-1] if calls else False):
+            self._set(library)
+        calls.append(library)
         return True
 
     def leave(self) -> None:
-        if self._levels is None or self._depth == 0:
+        calls = self._calls
+        if self._levels is None or not calls:
             return
-        self._depth -= 1
-        if self._depth == 0:
-            self._set(self._levels[1])
+        library = calls.pop()
+        if library != (calls[-1] if calls else False):
+            self._set(not library)
 
 
 @contextmanager

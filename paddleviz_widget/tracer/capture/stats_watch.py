@@ -18,7 +18,8 @@ from typing import Any
 
 from ...graph.parts import GradStats
 from ..read.walk import WalkResult
-from .grad_stats import StatsCapture, received_of
+from .grad_stats import StatsCapture
+from .hooked_nodes import received_of
 from .stats_rows import BackwardStats, backward_stats
 from .vlog import vlog_silenced
 

@@ -94,6 +94,9 @@ class Annotations:
     # Why the trace() that saw this graph was dropped while a tensor of it lived (meta
     # "trace_lost"; kept_traces.py): its annotations are gone, and a diff must not compare it.
     trace_lost: str | None = None
+    # Edges a traced backward's whole dump names no gradient on: it sent none (a PyLayer that
+    # returned None for that input). Known, not bare: no replay, no "trace it" notice for them.
+    silent: set[tuple[int, int]] = field(default_factory=set)
     # PyLayer nodes: what each stands for (meta "pylayers", keyed by node id).
     pylayers: list[dict[str, Any]] = field(default_factory=list)
     # trace(stats=True): each edge's gradient statistics, the node where the first NaN/Inf
@@ -152,6 +155,7 @@ def merge_layer(ann: Annotations, layer: Annotations) -> None:
     nodes. What no source layer gives (steps, unreached parameters, the final notice) is set
     by collect.py itself."""
     ann.add_edges(layer.edges)
+    ann.silent |= layer.silent
     _keep_first(ann.slots, layer.slots)
     _keep_first_noted(ann, "call_site", ann.call_sites, layer)
     _keep_first_noted(ann, "param", ann.params, layer)

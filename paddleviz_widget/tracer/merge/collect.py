@@ -173,8 +173,9 @@ def collect_annotations(
     for record in reversed(records):  # newest backward first; Paddle's stacks before layers'
         merge_layer(ann, trace_record_layer(record, lambda: graph.nexts, ann.params))
         if record.stats is not None and not record.copies:
-            instead = record.captured.hooks_instead
-            merge_layer(ann, hooks_layer(record.stats, walk, instead_of_dump=instead))
+            captured = record.captured
+            merge_layer(ann, hooks_layer(record.stats, walk, instead_of_dump=captured.hooks_instead,
+                                         guess=not captured.dump_read_whole))  # fmt: skip
         if record.stats is not None:
             merge_layer(ann, stats_layer(record.stats, walk))
     pylayers = _pylayers(walk, model, records)
@@ -289,6 +290,9 @@ def _add_steps(ann: Annotations, history: Any, records: list[BackwardRecord]) ->
 
 def _bare(ann: Annotations, graph: _Graph) -> int:
     known = len(ann.edges) - countOf(map(_GRAD, ann.edges.values()), None)  # counted in C
+    if ann.silent:  # no gradient was sent there: nothing to find
+        edges = ann.edges
+        known += sum(1 for k in ann.silent if (n := edges.get(k)) is None or n.grad is None)
     return graph.edge_count() - known
 
 

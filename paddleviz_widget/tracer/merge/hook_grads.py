@@ -4,7 +4,7 @@ cannot be hooked (concat and the other list-slot nodes, PyLayers), as the target
 received it: gradients summed into one tensor all have that tensor's dtype and shape, and the
 target's received gradients are used only when they all agree. Pure: plain data in.
 
-On steps where the hooks see every edge (grad_stats.hooks_cover), Paddle's dump is not
+On steps where the hooks see every edge (hooked_nodes.hooks_cover), Paddle's dump is not
 written (session.py): then this is the account of the edges, and an edge it cannot map (its
 gradient was never made: an uninitialised tensor, for an input that needed none; or its place
 in the hook's list is ambiguous) is left bare with one line saying why.
@@ -23,17 +23,23 @@ UNSEEN_NOTICE = (
 )
 
 
-def hooks_layer(stats: BackwardStats, walk: WalkResult, *, instead_of_dump: bool) -> Annotations:
+def hooks_layer(
+    stats: BackwardStats, walk: WalkResult, *, instead_of_dump: bool, guess: bool = True
+) -> Annotations:
     """Edge gradients from one backward's hooks (code "h"). ``instead_of_dump``: no dump was
     written for it, so the edges the hooks did not see are said in a line (edges into a
-    parameter are left out of the count: the parameter's own shape names them)."""
+    parameter are left out of the count: the parameter's own shape names them). ``guess``:
+    an unhooked sender's edge may take what its target received; not when Paddle's dump of
+    this backward was read whole: it names every edge that carried a gradient, and one it
+    leaves out carried none (a PyLayer returning None for that input, while the target got
+    another sender's gradient)."""
     layer = Annotations()
     if not stats.grads and not stats.received:
         return layer
     # One pass over the edges as plain tuples (11k a 10k-node graph): pointers by index, no
     # attribute or property read per edge.
     ptrs, leaves, edges = walk.ptrs, walk.accumulation, layer.edges
-    sent, received = stats.grads.get, stats.received.get
+    sent, received = stats.grads.get, (stats.received if guess else {}).get
     unseen = 0
     for source, target, slot in walk.edges:
         key = (ptrs[source], slot)

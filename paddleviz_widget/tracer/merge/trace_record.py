@@ -16,6 +16,10 @@ from .copy_alignment import align_copied_dump, rekey_copied_runs
 from .log_annotations import UNMATCHED_DUMP_NOTICE, add_note, from_log, note_mismatches, placed_dump
 from .replay_annotations import UNMATCHED_NOTICE
 
+SILENT_NOTICE = (
+    "{n} edge(s) carried no gradient in the traced backward (Paddle's dump names none there: "
+    "e.g. a PyLayer's backward returned None for that input)."
+)
 COPIES_WITHOUT_DUMP_NOTICE = (
     "paddle.grad ran on copies of the GradNodes, which only Paddle >= 3.3's backward dump pairs "
     "with this graph: call backward() inside trace() for gradient shapes, or upgrade Paddle."
@@ -40,6 +44,10 @@ def trace_record_layer(
         log, dump_edges = _copied(record, params, layer)
     elif dump is not None:
         dump_edges, unplaced = placed_dump(dump, nexts(), "d")
+        if captured.dump_read_whole and not unplaced:
+            layer.silent = _silent(nexts(), dump_edges)
+            if layer.silent:
+                add_note(layer, SILENT_NOTICE.format(n=len(layer.silent)))
     if log is not None and log.runs:
         edges, slots = from_log(log, nexts())
         layer.add_edges(edges, "l")
@@ -60,6 +68,18 @@ def trace_record_layer(
     if captured.problems:  # e.g. this Paddle cannot switch VLOG on; last, so notes don't
         layer.notice = captured.problems[0]  # defer to it here, only to the merged notice
     return layer
+
+
+def _silent(
+    nexts: dict[int, list[int | None]], named: dict[tuple[int, int], EdgeNote]
+) -> set[tuple[int, int]]:
+    """The graph's edges a whole dump gives no gradient: Paddle sent none on them."""
+    return {
+        (source, slot)
+        for source, targets in nexts.items()
+        for slot, target in enumerate(targets)
+        if target is not None and (source, slot) not in named
+    }
 
 
 def _copied(

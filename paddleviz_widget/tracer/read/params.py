@@ -119,26 +119,33 @@ def param_infos_by_ptr(
     return infos
 
 
-# Parameters a layer keeps with stop_gradient=True by design (BatchNorm's running statistics):
-# Paddle's EagerParamBase has no flag telling them from a parameter the user froze
-# (``trainable`` is ``not stop_gradient``), so they are known by their layer and name.
-RUNNING_STAT_NAMES = ("_mean", "_variance")
-RUNNING_STAT_LAYERS = ("BatchNorm", "InstanceNorm")
+# Parameters a layer keeps with stop_gradient=True by design: Paddle's EagerParamBase has no
+# flag telling them from a parameter the user froze (``trainable`` is ``not stop_gradient``),
+# so they are known by their layer (a word of its class or a base class's name) and name.
+# BatchNorm's running statistics; nn.SpectralNorm's power-iteration vectors.
+BY_DESIGN = {
+    "BatchNorm": ("_mean", "_variance"),
+    "InstanceNorm": ("_mean", "_variance"),
+    "SpectralNorm": ("weight_u", "weight_v"),
+}
 
 
 @lru_cache(maxsize=1024)
-def _normalization(layer_type: Any) -> bool:
+def _kept_by_design(layer_type: Any) -> frozenset[str]:
     kinds = [c.__name__ for c in layer_type.__mro__]
-    return any(word in kind for kind in kinds for word in RUNNING_STAT_LAYERS)
+    return frozenset(
+        name for word, names in BY_DESIGN.items() if any(word in k for k in kinds) for name in names
+    )
 
 
 def running_stat_ids(model: Any) -> set[int]:
-    """ids of the parameters that are normalization layers' running statistics."""
+    """ids of the parameters a layer keeps without gradient by design (BY_DESIGN)."""
     found = set()
     for layer in model.sublayers(include_self=True):
-        if _normalization(layer.__class__):  # by type: a model has ~10k layers of a few types
+        names = _kept_by_design(layer.__class__)  # by type: ~10k layers of a few types
+        if names:
             for name, p in layer.named_parameters(include_sublayers=False):
-                if name in RUNNING_STAT_NAMES and p.stop_gradient:
+                if name in names and p.stop_gradient:
                     found.add(id(p))
     return found
 
