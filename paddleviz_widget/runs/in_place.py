@@ -12,10 +12,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..tracer.read.tensor_info import on_cpu
+from ..tracer.read.tensor_info import cpu_only_build
 
 
 def readable_in_place(g: Any, dtype: Any, shape: list[int]) -> bool:
     same = g.dtype is dtype or g.dtype == dtype  # (dtypes are singletons; == costs more)
     return bool(same and g.is_dense() and g.is_contiguous() and g.shape == shape
-                and on_cpu(g))  # fmt: skip
+                and (cpu_only_build() or g.place.is_cpu_place()))  # fmt: skip

@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 
 from ..read.program_nodes import is_program_node
-from ..read.tensor_info import on_cpu
+from ..read.tensor_info import cpu_only_build
 from .program_rerun import ProgramFrame, enter_frame, forward_source, rerun
 from .stack_gate import call_stacks_off
 
@@ -210,7 +210,7 @@ class ForwardFiniteWatch:
             if t is self._last:  # a container returning its last sublayer's output: checked
                 continue
             self._last = t
-            ok = _cpu_finite(t, dtype) if on_cpu(t) else None
+            ok = _cpu_finite(t, dtype) if cpu_only_build() or t.place.is_cpu_place() else None
             if ok is False:
                 self._found = self._culprit(layer, _all_finite(args), self._caller(),
                                             _made_by_program(args))  # fmt: skip
@@ -308,7 +308,7 @@ def _made_by_program(args: Any) -> bool:
 
 def _all_finite(args: Any) -> bool:
     for t in _tensors(args):
-        ok = _cpu_finite(t) if on_cpu(t) else None
+        ok = _cpu_finite(t) if cpu_only_build() or t.place.is_cpu_place() else None
         if ok is None:
             ok = bool(_device_flag(t))
         if not ok:

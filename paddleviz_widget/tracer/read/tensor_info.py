@@ -26,11 +26,6 @@ def cpu_only_build() -> bool:
     return not any(built)
 
 
-def on_cpu(t: Any) -> bool:
-    """Whether tensor ``t`` is on the CPU, without asking on a CPU-only build."""
-    return cpu_only_build() or bool(t.place.is_cpu_place())
-
-
 def dtype_name(dtype: Any) -> str:
     """paddle.float32 / VarType.FP32 / DataType.FLOAT32 -> "float32"."""
     text = str(dtype)
