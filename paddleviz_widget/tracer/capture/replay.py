@@ -11,13 +11,12 @@ must not replay (their backward runs user code) are refused by ``replay_safety``
 from __future__ import annotations
 
 import gc
-import sys
 from collections.abc import Iterable
 from dataclasses import dataclass
-from types import FrameType
 from typing import Any
 
 from ...graph.model import ParamInfo
+from ..read.calling_frames import in_calling_frames, layers_in_calling_frames
 from ..read.params import accumulation_ptr
 from ..read.tensor_info import dtype_name
 from .backward_capture import CapturedBackward, run_captured
@@ -35,7 +34,7 @@ def discover_model(accumulation_ptrs: set[int]) -> Any:
 
     if not accumulation_ptrs:
         return None
-    best, covered = _best_layer(_layers_in_calling_frames(paddle.nn.Layer), accumulation_ptrs)
+    best, covered = _best_layer(layers_in_calling_frames(paddle.nn.Layer), accumulation_ptrs)
     if covered == len(accumulation_ptrs):
         return best
     everywhere = (o for o in gc.get_objects() if isinstance(o, paddle.nn.Layer))
@@ -51,34 +50,6 @@ def _best_layer(layers: Iterable[Any], accumulation_ptrs: set[int]) -> tuple[Any
         if covered and key > best_key:
             best, best_key = layer, key
     return best, best_key[0]
-
-
-_OWN_PACKAGES = ("paddleviz_widget", "paddle")
-
-
-def _layers_in_calling_frames(layer_type: type) -> list[Any]:
-    return list({id(v): v for _, v in _in_calling_frames(layer_type)}.values())
-
-
-def _in_calling_frames(kind: type) -> list[tuple[str, Any]]:
-    """(variable name, value) for every value of type ``kind`` in the calling frames' locals
-    and globals, innermost frame first (a notebook's ``model`` or ``x``). Frames of this
-    package and of Paddle are skipped: their variables are not the user's names."""
-    found: list[tuple[str, Any]] = []
-    scanned: set[int] = set()  # a module's globals serve many frames
-    frame: FrameType | None = sys._getframe(1)
-    while frame is not None:
-        module = str(frame.f_globals.get("__name__", ""))
-        if module.split(".")[0] in _OWN_PACKAGES:
-            frame = frame.f_back
-            continue
-        for namespace in (frame.f_locals, frame.f_globals):
-            if id(namespace) in scanned:
-                continue
-            scanned.add(id(namespace))
-            found += [(k, v) for k, v in list(namespace.items()) if isinstance(v, kind)]
-        frame = frame.f_back
-    return found
 
 
 @dataclass(frozen=True)
@@ -105,7 +76,7 @@ def find_leaves(accumulation_ptrs: set[int], model: Any = None, params: Any = No
     if model is None and params is None:  # parameters are objects the collector tracks
         param_type = paddle.base.framework.EagerParamBase
         candidates += [(None, o) for o in gc.get_objects() if isinstance(o, param_type)]
-    candidates += [(k, t) for k, t in _in_calling_frames(paddle.Tensor) if not k.startswith("_")]
+    candidates += [(k, t) for k, t in in_calling_frames(paddle.Tensor) if not k.startswith("_")]
     leaves = Leaves([], {}, {})
     for name, tensor in candidates:
         ptr = accumulation_ptr(tensor)

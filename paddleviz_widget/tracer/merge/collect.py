@@ -20,6 +20,7 @@ from ..capture.kept_traces import LOST, LOST_NOTICE
 from ..capture.layer_scopes import LayerScopes
 from ..capture.replay import Leaves, discover_model, find_leaves
 from ..capture.session import RECENT_SESSIONS, SLOT_LOG_MAX_NODES, BackwardRecord, TraceSession
+from ..read.other_models import other_models_params
 from ..read.params import FROZEN_REASON, accumulation_ptr, param_infos_by_ptr, unreached_params
 from ..read.program import program_closed_notice, unread_program_nodes
 from ..read.pylayer_info import PyLayerInfo, describe_pylayers, recompute_notice
@@ -136,6 +137,19 @@ def _params_layer(
     return layer
 
 
+def _other_models_layer(unnamed: set[int], model: Any, known: Annotations) -> Annotations:
+    """The parameters of a second model in the graph (read/other_models.py)."""
+    layer = Annotations(src={"param": "m"})
+    named, by_variable = other_models_params(
+        unnamed, model, (i.name for i in known.params.values())
+    )
+    layer.params = named
+    codes = layer.node_src.setdefault("param", {})
+    for ptr in by_variable:
+        codes[ptr] = "v"
+    return layer
+
+
 def _traced(
     graph: _Graph,
 ) -> tuple[TraceSession | None, list[BackwardRecord], LayerScopes | None]:
@@ -170,6 +184,8 @@ def collect_annotations(
     ptrs: dict[int, int | None] = {}  # id(parameter) -> its accumulation node, read once
     read: list[list[tuple[str, Any]]] = []  # the model's named_parameters(), read once
     merge_layer(ann, _params_layer(model, params, session, ptrs, read))
+    if model is not None and params is None:
+        merge_layer(ann, _other_models_layer(accumulation - ann.params.keys(), model, ann))
     for record in reversed(records):  # newest backward first; Paddle's stacks before layers'
         merge_layer(ann, trace_record_layer(record, lambda: graph.nexts, ann.params))
         if record.stats is not None and not record.copies:
