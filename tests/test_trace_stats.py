@@ -166,3 +166,51 @@ def test_steps_of_a_graph_reaching_other_parameters_are_not_its_history():
     assert steps["norm"][edge["id"]] == pytest.approx([norms["head_b.weight"][s] for s in (1, 3)])
     (edge,) = _param_edges(doc)["body.weight"]
     assert steps["norm"][edge["id"]] == pytest.approx([norms["body.weight"][s] for s in (1, 3)])
+
+
+def _critic() -> paddle.nn.Layer:
+    paddle.seed(0)
+    return paddle.nn.Sequential(paddle.nn.Linear(4, 8), paddle.nn.Tanh(), paddle.nn.Linear(8, 1))
+
+
+def test_a_gradient_penalty_keeps_the_losss_steps():
+    """WGAN-GP: each step's paddle.grad(create_graph=True) is a pass through another graph,
+    and its higher-order GradNodes are named with a number Paddle counts up. The loss's steps
+    stay its history, numbered as training steps. Oracle: each step's p.grad norm."""
+    model = _critic()
+    opt = paddle.optimizer.SGD(0.05, parameters=model.parameters())
+    norms = []
+    with trace(model, stats=True, steps=3):
+        for _ in range(4):
+            x = paddle.randn([5, 4])
+            x.stop_gradient = False
+            out = model(x)
+            (g,) = paddle.grad(out.sum(), x, create_graph=True)
+            loss = out.mean() + ((g.norm(axis=1) - 1) ** 2).mean()
+            loss.backward()
+            norms.append(float(np.linalg.norm(model[2].bias.grad.numpy().astype(np.float64))))
+            opt.step()
+            opt.clear_grad()
+    doc = build_graph(loss)
+    steps = doc["meta"]["steps"]
+    assert steps["index"] == [1, 2, 3]
+    (edge,) = _param_edges(doc)["2.bias"]  # one edge: the penalty does not reach it
+    assert steps["norm"][edge["id"]] == pytest.approx(norms[1:], rel=1e-5)
+
+
+def test_a_loop_of_paddle_grad_alone_numbers_its_own_steps():
+    model = _critic()
+    norms = []
+    with trace(model, stats=True, steps=3):
+        for _ in range(4):
+            loss = model(paddle.randn([5, 4])).square().mean()
+            grads = paddle.grad(loss, model.parameters(), retain_graph=True)
+            norms.append(float(np.linalg.norm(grads[0].numpy().astype(np.float64))))
+            with paddle.no_grad():
+                for p, gp in zip(model.parameters(), grads):
+                    p.set_value(p - 0.05 * gp)
+    doc = build_graph(loss)
+    steps = doc["meta"]["steps"]
+    assert steps["index"] == [1, 2, 3]
+    (edge,) = _param_edges(doc)["0.weight"]
+    assert steps["norm"][edge["id"]] == pytest.approx(norms[1:], rel=1e-5)

@@ -359,7 +359,7 @@ class TraceSession:
         # once for the record and the history alike.
         record.positions = dict(zip(walk.ptrs, range(len(walk.nodes))))
         record.signature = graph_signature(walk, self._param_nodes())
-        self.history.add(walk, stats, record.positions, record.signature)
+        self.history.add(walk, stats, record.positions, record.signature, grad_call=record.copies)
         return result
 
     def _param_nodes(self) -> frozenset[int]:
