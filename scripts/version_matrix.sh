@@ -17,10 +17,25 @@ OUT="$(mktemp -d)"
 trap 'rm -rf "$OUT"' EXIT
 say() { printf '\033[1m[matrix]\033[0m %s\n' "$*"; }
 
-# The package's runtime dependencies (pyproject.toml) and the test tools the Python suite uses;
-# build/hatchling for the packaging test. Playwright and JupyterLab belong to the browser tests.
-DEPS=(anywidget ipywidgets traitlets graphviz numpy mini-racer)
-TOOLS=(pytest pytest-timeout hypothesis jsonschema psutil build hatchling hatch-jupyter-builder)
+# The package's runtime dependencies and its test extra, read from pyproject.toml (one list:
+# a dependency added there is installed here too), less what the Python suite does not use
+# here: Playwright and the Jupyter servers (browser tests), the linters, paddleformers (3.3).
+mapfile -t DEPS < <("$PYTHON" - "$ROOT/pyproject.toml" <<'PY'
+import re, sys, tomllib
+project = tomllib.load(open(sys.argv[1], "rb"))["project"]
+skip = {"paddlepaddle", "playwright", "jupyterlab", "notebook", "ruff", "mypy", "paddleformers",
+        "watchfiles"}
+for spec in project["dependencies"] + project["optional-dependencies"]["test"]:
+    if re.match(r"[A-Za-z0-9_.-]+", spec)[0].lower() not in skip:
+        print(spec)
+PY
+)
+[ "${#DEPS[@]}" -gt 0 ] || { echo "no dependencies read from $ROOT/pyproject.toml" >&2; exit 2; }
+if [ ! -f "$ROOT/paddleviz_widget/static/widget.js" ]; then
+  echo "$ROOT/paddleviz_widget/static/widget.js is missing: run ./scripts/setup.sh (or npm ci &&" \
+    "npm run build) first; the widget tests load the built front end" >&2
+  exit 2
+fi
 
 status=0
 for version in "${VERSIONS[@]}"; do
@@ -38,7 +53,7 @@ for version in "${VERSIONS[@]}"; do
   extra=()
   # paddleformers (real-model oracle tests) is pinned for Paddle 3.3; elsewhere they skip.
   case "$version" in 3.3.*) extra=(paddleformers==1.2.0) ;; esac
-  "$venv/bin/python" -m pip install -q "paddlepaddle==$version" "${DEPS[@]}" "${TOOLS[@]}" \
+  "$venv/bin/python" -m pip install -q "paddlepaddle==$version" "${DEPS[@]}" \
     "${extra[@]}" 2>&1 | grep -v "^WARNING: Location" || true
   # The package itself from this checkout, as an editable install would (without building JS).
   site="$("$venv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')"
