@@ -1,5 +1,9 @@
 """paddleviz_widget: explore the backward (autograd) graph of a PaddlePaddle model in Jupyter."""
 
+# Before anything imports paddle: Paddle 2.6's own zlib then cannot take Python's zlib module's
+# calls over (compat/zlib_guard.py), for a script that imports this package first.
+import zlib  # noqa: F401  # isort: skip
+
 from .compat import make_graph
 from .errors import GraphDocumentError, PaddlevizError, RunLogError, SourceFileError
 from .graph import SCHEMA_VERSION

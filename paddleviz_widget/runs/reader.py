@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+from ..compat.zlib_guard import refuse_broken_zlib
 from . import digest_parts
 from . import format as fmt
 from .anomaly import Anomaly
@@ -113,6 +114,7 @@ class RunLog:
     """A run log, read. Arrays are by recorded step (rows) and parameter or layer (columns)."""
 
     def __init__(self, path: Path) -> None:
+        refuse_broken_zlib()  # its parts are read by pyarrow, its captures gunzipped
         self.path = path
         self.meta = read_meta(path)
         self.params = [ParamInfo.from_json(p) for p in self.meta["params"]]

@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
+from ..compat.zlib_guard import zlib_broken
 from ..export.bundle import bundle
 
 __all__ = [
@@ -74,6 +75,8 @@ def graph_pieces(graph: Mapping[str, Any]) -> dict[str, Any]:
         for start in range(0, len(items), PIECE_ITEMS)
     ]
     parts: list[dict[str, Any] | list[Any]] = [head, *(items for _, items in slices)]
+    if zlib_broken() is not None:  # Paddle 2.6 imported first in a script: JSON as it is
+        return _plain_pieces(parts, slices)
     try:
         # zlib lets go of the GIL: the pieces are deflated on two threads while this one
         # encodes the next (llama-100k: ~0.1 s of deflating mostly hidden behind the encoding).
@@ -83,6 +86,14 @@ def graph_pieces(graph: Mapping[str, Any]) -> dict[str, Any]:
     except RuntimeError:  # no new thread (the interpreter is exiting): deflated on this one
         pieces = [memoryview(zlib.compress(json_bytes(p), DEFLATE_LEVEL)) for p in parts]
     out: dict[str, Any] = {"head": pieces[0], "nodes": [], "edges": [], "deflate": True}
+    for (key, _), piece in zip(slices, pieces[1:], strict=True):
+        out[key].append(piece)
+    return out
+
+
+def _plain_pieces(parts: list[Any], slices: list[tuple[str, list[Any]]]) -> dict[str, Any]:
+    pieces = [memoryview(json_bytes(p)) for p in parts]
+    out: dict[str, Any] = {"head": pieces[0], "nodes": [], "edges": [], "deflate": False}
     for (key, _), piece in zip(slices, pieces[1:], strict=True):
         out[key].append(piece)
     return out

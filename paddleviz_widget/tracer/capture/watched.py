@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING, Any
 
+from ...compat.zlib_guard import refuse_broken_zlib
 from ...gc_pause import gc_paused
 
 if TYPE_CHECKING:
@@ -24,6 +25,7 @@ def watch_of(
                 "trace(model, stats=True, every=100, run_dir='runs/exp1')"
             )
         return None
+    refuse_broken_zlib()  # before pyarrow is imported (compat/zlib_guard.py)
     from ...runs.watch import RunWatch
 
     return RunWatch(model, run_dir, every, thresholds, ranks=ranks)
@@ -37,6 +39,7 @@ def discovering_watch(
     run_dir: str | os.PathLike[str], every: int, ranks: Any = "all"
 ) -> RunWatch:  # fmt: skip
     """The CLI's watch: no model given; the one the first backward reaches is watched."""
+    refuse_broken_zlib()
     from ...runs.watch import RunWatch
 
     return RunWatch(None, run_dir, every, None, discover=True, ranks=ranks)
