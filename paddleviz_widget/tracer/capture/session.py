@@ -37,7 +37,13 @@ from .kept_traces import LOST, RecentSessions
 from .layer_scopes import LayerScopeRecorder, LayerScopes
 from .program_runs import ProgramRuns
 from .stack_gate import CALL_STACK_FLAG, LibraryForwardGate, call_stacks_off, call_stacks_recorded
-from .stats_watch import StatsHistory, graph_signature, run_with_stats, stats_available
+from .stats_watch import (
+    StatsHistory,
+    graph_signature,
+    refuse_stats_without_post_hooks,
+    run_with_stats,
+    stats_available,
+)
 from .watched import watch_of, watched_backward
 
 # Slot names come from Paddle's VLOG 6, which costs about 0.5 ms per GradNode here (Paddle's
@@ -82,6 +88,8 @@ class TraceSession:
         if steps is not None and not stats:
             raise ValueError("steps= keeps gradient statistics: use trace(model, stats=True, "
                              f"steps={steps})")  # fmt: skip
+        if stats:
+            refuse_stats_without_post_hooks()  # before a run dir is made
         self.stats = stats
         self.watch = watch_of(model, every, run_dir, thresholds, ranks)
         # A rank that trace(ranks=) leaves out: nothing is switched on, no per-step work.

@@ -44,6 +44,33 @@ def stats_available(roots: Sequence[Any]) -> bool:
     return all(hasattr(r, "_register_post_hook") for r in roots)
 
 
+class StatsUnavailableError(RuntimeError):
+    """The installed Paddle has no GradNode post hooks (trace(stats=True) reads gradients so)."""
+
+
+def post_hooks_available() -> bool:
+    """GradNode post hooks exist (Paddle >= 3.0), asked of the class: no node is made."""
+    import paddle
+
+    node = getattr(getattr(paddle.base, "libpaddle", None), "GradNodeBase", None)
+    return node is None or hasattr(node, "_register_post_hook")
+
+
+def refuse_stats_without_post_hooks() -> None:
+    """trace(stats=True) on a Paddle without GradNode post hooks (2.6) is refused, rather than
+    giving graphs without statistics whose every check would say nothing was checked."""
+    import paddle
+
+    if post_hooks_available():
+        return
+    raise StatsUnavailableError(
+        f"trace(stats=True) reads each gradient with GradNode post hooks, which paddlepaddle "
+        f"{paddle.__version__} does not have: upgrade to paddlepaddle>=3.0, or leave stats out "
+        "(trace(model) still gives the graph, and with run_dir= a watched run still records "
+        "every step's per-parameter summary and anomalies)"
+    )
+
+
 def run_with_stats(
     run: Callable[[], Any], walk: WalkResult, nodes: Sequence[Any], outputs: Sequence[Any] = (),
     receivers: Callable[[int], list[Any] | None] | None = None,
