@@ -6,8 +6,10 @@ run log's run.json):
 - ``nonfinite``: the loss or a gradient holds NaN/Inf, in a step after a finite one (the
   first step of each such stretch): which parameters, how many NaN/Inf.
 - ``spike``: a layer's gradient norm, or the total norm, above ``spike_factor`` times its
-  median over the last ``spike_window`` finite steps, once ``spike_warmup`` steps were seen.
-  Reported when it starts; again only after the norm was back under the threshold.
+  median over the last ``spike_window`` finite steps and over the last ``spike_warmup`` ones
+  (a real model's norms rise ~15x over its first tens of steps as it takes off from its
+  first plateau: not a spike), once ``spike_warmup`` steps were seen. Reported when it
+  starts; again only after the norm was back under the threshold.
 - ``vanishing``: a layer's gradient norm below ``vanishing_ratio`` times the smaller of its
   neighbours' (the layers before and after it, in the model's order), once ``spike_warmup``
   steps were seen; reported when it starts, like a spike.
@@ -278,13 +280,19 @@ class AnomalyFinder:
         )  # fmt: skip
 
     def _spikes(self, step: int, norms: np.ndarray) -> list[Anomaly]:
-        seen = self._history[: min(self._seen, len(self._history))]
-        # A layer without a gradient in some step of the window gets a NaN median: no spike
-        # is claimed for it (np.median, not nanmedian: this runs every step).
-        median = np.median(seen, axis=0)
-        for j in np.flatnonzero((seen == 0).any(axis=0)):  # idle steps: module docstring
-            active = seen[:, j][seen[:, j] != 0]
-            median[j] = np.median(active) if len(active) >= MIN_ACTIVE else np.nan
+        window = len(self._history)
+        seen = self._history[: min(self._seen, window)]
+        median = _medians(seen)
+        # The last spike_warmup steps' median too, and the larger of the two is the
+        # reference: a norm that rose over many steps (a model taking off from its first
+        # plateau, an LR warm-up) is measured against where it is now, not where it was
+        # half a window ago. Never lower than the window's median, so the cheaper tests
+        # (a lower bound of that median) stay sound.
+        recent_n = min(int(self.t["spike_warmup"]), len(seen))
+        recent = _medians(self._history[(self._seen - 1 - np.arange(recent_n)) % window])
+        longer = np.isnan(recent) | ~(median < recent)  # a NaN median stays: no spike
+        median = np.where(longer, median, recent)
+        span = np.where(longer, len(seen), recent_n)
         limit = self.t["spike_factor"] * median
         over = norms > limit  # NaN compares False: no gradient, no spike
         found = []
@@ -298,7 +306,7 @@ class AnomalyFinder:
                 step, "spike", layer, params, float(norms[j]), float(limit[j]),
                 f"step {step}: spike in the {what}: {norms[j]:.4g}, "
                 f"{times} {median[j]:.4g} over the last "
-                f"{len(seen)} steps (threshold {self.t['spike_factor']:g}x)"
+                f"{span[j]} steps (threshold {self.t['spike_factor']:g}x)"
                 + (f"; parameters {_names(params)}" if params else ""),
             ))  # fmt: skip
         self._spiking = over
@@ -331,6 +339,17 @@ class AnomalyFinder:
 
     def _params_of(self, layer: int) -> list[str]:
         return [p.name for p, j in zip(self.params, self._layer_of) if j == layer]
+
+
+def _medians(rows: np.ndarray) -> np.ndarray:
+    """Each column's median over ``rows``, its idle (exactly zero) steps left out; NaN: a
+    step without a gradient among them, or fewer than MIN_ACTIVE steps with one (np.median,
+    not nanmedian: this runs every step)."""
+    median = np.median(rows, axis=0) if len(rows) else np.full(rows.shape[1], np.nan)
+    for j in np.flatnonzero((rows == 0).any(axis=0)):  # idle steps: module docstring
+        active = rows[:, j][rows[:, j] != 0]
+        median[j] = np.median(active) if len(active) >= MIN_ACTIVE else np.nan
+    return median
 
 
 def _counts(nan: Any, inf: Any) -> str:
