@@ -47,3 +47,33 @@ def test_a_deep_sigmoid_stack_vanishing_gradually_is_found(tmp_path):
     assert first.value < 1e-6 * norms[20].max()
     assert "under 1e-06x the largest layer norm (24: " in first.message
     assert len(found) == 3  # hovering at the limit is one finding, not one a step
+
+
+def test_a_nan_in_one_batch_is_said_at_its_step_with_layers_and_counts_apart(tmp_path):
+    """One NaN in one input of step 30 (nn.Sequential: layers are numbers). The message said
+    "NaN/Inf gradients in layers 0, 1, 3 parameters: ..." (read: layers 0, 1 and 3); the
+    count now comes first: "in 3 parameters of layers 0, 1: ...". Every later step stays
+    NaN (Adam wrote NaN into the weights): one finding for the stretch."""
+    paddle.seed(0)
+    model = paddle.nn.Sequential(
+        paddle.nn.Linear(20, 64), paddle.nn.BatchNorm1D(64), paddle.nn.ReLU(),
+        paddle.nn.Linear(64, 1),
+    )  # fmt: skip
+    opt = paddle.optimizer.Adam(1e-3, parameters=model.parameters())
+    with trace(model, stats=True, every=100, run_dir=tmp_path / "run"):
+        for step in range(40):
+            x, y = _regression_batch(step)
+            if step == 30:
+                x[3, 5] = float("nan")
+            F.mse_loss(model(x), y).backward()
+            opt.step()
+            opt.clear_grad()
+    run = open_run(tmp_path / "run")
+    [found] = run.problems()
+    assert (found.step, found.kind, found.layer) == (30, "nonfinite", "0")
+    nan = run.param_stat("nan")[30]
+    bad = [p.name for p, n in zip(run.params, nan) if n > 0]
+    assert found.params == bad and "0.weight" in bad
+    assert f"NaN/Inf gradients in {len(bad)} parameters of layers 0, 1: 0.weight (1280 NaN)" in (
+        found.message
+    ), found.message

@@ -286,8 +286,10 @@ class AnomalyFinder:
         if names:
             shown = [layer or "(model)" for layer in layers]
             where = f"layer{'s' if len(shown) > 1 else ''} {_names(shown, 3)}"
-            parts.append(f"NaN/Inf gradients in {where}, {len(names)} parameter"
-                         f"{'s' if len(names) > 1 else ''}: {_names(counts)}")  # fmt: skip
+            # the count before the layers: "in layers 0, 1, 3 parameters" read as layer 3
+            parts.append(f"NaN/Inf gradients in {len(names)} parameter"
+                         f"{'s' if len(names) > 1 else ''} of {where}: "
+                         f"{_names(counts)}")  # fmt: skip
         return Anomaly(
             step, "nonfinite", layers[0] if layers else "", names,
             float(np.nansum(nan) + np.nansum(inf)), 0.0,
