@@ -55,10 +55,10 @@ DEFAULT_THRESHOLDS: dict[str, float] = {
     "spike_window": 50,
     "spike_warmup": 20,
     "vanishing_ratio": 1e-3,
-    "vanishing_fraction": 1e-6,
+    "vanishing_fraction": 1e-7,
 }
 MIN_ACTIVE = 5  # non-idle steps in the window a layer's median needs (module docstring)
-RELEASE = 10.0  # a vanishing layer is reported again once back over RELEASE x its limit
+RELEASE = 100.0  # a vanishing layer is reported again once back over RELEASE x its limit
 SORT_EVERY = 10  # steps between sorts of a full window's columns (the medians' lower bound)
 QUICK_UP_TO = 128  # parameters at most for the compiled settling of a clean step
 _F64 = np.dtype(np.float64)
