@@ -30,7 +30,8 @@ def _frame(arrays, out, flags, loss_out, rows32, counts, plane, quiet):
                  flags.ctypes.data, loss_out.ctypes.data]  # fmt: skip
     frame[7:10] = [rows32.ctypes.data, counts.ctypes.data, plane]
     frame[11:16] = [a.ctypes.data if isinstance(a, np.ndarray) else a for a in quiet[:5]]
-    frame[16:18].view(np.float64)[:] = quiet[5:]
+    frame[16:18].view(np.float64)[:] = quiet[5:7]
+    frame[10:11].view(np.float64)[:] = quiet[7:]  # the vanishing fraction
     return frame, (addrs, sizes, kinds)
 
 
@@ -53,7 +54,7 @@ def test_watch_step_equals_read_grads_the_float32_rows_and_quiet_step():
         plane, slot = 5, int(rng.integers(0, 5))
         # the three calls: read_grads, the writer's float32 assignment, quiet_step
         out, flags, lv = np.zeros((4, n)), np.zeros(n, np.int8), np.zeros(1)
-        _, (addrs, sizes, kinds) = _frame(arrays, out, flags, lv, out, out, 0, [0] * 5 + [0, 0])
+        _, (addrs, sizes, kinds) = _frame(arrays, out, flags, lv, out, out, 0, [0] * 5 + [0, 0, 0])
         bad = read(addrs.ctypes.data, sizes.ctypes.data, kinds.ctypes.data, n, out.ctypes.data,
                    flags.ctypes.data, loss.ctypes.data, 0, lv.ctypes.data)  # fmt: skip
         want32 = np.full((2, plane, n), -1, np.float32)
@@ -67,13 +68,13 @@ def test_watch_step_equals_read_grads_the_float32_rows_and_quiet_step():
         if clean and wanted:
             settled = quiet(out.ctypes.data, n, layer_of.ctypes.data, layers,
                             *[s.ctypes.data for s in scratch],
-                            bound.ctypes.data if use_bound else 0, 10.0, 1e-3,
+                            bound.ctypes.data if use_bound else 0, 10.0, 1e-3, 1e-6,
                             want_row.ctypes.data)  # fmt: skip
         # the one call
         got_out, got_flags, got_lv = np.zeros((4, n)), np.zeros(n, np.int8), np.zeros(1)
         rows32, counts = np.full((2, plane, n), -1, np.float32), np.full((2, plane, n), -1.0)
         scratch2 = [np.empty(n), np.empty(layers), np.empty(layers + 1)]
-        quiet_at = [layer_of, layers, *scratch2, 10.0, 1e-3]
+        quiet_at = [layer_of, layers, *scratch2, 10.0, 1e-3, 1e-6]
         frame, keep = _frame(arrays, got_out, got_flags, got_lv, rows32, counts, plane, quiet_at)
         row = np.full(layers + 1, -7.0)
         limits = (bound.ctypes.data if use_bound else 0, row.ctypes.data if wanted else 0)

@@ -6,11 +6,16 @@ run log's run.json):
 - ``nonfinite``: the loss or a gradient holds NaN/Inf, in a step after a finite one (the
   first step of each such stretch): which parameters, how many NaN/Inf.
 - ``spike``: a layer's gradient norm, or the total norm, above ``spike_factor`` times its
-  median over the last ``spike_window`` finite steps, once ``spike_warmup`` steps were seen.
-  Reported when it starts; again only after the norm was back under the threshold.
+  median over the last ``spike_window`` finite steps and over the last ``spike_warmup`` ones
+  (a real model's norms rise ~15x over its first tens of steps as it takes off from its
+  first plateau: not a spike), once ``spike_warmup`` steps were seen. Reported when it
+  starts; again only after the norm was back under the threshold.
 - ``vanishing``: a layer's gradient norm below ``vanishing_ratio`` times the smaller of its
-  neighbours' (the layers before and after it, in the model's order), once ``spike_warmup``
-  steps were seen; reported when it starts, like a spike.
+  neighbours' (the layers before and after it, in the model's order), or below
+  ``vanishing_fraction`` times the step's largest layer norm (a gradual fall over many layers,
+  as through a deep stack of saturated sigmoids, each layer ~x0.25 of the next: no neighbour
+  rule sees it), once ``spike_warmup`` steps were seen; reported when it starts, like a
+  spike.
 
 Steps with a NaN/Inf are left out of the medians and of the spike and vanishing rules (their
 norms are over the finite elements only).
@@ -30,8 +35,8 @@ since then, the k-th smallest of a column is at least the (k - d)-th smallest of
 copy). A norm under the threshold of that bound cannot be over the threshold of the median;
 only a step where some norm is not under it takes the exact medians (np.median, as always).
 The vanishing rule likewise takes the exact path only when some layer is under the ratio of
-its neighbours' smaller norm. The anomalies found are the same as the rules' words above
-compute directly (tests/test_run_anomalies.py).
+its neighbours' smaller norm or the fraction of the largest. The anomalies found are the
+same as the rules' words above compute directly (tests/test_run_anomalies.py).
 """
 
 from __future__ import annotations
@@ -50,8 +55,10 @@ DEFAULT_THRESHOLDS: dict[str, float] = {
     "spike_window": 50,
     "spike_warmup": 20,
     "vanishing_ratio": 1e-3,
+    "vanishing_fraction": 1e-7,
 }
 MIN_ACTIVE = 5  # non-idle steps in the window a layer's median needs (module docstring)
+RELEASE = 100.0  # a vanishing layer is reported again once back over RELEASE x its limit
 SORT_EVERY = 10  # steps between sorts of a full window's columns (the medians' lower bound)
 QUICK_UP_TO = 128  # parameters at most for the compiled settling of a clean step
 _F64 = np.dtype(np.float64)
@@ -153,7 +160,8 @@ class AnomalyFinder:
                 self._spiking = self._none_spiking
             else:
                 found += self._spikes(step, norms)
-            if every_layer and self._surely_no_vanishing(norms[:-1]):
+            held = self._vanishing is not self._none_vanishing  # released by _vanishings
+            if every_layer and not held and self._surely_no_vanishing(norms[:-1]):
                 self._vanishing = self._none_vanishing
             else:
                 found += self._vanishings(step, norms[:-1])
@@ -173,8 +181,8 @@ class AnomalyFinder:
         if not row:
             return False
         layer_of, squares, sums, norms = self._at[:4]
-        factor, ratio = self.t["spike_factor"], self.t["vanishing_ratio"]
-        at = (layer_of, len(self.layers), squares, sums, norms, bound, factor, ratio)
+        factor, ratio, fraction = self.quiet_factors()
+        at = (layer_of, len(self.layers), squares, sums, norms, bound, factor, ratio, fraction)
         np.copyto(self._norm_in, norm)
         if not self._quick(self._norm_at, len(norm), *at, row):  # type: ignore[misc]
             return False
@@ -189,13 +197,15 @@ class AnomalyFinder:
         layer_of, squares, sums, norms = self._at[:4]
         return layer_of, len(self.layers), squares, sums, norms
 
-    def quiet_factors(self) -> tuple[float, float]:
-        return self.t["spike_factor"], self.t["vanishing_ratio"]
+    def quiet_factors(self) -> tuple[float, float, float]:
+        return self.t["spike_factor"], self.t["vanishing_ratio"], self.t["vanishing_fraction"]
 
     def quiet_bounds(self) -> tuple[int, int]:
         """(bound, row) for quiet_step this step: the address of the medians' lower bound (0:
         the rules are not on yet) and of the history row it writes; row 0: it may not settle
         this step (not compiled, or the window still filling: exact medians)."""
+        if self._vanishing is not self._none_vanishing:
+            return 0, 0  # a layer reported vanishing: its release is _vanishings' to decide
         if self._quick is None:
             if not self._compile:
                 return 0, 0
@@ -246,14 +256,21 @@ class AnomalyFinder:
         return not np.greater(norms, self.t["spike_factor"] * bound).any()  # NaN: False
 
     def _surely_no_vanishing(self, norms: np.ndarray) -> bool:
-        """Every layer has a norm: none under the ratio of its neighbours' smaller one."""
+        """Every layer has a norm: none under the ratio of its neighbours' smaller one, nor
+        under the fraction of the largest."""
         if len(norms) < 2:
             return True
         reference = self._reference
         np.minimum(norms[:-2], norms[2:], out=reference[1:-1])
         reference[0], reference[-1] = norms[1], norms[-2]
         reference *= self.t["vanishing_ratio"]
-        return not np.less(norms, reference).any()
+        if np.less(norms, reference).any():
+            return False
+        largest = self.t["vanishing_fraction"] * np.maximum.reduce(norms)
+        return not (  # the second test, rarely: idle layers (0) left out
+            np.minimum.reduce(norms) < largest
+            and np.min(norms, where=norms > 0, initial=np.inf) < largest
+        )
 
     # -- rules ------------------------------------------------------------------------------
     def _nonfinite(self, step: int, nan: np.ndarray, inf: np.ndarray, bad: np.ndarray,
@@ -269,8 +286,10 @@ class AnomalyFinder:
         if names:
             shown = [layer or "(model)" for layer in layers]
             where = f"layer{'s' if len(shown) > 1 else ''} {_names(shown, 3)}"
-            parts.append(f"NaN/Inf gradients in {where}, {len(names)} parameter"
-                         f"{'s' if len(names) > 1 else ''}: {_names(counts)}")  # fmt: skip
+            # the count before the layers: "in layers 0, 1, 3 parameters" read as layer 3
+            parts.append(f"NaN/Inf gradients in {len(names)} parameter"
+                         f"{'s' if len(names) > 1 else ''} of {where}: "
+                         f"{_names(counts)}")  # fmt: skip
         return Anomaly(
             step, "nonfinite", layers[0] if layers else "", names,
             float(np.nansum(nan) + np.nansum(inf)), 0.0,
@@ -278,13 +297,19 @@ class AnomalyFinder:
         )  # fmt: skip
 
     def _spikes(self, step: int, norms: np.ndarray) -> list[Anomaly]:
-        seen = self._history[: min(self._seen, len(self._history))]
-        # A layer without a gradient in some step of the window gets a NaN median: no spike
-        # is claimed for it (np.median, not nanmedian: this runs every step).
-        median = np.median(seen, axis=0)
-        for j in np.flatnonzero((seen == 0).any(axis=0)):  # idle steps: module docstring
-            active = seen[:, j][seen[:, j] != 0]
-            median[j] = np.median(active) if len(active) >= MIN_ACTIVE else np.nan
+        window = len(self._history)
+        seen = self._history[: min(self._seen, window)]
+        median = _medians(seen)
+        # The last spike_warmup steps' median too, and the larger of the two is the
+        # reference: a norm that rose over many steps (a model taking off from its first
+        # plateau, an LR warm-up) is measured against where it is now, not where it was
+        # half a window ago. Never lower than the window's median, so the cheaper tests
+        # (a lower bound of that median) stay sound.
+        recent_n = min(int(self.t["spike_warmup"]), len(seen))
+        recent = _medians(self._history[(self._seen - 1 - np.arange(recent_n)) % window])
+        longer = np.isnan(recent) | ~(median < recent)  # a NaN median stays: no spike
+        median = np.where(longer, median, recent)
+        span = np.where(longer, len(seen), recent_n)
         limit = self.t["spike_factor"] * median
         over = norms > limit  # NaN compares False: no gradient, no spike
         found = []
@@ -298,7 +323,7 @@ class AnomalyFinder:
                 step, "spike", layer, params, float(norms[j]), float(limit[j]),
                 f"step {step}: spike in the {what}: {norms[j]:.4g}, "
                 f"{times} {median[j]:.4g} over the last "
-                f"{len(seen)} steps (threshold {self.t['spike_factor']:g}x)"
+                f"{span[j]} steps (threshold {self.t['spike_factor']:g}x)"
                 + (f"; parameters {_names(params)}" if params else ""),
             ))  # fmt: skip
         self._spiking = over
@@ -308,29 +333,53 @@ class AnomalyFinder:
         present = np.flatnonzero(~np.isnan(norms))
         now = np.zeros(len(norms), bool)
         if len(present) < 2:
-            self._vanishing = now
+            self._vanishing = self._none_vanishing
             return []
         values = norms[present]
         before = np.concatenate([[np.inf], values[:-1]])  # each layer's neighbours with a
         after = np.concatenate([values[1:], [np.inf]])  # gradient, in the model's order
         reference = np.minimum(before, after)
-        ratio = self.t["vanishing_ratio"]
-        now[present] = (reference > 0) & (values > 0) & (values < ratio * reference)  # 0: idle
+        ratio, fraction = self.t["vanishing_ratio"], self.t["vanishing_fraction"]
+        sharp = (reference > 0) & (values < ratio * reference)
+        top = int(np.argmax(values))
+        deep = values < fraction * values[top]  # a gradual fall over many layers
+        limits = np.maximum(np.where(reference > 0, ratio * reference, 0), fraction * values[top])
+        under = (values > 0) & (sharp | deep)  # 0: idle
+        was = self._vanishing[present]
+        # reported once, then held until back over RELEASE x its limit: a norm hovering
+        # at the limit (a deep sigmoid stack's middle layers) is one finding, not one a step
+        now[present] = under | (was & (values > 0) & (values < RELEASE * limits))
         found = []
-        for k in np.flatnonzero(now[present] & ~self._vanishing[present]):
+        for k in np.flatnonzero(under & ~was):
             j, ref = present[k], float(reference[k])
             layer = self.layers[j]
+            if sharp[k]:
+                limit, why = ratio * ref, f"under {ratio:g}x its neighbours' ({ref:.3g})"
+            else:
+                big = self.layers[present[top]] or "(model)"
+                limit = fraction * float(values[top])
+                why = f"under {fraction:g}x the largest layer norm ({big}: {values[top]:.3g})"
             found.append(Anomaly(
-                step, "vanishing", layer, self._params_of(j), float(norms[j]), ratio * ref,
+                step, "vanishing", layer, self._params_of(j), float(norms[j]), limit,
                 f"step {step}: vanishing gradient in layer {layer or '(model)'}: norm "
-                f"{norms[j]:.3g}, under {ratio:g}x its neighbours' ({ref:.3g}); "
-                f"parameters {_names(self._params_of(j))}",
+                f"{norms[j]:.3g}, {why}; parameters {_names(self._params_of(j))}",
             ))  # fmt: skip
-        self._vanishing = now
+        self._vanishing = now if now.any() else self._none_vanishing
         return found
 
     def _params_of(self, layer: int) -> list[str]:
         return [p.name for p, j in zip(self.params, self._layer_of) if j == layer]
+
+
+def _medians(rows: np.ndarray) -> np.ndarray:
+    """Each column's median over ``rows``, its idle (exactly zero) steps left out; NaN: a
+    step without a gradient among them, or fewer than MIN_ACTIVE steps with one (np.median,
+    not nanmedian: this runs every step)."""
+    median = np.median(rows, axis=0) if len(rows) else np.full(rows.shape[1], np.nan)
+    for j in np.flatnonzero((rows == 0).any(axis=0)):  # idle steps: module docstring
+        active = rows[:, j][rows[:, j] != 0]
+        median[j] = np.median(active) if len(active) >= MIN_ACTIVE else np.nan
+    return median
 
 
 def _counts(nan: Any, inf: Any) -> str:

@@ -50,7 +50,9 @@ class CleanStep:
         quiet = self._finder.quiet_frame()
         if quiet is not None:
             frame[11:16] = quiet
-            frame[16:18].view(np.float64)[:] = self._finder.quiet_factors()
+            factor, ratio, fraction = self._finder.quiet_factors()
+            frame[16:18].view(np.float64)[:] = factor, ratio
+            frame[10:11].view(np.float64)[:] = fraction
         self._read, self._call = read, call
         return True
 

@@ -26,7 +26,7 @@ from .step_ir import WATCH_STEP
 
 _ARGS = {
     "read_grads": (ctypes.c_int64,) * 9,
-    "quiet_step": (ctypes.c_int64,) * 8 + (ctypes.c_double,) * 2 + (ctypes.c_int64,),
+    "quiet_step": (ctypes.c_int64,) * 8 + (ctypes.c_double,) * 3 + (ctypes.c_int64,),
     "watch_step": (ctypes.c_int64,) * 6,
 }
 _lock = threading.Lock()  # held while compiling

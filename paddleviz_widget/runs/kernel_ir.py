@@ -215,16 +215,18 @@ combine:
 declare void @llvm.memcpy.p0.p0.i64(ptr, ptr, i64, i1)
 """
     + rf"""
-; quiet_step(norm, p, layer_of, l, squares, sums, norms, bound, factor, ratio, row) -> 1/0
+; quiet_step(norm, p, layer_of, l, squares, sums, norms, bound, factor, ratio, fraction, row)
+;   -> 1/0
 ; A clean step's layer norms (anomalies.py's _all_layer_norms: per layer the squares summed
 ; in parameter order, as np.bincount does; the total by numpy_sum) into norms[0..l], and
 ; whether no rule can fire: with bound (a row of l+1 lower bounds of the window's medians;
 ; 0: the rules are not on yet) no norm over factor x its bound, no layer under ratio x its
-; neighbours' smaller norm. 1: row (the window's next history row) is written; 0: nothing
-; decided (more than 128 parameters, or a rule may fire): the NumPy rules run.
+; neighbours' smaller norm, no non-idle (> 0) layer under fraction x the largest layer norm.
+; 1: row (the window's next history row) is written; 0: nothing decided (more than 128
+; parameters, or a rule may fire): the NumPy rules run.
 define i64 @quiet_step(ptr %norm, i64 %p, ptr %layer_of, i64 %l, ptr %squares, ptr %sums,
                        ptr %norms, i64 %bound_addr, double %factor, double %ratio,
-                       i64 %row_addr) {{
+                       double %fraction, i64 %row_addr) {{
 entry:
   %big = icmp sgt i64 %p, 128
   br i1 %big, label %no, label %zero
@@ -280,8 +282,33 @@ spikenext:
   br label %spikeloop
 vanish:
   %few = icmp slt i64 %l, 2
-  br i1 %few, label %yes, label %vloop
-{loop_head("vloop", "j3", "vanish", "%l", "yes", "vnext")}
+  br i1 %few, label %yes, label %span
+span:
+  br label %hiloop
+hiloop:
+  %j4 = phi i64 [0, %span], [%j4n, %hibody]
+  %hi = phi double [0.0, %span], [%hin, %hibody]
+  %lo = phi double [0x7FF0000000000000, %span], [%lon, %hibody]
+  %himore = icmp slt i64 %j4, %l
+  br i1 %himore, label %hibody, label %hidone
+hibody:
+  %ph = getelementptr double, ptr %norms, i64 %j4
+  %nh = load double, ptr %ph, align 8
+  %gt = fcmp ogt double %nh, %hi
+  %hin = select i1 %gt, double %nh, double %hi
+  %lt4 = fcmp olt double %nh, %lo
+  %pos4 = fcmp ogt double %nh, 0.0
+  %low4 = and i1 %lt4, %pos4
+  %lon = select i1 %low4, double %nh, double %lo
+  %j4n = add i64 %j4, 1
+  br label %hiloop
+hidone:
+  %deepref = fmul double %hi, %fraction
+  %deep = fcmp olt double %lo, %deepref
+  br i1 %deep, label %no, label %vstart
+vstart:
+  br label %vloop
+{loop_head("vloop", "j3", "vstart", "%l", "yes", "vnext")}
   %first = icmp eq i64 %j3, 0
   %lm1 = sub i64 %l, 1
   %last = icmp eq i64 %j3, %lm1

@@ -10,10 +10,10 @@ frame: i64[18], set once per run:
   0 addrs, 1 sizes, 2 kinds, 3 n, 4 out (4 x n doubles), 5 flags, 6 loss_out: read_grads'
   7 rows32: float32 [2][plane][n] (norm, max |g|), 8 counts: double [2][plane][n] (NaN, Inf),
   9 plane: rows per buffer plane (the writer's flush_every); slot: this step's row in them
-  10 (unused), 11 layer_of, 12 l, 13 squares, 14 sums, 15 norms, 16 factor, 17 ratio (the
-  doubles' bits): quiet_step's. row 0: quiet_step not wanted this step (the caller's rules
-  do not allow it); it runs only when nothing is flagged, every gradient is there and a loss
-  read here is finite (a loss not read here is checked by the caller: row 0).
+  10 fraction, 11 layer_of, 12 l, 13 squares, 14 sums, 15 norms, 16 factor, 17 ratio (10,
+  16, 17: the doubles' bits): quiet_step's. row 0: quiet_step not wanted this step (the
+  caller's rules do not allow it); it runs only when nothing is flagged, every gradient is
+  there and a loss read here is finite (a loss not read here is checked by the caller: row 0).
 The float32 rows round as NumPy's assignment of float64 into a float32 array (fptrunc:
 round to nearest even), so the writer's buffers hold what write_step would put there.
 """
@@ -74,9 +74,9 @@ lossval:
   %lfin = fcmp olt double %labs, 0x7FF0000000000000
   br i1 %lfin, label %quiet, label %done
 quiet:
-{frame_loads(11, "ptr lo, i64 l, ptr sq, ptr su, ptr no, double fa, double ra")}
+{frame_loads(10, "double fr, ptr lo, i64 l, ptr sq, ptr su, ptr no, double fa, double ra")}
   %q = call i64 @quiet_step(ptr %out, i64 %n, ptr %lo, i64 %l, ptr %sq, ptr %su, ptr %no,
-                            i64 %bound, double %fa, double %ra, i64 %row)
+                            i64 %bound, double %fa, double %ra, double %fr, i64 %row)
   %qs = shl i64 %q, 32
   ret i64 %qs
 done:
