@@ -52,7 +52,8 @@ requires_cpu_recompute = pytest.mark.skipif(
 )
 _node_probe = paddle.ones([1])
 _node_probe.stop_gradient = False
+HAS_POST_HOOKS = hasattr((_node_probe * 2.0).grad_fn, "_register_post_hook")
 requires_post_hooks = pytest.mark.skipif(
-    not hasattr((_node_probe * 2.0).grad_fn, "_register_post_hook"),
+    not HAS_POST_HOOKS,
     reason=f"paddle {paddle.__version__}: GradNode post hooks (trace(stats=True)) need >= 3.0",
 )

@@ -4,6 +4,7 @@ test_run_log.py's SIGKILL test: ``python run_models.py RUN_DIR``)."""
 from __future__ import annotations
 
 import sys
+import zlib  # noqa: F401  before paddle, as the README says for Paddle 2.6
 from collections.abc import Callable
 from typing import Any
 

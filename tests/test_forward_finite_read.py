@@ -6,8 +6,11 @@ from __future__ import annotations
 import numpy as np
 import paddle
 import pytest
+from paddle_versions import requires_post_hooks
 
 from paddleviz_widget.tracer.capture.forward_finite import COPY_LIMIT, _cpu_finite
+
+pytestmark = requires_post_hooks  # the forward check is trace(stats=True)'s (Paddle >= 3.0)
 
 
 @pytest.mark.parametrize("numel", [0, 1, 300, COPY_LIMIT, COPY_LIMIT + 1, 3 * COPY_LIMIT])

@@ -12,6 +12,7 @@ import paddle
 import pytest
 from graph_dicts import nested
 from oracle_models import lenet, lenet_and_input
+from paddle_versions import requires_paddle_33
 from program_models import inputs
 
 from paddleviz_widget import build_graph, trace
@@ -29,6 +30,7 @@ def _grads(doc: dict[str, Any]) -> list[bool]:
     return [e.get("grad") is not None for e in doc["edges"]]
 
 
+@requires_paddle_33
 def test_traced_edges_come_from_the_trace_log() -> None:
     case = lenet()
     with trace(case.model), tempfile.TemporaryDirectory() as d:
@@ -39,6 +41,7 @@ def test_traced_edges_come_from_the_trace_log() -> None:
     assert set(_sources(doc)) == {"vlog"}
 
 
+@requires_paddle_33
 def test_a_fresh_graph_is_annotated_by_its_replay() -> None:
     model, x = lenet_and_input()
     doc = build_graph(model(x), model=model)
@@ -46,6 +49,7 @@ def test_a_fresh_graph_is_annotated_by_its_replay() -> None:
     assert set(_sources(doc)) == {"replay-vlog"}
 
 
+@requires_paddle_33
 def test_after_backward_only_parameter_edges_are_known_and_said_inferred() -> None:
     case = lenet()
     with tempfile.TemporaryDirectory() as d:
@@ -92,6 +96,7 @@ def _node_sources(doc: dict[str, Any], field: str) -> list[str | None]:
     return [None if c == "." else meta["codes"][c] for c in text]
 
 
+@requires_paddle_33
 def test_each_nodes_layer_parameter_and_call_site_say_where_they_came_from() -> None:
     """Inside trace(): the layer groups come from its record of the forward, the parameter
     names from the model (exactly the nodes whose name is one of the model's parameters), and

@@ -202,6 +202,11 @@ def test_a_gradient_paddle_later_adds_into_is_read_as_it_was_sent():
     np.testing.assert_allclose(w.grad.numpy(), [11.0, 22.0, 33.0, 44.0])
 
 
+@pytest.mark.skipif(
+    paddle.ones([1]).dtype is not paddle.float32,
+    reason=f"paddle {paddle.__version__}: dtypes are not singletons (the address path, taken "
+    "for `t.dtype is paddle.float32`, needs >= 3.1; NumPy copies, the same numbers, before)",
+)
 def test_small_gradients_copied_from_their_address_equal_the_numpy_copies(monkeypatch):
     """Small dense contiguous CPU float32 gradients are copied from ``data_ptr()`` in the hook
     (SmallGrads.add_at); every edge's statistics equal, bit for bit, those of the ``numpy()``

@@ -10,6 +10,7 @@ from typing import Any
 
 import paddle
 import pytest
+from paddle_versions import requires_paddle_33
 
 from paddleviz_widget import GraphWidget, PaddlevizError, build_graph, trace
 from paddleviz_widget.tracer.capture import kept_traces, session
@@ -42,6 +43,7 @@ def fresh_sessions():
     session.RECENT_SESSIONS.clear()
 
 
+@requires_paddle_33  # "dump": Paddle's backward dump
 def test_three_models_traced_in_turn_keep_the_first_graph() -> None:
     paddle.seed(0)
     y_first = traced_step()

@@ -11,7 +11,7 @@ from pathlib import Path
 import paddle
 import pytest
 from dump_reader import read_dump_dir
-from paddle_versions import requires_post_hooks
+from paddle_versions import requires_paddle_33, requires_post_hooks
 
 from paddleviz_widget import build_graph, trace
 from paddleviz_widget.graph import nested_dict
@@ -70,6 +70,7 @@ def _annotated(
     )
 
 
+@requires_paddle_33  # Paddle's dump is the oracle
 def test_no_gradient_claimed_where_the_pylayer_sent_none(tmp_path: Path) -> None:
     _, doc = _run(tmp_path)
     dump = read_dump_dir(tmp_path)
@@ -93,7 +94,8 @@ def test_the_edge_is_bare_with_the_tracers_own_account(
     _, doc = _run(None, square, **options)
     graph = nested_dict(doc)
     name = {n["id"]: n["name"] for n in graph["nodes"]}
-    gate = [e for e in graph["edges"] if name[e["source"]] == "GradNodePyLayer_FirstOnly"]
+    # Paddle < 3.3 names the node "GradNodePyLayer_FirstOnly_backward"
+    gate = [e for e in graph["edges"] if name[e["source"]].startswith("GradNodePyLayer_FirstOnly")]
     to_a = [e for e in gate if name[e["target"]] == "AddGradNode"]
     assert len(gate) == 2 and len(to_a) == 1
     assert to_a[0].get("grad") is None, to_a[0]

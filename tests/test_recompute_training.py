@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 import paddle
 from paddle.distributed.fleet.utils import recompute
+from paddle_versions import requires_post_hooks
 
 from paddleviz_widget import build_graph, open_run, trace
 
@@ -70,6 +71,7 @@ def test_a_watched_run_counts_one_step_per_backward_and_reads_the_real_gradients
         assert _problems(doc) == {"unreached_params": {"spare.weight", "spare.bias"}}
 
 
+@requires_post_hooks
 def test_trace_stats_does_not_call_what_recompute_hides_unreached():
     paddle.seed(0)
     model = _Net()
@@ -85,6 +87,7 @@ def test_trace_stats_does_not_call_what_recompute_hides_unreached():
     assert {p["name"] for p in doc["meta"].get("problems", [])} <= {"spare.weight", "spare.bias"}
 
 
+@requires_post_hooks
 def test_the_note_on_edges_without_statistics_names_the_pylayers_for_what_they_are():
     paddle.seed(0)
     model = _Net()

@@ -187,9 +187,12 @@ GLOG = re.compile(r"^[IWEF]\d{4} \d\d:\d\d:\d\d")
 
 def _output(log: str) -> list[str]:
     """A rank's output lines less Paddle's glog lines (their times and pids differ per run)
-    and the FLAGS banner's call-stack line."""
+    and the FLAGS banner's call-stack line (Paddle 2.6 frames it in lines of "=")."""
     return [
         line
         for line in log.splitlines()
-        if not GLOG.match(line) and "FLAGS_call_stack_level" not in line
+        if not GLOG.match(line)
+        and "FLAGS_call_stack_level" not in line
+        and "Modified FLAGS detected" not in line
+        and line.strip("=")
     ]

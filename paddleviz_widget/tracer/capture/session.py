@@ -40,9 +40,9 @@ from .stack_gate import CALL_STACK_FLAG, LibraryForwardGate, call_stacks_off, ca
 from .stats_watch import (
     StatsHistory,
     graph_signature,
-    refuse_stats_without_post_hooks,
     run_with_stats,
     stats_available,
+    stats_possible,
 )
 from .watched import watch_of, watched_backward
 
@@ -88,8 +88,7 @@ class TraceSession:
         if steps is not None and not stats:
             raise ValueError("steps= keeps gradient statistics: use trace(model, stats=True, "
                              f"steps={steps})")  # fmt: skip
-        if stats:
-            refuse_stats_without_post_hooks()  # before a run dir is made
+        stats = stats and stats_possible(watched=run_dir is not None)  # Paddle 2.6: refused
         self.stats = stats
         self.watch = watch_of(model, every, run_dir, thresholds, ranks)
         # A rank that trace(ranks=) leaves out: nothing is switched on, no per-step work.

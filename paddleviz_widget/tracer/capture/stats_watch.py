@@ -17,6 +17,7 @@ its own graph, and neither evicts nor renumbers the loss's steps (StatsHistory).
 from __future__ import annotations
 
 import re
+import sys
 from collections import OrderedDict, deque
 from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass
@@ -56,17 +57,28 @@ def post_hooks_available() -> bool:
     return node is None or hasattr(node, "_register_post_hook")
 
 
-def refuse_stats_without_post_hooks() -> None:
+NO_CAPTURE_STATS = (
+    "paddleviz_widget: paddlepaddle {version} has no GradNode post hooks: this run's full "
+    "captures have no gradient statistics (every step's per-parameter summary and its "
+    "anomalies are complete); paddlepaddle>=3.0 has them"
+)
+
+
+def stats_possible(watched: bool) -> bool:
     """trace(stats=True) on a Paddle without GradNode post hooks (2.6) is refused, rather than
-    giving graphs without statistics whose every check would say nothing was checked."""
+    giving graphs without statistics whose every check would say nothing was checked; a
+    watched run goes on without them (its summary needs none), said once on stderr."""
     import paddle
 
     if post_hooks_available():
-        return
+        return True
+    if watched:
+        print(NO_CAPTURE_STATS.format(version=paddle.__version__), file=sys.stderr)
+        return False
     raise StatsUnavailableError(
         f"trace(stats=True) reads each gradient with GradNode post hooks, which paddlepaddle "
         f"{paddle.__version__} does not have: upgrade to paddlepaddle>=3.0, or leave stats out "
-        "(trace(model) still gives the graph, and with run_dir= a watched run still records "
+        "(trace(model) still gives the graph; a watched run, with run_dir=, still records "
         "every step's per-parameter summary and anomalies)"
     )
 
