@@ -62,6 +62,17 @@ export function formatNorm(value: number): string {
   return value.toExponential(1);
 }
 
+/** A share as a percentage, rounded to `digits` decimals but never to 0% or 100% unless it is
+ * exactly that: 0.998 of a gradient's elements zero is ">99%", not "100%" (which reads as an
+ * all-zero, dead gradient next to a non-zero norm), and 0.002 is "<1%", not "0%". */
+export function formatShare(fraction: number, digits = 0): string {
+  const pct = fraction * 100;
+  const unit = 10 ** -digits;
+  if (fraction > 0 && pct < unit / 2) return `<${unit.toFixed(digits)}%`;
+  if (fraction < 1 && pct >= 100 - unit / 2) return `>${(100 - unit).toFixed(digits)}%`;
+  return `${pct.toFixed(digits)}%`;
+}
+
 /** One line for a tooltip: "‖g‖ 1.2e-3 · max 4.0e-4 · mean 1.0e-5 · 12% zeros · 2 NaN". */
 export function statsLine(s: GradStats): string {
   const parts = [
@@ -69,7 +80,7 @@ export function statsLine(s: GradStats): string {
     `max ${formatNorm(s.max_abs)}`,
     `mean ${formatNorm(s.mean_abs)}`,
   ];
-  if (s.zero_fraction > 0) parts.push(`${Math.round(s.zero_fraction * 100)}% zeros`);
+  if (s.zero_fraction > 0) parts.push(`${formatShare(s.zero_fraction)} zeros`);
   if (s.nan > 0) parts.push(`${s.nan} NaN`);
   if (s.inf > 0) parts.push(`${s.inf} Inf`);
   return parts.join(" \u00b7 ");
@@ -81,7 +92,7 @@ export function statsItems(s: GradStats): { label: string; value: string }[] {
     { label: "L2 norm", value: formatNorm(s.norm) },
     { label: "max |g|", value: formatNorm(s.max_abs) },
     { label: "mean |g|", value: formatNorm(s.mean_abs) },
-    { label: "zeros", value: `${(s.zero_fraction * 100).toFixed(1)}%` },
+    { label: "zeros", value: formatShare(s.zero_fraction, 1) },
     { label: "NaN", value: String(s.nan) },
     { label: "Inf", value: String(s.inf) },
   ];
