@@ -7,6 +7,7 @@ import { groupStats, parseInstanceId, type GraphIndex } from "./graph_index";
 import { inspectRun, memberSections, runTooltip } from "./describe_run";
 import { parseRunId } from "./folding";
 import {
+  edgeStatsLines,
   edgeStatsSections,
   groupStatsText,
   mergedStatsLine,
@@ -326,7 +327,14 @@ function gradLine(grad: GraphEdge["grad"], reading: Reading): string {
   return `dtype ${grad.dtype ?? "?"} \u00b7 shape ${formatShape(grad.shape)} \u00b7 place ${grad.place ?? "?"}`;
 }
 
-export function edgeTooltip(index: GraphIndex, ve: VisibleEdge, reading: Reading = "backward"): string[] {
+/** `step`: the Step slider's position in meta.steps.index when it colours the edges (null:
+ * the last backward's statistics, as the document's edges hold them). */
+export function edgeTooltip(
+  index: GraphIndex,
+  ve: VisibleEdge,
+  reading: Reading = "backward",
+  step: number | null = null,
+): string[] {
   const arrow = (e: { source: string; target: string }): string => {
     const { from, to } = shownEnds(e, reading);
     return `${refTitle(index, from, reading)} \u2192 ${refTitle(index, to, reading)}`;
@@ -335,14 +343,14 @@ export function edgeTooltip(index: GraphIndex, ve: VisibleEdge, reading: Reading
   if (ve.edges.length === 1) {
     const e = ve.edges[0];
     const slot = edgeSlot(index, e);
-    const stats = mergedStatsLine(ve.edges);
-    const none = stats || !e.no_stats ? [] : [e.no_stats];
-    return [head, gradLine(e.grad, reading), ...(slot ? [`slot ${slot}`] : []), ...(stats ? [stats] : []), ...none];
+    const stats = edgeStatsLines(index, ve.edges, step);
+    const none = stats.length > 0 || !e.no_stats ? [] : [e.no_stats];
+    return [head, gradLine(e.grad, reading), ...(slot ? [`slot ${slot}`] : []), ...stats, ...none];
   }
   const lines = ve.edges.slice(0, LIST_LIMIT).map((e) => `${arrow(e)}: ${formatGradFull(e.grad)}`);
   if (ve.edges.length > LIST_LIMIT) lines.push(`\u2026 ${ve.edges.length - LIST_LIMIT} more`);
-  const stats = mergedStatsLine(ve.edges);
-  return [`${head} \u00b7 ${ve.edges.length} ${carried(reading)}s cross`, ...(stats ? [stats] : []), ...lines];
+  const stats = edgeStatsLines(index, ve.edges, step);
+  return [`${head} \u00b7 ${ve.edges.length} ${carried(reading)}s cross`, ...stats, ...lines];
 }
 
 export function nodeTooltip(index: GraphIndex, vg: VisibleGraph, id: string, reading: Reading = "backward"): string[] {

@@ -12,7 +12,7 @@ import {
   statsItems,
   statsLine,
 } from "./grad_stats";
-import { gradStatusText, mergeStats, stepSeries } from "./grad_view";
+import { gradStatusText, mergeStats, statsAt, stepSeries, type StepSeries } from "./grad_view";
 import { shortOpName } from "./format";
 import { graphProblems, problemLabel, problemsAt, problemTarget, problemWhere, type ProblemEntry } from "./problems";
 import type { GraphEdge, GraphNode } from "./types";
@@ -48,6 +48,25 @@ export function mergedStatsLine(edges: readonly GraphEdge[]): string | null {
   const merged = mergeStats(edges.map((e) => e.stats ?? null));
   if (!merged) return null;
   return edges.length > 1 ? `largest ${statsLine(merged)}` : statsLine(merged);
+}
+
+const seriesOf = new WeakMap<object, StepSeries | null>();
+
+/** A tooltip's statistics lines for the gradients of one drawn edge, with the Step slider at
+ * position `k` of meta.steps.index (null: the last backward). The edge is coloured by step k's
+ * norm, so an earlier step's line comes first and says which step (only its norm and NaN/Inf
+ * count were kept), then the last step's full line, also named. */
+export function edgeStatsLines(index: GraphIndex, edges: readonly GraphEdge[], k: number | null = null): string[] {
+  const last = mergedStatsLine(edges);
+  if (!seriesOf.has(index.graph)) seriesOf.set(index.graph, stepSeries(index.graph));
+  const series = seriesOf.get(index.graph) ?? null;
+  if (!series || k === null || k >= series.index.length - 1) return last ? [last] : [];
+  const at = mergeStats(edges.map((e) => statsAt(e, series, k)));
+  const which = `step ${series.index[k]}:`;
+  const earlier = at
+    ? `${which} ${edges.length > 1 ? "largest " : ""}\u2016g\u2016 ${formatNorm(at.norm)}${at.nan > 0 ? ` \u00b7 ${at.nan} NaN/Inf` : ""}`
+    : `${which} no gradient recorded`;
+  return [earlier, ...(last ? [`step ${series.index[series.index.length - 1]}: ${last}`] : [])];
 }
 
 function isFirstNonFinite(index: GraphIndex, id: string): boolean {

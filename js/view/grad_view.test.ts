@@ -125,6 +125,24 @@ describe("gradient statistics in the drawing", () => {
     expect(gradOverview(buildIndex(fixture("lenet")))).toBeNull();
   });
 
+  it("a tooltip gives the norm of the step the slider colours the edge by, and names it", () => {
+    const { graph, nanEdge } = withStats();
+    const index = buildIndex(graph);
+    const vg = buildVisibleGraph(index, new Set(groupsToDepth(index, 99)));
+    const ve = vg.edgeById.get(nanEdge)!;
+    const at = (k: number | null): string[] => edgeTooltip(index, ve, "backward", k);
+    // Step 7 (position 0): coloured by its norm 100, not by the last step's 1 with 4 NaN.
+    expect(at(0)).toContain("step 7: \u2016g\u2016 1.0e+2");
+    expect(at(0).join("\n")).toContain("step 9: \u2016g\u2016 1.0e+0");
+    expect(at(0).findIndex((l) => l.startsWith("step 7"))).toBeLessThan(at(0).findIndex((l) => l.startsWith("step 9")));
+    expect(at(1)).toContain("step 8: no gradient recorded");
+    // The last step, or no slider: the edge's own statistics, as before.
+    expect(at(2)).toEqual(at(null));
+    expect(at(null).some((l) => l.startsWith("step "))).toBe(false);
+    const merged = { ...ve, edges: [ve.edges[0], graph.edges[0]] }; // two gradients drawn as one
+    expect(edgeTooltip(index, merged, "backward", 0)).toContain("step 7: largest \u2016g\u2016 1.0e+2");
+  });
+
   it("draws a sparkline on a log scale, broken where a step is missing", () => {
     const line = sparkline([1, 10, null, 100, 1000], 100, 20);
     // log10 0..3 over y 18..2; x steps of 24; the gap splits the line in two.

@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from explorer_page import GRAPH, Explorer
+from explorer_page import GRAPH, Explorer, hover_edge
 from lab_page import save_screenshot
 
 HERE = Path(__file__).resolve().parent
@@ -118,6 +118,15 @@ def test_the_step_slider_recolours_and_the_inspector_draws_a_sparkline(
     at_first = strokes(explorer)
     assert at_first[f"pvw-{nan}"] != RED_RGB  # step 0 had no NaN
     assert explorer.page.locator(f"{GRAPH} svg g.node.pvw-nonfinite").count() == 0
+    # Its tooltip gives step 0's norm (what its colour shows) first, then step 4's with NaN.
+    explorer.page.get_by_test_id("pvw-fit").click()  # the whole graph in view
+    explorer.page.wait_for_timeout(400)
+    hover_edge(explorer, f"pvw-{nan}")
+    tip = explorer.page.get_by_test_id("pvw-tooltip").inner_text().split("\n")
+    step0 = f"{graph['meta']['steps']['norm'][nan][0]:.1e}".replace("e-0", "e-")  # JS's 3.0e-1
+    assert f"step 0: \u2016g\u2016 {step0}" in tip, tip
+    assert any(line.startswith("step 4: ") and "NaN" in line for line in tip), tip
+    explorer.page.mouse.move(0, 0)
     explorer.redrawn(lambda: slider.fill("4"))
     assert strokes(explorer)[f"pvw-{nan}"] == RED_RGB
 
