@@ -8,6 +8,7 @@ import {
   formatShare,
   NONFINITE_COLOUR,
   normScale,
+  rampClass,
   statsItems,
   statsLine,
   ZERO_COLOUR,
@@ -103,5 +104,12 @@ describe("gradient statistics on the view", () => {
       "1%",
     ]);
     expect(formatShare(0.9984, 1)).toBe("99.8%");
+  });
+
+  it("names each ramp colour by a letter class (the dark theme redraws it)", () => {
+    const scale = normScale(graph([edge("a", "x", s(1e-4)), edge("b", "x", s(1e2))]))!;
+    expect(scale.stops.map((st) => rampClass(st.colour))).toEqual("abcdef".split("").map((l) => `pvw-ramp-${l}`));
+    // No digit: d3-graphviz's transitions interpolate numbers in a class ("pvw-ramp-3" ended "pvw-ramp0").
+    expect([NONFINITE_COLOUR, ZERO_COLOUR].map(rampClass)).toEqual(["", ""]);
   });
 });

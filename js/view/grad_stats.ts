@@ -7,7 +7,17 @@ import type { GradStats, GraphEdge, GraphPayload } from "./types";
 export const NONFINITE_COLOUR = "#d62728";
 export const ZERO_COLOUR = "#9e9e9e";
 // A perceptually ordered ramp (viridis stops): small norms dark blue, large ones yellow.
+// On a dark theme widget.css draws each stop lighter (class pvw-ramp-a ... -f): #440154 is
+// 1.2:1 against JupyterLab Dark's background, and the smallest gradients' edges vanished.
 const RAMP = ["#440154", "#414487", "#2a788e", "#22a884", "#7ad151", "#fde725"];
+
+/** The class of a ramp colour, "pvw-ramp-a" (smallest) to "pvw-ramp-f"; "" for zero/NaN/Inf.
+ * Letters: d3-graphviz's transitions interpolate the numbers in a class attribute ("pvw-ramp-3"
+ * to "pvw-ramp-0" ended as "pvw-ramp0"). */
+export function rampClass(colour: string): string {
+  const k = RAMP.indexOf(colour);
+  return k >= 0 ? `pvw-ramp-${"abcdef"[k]}` : "";
+}
 
 export interface NormScale {
   /** log10 of the smallest and largest finite, non-zero norms in the graph. */

@@ -138,6 +138,42 @@ def test_the_step_slider_recolours_and_the_inspector_draws_a_sparkline(
     assert "NaN/Inf" in inspector.inner_text()
 
 
+# WCAG contrast of each coloured edge's stroke against the widget's background, and the
+# legend swatches' colours (computed: a dark theme redraws both).
+DARK_JS = """(sel) => {
+  const probe = document.createElement("canvas").getContext("2d");
+  const rgb = (css) => {
+    probe.fillStyle = "#000"; probe.fillStyle = css; probe.fillRect(0, 0, 1, 1);
+    return Array.from(probe.getImageData(0, 0, 1, 1).data.slice(0, 3)); };
+  const lum = (c) => { const [r, g, b] = rgb(c).map((v) => (v /= 255) <= 0.03928 ? v / 12.92
+    : ((v + 0.055) / 1.055) ** 2.4); return 0.2126 * r + 0.7152 * g + 0.0722 * b; };
+  const root = document.querySelector(sel).closest("[data-testid=pvw-root]");
+  const bg = lum(getComputedStyle(root).backgroundColor);
+  const edges = {};
+  for (const g of document.querySelectorAll(`${sel} svg g.edge.pvw-graded`)) {
+    const c = getComputedStyle(g.querySelector("path")).stroke, l = lum(c);
+    edges[c] = (Math.max(l, bg) + 0.05) / (Math.min(l, bg) + 0.05);
+  }
+  const swatches = [...root.querySelectorAll("[data-testid=pvw-grad-legend] i")]
+    .map((i) => getComputedStyle(i).backgroundColor);
+  return { edges, swatches };
+}"""
+
+
+def test_in_the_dark_theme_every_coloured_edge_stands_out(explorer: Explorer) -> None:
+    """The ramp's darkest stop (#440154) was 1.2:1 against JupyterLab Dark's background: the
+    smallest gradients' edges vanished. Each edge keeps a legend colour."""
+    explorer.set_expanded("w.expand_all()")
+    try:
+        explorer.set_theme("JupyterLab Dark")
+        dark = explorer.page.evaluate(DARK_JS, GRAPH)
+    finally:
+        explorer.set_theme("JupyterLab Light")
+    assert len(dark["edges"]) >= 5, dark
+    assert min(dark["edges"].values()) >= 3, [k for k, v in dark["edges"].items() if v < 3]
+    assert set(dark["edges"]) <= set(dark["swatches"]), dark
+
+
 def test_screenshot(explorer: Explorer) -> None:
     # Nothing selected (the inspector lists the extreme gradients), left to right: the ramp
     # colours are easier to tell apart on a wide drawing.
