@@ -82,7 +82,7 @@ export function createPointer(deps: PointerDeps): {
       ? edgeTooltip(index, edge, read, deps.step())
       : hit.kind === "edge"
         ? []
-        : nodeTooltip(index, vg, hit.id, read);
+        : nodeTooltip(index, vg, hit.id, read, deps.step());
     deps.tooltip.show([...lines, ...deps.diffLines(hit.id, vg)], event);
   }
 

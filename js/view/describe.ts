@@ -327,8 +327,7 @@ function gradLine(grad: GraphEdge["grad"], reading: Reading): string {
   return `dtype ${grad.dtype ?? "?"} \u00b7 shape ${formatShape(grad.shape)} \u00b7 place ${grad.place ?? "?"}`;
 }
 
-/** `step`: the Step slider's position in meta.steps.index when it colours the edges (null:
- * the last backward's statistics, as the document's edges hold them). */
+/** `step` (also nodeTooltip's): the Step slider's position in meta.steps.index, or null. */
 export function edgeTooltip(
   index: GraphIndex,
   ve: VisibleEdge,
@@ -353,7 +352,13 @@ export function edgeTooltip(
   return [`${head} \u00b7 ${ve.edges.length} ${carried(reading)}s cross`, ...stats, ...lines];
 }
 
-export function nodeTooltip(index: GraphIndex, vg: VisibleGraph, id: string, reading: Reading = "backward"): string[] {
+export function nodeTooltip(
+  index: GraphIndex,
+  vg: VisibleGraph,
+  id: string,
+  reading: Reading = "backward",
+  step: number | null = null,
+): string[] {
   const node = index.nodes.get(id);
   if (node) {
     const layer = layerOf(index, id);
@@ -382,6 +387,7 @@ export function nodeTooltip(index: GraphIndex, vg: VisibleGraph, id: string, rea
   const grads = groupStatsText(
     index,
     calls > 1 ? (index.calls(inst.group)[inst.call] ?? []) : index.descendantNodes(inst.group),
+    step,
   );
   return [
     groupTitle(group) + callText(inst.call, calls),

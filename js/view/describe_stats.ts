@@ -52,14 +52,18 @@ export function mergedStatsLine(edges: readonly GraphEdge[]): string | null {
 
 const seriesOf = new WeakMap<object, StepSeries | null>();
 
+function seriesFor(index: GraphIndex): StepSeries | null {
+  if (!seriesOf.has(index.graph)) seriesOf.set(index.graph, stepSeries(index.graph));
+  return seriesOf.get(index.graph) ?? null;
+}
+
 /** A tooltip's statistics lines for the gradients of one drawn edge, with the Step slider at
  * position `k` of meta.steps.index (null: the last backward). The edge is coloured by step k's
  * norm, so an earlier step's line comes first and says which step (only its norm and NaN/Inf
  * count were kept), then the last step's full line, also named. */
 export function edgeStatsLines(index: GraphIndex, edges: readonly GraphEdge[], k: number | null = null): string[] {
   const last = mergedStatsLine(edges);
-  if (!seriesOf.has(index.graph)) seriesOf.set(index.graph, stepSeries(index.graph));
-  const series = seriesOf.get(index.graph) ?? null;
+  const series = seriesFor(index);
   if (!series || k === null || k >= series.index.length - 1) return last ? [last] : [];
   const at = mergeStats(edges.map((e) => statsAt(e, series, k)));
   const which = `step ${series.index[k]}:`;
@@ -123,9 +127,29 @@ export function nodeStatsLines(index: GraphIndex, node: GraphNode): string[] {
   return out;
 }
 
-/** "max ‖g‖ 3.2e+1 · 4 NaN" over what a group's nodes send; "" without statistics. */
-export function groupStatsText(index: GraphIndex, nodeIds: Iterable<string>): string {
-  return aggregateText(aggregate(nodeIds, index.outEdges));
+/** "max ‖g‖ 3.2e+1 · 4 NaN" over what a group's nodes send; "" without statistics. With the
+ * Step slider at an earlier kept step `k` (its red follows that step), that step's first. */
+export function groupStatsText(index: GraphIndex, nodeIds: Iterable<string>, k: number | null = null): string {
+  const ids = [...nodeIds];
+  const last = aggregateText(aggregate(ids, index.outEdges));
+  const series = seriesFor(index);
+  if (!last || !series || k === null || k >= series.index.length - 1) return last;
+  let max = -1;
+  let bad = 0;
+  for (const id of ids) {
+    for (const e of index.outEdges.get(id) ?? []) {
+      const at = statsAt(e, series, k);
+      if (!at) continue;
+      max = Math.max(max, at.norm);
+      bad += at.nan; // NaN and Inf, counted together for kept steps
+    }
+  }
+  const which = `step ${series.index[k]}:`;
+  const earlier =
+    max < 0
+      ? `${which} no gradient recorded`
+      : `${which} max \u2016g\u2016 ${formatNorm(max)}${bad > 0 ? ` \u00b7 ${bad} NaN/Inf` : ""}`;
+  return `${earlier} \u00b7 step ${series.index[series.index.length - 1]}: ${last}`;
 }
 
 function edgeRef(index: GraphIndex, e: GraphEdge): InfoItem {

@@ -139,6 +139,16 @@ describe("gradient statistics in the drawing", () => {
     // The last step, or no slider: the edge's own statistics, as before.
     expect(at(2)).toEqual(at(null));
     expect(at(null).some((l) => l.startsWith("step "))).toBe(false);
+    // A collapsed layer holding the NaN edge: red at step 9 only, and its tooltip says so.
+    const closed = buildVisibleGraph(index, new Set(groupsToDepth(index, 0)));
+    const holds = (id: string): boolean => nodeTooltip(index, closed, id).join("\n").includes("4 NaN");
+    const group = closed.nodes.find((n) => n.kind === "group" && holds(n.id))!;
+    const groupTip = (k: number | null): string => nodeTooltip(index, closed, group.id, "backward", k).join("\n");
+    expect(groupTip(0)).toContain(
+      "step 7: max \u2016g\u2016 1.0e+2 \u00b7 step 9: max \u2016g\u2016 1.0e+0 \u00b7 4 NaN",
+    );
+    expect(groupTip(2)).toBe(groupTip(null));
+    expect(groupTip(null)).not.toContain("step");
     const merged = { ...ve, edges: [ve.edges[0], graph.edges[0]] }; // two gradients drawn as one
     expect(edgeTooltip(index, merged, "backward", 0)).toContain("step 7: largest \u2016g\u2016 1.0e+2");
   });
