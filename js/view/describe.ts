@@ -10,6 +10,7 @@ import {
   edgeStatsLines,
   edgeStatsSections,
   groupStatsText,
+  noStatsItems,
   mergedStatsLine,
   nodeStatsLines,
   nodeStatsSections,
@@ -201,7 +202,7 @@ export function inspectEdge(
         },
         { title: carriedTitle(reading), items: gradItems(index, edge) },
         ...edgeStatsSections(index, edge),
-        ...section("Gradient statistics", edge.no_stats ? [{ label: "none", value: edge.no_stats }] : []),
+        ...section("Gradient statistics", noStatsItems(index, edge)),
       ],
     };
   }
@@ -343,7 +344,7 @@ export function edgeTooltip(
     const e = ve.edges[0];
     const slot = edgeSlot(index, e);
     const stats = edgeStatsLines(index, ve.edges, step);
-    const none = stats.length > 0 || !e.no_stats ? [] : [e.no_stats];
+    const none = stats.length > 0 ? [] : noStatsItems(index, e).map((i) => i.value);
     return [head, gradLine(e.grad, reading), ...(slot ? [`slot ${slot}`] : []), ...stats, ...none];
   }
   const lines = ve.edges.slice(0, LIST_LIMIT).map((e) => `${arrow(e)}: ${formatGradFull(e.grad)}`);

@@ -51,6 +51,33 @@ export function mergedStatsLine(edges: readonly GraphEdge[]): string | null {
 }
 
 const seriesOf = new WeakMap<object, StepSeries | null>();
+const withStats = new WeakMap<object, boolean>();
+const REDUCED = new Set(["float16", "bfloat16", "float32", "float64"]);
+
+/** Why an edge shows no statistics, when the tracer said (a compiled program's inside) or the
+ * document does: in a graph with statistics, a complex or integer gradient, or one with no
+ * elements, is not reduced (without a word, the edge read as if its hook had missed it). */
+export function noStatsReason(index: GraphIndex, edge: GraphEdge): string | null {
+  if (edge.no_stats) return edge.no_stats;
+  const grad = edge.grad;
+  if (edge.stats || !grad) return null;
+  if (!withStats.has(index.graph))
+    withStats.set(
+      index.graph,
+      index.graph.edges.some((e) => e.stats),
+    );
+  if (!withStats.get(index.graph)) return null;
+  if (grad.dtype && !REDUCED.has(grad.dtype))
+    return `no statistics: ${grad.dtype} gradients are not reduced (float ones only)`;
+  if (grad.shape?.includes(0)) return "no statistics: the gradient has no elements";
+  return null;
+}
+
+/** The inspector's row (and the tooltip's line) for noStatsReason. */
+export function noStatsItems(index: GraphIndex, edge: GraphEdge): InfoItem[] {
+  const why = noStatsReason(index, edge);
+  return why ? [{ label: "none", value: why }] : [];
+}
 
 function seriesFor(index: GraphIndex): StepSeries | null {
   if (!seriesOf.has(index.graph)) seriesOf.set(index.graph, stepSeries(index.graph));

@@ -153,6 +153,30 @@ describe("gradient statistics in the drawing", () => {
     expect(edgeTooltip(index, merged, "backward", 0)).toContain("step 7: largest \u2016g\u2016 1.0e+2");
   });
 
+  it("says why an edge of a graph with statistics has none: complex, integer, no elements", () => {
+    const { graph } = withStats();
+    const [c, i, empty, plain] = graph.edges.slice(0, 4);
+    for (const e of [c, i, empty]) delete e.stats;
+    c.grad = { dtype: "complex64", shape: [2, 4], place: "cpu" };
+    i.grad = { dtype: "int64", shape: [3], place: "cpu" };
+    empty.grad = { dtype: "float32", shape: [0, 3], place: "cpu" };
+    const index = buildIndex(graph);
+    const vg = buildVisibleGraph(index, new Set(groupsToDepth(index, 99)));
+    const tip = (id: string): string => edgeTooltip(index, vg.edgeById.get(id)!).join("\n");
+    expect(tip(c.id)).toContain("no statistics: complex64 gradients are not reduced");
+    expect(tip(i.id)).toContain("no statistics: int64 gradients are not reduced");
+    expect(tip(empty.id)).toContain("no statistics: the gradient has no elements");
+    expect(tip(plain.id)).not.toContain("no statistics");
+    const why = inspect(index, vg, c.id)!.sections.find((x) => x.title === "Gradient statistics");
+    expect(why?.items[0].value).toContain("complex64");
+    // A graph without statistics says nothing of them.
+    const bare = fixture("lenet");
+    bare.edges[0].grad = { dtype: "complex64", shape: [2], place: "cpu" };
+    const bareIndex = buildIndex(bare);
+    const bareVg = buildVisibleGraph(bareIndex, new Set(groupsToDepth(bareIndex, 99)));
+    expect(edgeTooltip(bareIndex, bareVg.edgeById.get(bare.edges[0].id)!).join("\n")).not.toContain("statistics");
+  });
+
   it("draws a sparkline on a log scale, broken where a step is missing", () => {
     const line = sparkline([1, 10, null, 100, 1000], 100, 20);
     // log10 0..3 over y 18..2; x steps of 24; the gap splits the line in two.
