@@ -184,6 +184,7 @@ export function createExplorer(model: AnyModel<WidgetModel>, el: HTMLElement): (
     openGroup: (group) => scale.openGroup(group),
     cancelScale: () => scale.cancel(),
     reading: (of) => reading.current(of),
+    step: () => (grad.options().gradColour ? grad.options().step : null),
     diffLines: (id, shown) => diff.tooltip(id, shown),
     tooltip,
     rest: (hit, opens) => prefetch.rest(hit, opens),

@@ -17,6 +17,8 @@ export interface PointerDeps {
   openGroup: (group: string) => void;
   cancelScale: () => void;
   reading: (index: GraphIndex) => "backward" | "forward";
+  /** The kept step the edges are coloured by (null: the last backward's). */
+  step: () => number | null;
   diffLines: (id: string, vg: VisibleGraph) => string[];
   tooltip: { show: (lines: string[], event: MouseEvent) => void; hide: () => void };
   /** The pointer is on `hit`: lay out ahead what a click there would show (./prefetch.ts). */
@@ -77,10 +79,10 @@ export function createPointer(deps: PointerDeps): {
     const read = deps.reading(index);
     const edge = hit.kind === "edge" ? vg.edgeById.get(hit.id) : undefined;
     const lines = edge
-      ? edgeTooltip(index, edge, read)
+      ? edgeTooltip(index, edge, read, deps.step())
       : hit.kind === "edge"
         ? []
-        : nodeTooltip(index, vg, hit.id, read);
+        : nodeTooltip(index, vg, hit.id, read, deps.step());
     deps.tooltip.show([...lines, ...deps.diffLines(hit.id, vg)], event);
   }
 

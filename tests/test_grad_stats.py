@@ -237,3 +237,43 @@ def test_small_gradients_copied_from_their_address_equal_the_numpy_copies(monkey
     assert not copied
     assert fast == slow and len(fast) >= 8
     assert all(s.norm > 0 for s in fast.values())
+
+
+@pytest.mark.parametrize(
+    ("n", "dtype", "value"),
+    [
+        pytest.param(4, "float32", 1e-30, id="small-copied"),
+        pytest.param(2 * SPLIT_FROM + 12345, "float32", 1e-30, id="large-in-place"),
+        pytest.param(4, "float32", 1e-42, id="small-denormal"),
+        pytest.param(2 * SPLIT_FROM + 12345, "float32", 1e-42, id="large-denormal"),
+        pytest.param(64, "bfloat16", 1e-35, id="on-device-ops"),
+    ],
+)
+def test_tiny_gradients_have_their_norm_not_zero(n, dtype, value):
+    """Gradients far below 1 (a loss scaled down, a vanishing branch) square to 0 in float32
+    below ~1e-23: the page then drew such an edge grey, "all zeros", and said ‖g‖ 0 beside
+    max |g| 1e-30. The norm is compared without an absolute tolerance."""
+    g = paddle.to_tensor(np.full(n, value, np.float32)).astype(dtype)
+    w = paddle.create_parameter([n], "float32")
+    h = (w if dtype == "float32" else w.astype(dtype)) * 1.0
+    seen: dict[str, np.ndarray] = {}
+    h.register_hook(lambda t: seen.__setitem__("h", t.astype("float32").numpy().copy()))
+    loss = (h * g).astype("float32").sum()
+    stats, _, nodes = _backward_with_stats(loss)
+    got = _edge(stats, nodes, "MultiplyGradNode", "ScaleGradNode")
+    want = _expected(seen["h"])
+    assert want["norm"] > 0
+    assert got.norm == pytest.approx(want["norm"], rel=1e-5, abs=0)
+    assert got.max_abs == pytest.approx(want["max_abs"], rel=1e-5, abs=0)
+
+
+def test_the_tensor_op_reduction_scales_a_tiny_gradient_back_by_its_own_divisor():
+    """Off the CPU (and where DLPack cannot read a gradient) the norm is reduced by tensor
+    ops, dividing by max(max |x|, 1e-30): below 1e-30 it was multiplied back by max |x|."""
+    from paddleviz_widget.tracer.capture.grad_stats import _reduce
+
+    g = np.full(64, 1e-35, np.float32)
+    sizes, _ = _reduce(paddle, paddle.to_tensor(g))
+    norm, top, _ = sizes.numpy()
+    assert norm == pytest.approx(_expected(g)["norm"], rel=1e-5, abs=0)
+    assert top == pytest.approx(1e-35, rel=1e-6, abs=0)

@@ -214,3 +214,31 @@ def test_a_loop_of_paddle_grad_alone_numbers_its_own_steps():
     assert steps["index"] == [1, 2, 3]
     (edge,) = _param_edges(doc)["0.weight"]
     assert steps["norm"][edge["id"]] == pytest.approx(norms[1:], rel=1e-5)
+
+
+def test_a_parameter_with_no_elements_is_not_said_to_get_no_gradient():
+    """A [0, 3] parameter's gradient arrives (its .grad is a [0, 3] tensor), but Paddle hands
+    the hooks an uninitialized tensor for it: it was flagged "none", listed by problems() and
+    badged "∅ grad" in the page. A parameter really sent nothing is still flagged."""
+    from paddleviz_widget import GraphWidget
+
+    class Model(paddle.nn.Layer):
+        def __init__(self) -> None:
+            super().__init__()
+            self.fc = paddle.nn.Linear(3, 3)
+            self.empty = self.create_parameter([0, 3])
+            self.unused = self.create_parameter([3])
+
+        def forward(self, x: paddle.Tensor) -> paddle.Tensor:
+            return self.fc(x).sum() + self.empty.sum() + (self.unused * 0.0).sum()
+
+    model = Model()
+    with trace(model, stats=True):
+        y = model(paddle.randn([2, 3]))
+        y.backward()
+    assert model.empty.grad is not None and model.empty.grad.shape == [0, 3]
+    doc = nested_dict(build_graph(y))
+    status = {n["param"]["name"]: n.get("grad_status") for n in doc["nodes"] if n["param"]}
+    assert status["empty"] is None
+    assert status["unused"] == "zero"  # the rules still run on the others
+    assert [p.kind for p in GraphWidget(y).problems() if p.name == "empty"] == []

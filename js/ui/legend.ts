@@ -1,5 +1,5 @@
 // A small legend in the corner of the graph: what the node styles mean.
-import { formatNorm, NONFINITE_COLOUR, ZERO_COLOUR } from "../view/grad_stats";
+import { formatNorm, NONFINITE_COLOUR, rampClass, ZERO_COLOUR } from "../view/grad_stats";
 import { h } from "./dom";
 
 /** Text for each reading of the graph: widget.css shows the one the root's data-reading names
@@ -38,8 +38,9 @@ export function createLegend(): HTMLElement {
  * colours of all-zero and NaN/Inf gradients. */
 export function rampLegend(stops: { colour: string; norm: number }[]): HTMLElement[] {
   const swatch = (colour: string, text: string, what: string): HTMLElement => {
-    const i = h("i", { className: "pvw-swatch pvw-swatch-ramp" });
-    i.style.background = colour;
+    const ramp = rampClass(colour); // widget.css redraws it on a dark theme, as the edges
+    const i = h("i", { className: `pvw-swatch pvw-swatch-ramp ${ramp}` });
+    i.style.background = ramp ? `var(--pvw-ramp, ${colour})` : colour; // the dark theme's stop
     const item = h("span", { className: "pvw-legend-item", title: what }, [i, text]);
     item.dataset.colour = colour;
     return item;

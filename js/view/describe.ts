@@ -7,8 +7,10 @@ import { groupStats, parseInstanceId, type GraphIndex } from "./graph_index";
 import { inspectRun, memberSections, runTooltip } from "./describe_run";
 import { parseRunId } from "./folding";
 import {
+  edgeStatsLines,
   edgeStatsSections,
   groupStatsText,
+  noStatsItems,
   mergedStatsLine,
   nodeStatsLines,
   nodeStatsSections,
@@ -200,7 +202,7 @@ export function inspectEdge(
         },
         { title: carriedTitle(reading), items: gradItems(index, edge) },
         ...edgeStatsSections(index, edge),
-        ...section("Gradient statistics", edge.no_stats ? [{ label: "none", value: edge.no_stats }] : []),
+        ...section("Gradient statistics", noStatsItems(index, edge)),
       ],
     };
   }
@@ -326,7 +328,13 @@ function gradLine(grad: GraphEdge["grad"], reading: Reading): string {
   return `dtype ${grad.dtype ?? "?"} \u00b7 shape ${formatShape(grad.shape)} \u00b7 place ${grad.place ?? "?"}`;
 }
 
-export function edgeTooltip(index: GraphIndex, ve: VisibleEdge, reading: Reading = "backward"): string[] {
+/** `step` (also nodeTooltip's): the Step slider's position in meta.steps.index, or null. */
+export function edgeTooltip(
+  index: GraphIndex,
+  ve: VisibleEdge,
+  reading: Reading = "backward",
+  step: number | null = null,
+): string[] {
   const arrow = (e: { source: string; target: string }): string => {
     const { from, to } = shownEnds(e, reading);
     return `${refTitle(index, from, reading)} \u2192 ${refTitle(index, to, reading)}`;
@@ -335,17 +343,23 @@ export function edgeTooltip(index: GraphIndex, ve: VisibleEdge, reading: Reading
   if (ve.edges.length === 1) {
     const e = ve.edges[0];
     const slot = edgeSlot(index, e);
-    const stats = mergedStatsLine(ve.edges);
-    const none = stats || !e.no_stats ? [] : [e.no_stats];
-    return [head, gradLine(e.grad, reading), ...(slot ? [`slot ${slot}`] : []), ...(stats ? [stats] : []), ...none];
+    const stats = edgeStatsLines(index, ve.edges, step);
+    const none = stats.length > 0 ? [] : noStatsItems(index, e).map((i) => i.value);
+    return [head, gradLine(e.grad, reading), ...(slot ? [`slot ${slot}`] : []), ...stats, ...none];
   }
   const lines = ve.edges.slice(0, LIST_LIMIT).map((e) => `${arrow(e)}: ${formatGradFull(e.grad)}`);
   if (ve.edges.length > LIST_LIMIT) lines.push(`\u2026 ${ve.edges.length - LIST_LIMIT} more`);
-  const stats = mergedStatsLine(ve.edges);
-  return [`${head} \u00b7 ${ve.edges.length} ${carried(reading)}s cross`, ...(stats ? [stats] : []), ...lines];
+  const stats = edgeStatsLines(index, ve.edges, step);
+  return [`${head} \u00b7 ${ve.edges.length} ${carried(reading)}s cross`, ...stats, ...lines];
 }
 
-export function nodeTooltip(index: GraphIndex, vg: VisibleGraph, id: string, reading: Reading = "backward"): string[] {
+export function nodeTooltip(
+  index: GraphIndex,
+  vg: VisibleGraph,
+  id: string,
+  reading: Reading = "backward",
+  step: number | null = null,
+): string[] {
   const node = index.nodes.get(id);
   if (node) {
     const layer = layerOf(index, id);
@@ -374,6 +388,7 @@ export function nodeTooltip(index: GraphIndex, vg: VisibleGraph, id: string, rea
   const grads = groupStatsText(
     index,
     calls > 1 ? (index.calls(inst.group)[inst.call] ?? []) : index.descendantNodes(inst.group),
+    step,
   );
   return [
     groupTitle(group) + callText(inst.call, calls),

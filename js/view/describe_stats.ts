@@ -12,7 +12,7 @@ import {
   statsItems,
   statsLine,
 } from "./grad_stats";
-import { gradStatusText, mergeStats, stepSeries } from "./grad_view";
+import { gradStatusText, mergeStats, statsAt, stepSeries, type StepSeries } from "./grad_view";
 import { shortOpName } from "./format";
 import { graphProblems, problemLabel, problemsAt, problemTarget, problemWhere, type ProblemEntry } from "./problems";
 import type { GraphEdge, GraphNode } from "./types";
@@ -48,6 +48,56 @@ export function mergedStatsLine(edges: readonly GraphEdge[]): string | null {
   const merged = mergeStats(edges.map((e) => e.stats ?? null));
   if (!merged) return null;
   return edges.length > 1 ? `largest ${statsLine(merged)}` : statsLine(merged);
+}
+
+const seriesOf = new WeakMap<object, StepSeries | null>();
+const withStats = new WeakMap<object, boolean>();
+const REDUCED = new Set(["float16", "bfloat16", "float32", "float64"]);
+
+/** Why an edge shows no statistics, when the tracer said (a compiled program's inside) or the
+ * document does: in a graph with statistics, a complex or integer gradient, or one with no
+ * elements, is not reduced (without a word, the edge read as if its hook had missed it). */
+export function noStatsReason(index: GraphIndex, edge: GraphEdge): string | null {
+  if (edge.no_stats) return edge.no_stats;
+  const grad = edge.grad;
+  if (edge.stats || !grad) return null;
+  if (!withStats.has(index.graph))
+    withStats.set(
+      index.graph,
+      index.graph.edges.some((e) => e.stats),
+    );
+  if (!withStats.get(index.graph)) return null;
+  if (grad.dtype && !REDUCED.has(grad.dtype))
+    return `no statistics: ${grad.dtype} gradients are not reduced (float ones only)`;
+  if (grad.shape?.includes(0)) return "no statistics: the gradient has no elements";
+  return null;
+}
+
+/** The inspector's row (and the tooltip's line) for noStatsReason. */
+export function noStatsItems(index: GraphIndex, edge: GraphEdge): InfoItem[] {
+  const why = noStatsReason(index, edge);
+  return why ? [{ label: "none", value: why }] : [];
+}
+
+function seriesFor(index: GraphIndex): StepSeries | null {
+  if (!seriesOf.has(index.graph)) seriesOf.set(index.graph, stepSeries(index.graph));
+  return seriesOf.get(index.graph) ?? null;
+}
+
+/** A tooltip's statistics lines for the gradients of one drawn edge, with the Step slider at
+ * position `k` of meta.steps.index (null: the last backward). The edge is coloured by step k's
+ * norm, so an earlier step's line comes first and says which step (only its norm and NaN/Inf
+ * count were kept), then the last step's full line, also named. */
+export function edgeStatsLines(index: GraphIndex, edges: readonly GraphEdge[], k: number | null = null): string[] {
+  const last = mergedStatsLine(edges);
+  const series = seriesFor(index);
+  if (!series || k === null || k >= series.index.length - 1) return last ? [last] : [];
+  const at = mergeStats(edges.map((e) => statsAt(e, series, k)));
+  const which = `step ${series.index[k]}:`;
+  const earlier = at
+    ? `${which} ${edges.length > 1 ? "largest " : ""}\u2016g\u2016 ${formatNorm(at.norm)}${at.nan > 0 ? ` \u00b7 ${at.nan} NaN/Inf` : ""}`
+    : `${which} no gradient recorded`;
+  return [earlier, ...(last ? [`step ${series.index[series.index.length - 1]}: ${last}`] : [])];
 }
 
 function isFirstNonFinite(index: GraphIndex, id: string): boolean {
@@ -104,9 +154,29 @@ export function nodeStatsLines(index: GraphIndex, node: GraphNode): string[] {
   return out;
 }
 
-/** "max ‖g‖ 3.2e+1 · 4 NaN" over what a group's nodes send; "" without statistics. */
-export function groupStatsText(index: GraphIndex, nodeIds: Iterable<string>): string {
-  return aggregateText(aggregate(nodeIds, index.outEdges));
+/** "max ‖g‖ 3.2e+1 · 4 NaN" over what a group's nodes send; "" without statistics. With the
+ * Step slider at an earlier kept step `k` (its red follows that step), that step's first. */
+export function groupStatsText(index: GraphIndex, nodeIds: Iterable<string>, k: number | null = null): string {
+  const ids = [...nodeIds];
+  const last = aggregateText(aggregate(ids, index.outEdges));
+  const series = seriesFor(index);
+  if (!last || !series || k === null || k >= series.index.length - 1) return last;
+  let max = -1;
+  let bad = 0;
+  for (const id of ids) {
+    for (const e of index.outEdges.get(id) ?? []) {
+      const at = statsAt(e, series, k);
+      if (!at) continue;
+      max = Math.max(max, at.norm);
+      bad += at.nan; // NaN and Inf, counted together for kept steps
+    }
+  }
+  const which = `step ${series.index[k]}:`;
+  const earlier =
+    max < 0
+      ? `${which} no gradient recorded`
+      : `${which} max \u2016g\u2016 ${formatNorm(max)}${bad > 0 ? ` \u00b7 ${bad} NaN/Inf` : ""}`;
+  return `${earlier} \u00b7 step ${series.index[series.index.length - 1]}: ${last}`;
 }
 
 function edgeRef(index: GraphIndex, e: GraphEdge): InfoItem {

@@ -125,6 +125,9 @@ describe("diff marks in the view", () => {
     expect(changeValue({ field: "norm", a: 1.23456, b: 4.5 })).toBe("1.23 \u2192 4.5");
     expect(changeValue({ field: "grad_status", of: "param", a: null, b: "zero" })).toBe("normal \u2192 zero");
     expect(changeValue({ field: "slots", of: "inputs", a: ["x"], b: ["x", "y"] })).toBe("x \u2192 x, y");
+    // diff(a, b, rtol=1e-4) flags a 1.5e-4 move: it must not read "1.23 → 1.23".
+    expect(changeValue({ field: "norm", a: 1.23451, b: 1.23469 })).toBe("1.2345 \u2192 1.2347");
+    expect(changeValue({ field: "max_abs", a: 2.5e-7, b: 2.5000001e-7 })).toBe("2.5e-7 \u2192 2.5000001e-7");
   });
 });
 

@@ -113,9 +113,9 @@ export function diffMarking(index: GraphIndex): DiffMarking {
   };
 }
 
-function value(v: unknown, field: string): string {
+function value(v: unknown, field: string, digits = 3): string {
   if (v === null || v === undefined) return field === "grad_status" ? "normal" : "?";
-  if (typeof v === "number") return Number.isInteger(v) ? String(v) : String(Number(v.toPrecision(3)));
+  if (typeof v === "number") return Number.isInteger(v) ? String(v) : String(Number(v.toPrecision(digits)));
   if (Array.isArray(v)) return field === "slots" ? v.join(", ") : formatShape(v as number[]);
   return String(v);
 }
@@ -139,7 +139,10 @@ export function changeLabel(c: DiffChange): string {
 
 /** "[2, 16] → [2, 32]": the value in a, then in b. */
 export function changeValue(c: DiffChange): string {
-  return `${value(c.a, c.field)} \u2192 ${value(c.b, c.field)}`;
+  // Two numbers that differ never read the same: a small rtol flags 1.23451 → 1.23469.
+  let digits = 3;
+  while (digits < 17 && c.a !== c.b && value(c.a, c.field, digits) === value(c.b, c.field, digits)) digits += 1;
+  return `${value(c.a, c.field, digits)} \u2192 ${value(c.b, c.field, digits)}`;
 }
 
 function statusText(mark: DiffMark, info: DiffInfo): string {

@@ -5,6 +5,7 @@ import { visibleText } from "./visible_text";
 import { groupStats, type GraphIndex } from "./graph_index";
 import { countsText, formatGrad, formatShape, gradSummary, groupTitle } from "./format";
 import { gradBadge, type GradColouring } from "./grad_view";
+import { rampClass } from "./grad_stats";
 import { opTitle, shownEnds, type Reading } from "./forward";
 import type { DotPalette } from "./static_palette";
 import type { DiffMarking } from "./diff";
@@ -181,6 +182,13 @@ function nodeLine(
   return `${indent}${dotString(vn.id)} [${a} ${vn.run ? RUN_STYLE : NODE_STYLE[vn.kind]}];`;
 }
 
+/** " pvw-ramp-a" ... " pvw-ramp-f" for a colour of the |grad| ramp (widget.css redraws it on a
+ * dark theme); see rampClass. */
+function rampClassOf(colour: string): string {
+  const name = rampClass(colour);
+  return name ? ` ${name}` : "";
+}
+
 function edgeLine(vg: VisibleGraph, ve: VisibleEdge, options: DotOptions): string {
   const list: Array<[string, string]> = [["id", dotString(elementId(ve.id))]];
   const colour = options.grad?.edgeColour(ve) ?? null;
@@ -189,7 +197,7 @@ function edgeLine(vg: VisibleGraph, ve: VisibleEdge, options: DotOptions): strin
   list.push([
     "class",
     dotString(
-      `${ve.edges.length > 1 ? "pvw-merged" : "pvw-single"}${colour ? " pvw-graded" : ""}${mark ? ` ${mark}` : ""}`,
+      `${ve.edges.length > 1 ? "pvw-merged" : "pvw-single"}${colour ? ` pvw-graded${rampClassOf(colour)}` : ""}${mark ? ` ${mark}` : ""}`,
     ),
   ]);
   if (colour) list.push(["color", dotString(colour)], ["penwidth", ve.edges.length > 1 ? "2.6" : "2"]);

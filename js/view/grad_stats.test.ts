@@ -5,8 +5,11 @@ import {
   extremeEdges,
   firstNonFinite,
   formatNorm,
+  formatShare,
   NONFINITE_COLOUR,
   normScale,
+  rampClass,
+  statsItems,
   statsLine,
   ZERO_COLOUR,
 } from "./grad_stats";
@@ -82,5 +85,31 @@ describe("gradient statistics on the view", () => {
     expect(formatNorm(0)).toBe("0");
     expect(firstNonFinite(graph([], { first_nonfinite: "n4" }))).toBe("n4");
     expect(firstNonFinite(graph([]))).toBeNull();
+  });
+
+  it("never rounds a share of zeros to 0% or 100% unless it is exactly that", () => {
+    // A ReLU layer with 1022 of 1024 gradient elements zero: not a dead, all-zero gradient.
+    const live = s(2.83, { zero_fraction: 1022 / 1024 });
+    expect(statsLine(live)).toContain("\u00b7 >99% zeros");
+    expect(statsItems(live).find((r) => r.label === "zeros")?.value).toBe("99.8%");
+    expect(statsItems(s(1, { zero_fraction: 4095 / 4096 })).find((r) => r.label === "zeros")?.value).toBe(">99.9%");
+    expect(statsLine(s(1, { zero_fraction: 2 / 1024 }))).toContain("\u00b7 <1% zeros");
+    expect(statsItems(s(1, { zero_fraction: 2 / 4096 })).find((r) => r.label === "zeros")?.value).toBe("<0.1%");
+    expect([0, 1, 0.25, 0.996, 0.004, 0.5 / 100].map((f) => formatShare(f))).toEqual([
+      "0%",
+      "100%",
+      "25%",
+      ">99%",
+      "<1%",
+      "1%",
+    ]);
+    expect(formatShare(0.9984, 1)).toBe("99.8%");
+  });
+
+  it("names each ramp colour by a letter class (the dark theme redraws it)", () => {
+    const scale = normScale(graph([edge("a", "x", s(1e-4)), edge("b", "x", s(1e2))]))!;
+    expect(scale.stops.map((st) => rampClass(st.colour))).toEqual("abcdef".split("").map((l) => `pvw-ramp-${l}`));
+    // No digit: d3-graphviz's transitions interpolate numbers in a class ("pvw-ramp-3" ended "pvw-ramp0").
+    expect([NONFINITE_COLOUR, ZERO_COLOUR].map(rampClass)).toEqual(["", ""]);
   });
 });

@@ -7,7 +7,17 @@ import type { GradStats, GraphEdge, GraphPayload } from "./types";
 export const NONFINITE_COLOUR = "#d62728";
 export const ZERO_COLOUR = "#9e9e9e";
 // A perceptually ordered ramp (viridis stops): small norms dark blue, large ones yellow.
+// On a dark theme widget.css draws each stop lighter (class pvw-ramp-a ... -f): #440154 is
+// 1.2:1 against JupyterLab Dark's background, and the smallest gradients' edges vanished.
 const RAMP = ["#440154", "#414487", "#2a788e", "#22a884", "#7ad151", "#fde725"];
+
+/** The class of a ramp colour, "pvw-ramp-a" (smallest) to "pvw-ramp-f"; "" for zero/NaN/Inf.
+ * Letters: d3-graphviz's transitions interpolate the numbers in a class attribute ("pvw-ramp-3"
+ * to "pvw-ramp-0" ended as "pvw-ramp0"). */
+export function rampClass(colour: string): string {
+  const k = RAMP.indexOf(colour);
+  return k >= 0 ? `pvw-ramp-${"abcdef"[k]}` : "";
+}
 
 export interface NormScale {
   /** log10 of the smallest and largest finite, non-zero norms in the graph. */
@@ -62,6 +72,17 @@ export function formatNorm(value: number): string {
   return value.toExponential(1);
 }
 
+/** A share as a percentage, rounded to `digits` decimals but never to 0% or 100% unless it is
+ * exactly that: 0.998 of a gradient's elements zero is ">99%", not "100%" (which reads as an
+ * all-zero, dead gradient next to a non-zero norm), and 0.002 is "<1%", not "0%". */
+export function formatShare(fraction: number, digits = 0): string {
+  const pct = fraction * 100;
+  const unit = 10 ** -digits;
+  if (fraction > 0 && pct < unit / 2) return `<${unit.toFixed(digits)}%`;
+  if (fraction < 1 && pct >= 100 - unit / 2) return `>${(100 - unit).toFixed(digits)}%`;
+  return `${pct.toFixed(digits)}%`;
+}
+
 /** One line for a tooltip: "‖g‖ 1.2e-3 · max 4.0e-4 · mean 1.0e-5 · 12% zeros · 2 NaN". */
 export function statsLine(s: GradStats): string {
   const parts = [
@@ -69,7 +90,7 @@ export function statsLine(s: GradStats): string {
     `max ${formatNorm(s.max_abs)}`,
     `mean ${formatNorm(s.mean_abs)}`,
   ];
-  if (s.zero_fraction > 0) parts.push(`${Math.round(s.zero_fraction * 100)}% zeros`);
+  if (s.zero_fraction > 0) parts.push(`${formatShare(s.zero_fraction)} zeros`);
   if (s.nan > 0) parts.push(`${s.nan} NaN`);
   if (s.inf > 0) parts.push(`${s.inf} Inf`);
   return parts.join(" \u00b7 ");
@@ -81,7 +102,7 @@ export function statsItems(s: GradStats): { label: string; value: string }[] {
     { label: "L2 norm", value: formatNorm(s.norm) },
     { label: "max |g|", value: formatNorm(s.max_abs) },
     { label: "mean |g|", value: formatNorm(s.mean_abs) },
-    { label: "zeros", value: `${(s.zero_fraction * 100).toFixed(1)}%` },
+    { label: "zeros", value: formatShare(s.zero_fraction, 1) },
     { label: "NaN", value: String(s.nan) },
     { label: "Inf", value: String(s.inf) },
   ];

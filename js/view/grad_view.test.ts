@@ -125,6 +125,58 @@ describe("gradient statistics in the drawing", () => {
     expect(gradOverview(buildIndex(fixture("lenet")))).toBeNull();
   });
 
+  it("a tooltip gives the norm of the step the slider colours the edge by, and names it", () => {
+    const { graph, nanEdge } = withStats();
+    const index = buildIndex(graph);
+    const vg = buildVisibleGraph(index, new Set(groupsToDepth(index, 99)));
+    const ve = vg.edgeById.get(nanEdge)!;
+    const at = (k: number | null): string[] => edgeTooltip(index, ve, "backward", k);
+    // Step 7 (position 0): coloured by its norm 100, not by the last step's 1 with 4 NaN.
+    expect(at(0)).toContain("step 7: \u2016g\u2016 1.0e+2");
+    expect(at(0).join("\n")).toContain("step 9: \u2016g\u2016 1.0e+0");
+    expect(at(0).findIndex((l) => l.startsWith("step 7"))).toBeLessThan(at(0).findIndex((l) => l.startsWith("step 9")));
+    expect(at(1)).toContain("step 8: no gradient recorded");
+    // The last step, or no slider: the edge's own statistics, as before.
+    expect(at(2)).toEqual(at(null));
+    expect(at(null).some((l) => l.startsWith("step "))).toBe(false);
+    // A collapsed layer holding the NaN edge: red at step 9 only, and its tooltip says so.
+    const closed = buildVisibleGraph(index, new Set(groupsToDepth(index, 0)));
+    const holds = (id: string): boolean => nodeTooltip(index, closed, id).join("\n").includes("4 NaN");
+    const group = closed.nodes.find((n) => n.kind === "group" && holds(n.id))!;
+    const groupTip = (k: number | null): string => nodeTooltip(index, closed, group.id, "backward", k).join("\n");
+    expect(groupTip(0)).toContain(
+      "step 7: max \u2016g\u2016 1.0e+2 \u00b7 step 9: max \u2016g\u2016 1.0e+0 \u00b7 4 NaN",
+    );
+    expect(groupTip(2)).toBe(groupTip(null));
+    expect(groupTip(null)).not.toContain("step");
+    const merged = { ...ve, edges: [ve.edges[0], graph.edges[0]] }; // two gradients drawn as one
+    expect(edgeTooltip(index, merged, "backward", 0)).toContain("step 7: largest \u2016g\u2016 1.0e+2");
+  });
+
+  it("says why an edge of a graph with statistics has none: complex, integer, no elements", () => {
+    const { graph } = withStats();
+    const [c, i, empty, plain] = graph.edges.slice(0, 4);
+    for (const e of [c, i, empty]) delete e.stats;
+    c.grad = { dtype: "complex64", shape: [2, 4], place: "cpu" };
+    i.grad = { dtype: "int64", shape: [3], place: "cpu" };
+    empty.grad = { dtype: "float32", shape: [0, 3], place: "cpu" };
+    const index = buildIndex(graph);
+    const vg = buildVisibleGraph(index, new Set(groupsToDepth(index, 99)));
+    const tip = (id: string): string => edgeTooltip(index, vg.edgeById.get(id)!).join("\n");
+    expect(tip(c.id)).toContain("no statistics: complex64 gradients are not reduced");
+    expect(tip(i.id)).toContain("no statistics: int64 gradients are not reduced");
+    expect(tip(empty.id)).toContain("no statistics: the gradient has no elements");
+    expect(tip(plain.id)).not.toContain("no statistics");
+    const why = inspect(index, vg, c.id)!.sections.find((x) => x.title === "Gradient statistics");
+    expect(why?.items[0].value).toContain("complex64");
+    // A graph without statistics says nothing of them.
+    const bare = fixture("lenet");
+    bare.edges[0].grad = { dtype: "complex64", shape: [2], place: "cpu" };
+    const bareIndex = buildIndex(bare);
+    const bareVg = buildVisibleGraph(bareIndex, new Set(groupsToDepth(bareIndex, 99)));
+    expect(edgeTooltip(bareIndex, bareVg.edgeById.get(bare.edges[0].id)!).join("\n")).not.toContain("statistics");
+  });
+
   it("draws a sparkline on a log scale, broken where a step is missing", () => {
     const line = sparkline([1, 10, null, 100, 1000], 100, 20);
     // log10 0..3 over y 18..2; x steps of 24; the gap splits the line in two.

@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from explorer_page import GRAPH, Explorer
+from explorer_page import GRAPH, Explorer, hover_edge
 from lab_page import save_screenshot
 
 HERE = Path(__file__).resolve().parent
@@ -118,6 +118,15 @@ def test_the_step_slider_recolours_and_the_inspector_draws_a_sparkline(
     at_first = strokes(explorer)
     assert at_first[f"pvw-{nan}"] != RED_RGB  # step 0 had no NaN
     assert explorer.page.locator(f"{GRAPH} svg g.node.pvw-nonfinite").count() == 0
+    # Its tooltip gives step 0's norm (what its colour shows) first, then step 4's with NaN.
+    explorer.page.get_by_test_id("pvw-fit").click()  # the whole graph in view
+    explorer.page.wait_for_timeout(400)
+    hover_edge(explorer, f"pvw-{nan}")
+    tip = explorer.page.get_by_test_id("pvw-tooltip").inner_text().split("\n")
+    step0 = f"{graph['meta']['steps']['norm'][nan][0]:.1e}".replace("e-0", "e-")  # JS's 3.0e-1
+    assert f"step 0: \u2016g\u2016 {step0}" in tip, tip
+    assert any(line.startswith("step 4: ") and "NaN" in line for line in tip), tip
+    explorer.page.mouse.move(0, 0)
     explorer.redrawn(lambda: slider.fill("4"))
     assert strokes(explorer)[f"pvw-{nan}"] == RED_RGB
 
@@ -127,6 +136,42 @@ def test_the_step_slider_recolours_and_the_inspector_draws_a_sparkline(
     spark.wait_for(state="visible")
     assert spark.locator("circle").count() == 5
     assert "NaN/Inf" in inspector.inner_text()
+
+
+# WCAG contrast of each coloured edge's stroke against the widget's background, and the
+# legend swatches' colours (computed: a dark theme redraws both).
+DARK_JS = """(sel) => {
+  const probe = document.createElement("canvas").getContext("2d");
+  const rgb = (css) => {
+    probe.fillStyle = "#000"; probe.fillStyle = css; probe.fillRect(0, 0, 1, 1);
+    return Array.from(probe.getImageData(0, 0, 1, 1).data.slice(0, 3)); };
+  const lum = (c) => { const [r, g, b] = rgb(c).map((v) => (v /= 255) <= 0.03928 ? v / 12.92
+    : ((v + 0.055) / 1.055) ** 2.4); return 0.2126 * r + 0.7152 * g + 0.0722 * b; };
+  const root = document.querySelector(sel).closest("[data-testid=pvw-root]");
+  const bg = lum(getComputedStyle(root).backgroundColor);
+  const edges = {};
+  for (const g of document.querySelectorAll(`${sel} svg g.edge.pvw-graded`)) {
+    const c = getComputedStyle(g.querySelector("path")).stroke, l = lum(c);
+    edges[c] = (Math.max(l, bg) + 0.05) / (Math.min(l, bg) + 0.05);
+  }
+  const swatches = [...root.querySelectorAll("[data-testid=pvw-grad-legend] i")]
+    .map((i) => getComputedStyle(i).backgroundColor);
+  return { edges, swatches };
+}"""
+
+
+def test_in_the_dark_theme_every_coloured_edge_stands_out(explorer: Explorer) -> None:
+    """The ramp's darkest stop (#440154) was 1.2:1 against JupyterLab Dark's background: the
+    smallest gradients' edges vanished. Each edge keeps a legend colour."""
+    explorer.set_expanded("w.expand_all()")
+    try:
+        explorer.set_theme("JupyterLab Dark")
+        dark = explorer.page.evaluate(DARK_JS, GRAPH)
+    finally:
+        explorer.set_theme("JupyterLab Light")
+    assert len(dark["edges"]) >= 5, dark
+    assert min(dark["edges"].values()) >= 3, [k for k, v in dark["edges"].items() if v < 3]
+    assert set(dark["edges"]) <= set(dark["swatches"]), dark
 
 
 def test_screenshot(explorer: Explorer) -> None:

@@ -71,13 +71,18 @@ def merged(x: list[float], y: list[float]) -> list[float]:
     return [math.hypot(x[0], y[0]), max(x[1], y[1]), *(p + q for p, q in zip(x[2:], y[2:]))]
 
 
+#: Below this largest |x|, float32 squares lose precision or underflow to 0 (a gradient of
+#: 1e-30s had norm 0, drawn as an all-zero edge): such values are scaled by their maximum.
+TINY = 2.0**-60
+
+
 def array_stats(a: np.ndarray, buffer: np.ndarray) -> list[float]:
     """The statistics of flat float array ``a``; ``buffer``: CHUNK elements of ``a``'s dtype
     that may be overwritten. Read chunk by chunk: each chunk's |x| stays in the core's cache
     for the four reductions that read it, so memory is read about once."""
     if a.size <= CHUNK:  # most gradients: one chunk, no totals to keep
         squares, *rest = _chunk_stats(a, buffer)
-        if math.isfinite(squares):
+        if math.isfinite(squares) and not 0 < rest[0] < TINY:
             return [math.sqrt(squares), *map(float, rest)]
     squares = top = total = 0.0
     zeros = nan = nonfinite = 0
@@ -88,7 +93,7 @@ def array_stats(a: np.ndarray, buffer: np.ndarray) -> list[float]:
         total += part[2]
         zeros, nan, nonfinite = zeros + part[3], nan + part[4], nonfinite + part[5]
     norm = math.sqrt(squares)
-    if not math.isfinite(norm):  # finite values whose squares overflow: scale them
+    if not math.isfinite(norm) or 0 < top < TINY:  # squares overflow or underflow: scaled
         norm = top * math.sqrt(
             sum(_scaled_squares(a[k : k + CHUNK], top) for k in range(0, a.size, CHUNK))
         )

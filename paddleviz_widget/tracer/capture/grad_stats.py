@@ -63,9 +63,12 @@ def _reduce(paddle: Any, t: Any) -> tuple[Any, Any]:
     finite = paddle.isfinite(x)
     a = paddle.where(finite, x, zero).abs()
     top = a.max() if x.size > 0 else zero
-    scaled = paddle.square(a / paddle.maximum(top, paddle.full([], 1e-30, x.dtype))).sum()
+    # Scaled by the same divisor the norm is multiplied back by (a largest |x| below 1e-30
+    # was divided by 1e-30 but multiplied by itself: a 1e-35 gradient's norm 1e5 too small).
+    scale = paddle.maximum(top, paddle.full([], 1e-30, x.dtype))
+    scaled = paddle.square(a / scale).sum()
     top64 = top.astype("float64")
-    sizes = paddle.stack([top64 * paddle.sqrt(scaled.astype("float64")), top64,
+    sizes = paddle.stack([scale.astype("float64") * paddle.sqrt(scaled.astype("float64")), top64,
                           a.sum(dtype="float64")])  # fmt: skip
     counts = paddle.stack([(x == zero).sum(), paddle.isnan(x).sum(), (~finite).sum()])
     return sizes, counts

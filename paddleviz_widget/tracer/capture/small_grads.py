@@ -18,6 +18,8 @@ from typing import Any
 
 import numpy as np
 
+from .cpu_reduce import TINY
+
 # Elements: above this a gradient is read in place (cpu_reduce.py), whose ~30 us of calls are
 # then small against the reading; below, the copy and the shared reduction are cheaper.
 LIMIT = 1 << 12
@@ -121,6 +123,12 @@ def _squares(a: np.ndarray) -> np.ndarray:
     return np.square(a, dtype=np.float64) if a.size and a.max() >= 2.0**63 else np.square(a)
 
 
+def _tiny_rows(res: np.ndarray) -> np.ndarray:
+    """Rows whose largest |x| is below TINY: their float32 squares underflowed (a gradient of
+    1e-30s had norm 0), so their norm is summed again from float64 squares."""
+    return np.flatnonzero((res[:, 1] > 0) & (res[:, 1] < TINY))
+
+
 def _block_rows(block: np.ndarray) -> np.ndarray:
     """[norm, max_abs, abs_sum, zeros, nan, non-finite] of each row of a 2-D block, over the
     finite elements."""
@@ -132,6 +140,9 @@ def _block_rows(block: np.ndarray) -> np.ndarray:
         a[~finite] = 0
     res[:, 0] = np.sqrt(_squares(a).sum(axis=1, dtype=np.float64))
     res[:, 1] = a.max(axis=1)
+    tiny = _tiny_rows(res)
+    if tiny.size:
+        res[tiny, 0] = np.sqrt(np.square(a[tiny], dtype=np.float64).sum(axis=1))
     res[:, 2] = a.sum(axis=1, dtype=np.float64)
     res[:, 3] = (a == 0).sum(axis=1) - res[:, 5]
     return res
@@ -149,6 +160,9 @@ def _segment_rows(flat: np.ndarray, sizes: np.ndarray) -> np.ndarray:
         a[~finite] = 0
     res[:, 0] = np.sqrt(np.add.reduceat(_squares(a), starts, dtype=np.float64))
     res[:, 1] = np.maximum.reduceat(a, starts)
+    tiny = _tiny_rows(res)
+    if tiny.size:
+        res[tiny, 0] = np.sqrt(np.add.reduceat(np.square(a, dtype=np.float64), starts))[tiny]
     res[:, 2] = np.add.reduceat(a, starts, dtype=np.float64)
     res[:, 3] = np.add.reduceat(a == 0, starts, dtype=np.int64) - res[:, 5]
     return res

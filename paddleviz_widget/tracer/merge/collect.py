@@ -223,6 +223,7 @@ def collect_annotations(
         ).notice
         merge_layer(ann, replayed)
     merge_layer(ann, _param_shaped_layer(ann, graph))
+    _keep_empty_params_unflagged(ann)
     closed = unread_program_nodes(walk.nodes, ann.programs)
     if closed:
         ann.notes.append(program_closed_notice(closed[0].name, len(closed)))
@@ -245,6 +246,16 @@ def _pylayers(walk: WalkResult, model: Any, records: list[BackwardRecord]) -> li
     live = describe_pylayers(walk, model)
     recorded = {i.ptr: i for r in records for i in r.pylayers if i.layer is not None}
     return [recorded.get(i.ptr, i) if i.layer is None else i for i in live]
+
+
+def _keep_empty_params_unflagged(ann: Annotations) -> None:
+    """A parameter with no elements (shape [0, 3]) is sent an uninitialized gradient, which
+    the statistics hooks cannot tell from none sent: it is not "no gradient reached it" (its
+    .grad is a [0, 3] tensor; problems() listed it, the page badged it "∅ grad")."""
+    for ptr in [p for p, status in ann.grad_status.items() if status == "none"]:
+        info = ann.params.get(ptr)
+        if info is not None and info.shape is not None and 0 in info.shape:
+            del ann.grad_status[ptr]
 
 
 def _unreached(
