@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from paddle_versions import HAS_POST_HOOKS
+from paddle_versions import HAS_POST_HOOKS, requires_post_hooks
 
 from paddleviz_widget.graph import CallSite, Graph, Node, ParamInfo
 from paddleviz_widget.graph.problems import Problem, find_problems, problems_text
@@ -101,3 +101,22 @@ def test_a_graph_without_statistics_says_nothing_was_checked():
         healthy = fc(x).sum()
         healthy.backward()
     assert str(GraphWidget(healthy).problems()) == "No problems found in this graph's gradients."
+
+
+@requires_post_hooks
+def test_edges_without_statistics_are_not_said_to_be_fine():
+    # An LSTM's fused weights reach its RNN node through one slot (a list): Paddle's hooks
+    # cannot see them, so "No problems found" would vouch for gradients nobody looked at.
+    import paddle
+
+    from paddleviz_widget import GraphWidget, trace
+
+    paddle.seed(0)
+    lstm = paddle.nn.LSTM(4, 8)
+    with trace(lstm, stats=True):
+        y, _ = lstm(paddle.randn([2, 3, 4]))
+        y.mean().backward()
+    text = str(GraphWidget(y).problems())
+    weights = sum(1 for p in lstm.parameters() if not p.stop_gradient)
+    assert f"{weights} edge(s) carried a gradient without them" in text
+    assert "not checked" in text

@@ -10,16 +10,23 @@ from ..gc_pause import gc_paused
 from ..graph.diff import diff_summary
 from ..graph.model import Graph
 from ..graph.parts import GraphParts
-from ..graph.problems import Problem, find_problems, has_statistics, problems_text
+from ..graph.problems import (
+    Problem,
+    find_problems,
+    has_statistics,
+    problems_text,
+    unchecked_edges,
+)
 from ..graph.summary import Summary, summarize
 from .diff import is_diff
 
 
 class Problems(list[Problem]):  # a list that prints readably
     checked = True  # the graph had statistics to check (has_statistics)
+    unchecked = 0  # edges with a gradient and no statistics (unchecked_edges)
 
     def __str__(self) -> str:
-        return problems_text(list(self), self.checked)
+        return problems_text(list(self), self.checked, self.unchecked)
 
     def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
         printer.text(str(self))
@@ -34,6 +41,7 @@ def problems(graph: Mapping[str, Any]) -> Problems:
     parts = _parts(graph)
     found = Problems(find_problems(parts))
     found.checked = has_statistics(parts)
+    found.unchecked = unchecked_edges(parts) if found.checked else 0
     return found
 
 

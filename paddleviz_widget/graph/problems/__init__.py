@@ -17,7 +17,14 @@ from .unreached import unreached
 from .vanishing import vanishing
 from .zeros import zeros
 
-__all__ = ["SEVERITIES", "Problem", "find_problems", "has_statistics", "problems_text"]
+__all__ = [
+    "SEVERITIES",
+    "Problem",
+    "find_problems",
+    "has_statistics",
+    "problems_text",
+    "unchecked_edges",
+]
 
 
 def find_problems(graph: GraphParts) -> list[Problem]:
@@ -42,13 +49,26 @@ def has_statistics(graph: GraphParts) -> bool:
     return any(e.stats is not None for e in graph.edges) or "problems" in graph.meta
 
 
-def problems_text(problems: list[Problem], checked: bool = True) -> str:
+def unchecked_edges(graph: GraphParts) -> int:
+    """Edges that carried a gradient without statistics (an LSTM's fused weights, a complex
+    or integer gradient, a to_static program's inside): nothing the rules could look at."""
+    return sum(1 for e in graph.edges if e.stats is None and e.grad is not None)
+
+
+def problems_text(problems: list[Problem], checked: bool = True, unchecked: int = 0) -> str:
     """One line each, for a terminal; information listed apart, after the problems.
     ``checked``: the graph had statistics (has_statistics); if not, nothing found means
-    nothing was looked at, and the text says so."""
+    nothing was looked at, and the text says so. ``unchecked``: of a graph that had, the
+    edges without (unchecked_edges): "no problems" is then said of the others only."""
     bad = [p.line() for p in problems if p.severity == "problem"]
     info = [p.line() for p in problems if p.severity != "problem"]
     nothing = "No problems found in this graph's gradients." if checked else NOT_CHECKED
+    if checked and unchecked:
+        nothing = (
+            f"No problems found in the gradients that have statistics; {unchecked} edge(s) "
+            "carried a gradient without them (the graph's notices say why), so those were "
+            "not checked."
+        )
     head = "\n".join(bad) if bad else nothing
     if info:
         head += "\nFor information (not problems):\n" + "\n".join(f"  {i}" for i in info)
