@@ -215,12 +215,15 @@ export function gradOverview(index: GraphIndex): Inspection | null {
   const sections: InfoSection[] = Array.isArray(graph.meta?.problems)
     ? findingSections(index, graphProblems(graph))
     : legacyProblems(index);
+  // With kept steps the slider may show another: these are the last step's, and say so.
+  const series = stepSeries(graph);
+  const at = series ? `, step ${series.index[series.index.length - 1]}` : "";
   sections.push({
-    title: `Largest \u2016g\u2016 (top ${TOP})`,
+    title: `Largest \u2016g\u2016 (top ${TOP}${at})`,
     items: extremeEdges(graph, TOP, "largest").map((e) => edgeRef(index, e)),
   });
   sections.push({
-    title: `Smallest \u2016g\u2016 (top ${TOP})`,
+    title: `Smallest \u2016g\u2016 (top ${TOP}${at})`,
     items: extremeEdges(graph, TOP, "smallest").map((e) => edgeRef(index, e)),
   });
   return {

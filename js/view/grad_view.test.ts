@@ -117,8 +117,8 @@ describe("gradient statistics in the drawing", () => {
     const overview = gradOverview(index)!;
     expect(overview.sections.map((x) => x.title)).toEqual([
       "Problems",
-      "Largest \u2016g\u2016 (top 10)",
-      "Smallest \u2016g\u2016 (top 10)",
+      "Largest \u2016g\u2016 (top 10, step 9)",
+      "Smallest \u2016g\u2016 (top 10, step 9)",
     ]);
     expect(overview.sections[1].items).toHaveLength(10);
     expect(overview.sections[1].items.every((i) => i.ref && index.edges.has(i.ref))).toBe(true);
