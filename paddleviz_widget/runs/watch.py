@@ -15,6 +15,7 @@ import os
 import sys
 import traceback
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from .anomalies import AnomalyFinder, thresholds_from
@@ -49,7 +50,9 @@ class RunWatch:
         if not isinstance(every, int) or every < 1:
             raise ValueError(f"every must be a whole number of steps >= 1, got {every!r}")
         self.model = model
-        self.run_dir = run_dir
+        # Absolute now: a script that changes directory (os.chdir, Hydra's run dir) while it
+        # trains must not move its log, nor split it between two directories.
+        self.run_dir = Path(run_dir).absolute()
         self.every = every
         self.thresholds = thresholds_from(thresholds)
         self.step = 0  # the step the next backward is
@@ -64,7 +67,7 @@ class RunWatch:
         self.ranks = recorded_ranks(ranks, self.job.world_size)
         self.recorded = not self.job.launched or self.ranks is None or self.job.rank in self.ranks
         if self.recorded:
-            check_run_dir(run_dir, self.job)  # before the training starts: the same on every rank
+            check_run_dir(self.run_dir, self.job)  # before the training; the same on every rank
 
     def ready(self, roots: list[Any]) -> bool:
         """Whether this backward is recorded: the model is known (or found now)."""
