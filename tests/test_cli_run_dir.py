@@ -40,6 +40,11 @@ JOBS = {
     "status": commands(
         {"train.py": SCRIPT}, [*CLI, "--run-dir", "r", "train.py", "5", "3"], env=ENV
     ),
+    "unwritable": commands(
+        {"train.py": SCRIPT, "notes": "a file"},
+        [*CLI, "--run-dir", "notes/r", "train.py", "2", "0"],
+        env=ENV,
+    ),
     "raises": commands(
         {"train.py": SCRIPT}, [*CLI, "--run-dir", "r", "train.py", "4", "raise"], env=ENV
     ),
@@ -48,6 +53,7 @@ USES = {
     "test_run_dir_logs_the_scripts_run": "logs",
     "test_run_dir_keeps_the_scripts_exit_status": "status",
     "test_a_script_that_raises_leaves_a_stopped_run_saying_why": "raises",
+    "test_a_run_dir_that_cannot_be_made_is_refused_before_the_script_runs": "unwritable",
 }
 
 
@@ -83,3 +89,10 @@ def test_a_script_that_raises_leaves_a_stopped_run_saying_why(ahead):
     assert run.steps.tolist() == list(range(4))
     assert run.meta["status"] == "stopped"
     assert run.meta["error"] == "RuntimeError: the data loader died"
+
+
+def test_a_run_dir_that_cannot_be_made_is_refused_before_the_script_runs(ahead):
+    """It ran the whole script, then said at its first step that the log stopped."""
+    tmp_path, (done,) = ahead("unwritable")
+    assert done.returncode == 1 and done.stdout == ""
+    assert f"cannot make the run log {tmp_path / 'notes' / 'r'}" in done.stderr

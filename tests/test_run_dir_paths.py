@@ -6,8 +6,9 @@ from __future__ import annotations
 import os
 
 import paddle
+import pytest
 
-from paddleviz_widget import open_run, trace
+from paddleviz_widget import RunLogError, open_run, trace
 
 
 def test_a_loop_that_changes_directory_keeps_its_log_where_it_was_named(tmp_path, monkeypatch):
@@ -32,3 +33,15 @@ def test_a_loop_that_changes_directory_keeps_its_log_where_it_was_named(tmp_path
     assert run.meta["status"] == "finished" and run.steps.tolist() == list(range(7))
     assert run.captured_steps == [0, 5]
     assert not any((tmp_path / "elsewhere").iterdir())
+
+
+def test_a_run_dir_that_cannot_be_made_is_refused_before_the_training(tmp_path):
+    """A file where a folder of the path should be (or a read-only filesystem: the same check,
+    tried by hand on a read-only tmpfs): trace() raised NotADirectoryError from inside the
+    writer; the CLI ran the whole script with no log (tests/test_cli_run_dir.py)."""
+    (tmp_path / "notes").write_text("a file")
+    model = paddle.nn.Linear(2, 2)
+    refused = pytest.raises(RunLogError, match="cannot make the run log .*notes is a file")
+    with refused, trace(model, stats=True, run_dir=tmp_path / "notes" / "exp1"):
+        model(paddle.ones([1, 2])).sum().backward()
+    assert model.weight.grad is None  # nothing ran

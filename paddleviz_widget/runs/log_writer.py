@@ -48,9 +48,14 @@ class RunLogWriter:
             )
         if self.path.exists() and not self.path.is_dir():
             raise RunLogError(f"{self.path} is a file, not a directory: give run_dir a folder")
-        (self.path / fmt.STEPS).mkdir(parents=True, exist_ok=True)
-        (self.path / fmt.CAPTURES).mkdir(exist_ok=True)
-        (self.path / fmt.DIGESTS).mkdir(exist_ok=True)
+        try:
+            for folder in (fmt.STEPS, fmt.CAPTURES, fmt.DIGESTS):
+                (self.path / folder).mkdir(parents=True, exist_ok=True)
+        except OSError as exc:  # a read-only filesystem, a file on the way, no permission
+            raise RunLogError(
+                f"cannot make the run log {self.path}: {exc.strerror or exc}: give run_dir a "
+                "folder you can write to"
+            ) from None
         import paddle
 
         self.meta: dict[str, Any] = {
