@@ -3,6 +3,7 @@ directory, and only if it can be written there (refused before the training othe
 
 from __future__ import annotations
 
+import json
 import os
 
 import paddle
@@ -45,3 +46,43 @@ def test_a_run_dir_that_cannot_be_made_is_refused_before_the_training(tmp_path):
     with refused, trace(model, stats=True, run_dir=tmp_path / "notes" / "exp1"):
         model(paddle.ones([1, 2])).sum().backward()
     assert model.weight.grad is None  # nothing ran
+
+
+def _claim(run_dir, barrier, results) -> None:
+    """A forked process: at the barrier, start a run log in ``run_dir`` (tests below)."""
+    from paddleviz_widget.runs.log_writer import RunLogWriter
+    from paddleviz_widget.runs.params import ParamInfo
+
+    params = [ParamInfo("fc.weight", "fc", (2,), "float32")]
+    barrier.wait()
+    try:
+        writer = RunLogWriter(run_dir, params=params, layers=["fc"], every=1, thresholds={})
+        said = json.dumps(["wrote", writer.meta["pid"]])
+    except RunLogError as error:
+        said = json.dumps(["refused", str(error)])
+    (results / str(os.getpid())).write_text(said)
+    os._exit(0)  # nothing more of this fork: its writer's files are what is checked
+
+
+def test_two_processes_starting_a_log_in_one_dir_at_once_one_is_refused(tmp_path):
+    """A command started twice on one run dir: both passed the "already holds a run log"
+    check before either wrote run.json (the CLI checks at start, writes at the first step),
+    then both wrote, their parts and captures mixed in one log, silently."""
+    import multiprocessing
+
+    context = multiprocessing.get_context("fork")
+    for round_ in range(4):
+        run_dir = tmp_path / f"run{round_}"
+        barrier, results = context.Barrier(2), tmp_path / f"said{round_}"
+        results.mkdir()
+        children = [context.Process(target=_claim, args=(run_dir, barrier, results))
+                    for _ in range(2)]  # fmt: skip
+        for child in children:
+            child.start()
+        for child in children:
+            child.join(60)
+        got = sorted(json.loads(f.read_text()) for f in results.iterdir())
+        assert [kind for kind, _ in got] == ["refused", "wrote"], got
+        assert "another process started one there at the same time" in got[0][1]
+        assert str(run_dir) in got[0][1]
+        assert open_run(run_dir).meta["pid"] == got[1][1]  # the log is the writer's own

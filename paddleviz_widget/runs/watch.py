@@ -20,6 +20,7 @@ from typing import Any
 
 from .anomalies import AnomalyFinder, thresholds_from
 from .clean_step import CleanStep
+from .errors import RunLogError
 from .format import flush_every, rank_dir
 from .job_rank import job_rank, recorded_ranks
 from .log_writer import RunLogWriter
@@ -173,10 +174,13 @@ class RunWatch:
 
     def fail(self, error: Exception) -> None:
         """Something of ours failed: say so once, stop recording; the training goes on."""
-        line = traceback.format_exception_only(type(error), error)[-1].strip()
-        where = self.writer.path if self.writer is not None else self.run_dir  # a rank's own dir
-        print(f"paddleviz_widget: run log {where} stopped at step {self.step}: {line}",
-              file=sys.stderr)  # fmt: skip
+        line = (str(error) if isinstance(error, RunLogError)
+                else traceback.format_exception_only(type(error), error)[-1].strip())  # fmt: skip
+        if self.writer is not None:  # (its path: a rank's own dir)
+            said = f"run log {self.writer.path} stopped at step {self.step}: {line}"
+        else:  # it never started: another log there is not this run's to call stopped
+            said = f"this run is not logged: {line}"
+        print(f"paddleviz_widget: {said}", file=sys.stderr)
         writer, self.writer, self._gave_up, self.model = self.writer, None, True, None
         summary = getattr(self, "_summary", None)
         if summary is not None:
