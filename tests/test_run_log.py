@@ -105,6 +105,21 @@ def test_parameter_without_gradient_is_absent_not_zero(tmp_path):
     assert frame["norm"].isna().tolist() == [False, True, False]
 
 
+def test_the_readmes_anomaly_read_works_on_a_run_without_anomalies(tmp_path):
+    """README: pd.read_json("runs/exp1/anomalies.jsonl", lines=True). The file was made at
+    the first anomaly only: on a healthy run (most runs), FileNotFoundError."""
+    import pandas as pd
+
+    w = _writer(tmp_path / "run")
+    w.write_step(0, np.ones(3), np.ones(3), np.zeros(3), np.zeros(3), 1.0)
+    assert pd.read_json(tmp_path / "run" / "anomalies.jsonl", lines=True).empty
+    w.write_anomaly({"step": 0, "kind": "spike", "layer": "l0", "params": ["l0.weight"],
+                     "value": 9.0, "threshold": 1.0, "message": "step 0: spike"})  # fmt: skip
+    w.close()
+    frame = pd.read_json(tmp_path / "run" / "anomalies.jsonl", lines=True)
+    assert frame["kind"].tolist() == ["spike"] and open_run(tmp_path / "run").problems()
+
+
 def test_a_second_run_into_the_same_dir_is_refused(tmp_path):
     _writer(tmp_path / "run").close()
     with pytest.raises(RunLogError, match="already holds a run log.*new"):

@@ -94,6 +94,9 @@ class RunLogWriter:
         self._tail_file: Any = None
         self._lines = TailLines(self._n)
         self._claim()
+        # There from the start, empty while none is found: what the README reads it with
+        # (pd.read_json(..., lines=True)) raised FileNotFoundError on a healthy run.
+        (self.path / fmt.ANOMALIES).touch()
         self._new_tail()
 
     # -- per step ---------------------------------------------------------------------------
