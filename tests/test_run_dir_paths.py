@@ -86,3 +86,18 @@ def test_two_processes_starting_a_log_in_one_dir_at_once_one_is_refused(tmp_path
         assert "another process started one there at the same time" in got[0][1]
         assert str(run_dir) in got[0][1]
         assert open_run(run_dir).meta["pid"] == got[1][1]  # the log is the writer's own
+
+
+def test_a_run_dir_under_home_written_with_a_tilde_is_there(tmp_path, monkeypatch):
+    """--run-dir=~/runs/x reaches the CLI unexpanded (the shell expands ~ only at a word's
+    start): the log went to a folder named "~" in the working directory, and
+    open_run("~/runs/x") said it does not exist."""
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    (tmp_path / "work").mkdir()
+    monkeypatch.chdir(tmp_path / "work")
+    model = paddle.nn.Linear(2, 2)
+    with trace(model, stats=True, run_dir="~/runs/x"):
+        model(paddle.ones([1, 2])).sum().backward()
+    assert open_run(tmp_path / "home" / "runs" / "x").steps.tolist() == [0]
+    assert open_run("~/runs/x").steps.tolist() == [0]
+    assert not any((tmp_path / "work").iterdir())

@@ -40,7 +40,8 @@ class RunLogWriter:
         steps per Parquet part (format.flush_every)."""
         import pyarrow as pa
 
-        self.path = Path(run_dir).absolute()  # its files stay there if the process chdirs
+        # (absolute: its files stay there if the process chdirs)
+        self.path = Path(run_dir).expanduser().absolute()
         if (self.path / fmt.META).exists():
             raise RunLogError(
                 f"{self.path} already holds a run log: give trace(run_dir=) or --run-dir a new "

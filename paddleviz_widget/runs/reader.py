@@ -28,7 +28,7 @@ _INT_STATS = ("nan", "inf")
 
 def open_run(path: str | os.PathLike[str]) -> RunLog:
     """The run log in directory ``path``; RunLogError names the path and the fix."""
-    return RunLog(Path(path))
+    return RunLog(Path(path).expanduser())  # ~: as pandas reads it too
 
 
 def read_meta(path: Path) -> dict[str, Any]:

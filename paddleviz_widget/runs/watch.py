@@ -51,9 +51,10 @@ class RunWatch:
         if not isinstance(every, int) or every < 1:
             raise ValueError(f"every must be a whole number of steps >= 1, got {every!r}")
         self.model = model
-        # Absolute now: a script that changes directory (os.chdir, Hydra's run dir) while it
-        # trains must not move its log, nor split it between two directories.
-        self.run_dir = Path(run_dir).absolute()
+        # ~ as the shell would (--run-dir=~/runs/x reaches us unexpanded). Absolute now: a
+        # script that changes directory (os.chdir, Hydra's run dir) while it trains must not
+        # move its log, nor split it between two directories.
+        self.run_dir = Path(run_dir).expanduser().absolute()
         self.every = every
         self.thresholds = thresholds_from(thresholds)
         self.step = 0  # the step the next backward is
