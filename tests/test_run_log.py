@@ -120,6 +120,31 @@ def test_the_readmes_anomaly_read_works_on_a_run_without_anomalies(tmp_path):
     assert frame["kind"].tolist() == ["spike"] and open_run(tmp_path / "run").problems()
 
 
+def test_a_run_dir_written_again_while_open_is_not_read_on_top_of_the_old_run(tmp_path):
+    """The directory deleted and a new run written there while a reader (an open explorer)
+    holds it: refresh() read the new run's parts on top of the old one's cached ones (steps
+    and losses of both, the old parameters), and said True."""
+    import shutil
+
+    from paddleviz_widget import trace
+
+    def watched_run(seed: int, steps: int) -> None:
+        paddle.seed(seed)
+        model = paddle.nn.Linear(4, 1)
+        with trace(model, stats=True, every=10, run_dir=tmp_path / "run"):
+            for _ in range(steps):
+                (model(paddle.randn([2, 4])) ** 2).mean().backward()
+                model.clear_gradients()
+
+    watched_run(0, 6)
+    run = open_run(tmp_path / "run")
+    shutil.rmtree(tmp_path / "run")
+    watched_run(1, 3)
+    with pytest.raises(RunLogError, match=f"{tmp_path / 'run'} now holds another run"):
+        run.refresh()
+    assert open_run(tmp_path / "run").steps.tolist() == [0, 1, 2]
+
+
 def test_a_second_run_into_the_same_dir_is_refused(tmp_path):
     _writer(tmp_path / "run").close()
     with pytest.raises(RunLogError, match="already holds a run log.*new"):
