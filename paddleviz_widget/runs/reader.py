@@ -19,7 +19,7 @@ from .digest import LayerGroups, summarise
 from .errors import RunLogError
 from .params import ParamInfo
 from .parts import Part
-from .status import effective_status
+from .status import effective_status, same_run
 
 __all__ = ["Anomaly", "ParamInfo", "RunLog", "RunLogError", "open_run"]
 
@@ -139,7 +139,7 @@ class RunLog:
         """Read what the writer added since; True if anything is new."""
         if (self.path / fmt.META).exists():
             meta = read_meta(self.path)
-            _same_run(self.path, self.meta, meta)
+            same_run(self.path, self.meta, meta)
             meta["status"] = effective_status(meta)
             self.meta = meta
         else:
@@ -362,22 +362,6 @@ class RunLog:
         if not folder.is_dir():
             return []
         return sorted(s for n in os.listdir(folder) if (s := fmt.capture_step(n)) is not None)
-
-
-# What tells one run from another in the same directory: its writer and when it started.
-_IDENTITY = ("started", "pid", "host", "run_id", "rank")
-
-
-def _same_run(path: Path, old: dict[str, Any], new: dict[str, Any]) -> None:
-    """RunLogError when ``path`` now holds another run than the one read (deleted and
-    written again while open): its parts were read on top of the old run's, silently."""
-    if all(old.get(k) == new.get(k) for k in _IDENTITY) and old["params"] == new["params"]:
-        return
-    raise RunLogError(
-        f"{path} now holds another run (started {new.get('started')}; the one read here "
-        f"started {old.get('started')}): open it again (open_run, GraphWidget.from_run) to "
-        "read the new run"
-    )
 
 
 def _whole_row(row: Any, n: int) -> bool:
