@@ -60,3 +60,10 @@ def test_a_graph_that_cannot_be_built_leaves_no_widget_open():
     with pytest.raises(TypeError):
         GraphWidget("y")
     assert set(_instances) == before
+
+
+@pytest.mark.parametrize("bad", [5, None, {"run_dir": "runs/exp1"}], ids=["int", "None", "dict"])
+def test_from_run_of_what_is_not_a_run_says_what_to_pass(bad):
+    """It raised AttributeError: 'int' object has no attribute 'steps'."""
+    with pytest.raises(TypeError, match=f"run log's directory .*not {type(bad).__name__}"):
+        GraphWidget.from_run(bad)

@@ -27,6 +27,15 @@ sys.exit(int(sys.argv[2]))
 """
 
 
+# A script with options of its own named like ours (--run-dir, --every)
+OWN = """\
+import sys, paddle
+from run_models import TinyMLP, train
+print(sys.argv[1:])
+model = TinyMLP()
+train(model, paddle.optimizer.SGD(1e-3, parameters=model.parameters()), 2)
+"""
+
 ENV = {**os.environ, "PYTHONPATH": os.pathsep.join([str(HERE.parent), str(HERE)])}
 CLI = [sys.executable, "-m", "paddleviz_widget"]
 # Each test's commands, in order, in a directory of its own (tests/ahead.py); the longest first.
@@ -40,6 +49,17 @@ JOBS = {
     "status": commands(
         {"train.py": SCRIPT}, [*CLI, "--run-dir", "r", "train.py", "5", "3"], env=ENV
     ),
+    "unwritable": commands(
+        {"train.py": SCRIPT, "notes": "a file"},
+        [*CLI, "--run-dir", "notes/r", "train.py", "2", "0"],
+        env=ENV,
+    ),
+    "own": commands(
+        {"own.py": OWN},
+        [*CLI, "--run-dir", "r", "own.py", "--run-dir", "ckpt", "--every", "7"],
+        [*CLI, "-o", "g.json", "own.py", "--run-dir", "ckpt"],
+        env=ENV,
+    ),
     "raises": commands(
         {"train.py": SCRIPT}, [*CLI, "--run-dir", "r", "train.py", "4", "raise"], env=ENV
     ),
@@ -48,6 +68,8 @@ USES = {
     "test_run_dir_logs_the_scripts_run": "logs",
     "test_run_dir_keeps_the_scripts_exit_status": "status",
     "test_a_script_that_raises_leaves_a_stopped_run_saying_why": "raises",
+    "test_a_scripts_own_run_dir_option_is_the_scripts": "own",
+    "test_a_run_dir_that_cannot_be_made_is_refused_before_the_script_runs": "unwritable",
 }
 
 
@@ -83,3 +105,22 @@ def test_a_script_that_raises_leaves_a_stopped_run_saying_why(ahead):
     assert run.steps.tolist() == list(range(4))
     assert run.meta["status"] == "stopped"
     assert run.meta["error"] == "RuntimeError: the data loader died"
+
+
+def test_a_run_dir_that_cannot_be_made_is_refused_before_the_script_runs(ahead):
+    """It ran the whole script, then said at its first step that the log stopped."""
+    tmp_path, (done,) = ahead("unwritable")
+    assert done.returncode == 1 and done.stdout == ""
+    assert f"cannot make the run log {tmp_path / 'notes' / 'r'}" in done.stderr
+
+
+def test_a_scripts_own_run_dir_option_is_the_scripts(ahead):
+    """Our options before the script: the script's own --run-dir/--every went to us (its
+    log written to ckpt, the script run without its arguments); with -o before the script, its
+    --run-dir turned the graph mode into the watch mode ("no such script: -o")."""
+    tmp_path, (watched, graph) = ahead("own")
+    assert watched.returncode == 0, watched.stderr
+    assert watched.stdout == "['--run-dir', 'ckpt', '--every', '7']\n"
+    assert open_run(tmp_path / "r").steps.tolist() == [0, 1] and not (tmp_path / "ckpt").exists()
+    assert graph.returncode == 0, graph.stderr
+    assert graph.stdout == "['--run-dir', 'ckpt']\n" and (tmp_path / "g.json").is_file()

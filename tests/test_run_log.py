@@ -105,6 +105,46 @@ def test_parameter_without_gradient_is_absent_not_zero(tmp_path):
     assert frame["norm"].isna().tolist() == [False, True, False]
 
 
+def test_the_readmes_anomaly_read_works_on_a_run_without_anomalies(tmp_path):
+    """README: pd.read_json("runs/exp1/anomalies.jsonl", lines=True). The file was made at
+    the first anomaly only: on a healthy run (most runs), FileNotFoundError."""
+    import pandas as pd
+
+    w = _writer(tmp_path / "run")
+    w.write_step(0, np.ones(3), np.ones(3), np.zeros(3), np.zeros(3), 1.0)
+    assert pd.read_json(tmp_path / "run" / "anomalies.jsonl", lines=True).empty
+    w.write_anomaly({"step": 0, "kind": "spike", "layer": "l0", "params": ["l0.weight"],
+                     "value": 9.0, "threshold": 1.0, "message": "step 0: spike"})  # fmt: skip
+    w.close()
+    frame = pd.read_json(tmp_path / "run" / "anomalies.jsonl", lines=True)
+    assert frame["kind"].tolist() == ["spike"] and open_run(tmp_path / "run").problems()
+
+
+def test_a_run_dir_written_again_while_open_is_not_read_on_top_of_the_old_run(tmp_path):
+    """The directory deleted and a new run written there while a reader (an open explorer)
+    holds it: refresh() read the new run's parts on top of the old one's cached ones (steps
+    and losses of both, the old parameters), and said True."""
+    import shutil
+
+    from paddleviz_widget import trace
+
+    def watched_run(seed: int, steps: int) -> None:
+        paddle.seed(seed)
+        model = paddle.nn.Linear(4, 1)
+        with trace(model, stats=True, every=10, run_dir=tmp_path / "run"):
+            for _ in range(steps):
+                (model(paddle.randn([2, 4])) ** 2).mean().backward()
+                model.clear_gradients()
+
+    watched_run(0, 6)
+    run = open_run(tmp_path / "run")
+    shutil.rmtree(tmp_path / "run")
+    watched_run(1, 3)
+    with pytest.raises(RunLogError, match=f"{tmp_path / 'run'} now holds another run"):
+        run.refresh()
+    assert open_run(tmp_path / "run").steps.tolist() == [0, 1, 2]
+
+
 def test_a_second_run_into_the_same_dir_is_refused(tmp_path):
     _writer(tmp_path / "run").close()
     with pytest.raises(RunLogError, match="already holds a run log.*new"):

@@ -20,19 +20,41 @@ from .script_runner import script_ending
 PROG = "python -m paddleviz_widget"
 
 
+_TAKES_VALUE = ("-o", "--output", "--step", "--run-dir", "--every", "--ranks")
+_TRAILING = ("--run-dir", "--every", "--ranks")
+
+
+def _is_run_dir(arg: str) -> bool:
+    return arg == "--run-dir" or arg.startswith("--run-dir=")
+
+
+def _leading(argv: list[str]) -> int:
+    """How many items of ``argv`` are our options before SCRIPT.py."""
+    i = 0
+    while i < len(argv) and argv[i].startswith("-"):
+        i += 1 if "=" in argv[i] or argv[i] not in _TAKES_VALUE else 2
+    return min(i, len(argv))
+
+
 def wants_run_dir(argv: list[str]) -> bool:
-    return any(a == "--run-dir" or a.startswith("--run-dir=") for a in argv)
+    """--run-dir among our options: before SCRIPT.py, or at the very end when no option of
+    ours came before it (a script's own --run-dir, among its arguments, is the script's)."""
+    lead = argv[: _leading(argv)]
+    if any(_is_run_dir(a) for a in lead):
+        return True
+    if any(a in ("-o", "--output") or a.startswith("--output=") for a in lead):
+        return False  # the graph mode, its options before the script: the rest is the script's
+    return "--run-dir" in _split(argv)[0]
 
 
 def _split(argv: list[str]) -> tuple[list[str], list[str]]:
-    """Our options (before SCRIPT.py, or --run-dir/--every at the very end) and the script's
-    command line."""
-    ours: list[str] = []
-    rest = list(argv)
-    while rest and rest[0].startswith("--"):
-        take = 1 if "=" in rest[0] else 2
-        ours, rest = ours + rest[:take], rest[take:]
-    while len(rest) >= 2 and rest[-2] in ("--run-dir", "--every", "--ranks"):
+    """Our options (before SCRIPT.py, or --run-dir/--every/--ranks at the very end when
+    --run-dir did not come before it) and the script's command line."""
+    n = _leading(argv)
+    ours, rest = list(argv[:n]), list(argv[n:])
+    if any(_is_run_dir(a) for a in ours):
+        return ours, rest  # the script's arguments are all its own (its --run-dir included)
+    while len(rest) >= 3 and rest[-2] in _TRAILING:
         ours, rest = ours + rest[-2:], rest[:-2]
     return ours, rest
 

@@ -40,7 +40,8 @@ class RunLogWriter:
         steps per Parquet part (format.flush_every)."""
         import pyarrow as pa
 
-        self.path = Path(run_dir)
+        # (absolute: its files stay there if the process chdirs)
+        self.path = Path(run_dir).expanduser().absolute()
         if (self.path / fmt.META).exists():
             raise RunLogError(
                 f"{self.path} already holds a run log: give trace(run_dir=) or --run-dir a new "
@@ -48,9 +49,14 @@ class RunLogWriter:
             )
         if self.path.exists() and not self.path.is_dir():
             raise RunLogError(f"{self.path} is a file, not a directory: give run_dir a folder")
-        (self.path / fmt.STEPS).mkdir(parents=True, exist_ok=True)
-        (self.path / fmt.CAPTURES).mkdir(exist_ok=True)
-        (self.path / fmt.DIGESTS).mkdir(exist_ok=True)
+        try:
+            for folder in (fmt.STEPS, fmt.CAPTURES, fmt.DIGESTS):
+                (self.path / folder).mkdir(parents=True, exist_ok=True)
+        except OSError as exc:  # a read-only filesystem, a file on the way, no permission
+            raise RunLogError(
+                f"cannot make the run log {self.path}: {exc.strerror or exc}: give run_dir a "
+                "folder you can write to"
+            ) from None
         import paddle
 
         self.meta: dict[str, Any] = {
@@ -88,7 +94,10 @@ class RunLogWriter:
         self._groups = LayerGroups(self._layer_index, len(layers))
         self._tail_file: Any = None
         self._lines = TailLines(self._n)
-        self._write_meta()
+        self._claim()
+        # There from the start, empty while none is found: what the README reads it with
+        # (pd.read_json(..., lines=True)) raised FileNotFoundError on a healthy run.
+        (self.path / fmt.ANOMALIES).touch()
         self._new_tail()
 
     # -- per step ---------------------------------------------------------------------------
@@ -179,6 +188,36 @@ class RunLogWriter:
 
     def _write_meta(self) -> None:
         fmt.write_json_atomic(self.path / fmt.META, self.meta)
+
+    def _claim(self) -> None:
+        """The first run.json, made only where there is none: of two processes given the same
+        run dir at once (a command started twice), one writes and the other is refused. The
+        exists() check above alone let both write, their parts and captures mixed in one log.
+        A hard link is atomic and refused over an existing file, NFS included."""
+        target = self.path / fmt.META
+        tmp = target.with_name(f".{fmt.META}.{socket.gethostname()}.{os.getpid()}.claim")
+        data = json.dumps(self.meta, indent=1).encode()
+        try:
+            with open(tmp, "wb") as f:
+                f.write(data)
+                f.flush()
+                os.fsync(f.fileno())
+            try:
+                os.link(tmp, target)
+            except FileExistsError:
+                raise
+            except OSError:  # a filesystem without hard links: create it exclusively
+                with open(target, "xb") as f:
+                    f.write(data)
+                    f.flush()
+                    os.fsync(f.fileno())
+        except FileExistsError:
+            raise RunLogError(
+                f"{self.path} already holds a run log: another process started one there at "
+                "the same time; give each run its own directory (trace(run_dir=) or --run-dir)"
+            ) from None
+        finally:
+            tmp.unlink(missing_ok=True)
 
     def _new_tail(self) -> None:
         """An empty tail replaces the old one only once its steps are in a part."""

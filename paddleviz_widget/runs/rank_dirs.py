@@ -22,6 +22,7 @@ def check_run_dir(run_dir: str | os.PathLike[str], job: JobRank) -> None:
     path = Path(run_dir)
     if path.exists() and not path.is_dir():
         raise RunLogError(f"{path} is a file, not a directory: give run_dir a folder")
+    check_writable(path)
     if not path.is_dir():
         return
     ranked = _rank_logs(path)
@@ -46,6 +47,23 @@ def check_run_dir(run_dir: str | os.PathLike[str], job: JobRank) -> None:
         raise RunLogError(
             f"{path} holds rank logs of another job (run_id {', '.join(ids)}: "
             f"{_listed(sorted(others))}); this job is {job.run_id}: {NEW_DIR}"
+        )
+
+
+def check_writable(path: Path) -> None:
+    """RunLogError unless the run log can be made at ``path``: its nearest existing ancestor
+    (itself, if it exists) is a directory this process may write into. Checked before the
+    training: else the CLI's script trained with no log, said only at its first step."""
+    there = path
+    while not there.exists() and there.parent != there:
+        there = there.parent
+    if not there.is_dir():
+        raise RunLogError(f"cannot make the run log {path}: {there} is a file, not a directory: "
+                          "give run_dir a folder")  # fmt: skip
+    if not os.access(there, os.W_OK | os.X_OK):
+        raise RunLogError(
+            f"cannot make the run log {path}: {there} cannot be written (a read-only "
+            "filesystem, or no permission): give run_dir a folder you can write to"
         )
 
 

@@ -74,12 +74,13 @@ def is_ranked(path: str | os.PathLike[str]) -> bool:
 
 def open_any(path: str | os.PathLike[str]) -> RunLog | RankedRun:
     """A multi-rank run when ``path`` holds rank-NNNNN/ logs, else the run log there."""
-    return open_ranks(path) if is_ranked(path) else RunLog(Path(path))
+    path = Path(path).expanduser()  # ~: as pandas reads it too
+    return open_ranks(path) if is_ranked(path) else RunLog(path)
 
 
 def open_ranks(path: str | os.PathLike[str]) -> RankedRun:
     """The multi-rank run in ``path``; RunLogError names the ranks concerned and the fix."""
-    return RankedRun(Path(path))
+    return RankedRun(Path(path).expanduser())
 
 
 def _span(ranks: Any) -> str:

@@ -20,7 +20,7 @@ from .digest import LayerGroups, summarise
 from .errors import RunLogError
 from .params import ParamInfo
 from .parts import Part
-from .status import effective_status
+from .status import effective_status, same_run
 
 __all__ = ["Anomaly", "ParamInfo", "RunLog", "RunLogError", "open_run"]
 
@@ -29,7 +29,7 @@ _INT_STATS = ("nan", "inf")
 
 def open_run(path: str | os.PathLike[str]) -> RunLog:
     """The run log in directory ``path``; RunLogError names the path and the fix."""
-    return RunLog(Path(path))
+    return RunLog(Path(path).expanduser())  # ~: as pandas reads it too
 
 
 def read_meta(path: Path) -> dict[str, Any]:
@@ -141,6 +141,7 @@ class RunLog:
         """Read what the writer added since; True if anything is new."""
         if (self.path / fmt.META).exists():
             meta = read_meta(self.path)
+            same_run(self.path, self.meta, meta)
             meta["status"] = effective_status(meta)
             self.meta = meta
         else:

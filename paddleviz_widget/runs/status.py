@@ -1,10 +1,14 @@
-"""A run's status as the reader sees it: "running" only while its writer is alive."""
+"""A run as the reader sees it: "running" only while its writer is alive; the same run as
+the one read before, or another written into its directory since."""
 
 from __future__ import annotations
 
 import os
 import socket
+from pathlib import Path
 from typing import Any
+
+from .errors import RunLogError
 
 
 def effective_status(meta: dict[str, Any]) -> str:
@@ -23,3 +27,19 @@ def effective_status(meta: dict[str, Any]) -> str:
     except PermissionError:
         pass  # someone else's live process
     return status
+
+
+# What tells one run from another in the same directory: its writer and when it started.
+_IDENTITY = ("started", "pid", "host", "run_id", "rank")
+
+
+def same_run(path: Path, old: dict[str, Any], new: dict[str, Any]) -> None:
+    """RunLogError when ``path`` now holds another run than the one read (deleted and
+    written again while open): its parts were read on top of the old run's, silently."""
+    if all(old.get(k) == new.get(k) for k in _IDENTITY) and old["params"] == new["params"]:
+        return
+    raise RunLogError(
+        f"{path} now holds another run (started {new.get('started')}; the one read here "
+        f"started {old.get('started')}): open it again (open_run, GraphWidget.from_run) to "
+        "read the new run"
+    )

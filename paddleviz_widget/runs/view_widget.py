@@ -43,6 +43,12 @@ def load_run(run: str | os.PathLike[str] | RunLike) -> RunLike | RankedRun:
     one already, else the reader's ``open_run`` / ``open_ranks``."""
     if isinstance(run, (str, os.PathLike)):
         return open_any(run)
+    if not all(hasattr(run, name) for name in ("steps", "params", "refresh", "param_stat")):
+        raise TypeError(  # (it raised AttributeError: 'int' object has no attribute 'steps')
+            f"from_run takes a run log's directory (a str or path: the run_dir of "
+            f"trace(..., run_dir=) or --run-dir) or what open_run returned, not "
+            f"{type(run).__name__}"
+        )
     return run
 
 

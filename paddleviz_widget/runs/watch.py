@@ -15,10 +15,12 @@ import os
 import sys
 import traceback
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from .anomalies import AnomalyFinder, thresholds_from
 from .clean_step import CleanStep
+from .errors import RunLogError
 from .format import flush_every, rank_dir
 from .job_rank import job_rank, recorded_ranks
 from .log_writer import RunLogWriter
@@ -49,7 +51,10 @@ class RunWatch:
         if not isinstance(every, int) or every < 1:
             raise ValueError(f"every must be a whole number of steps >= 1, got {every!r}")
         self.model = model
-        self.run_dir = run_dir
+        # ~ as the shell would (--run-dir=~/runs/x reaches us unexpanded). Absolute now: a
+        # script that changes directory (os.chdir, Hydra's run dir) while it trains must not
+        # move its log, nor split it between two directories.
+        self.run_dir = Path(run_dir).expanduser().absolute()
         self.every = every
         self.thresholds = thresholds_from(thresholds)
         self.step = 0  # the step the next backward is
@@ -64,7 +69,7 @@ class RunWatch:
         self.ranks = recorded_ranks(ranks, self.job.world_size)
         self.recorded = not self.job.launched or self.ranks is None or self.job.rank in self.ranks
         if self.recorded:
-            check_run_dir(run_dir, self.job)  # before the training starts: the same on every rank
+            check_run_dir(self.run_dir, self.job)  # before the training; the same on every rank
 
     def ready(self, roots: list[Any]) -> bool:
         """Whether this backward is recorded: the model is known (or found now)."""
@@ -170,10 +175,13 @@ class RunWatch:
 
     def fail(self, error: Exception) -> None:
         """Something of ours failed: say so once, stop recording; the training goes on."""
-        line = traceback.format_exception_only(type(error), error)[-1].strip()
-        where = self.writer.path if self.writer is not None else self.run_dir  # a rank's own dir
-        print(f"paddleviz_widget: run log {where} stopped at step {self.step}: {line}",
-              file=sys.stderr)  # fmt: skip
+        line = (str(error) if isinstance(error, RunLogError)
+                else traceback.format_exception_only(type(error), error)[-1].strip())  # fmt: skip
+        if self.writer is not None:  # (its path: a rank's own dir)
+            said = f"run log {self.writer.path} stopped at step {self.step}: {line}"
+        else:  # it never started: another log there is not this run's to call stopped
+            said = f"this run is not logged: {line}"
+        print(f"paddleviz_widget: {said}", file=sys.stderr)
         writer, self.writer, self._gave_up, self.model = self.writer, None, True, None
         summary = getattr(self, "_summary", None)
         if summary is not None:
