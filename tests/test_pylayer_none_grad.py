@@ -11,7 +11,7 @@ from pathlib import Path
 import paddle
 import pytest
 from dump_reader import read_dump_dir
-from paddle_versions import requires_paddle_33, requires_post_hooks
+from paddle_versions import HAS_DUMP, requires_paddle_33, requires_post_hooks
 
 from paddleviz_widget import build_graph, trace
 from paddleviz_widget.graph import nested_dict
@@ -101,8 +101,11 @@ def test_the_edge_is_bare_with_the_tracers_own_account(
     assert to_a[0].get("grad") is None, to_a[0]
     # Said as what it is, not as a graph traced wrong ("run backward() inside trace()").
     notices = doc["meta"].get("notices") or [doc["meta"].get("notice")]
-    assert any("1 edge(s) carried no gradient" in line for line in notices), notices
+    said = "1 edge(s) carried no gradient" if HAS_DUMP else " edge(s) from a PyLayer into a node"
+    assert any(said in str(line) for line in notices), notices
     assert not any("inside your" in str(line) for line in notices), notices
+    if not HAS_DUMP:
+        return
     # Paddle's dump of the same backward, untraced: that edge is not in it
     paddle.seed(0)
     fc = paddle.nn.Linear(4, 4)

@@ -12,7 +12,10 @@ in the hook's list is ambiguous) is left bare with one line saying why.
 
 from __future__ import annotations
 
+from collections import Counter
+
 from ..capture.stats_rows import BackwardStats
+from ..read.replay_safety import is_pylayer
 from ..read.walk import WalkResult
 from .annotate import Annotations, EdgeNote
 
@@ -20,6 +23,13 @@ UNSEEN_NOTICE = (
     "{n} edge(s) have no gradient shape: the GradNode hooks saw no gradient there (an input "
     "that needed none gets an uninitialised tensor), and Paddle's dump was not written for "
     "this backward (the hooks stood in for it)."
+)
+
+
+PYLAYER_UNSURE_NOTICE = (
+    "{n} edge(s) from a PyLayer into a node that other gradients reach too have no gradient "
+    "shape: its backward may have returned None there, and without Paddle's backward dump "
+    "(paddlepaddle>=3.3) what it sent cannot be told from what the others did."
 )
 
 
@@ -41,9 +51,20 @@ def hooks_layer(
     ptrs, leaves, edges = walk.ptrs, walk.accumulation, layer.edges
     sent, received = stats.grads.get, (stats.received if guess else {}).get
     unseen = 0
+    shared: Counter[int] | None = None  # senders per target, counted once when first needed
+    unsure = 0
     for source, target, slot in walk.edges:
         key = (ptrs[source], slot)
-        grad = sent(key) or received(ptrs[target])
+        grad = sent(key)
+        if grad is None and guess:
+            # A PyLayer may have returned None for this input: what a target with other
+            # senders received is theirs (Paddle < 3.3 writes no dump to say so).
+            if is_pylayer(walk.nodes[source].name):
+                shared = shared or Counter(t for _, t, _ in walk.edges)
+                if shared[target] > 1:
+                    unsure += 1
+                    continue
+            grad = received(ptrs[target])
         if grad is not None:
             edges[key] = EdgeNote(grad, None, "h")
         elif ptrs[target] not in leaves:
@@ -51,4 +72,6 @@ def hooks_layer(
     layer.sources.append("hooks")
     if instead_of_dump and unseen:
         layer.notes.append(UNSEEN_NOTICE.format(n=unseen))
+    if unsure:
+        layer.notes.append(PYLAYER_UNSURE_NOTICE.format(n=unsure))
     return layer
