@@ -97,6 +97,8 @@ def test_a_graph_without_statistics_says_nothing_was_checked():
             assert found == []
             assert str(found).startswith("No gradient statistics in this graph")
             assert "trace(model, stats=True)" in str(found)
+    if not HAS_POST_HOOKS:
+        return
     with trace(fc, stats=True):
         healthy = fc(x).sum()
         healthy.backward()

@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 import paddle
 import pytest
+from paddle_versions import HAS_POST_HOOKS
 
 from paddleviz_widget import RunLogError, open_run
 from paddleviz_widget.runs.log_writer import RunLogWriter
@@ -65,7 +66,8 @@ def test_sigkill_mid_run_reads_back_to_its_last_step(tmp_path, part_steps):
     np.testing.assert_array_equal(run.loss[: last + 1], [losses[s] for s in range(last + 1)])
     assert run.captured_steps[:5] == [0, 50, 100, 150, 200]
     last_graph = run.graph(run.captured_steps[-1])  # its problems are found now, on reading
-    assert "problems" in last_graph["meta"] and any(e.get("stats") for e in last_graph["edges"])
+    if HAS_POST_HOOKS:  # the capture's statistics (Paddle >= 3.0)
+        assert "problems" in last_graph["meta"] and any(e.get("stats") for e in last_graph["edges"])
     assert not np.isnan(run.param_stat("norm")).any()
     parts = list((run_dir / "steps").glob("part-*.parquet"))
     assert len(parts) >= 2 if part_steps else not parts  # 0-99, 100-199 (, ...) or none

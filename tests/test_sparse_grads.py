@@ -204,6 +204,7 @@ print(np.array_equal(plain, watched), run.meta["status"], run.steps.tolist(), ru
 """
 
 
+@requires_post_hooks  # the capture's forward check
 def test_watched_run_of_a_model_with_a_sparse_layer(tmp_path):
     """A paddle.sparse layer's output is left unread by the forward's NaN/Inf check of a full
     capture (its Tensor.numpy() made Paddle 3.3.1 segfault later, in that forward): the run is

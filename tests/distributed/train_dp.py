@@ -20,6 +20,7 @@ import argparse
 import json
 import os
 import time
+import zlib  # noqa: F401  before paddle, as the README says for Paddle 2.6
 from pathlib import Path
 
 import numpy as np
