@@ -62,15 +62,16 @@ def _series(seed: int, steps: int, n: int, layers: int) -> list[tuple[np.ndarray
 
 @pytest.mark.parametrize("compiled", [False, True])
 @pytest.mark.parametrize("seed", range(6))
-@pytest.mark.parametrize("window", [50, 7, 2])
-def test_cheaper_tests_find_what_the_direct_rules_find(seed, window, compiled):
+@pytest.mark.parametrize("window,warmup", [(50, 20), (7, 7), (2, 2), (7, 20)])
+def test_cheaper_tests_find_what_the_direct_rules_find(seed, window, warmup, compiled):
     """compiled: clean steps settled by grad_kernel.quiet_step (its history rows the same
-    bits as NumPy's)."""
+    bits as NumPy's). A warm-up longer than the window: rows leave it before any sort has
+    put them in the spikes' peak."""
     if compiled and kernel("quiet_step") is None:
         pytest.skip("llvmlite is not installed (the fast extra)")
     layers = 5 + seed
     params, names = _model(layers)
-    thresholds = thresholds_from({"spike_window": window, "spike_warmup": min(window, 20)})
+    thresholds = thresholds_from({"spike_window": window, "spike_warmup": warmup})
     fast = AnomalyFinder(params, names, thresholds, compiled=compiled)
     direct = DirectFinder(params, names, thresholds, compiled=False)
     assert (fast._quick is not None) == compiled
@@ -102,6 +103,30 @@ def test_spike_at_step_n_is_found_at_n_between_sorts_of_the_window():
             found += finder.check(step, norm, zero, zero, 0.5, clean=True)
         assert [(a.step, a.kind, a.layer) for a in found] == [(spike_at, "spike", "l2")]
         assert found[0].params == ["l2.p0", "l2.p1"]
+
+
+@pytest.mark.parametrize("compiled", [False, True])
+def test_a_spike_must_also_go_past_the_largest_earlier_norm(compiled):
+    """Norms of 30 in the first 5 steps, then ~1: 15x at step 100 stays under that peak (a
+    hard batch near convergence), 40x at step 150 goes past it (a spike); spike_peak set
+    near 0: the median alone, both."""
+    if compiled and kernel("quiet_step") is None:
+        pytest.skip("llvmlite is not installed (the fast extra)")
+    params, names = _model(3)
+    zero = np.zeros(len(params))
+    old = [(100, "l1"), (150, "l1"), (150, "")]  # the total too: 23x its median, < its peak
+    for given, want in [(None, [(150, "l1")]), ({"spike_peak": 1e-9}, old)]:
+        finder = AnomalyFinder(params, names, thresholds_from(given), compiled=compiled)
+        found = []
+        for step in range(200):
+            norm = np.full(len(params), 30.0 if step < 5 else 1.0 + 0.01 * (step % 7))
+            norm[2:4] *= {100: 15, 150: 40}.get(step, 1)
+            found += finder.check(step, norm, zero, zero, 0.5, clean=True)
+        assert [(a.step, a.layer) for a in found] == want
+        peak = "" if given is None else "1e-09x "
+        assert (
+            f"and over {peak}its largest earlier norm 42.43" in found[-2 if given else -1].message
+        )
 
 
 @pytest.mark.parametrize("compiled", [False, True])

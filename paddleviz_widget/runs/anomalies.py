@@ -8,8 +8,11 @@ run log's run.json):
 - ``spike``: a layer's gradient norm, or the total norm, above ``spike_factor`` times its
   median over the last ``spike_window`` finite steps and over the last ``spike_warmup`` ones
   (a real model's norms rise ~15x over its first tens of steps as it takes off from its
-  first plateau: not a spike), once ``spike_warmup`` steps were seen. Reported when it
-  starts; again only after the norm was back under the threshold.
+  first plateau: not a spike), and above ``spike_peak`` times the largest norm it had at
+  any earlier step (near convergence one batch of hard examples gives 10-20x the median
+  with the loss still falling, yet stays under the scale of the first steps; a real
+  explosion goes past anything the run has seen), once ``spike_warmup`` steps were seen.
+  Reported when it starts; again only after the norm was back under the threshold.
 - ``vanishing``: a layer's gradient norm below ``vanishing_ratio`` times the smaller of its
   neighbours' (the layers before and after it, in the model's order), or below
   ``vanishing_fraction`` times the step's largest layer norm (a gradual fall over many layers,
@@ -34,6 +37,8 @@ them (once the window is full, its columns are sorted every SORT_EVERY steps; d 
 since then, the k-th smallest of a column is at least the (k - d)-th smallest of the sorted
 copy). A norm under the threshold of that bound cannot be over the threshold of the median;
 only a step where some norm is not under it takes the exact medians (np.median, as always).
+The peak is in the sorted copy too (each row raised to spike_peak / spike_factor x the peak
+at the sort, which only grows), so quiet_step's IR, which reads those rows, needs no change.
 The vanishing rule likewise takes the exact path only when some layer is under the ratio of
 its neighbours' smaller norm or the fraction of the largest. The anomalies found are the
 same as the rules' words above compute directly (tests/test_run_anomalies.py).
@@ -42,11 +47,10 @@ same as the rules' words above compute directly (tests/test_run_anomalies.py).
 from __future__ import annotations
 
 import math
-from typing import Any
 
 import numpy as np
 
-from .anomaly import Anomaly
+from .anomaly import Anomaly, names_shown, nonfinite_anomaly
 from .grad_kernel import kernel
 from .params import ParamInfo
 
@@ -54,6 +58,7 @@ DEFAULT_THRESHOLDS: dict[str, float] = {
     "spike_factor": 10.0,
     "spike_window": 50,
     "spike_warmup": 20,
+    "spike_peak": 1.0,
     "vanishing_ratio": 1e-3,
     "vanishing_fraction": 1e-7,
 }
@@ -74,11 +79,6 @@ def thresholds_from(given: dict[str, float] | None) -> dict[str, float]:
             raise ValueError(f"threshold {name} must be a positive number, got {value!r}")
         values[name] = float(value)
     return values
-
-
-def _names(names: list[str], limit: int = 6) -> str:
-    shown = ", ".join(names[:limit])
-    return shown + (f" and {len(names) - limit} more" if len(names) > limit else "")
 
 
 class AnomalyFinder:
@@ -102,6 +102,11 @@ class AnomalyFinder:
         self._vanishing = np.zeros(len(layers), bool)
         # Never changed in place: the state after a step with nothing over its threshold.
         self._none_spiking, self._none_vanishing = self._spiking, self._vanishing
+        # the largest norm of the rows that left the window or were in it at a sort
+        self._peak = np.full(len(layers) + 1, -np.inf)
+        self._of_peak = self.t["spike_peak"] / self.t["spike_factor"]
+        warmup = self.t["spike_warmup"]
+        self._bounds_from = min(warmup, window), max(warmup, window)  # quiet_bounds'
         self._sorted = np.empty_like(self._history)  # the window's columns sorted, at some step
         self._sorted_ok = False
         self._replaced = 0  # rows of the window written since it was sorted
@@ -165,7 +170,9 @@ class AnomalyFinder:
                 self._vanishing = self._none_vanishing
             else:
                 found += self._vanishings(step, norms[:-1])
-        self._history[self._seen % len(self._history)] = norms
+        leaving = self._history[self._seen % len(self._history)]
+        np.fmax(self._peak, leaving, out=self._peak)  # NaN (no gradient, unwritten): ignored
+        leaving[:] = norms
         self._seen += 1
         self._replaced += 1
         return found
@@ -215,9 +222,11 @@ class AnomalyFinder:
         window = len(self._history)
         row, sorted_at, history_at = self._at[4:]
         bound = 0
-        if self._seen >= self.t["spike_warmup"]:
-            if self._seen < window:
-                return 0, 0  # the window is still filling: exact medians
+        if self._seen >= self._bounds_from[0]:
+            # the window still filling (exact medians), or a row about to be replaced that
+            # no sort has put in the peak yet (a warm-up longer than the window)
+            if self._seen < self._bounds_from[1]:
+                return 0, 0
             self._sort_if_due()
             bound = sorted_at + (self._low - self._replaced) * row
         return bound, history_at + self._seen % window * row
@@ -235,6 +244,10 @@ class AnomalyFinder:
         if not self._sorted_ok or self._replaced >= min(SORT_EVERY, self._low + 1):
             np.copyto(self._sorted, self._history)
             self._sorted.sort(axis=0)  # NaN last
+            # the peak in the bounds: max(bound, peak x spike_peak / spike_factor) stays <=
+            # the exact rule's max(median, the same of the peak now) (the peak only grows)
+            np.fmax(self._peak, np.fmax.reduce(self._history, axis=0), out=self._peak)
+            np.maximum(self._sorted, self._of_peak * self._peak, out=self._sorted)
             self._sorted_ok = True
             self._replaced = 0
 
@@ -275,26 +288,7 @@ class AnomalyFinder:
     # -- rules ------------------------------------------------------------------------------
     def _nonfinite(self, step: int, nan: np.ndarray, inf: np.ndarray, bad: np.ndarray,
                    loss: float | None) -> Anomaly:  # fmt: skip
-        which = [self.params[i] for i in np.flatnonzero(bad)]
-        names = [p.name for p in which]
-        counts = [f"{p.name} ({_counts(nan[i], inf[i])})" for p, i in
-                  zip(which, np.flatnonzero(bad))]  # fmt: skip
-        layers = list(dict.fromkeys(p.layer for p in which))
-        parts = []
-        if loss is not None and not np.isfinite(loss):
-            parts.append(f"the loss is {loss}")
-        if names:
-            shown = [layer or "(model)" for layer in layers]
-            where = f"layer{'s' if len(shown) > 1 else ''} {_names(shown, 3)}"
-            # the count before the layers: "in layers 0, 1, 3 parameters" read as layer 3
-            parts.append(f"NaN/Inf gradients in {len(names)} parameter"
-                         f"{'s' if len(names) > 1 else ''} of {where}: "
-                         f"{_names(counts)}")  # fmt: skip
-        return Anomaly(
-            step, "nonfinite", layers[0] if layers else "", names,
-            float(np.nansum(nan) + np.nansum(inf)), 0.0,
-            f"step {step}: first non-finite step: " + "; ".join(parts),
-        )  # fmt: skip
+        return nonfinite_anomaly(step, self.params, nan, inf, bad, loss)
 
     def _spikes(self, step: int, norms: np.ndarray) -> list[Anomaly]:
         window = len(self._history)
@@ -310,8 +304,10 @@ class AnomalyFinder:
         longer = np.isnan(recent) | ~(median < recent)  # a NaN median stays: no spike
         median = np.where(longer, median, recent)
         span = np.where(longer, len(seen), recent_n)
-        limit = self.t["spike_factor"] * median
+        peak = np.fmax(self._peak, np.fmax.reduce(self._history, axis=0))  # every earlier step
+        limit = self.t["spike_factor"] * np.maximum(median, self._of_peak * peak)
         over = norms > limit  # NaN compares False: no gradient, no spike
+        of_peak = "" if self.t["spike_peak"] == 1 else f"{self.t['spike_peak']:g}x "
         found = []
         for j in np.flatnonzero(over & ~self._spiking):
             total = j == len(self.layers)
@@ -323,8 +319,9 @@ class AnomalyFinder:
                 step, "spike", layer, params, float(norms[j]), float(limit[j]),
                 f"step {step}: spike in the {what}: {norms[j]:.4g}, "
                 f"{times} {median[j]:.4g} over the last "
-                f"{span[j]} steps (threshold {self.t['spike_factor']:g}x)"
-                + (f"; parameters {_names(params)}" if params else ""),
+                f"{span[j]} steps (threshold {self.t['spike_factor']:g}x) and over {of_peak}"
+                f"its largest earlier norm {peak[j]:.4g}"
+                + (f"; parameters {names_shown(params)}" if params else ""),
             ))  # fmt: skip
         self._spiking = over
         return found
@@ -362,7 +359,7 @@ class AnomalyFinder:
             found.append(Anomaly(
                 step, "vanishing", layer, self._params_of(j), float(norms[j]), limit,
                 f"step {step}: vanishing gradient in layer {layer or '(model)'}: norm "
-                f"{norms[j]:.3g}, {why}; parameters {_names(self._params_of(j))}",
+                f"{norms[j]:.3g}, {why}; parameters {names_shown(self._params_of(j))}",
             ))  # fmt: skip
         self._vanishing = now if now.any() else self._none_vanishing
         return found
@@ -380,12 +377,3 @@ def _medians(rows: np.ndarray) -> np.ndarray:
         active = rows[:, j][rows[:, j] != 0]
         median[j] = np.median(active) if len(active) >= MIN_ACTIVE else np.nan
     return median
-
-
-def _counts(nan: Any, inf: Any) -> str:
-    parts = []
-    if nan:
-        parts.append(f"{int(nan)} NaN")
-    if inf:
-        parts.append(f"{int(inf)} Inf")
-    return ", ".join(parts)

@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 KINDS = ("nonfinite", "spike", "vanishing")
 
 
@@ -45,3 +47,42 @@ def _num(x: float) -> float | None | str:
 
 def _float(x: Any) -> float:
     return float("nan") if x is None else float(x)
+
+
+def names_shown(names: list[str], limit: int = 6) -> str:
+    shown = ", ".join(names[:limit])
+    return shown + (f" and {len(names) - limit} more" if len(names) > limit else "")
+
+
+def nonfinite_anomaly(step: int, params: list[Any], nan: np.ndarray, inf: np.ndarray,
+                      bad: np.ndarray, loss: float | None) -> Anomaly:  # fmt: skip
+    """The ``nonfinite`` anomaly of a step: which parameters (ParamInfo), how many NaN/Inf."""
+    which = [params[i] for i in np.flatnonzero(bad)]
+    names = [p.name for p in which]
+    counts = [f"{p.name} ({_counts(nan[i], inf[i])})" for p, i in
+              zip(which, np.flatnonzero(bad))]  # fmt: skip
+    layers = list(dict.fromkeys(p.layer for p in which))
+    parts = []
+    if loss is not None and not np.isfinite(loss):
+        parts.append(f"the loss is {loss}")
+    if names:
+        shown = [layer or "(model)" for layer in layers]
+        where = f"layer{'s' if len(shown) > 1 else ''} {names_shown(shown, 3)}"
+        # the count before the layers: "in layers 0, 1, 3 parameters" read as layer 3
+        parts.append(f"NaN/Inf gradients in {len(names)} parameter"
+                     f"{'s' if len(names) > 1 else ''} of {where}: "
+                     f"{names_shown(counts)}")  # fmt: skip
+    return Anomaly(
+        step, "nonfinite", layers[0] if layers else "", names,
+        float(np.nansum(nan) + np.nansum(inf)), 0.0,
+        f"step {step}: first non-finite step: " + "; ".join(parts),
+    )  # fmt: skip
+
+
+def _counts(nan: Any, inf: Any) -> str:
+    parts = []
+    if nan:
+        parts.append(f"{int(nan)} NaN")
+    if inf:
+        parts.append(f"{int(inf)} Inf")
+    return ", ".join(parts)
