@@ -82,15 +82,17 @@ def main(argv: list[str]) -> int:
     if not script.is_file():
         parser.error(f"no such script: {script} (pass the path of a .py file)")
     from ..tracer.capture.session import TraceSession
-    from ..tracer.capture.stats_watch import stats_possible
+    from ..tracer.capture.stats_watch import post_hooks_available, say_no_capture_stats
     from ..tracer.capture.watched import discovering_watch
 
     # Statistics where Paddle has the hooks for them (>= 3.0; 2.6: the summary and the graphs,
     # said once). No VLOG: its cost, on every capture.
-    session = TraceSession(None, stats=stats_possible(watched=True), slots=False)
+    session = TraceSession(None, stats=post_hooks_available(), slots=False)
     try:  # the run dir and the launcher's environment checked before the script runs
         session.watch = watching = discovering_watch(options.run_dir, options.every, options.ranks)
         session.inert = not watching.recorded
+        if watching.recorded and not session.stats:
+            say_no_capture_stats()
         with session:
             status, watching.ended_by = script_ending(script, args)  # the run log says it
     except RunLogError as error:  # e.g. the directory already holds a run log

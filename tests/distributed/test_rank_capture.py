@@ -10,6 +10,7 @@ import re
 
 import numpy as np
 import pytest
+from paddle_versions import requires_post_hooks
 from rank_files import (
     anomalies,
     assert_rows_match_grads,
@@ -87,6 +88,7 @@ def test_nan_in_rank_2s_batch_at_step_5(launched):
         assert (first["step"], first["rank"], first["layer"]) == (5, r, "_layers.fc1")
 
 
+@requires_post_hooks  # the captures' unreached parameters come with their statistics
 def test_branch_only_rank_1_takes(launched):
     """find_unused_parameters=True: Paddle all-reduces zeros into the unused parameters, so
     after backward rank 0's p.grad of the branch is the synchronised one (the script's own
@@ -133,7 +135,8 @@ def test_cli_leaves_the_training_byte_identical(launched):
             assert a.files == b.files
             for key in a.files:
                 assert a[key].dtype == b[key].dtype and a[key].tobytes() == b[key].tobytes()
-        ours = _output(wrapped.worker_log(r))
+        # Paddle 2.6: one line of ours says the captures have no statistics (no post hooks)
+        ours = [x for x in _output(wrapped.worker_log(r)) if "no GradNode post hooks" not in x]
         where = rank_path(wrapped.run_dir, r)
         assert ours[-1] == f"paddleviz_widget: run log of {STEPS} steps in {where}"
         assert ours[:-1] == _output(plain.worker_log(r))

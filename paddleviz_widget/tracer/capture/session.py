@@ -88,11 +88,12 @@ class TraceSession:
         if steps is not None and not stats:
             raise ValueError("steps= keeps gradient statistics: use trace(model, stats=True, "
                              f"steps={steps})")  # fmt: skip
-        stats = stats and stats_possible(watched=run_dir is not None)  # Paddle 2.6: refused
-        self.stats = stats
         self.watch = watch_of(model, every, run_dir, thresholds, ranks)
         # A rank that trace(ranks=) leaves out: nothing is switched on, no per-step work.
         self.inert = self.watch is not None and not self.watch.recorded
+        # Paddle 2.6: refused, or a watched run without capture statistics (said once).
+        stats = stats and stats_possible(watched=self.watch is not None, say=not self.inert)
+        self.stats = stats
         if self.watch is not None and slots is None:
             self.slots = False  # watched runs: full captures without VLOG (its cost) unless asked
         self.history = StatsHistory(steps or 1) if stats else None

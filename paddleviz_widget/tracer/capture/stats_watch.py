@@ -64,7 +64,13 @@ NO_CAPTURE_STATS = (
 )
 
 
-def stats_possible(watched: bool) -> bool:
+def say_no_capture_stats() -> None:
+    import paddle
+
+    print(NO_CAPTURE_STATS.format(version=paddle.__version__), file=sys.stderr)
+
+
+def stats_possible(watched: bool, say: bool = True) -> bool:
     """trace(stats=True) on a Paddle without GradNode post hooks (2.6) is refused, rather than
     giving graphs without statistics whose every check would say nothing was checked; a
     watched run goes on without them (its summary needs none), said once on stderr."""
@@ -73,7 +79,8 @@ def stats_possible(watched: bool) -> bool:
     if post_hooks_available():
         return True
     if watched:
-        print(NO_CAPTURE_STATS.format(version=paddle.__version__), file=sys.stderr)
+        if say:  # not on a rank trace(ranks=) leaves out: it prints nothing
+            say_no_capture_stats()
         return False
     raise StatsUnavailableError(
         f"trace(stats=True) reads each gradient with GradNode post hooks, which paddlepaddle "
