@@ -75,28 +75,23 @@ def graph_pieces(graph: Mapping[str, Any]) -> dict[str, Any]:
         for start in range(0, len(items), PIECE_ITEMS)
     ]
     parts: list[dict[str, Any] | list[Any]] = [head, *(items for _, items in slices)]
-    if zlib_broken() is not None:  # Paddle 2.6 imported first in a script: JSON as it is
-        return _plain_pieces(parts, slices)
+    deflate = zlib_broken() is None  # Paddle 2.6 imported first in a script: JSON as it is
+    pieces = _deflated(parts) if deflate else [memoryview(json_bytes(p)) for p in parts]
+    out: dict[str, Any] = {"head": pieces[0], "nodes": [], "edges": [], "deflate": deflate}
+    for (key, _), piece in zip(slices, pieces[1:], strict=True):
+        out[key].append(piece)
+    return out
+
+
+def _deflated(parts: list[Any]) -> list[memoryview]:
     try:
         # zlib lets go of the GIL: the pieces are deflated on two threads while this one
         # encodes the next (llama-100k: ~0.1 s of deflating mostly hidden behind the encoding).
         with ThreadPoolExecutor(2, thread_name_prefix="pvw-deflate") as pool:
             done = [pool.submit(zlib.compress, json_bytes(p), DEFLATE_LEVEL) for p in parts]
-            pieces = [memoryview(f.result()) for f in done]
+            return [memoryview(f.result()) for f in done]
     except RuntimeError:  # no new thread (the interpreter is exiting): deflated on this one
-        pieces = [memoryview(zlib.compress(json_bytes(p), DEFLATE_LEVEL)) for p in parts]
-    out: dict[str, Any] = {"head": pieces[0], "nodes": [], "edges": [], "deflate": True}
-    for (key, _), piece in zip(slices, pieces[1:], strict=True):
-        out[key].append(piece)
-    return out
-
-
-def _plain_pieces(parts: list[Any], slices: list[tuple[str, list[Any]]]) -> dict[str, Any]:
-    pieces = [memoryview(json_bytes(p)) for p in parts]
-    out: dict[str, Any] = {"head": pieces[0], "nodes": [], "edges": [], "deflate": False}
-    for (key, _), piece in zip(slices, pieces[1:], strict=True):
-        out[key].append(piece)
-    return out
+        return [memoryview(zlib.compress(json_bytes(p), DEFLATE_LEVEL)) for p in parts]
 
 
 def graph_to_json(graph: Mapping[str, Any], widget: Any) -> Any:
