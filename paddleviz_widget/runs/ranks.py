@@ -25,7 +25,8 @@ from .digest_parts import read_digest_part
 from .errors import RunLogError
 from .params import ParamInfo
 from .reader import RunLog, read_meta
-from .status import effective_status
+from .status import effective_status, stopped_notes
+from .status import span as _span
 
 __all__ = ["RankFinding", "RankedRun", "is_ranked", "open_any", "open_ranks"]
 
@@ -81,17 +82,6 @@ def open_any(path: str | os.PathLike[str]) -> RunLog | RankedRun:
 def open_ranks(path: str | os.PathLike[str]) -> RankedRun:
     """The multi-rank run in ``path``; RunLogError names the ranks concerned and the fix."""
     return RankedRun(Path(path).expanduser())
-
-
-def _span(ranks: Any) -> str:
-    """[0, 1, 2, 3, 5, 7, 8] -> "0-3, 5, 7-8"."""
-    runs: list[list[int]] = []
-    for r in sorted(int(x) for x in ranks):
-        if runs and r == runs[-1][1] + 1:
-            runs[-1][1] = r
-        else:
-            runs.append([r, r])
-    return ", ".join(str(a) if a == b else f"{a}-{b}" for a, b in runs)
 
 
 def _by_value(metas: dict[int, dict[str, Any]], key: str) -> dict[str, list[int]]:
@@ -203,8 +193,9 @@ class RankedRun:
         return bool(self.waiting or self._running())
 
     def _note_state(self) -> None:
-        """``notes`` from the ranks' state now: chosen, still being written, not started."""
-        self.notes = list(self._chosen)
+        """``notes`` from the ranks' state now: chosen, stopped early, still being written,
+        not started."""
+        self.notes = list(self._chosen) + stopped_notes(self._metas)
         running, waiting = self._running(), self.waiting
         if running:
             self.notes.append(

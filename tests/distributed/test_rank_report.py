@@ -57,3 +57,19 @@ def test_a_rank_whose_log_went_elsewhere_is_named(launched):
     where = launched("disagree").run_dir / "from-rank-0"  # rank 1 wrote under from-rank-1
     with pytest.raises(RunLogError, match=r"\b1\b"):  # missing: rank 1, which `ranks` (all) says
         ranks_api.open_ranks(where)
+
+
+def test_a_rank_that_raised_and_the_rank_stopped_after_it_are_named(launched):
+    """Rank 1's script raises at step 3; the launcher then stops rank 0, waiting in that step's
+    all-reduce (its log left open). The report has no finding to make, but the notes say which
+    rank stopped, by what, and that the other's process is gone: before, nothing said the job
+    had died at all."""
+    job = launched("raises")
+    run = ranks_api.open_ranks(job.run_dir)
+    assert run.ranks == [0, 1] and run.report() == []
+    assert run.notes[0] == (
+        "rank 1 stopped by RuntimeError: planted failure at step 3: read up to its last step"
+    )
+    assert run.notes[1].startswith("rank 0 ended without closing its log (the process is gone")
+    assert len(run.notes) == 2
+    assert [run.rank(r).steps.tolist() for r in (0, 1)] == [[0, 1, 2], [0, 1, 2]]

@@ -7,7 +7,8 @@ Scenarios: healthy; nan (rank 2's batch holds a NaN at step NAN_STEP); branch (a
 rank 1 calls, DataParallel(find_unused_parameters=True)); nosync (the optimizer step of step
 NOSYNC_STEP taken inside DataParallel.no_sync()); stall (no DataParallel: rank 1 waits inside
 its trace() until rank 0's log is finished, so any collective of ours would hang rank 0);
-disagree (each rank gives trace() its own run dir).
+disagree (each rank gives trace() its own run dir); raises (rank 1's script raises at step
+RAISE_STEP, before its backward: the launcher then stops rank 0, waiting in the all-reduce).
 
 With --api-run-dir the script records itself (``with trace(dp, stats=True, run_dir=...)``);
 without it, it is the plain script the CLI wraps. Either way it writes its own oracle:
@@ -33,6 +34,8 @@ NAN_STEP = 5
 NAN_RANK = 2
 BRANCH_RANK = 1
 NOSYNC_STEP = 3
+RAISE_STEP = 3
+RAISE_RANK = 1
 COLLECTIVES = (
     "all_reduce", "all_gather", "all_gather_object", "barrier", "broadcast",
     "broadcast_object_list", "reduce", "scatter", "send", "recv", "alltoall",
@@ -85,6 +88,8 @@ def main():
             if scenario == "nan" and rank == NAN_RANK and step == NAN_STEP:
                 y[1, 3] = np.nan  # rank 2's loss goes NaN; the all-reduce spreads its gradient
             inputs = (paddle.to_tensor(x),)
+            if scenario == "raises" and rank == RAISE_RANK and step == RAISE_STEP:
+                raise RuntimeError(f"planted failure at step {step}")
             branch = scenario == "branch" and rank == BRANCH_RANK
             if scenario == "nosync" and step == NOSYNC_STEP:
                 with model.no_sync():  # the bug planted: a step on unsynchronised gradients
