@@ -218,6 +218,12 @@ class RankedRun:
             self._logs[r] = RunLog(self._dirs[r])
         return self._logs[r]
 
+    def no_sync(self, r: int) -> dict[int, bool | None]:
+        """Rank ``r``'s steps run under DataParallel.no_sync(): were their gradients kept for
+        the next backward (run.json's ``no_sync``, runs/no_sync.py)?"""
+        found = self._metas[r].get("no_sync")
+        return {int(s): c for s, c in found} if isinstance(found, list) else {}
+
     def rank_dir(self, r: int) -> Path:
         """Where rank ``r``'s log is."""
         return self._dirs[r]

@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
 import pytest
 from paddle_versions import requires_post_hooks
+from rank_files import assert_rows_match_grads, meta, script_grads
 
 from paddleviz_widget.errors import RunLogError
 
@@ -73,3 +75,25 @@ def test_a_rank_that_raised_and_the_rank_stopped_after_it_are_named(launched):
     assert run.notes[1].startswith("rank 0 ended without closing its log (the process is gone")
     assert len(run.notes) == 2
     assert [run.rank(r).steps.tolist() for r in (0, 1)] == [[0, 1, 2], [0, 1, 2]]
+
+
+def test_gradient_accumulation_under_no_sync_is_not_unsynced(launched):
+    """Paddle's gradient accumulation (each even step's forward and backward inside
+    DataParallel.no_sync(), the optimizer step after the odd one, under the CLI): the even
+    steps' gradients are each rank's own on purpose. Before, the report called them
+    "synchronised gradients differ ... (an optimizer step inside no_sync())". The planted bug
+    (the "nosync" job: the optimizer step taken on such gradients) is still found, worded."""
+    job = launched("accumulate")
+    for r in (0, 1):
+        assert_rows_match_grads(job.run_dir, job.out, r)
+        assert meta(job.run_dir, r)["no_sync"] == [[0, True], [2, True], [4, True], [6, True]]
+    grads = [script_grads(job.out, r) for r in (0, 1)]
+    differ = {s for (s, p) in grads[0] if not np.array_equal(grads[0][(s, p)], grads[1][(s, p)])}
+    assert differ == {0, 2, 4, 6}  # the oracle: the micro-steps' gradients are each rank's own
+    assert ranks_api.open_ranks(job.run_dir).report() == []
+
+    bug = launched("nosync")
+    assert meta(bug.run_dir, 0)["no_sync"] == [[3, False]]
+    (found,) = ranks_api.open_ranks(bug.run_dir).report()
+    assert found.kind == "unsynced" and found.step == 3
+    assert "no_sync() whose gradients were then stepped on or cleared" in str(found)

@@ -7,7 +7,9 @@ Scenarios: healthy; nan (rank 2's batch holds a NaN at step NAN_STEP); branch (a
 rank 1 calls, DataParallel(find_unused_parameters=True)); nosync (the optimizer step of step
 NOSYNC_STEP taken inside DataParallel.no_sync()); stall (no DataParallel: rank 1 waits inside
 its trace() until rank 0's log is finished, so any collective of ours would hang rank 0);
-disagree (each rank gives trace() its own run dir); raises (rank 1's script raises at step
+disagree (each rank gives trace() its own run dir); accumulate (gradient
+accumulation: each even step's forward and backward inside DataParallel.no_sync(), the
+optimizer step after the odd one); raises (rank 1's script raises at step
 RAISE_STEP, before its backward: the launcher then stops rank 0, waiting in the all-reduce).
 
 With --api-run-dir the script records itself (``with trace(dp, stats=True, run_dir=...)``);
@@ -95,10 +97,14 @@ def main():
                 with model.no_sync():  # the bug planted: a step on unsynchronised gradients
                     loss = _step(model, inputs, y, branch, grads, step)
                     opt.step()
+            elif scenario == "accumulate" and step % 2 == 0:
+                with model.no_sync():  # gradient accumulation: the next backward adds them up
+                    loss = _step(model, inputs, y, branch, grads, step)
             else:
                 loss = _step(model, inputs, y, branch, grads, step)
                 opt.step()
-            opt.clear_grad()
+            if scenario != "accumulate" or step % 2 == 1:
+                opt.clear_grad()
             losses.append(float(loss))
             print(f"rank {rank} step {step} loss {float(loss):.8f}", flush=True)
             if scenario == "stall" and rank == 0 and step == 0:
