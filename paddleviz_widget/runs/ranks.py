@@ -98,7 +98,17 @@ class RankedRun:
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        dirs = _rank_dirs(path)
+        made = _rank_dirs(path)
+        # A rank directory without run.json is a rank whose log has not begun (refresh() reads
+        # it once it has): its process is starting, or stopped first (killed while starting).
+        dirs = {r: d for r, d in made.items() if (d / fmt.META).exists()}
+        if made and not dirs:
+            raise RunLogError(
+                f"{path}: no rank's log has begun ({_listed_dirs(made)} hold"
+                f"{'s' if len(made) == 1 else ''} no {fmt.META}): "
+                "the ranks are starting (open again in a moment) or stopped before their "
+                "first step (each rank's output, the launcher's log/workerlog.N, says why)"
+            )
         if not dirs:
             if (path / fmt.META).exists():
                 raise RunLogError(f"{path} is a single-rank run log, not a multi-rank one: "
@@ -179,8 +189,10 @@ class RankedRun:
             f"{self.path}: rank{'s' if len(missing) > 1 else ''} {_span(missing)} of world "
             f"size {world} missing (ranks {_span(sorted(self._metas))} are there; the job "
             f"records {'all ranks' if recorded is None else 'ranks ' + _span(recorded)}): "
-            "a rank that has not started yet (open again once it has), or whose directory "
-            "is on another machine's disk (copy it here)"
+            "a rank that has not started yet (open again once it has), that stopped before "
+            "its log began (its output, the launcher's log/workerlog.N, says why), or whose "
+            f"directory is on another machine's disk (copy it here); one rank alone opens "
+            f"with open_run({str(fmt.rank_dir(self.path, min(self._metas)))!r})"
         )
 
     def _running(self) -> list[int]:
@@ -364,3 +376,8 @@ def _row_of(path: Path, at: int, n_layers: int) -> tuple[np.ndarray, np.ndarray]
             return got[0].astype(np.float32), got[1].astype(bool)
         start += rows
     return np.full(n_layers, np.nan, np.float32), np.zeros(n_layers, bool)
+
+
+def _listed_dirs(dirs: dict[int, Path]) -> str:
+    names = [d.name for _, d in sorted(dirs.items())]
+    return ", ".join(names[:4]) + (f" and {len(names) - 4} more" if len(names) > 4 else "")
