@@ -24,7 +24,7 @@ from .errors import RunLogError
 from .format import flush_every, rank_dir
 from .job_rank import job_rank, recorded_ranks
 from .log_writer import RunLogWriter
-from .no_sync import NoSync
+from .no_sync import NoSync, data_parallel_of
 from .params import layer_order, model_params
 from .rank_dirs import check_run_dir, siblings_message, siblings_seen
 from .rank_writer import RankLogWriter
@@ -77,7 +77,10 @@ class RunWatch:
         if self.writer is not None:
             return True
         if self.model is None and not self._gave_up:
-            self.model = _model_of(roots)
+            # The layer called in the forward names the capture's layer groups: a DataParallel
+            # around the one found (its parameters are the same) is the one to name them by.
+            found = _model_of(roots)
+            self.model = data_parallel_of(found) or found
             if self.model is None:
                 self._gave_up = True
                 print(f"paddleviz_widget: no run log written to {self.run_dir}: the first "

@@ -79,7 +79,8 @@ def test_a_rank_that_raised_and_the_rank_stopped_after_it_are_named(launched):
 
 def test_gradient_accumulation_under_no_sync_is_not_unsynced(launched):
     """Paddle's gradient accumulation (each even step's forward and backward inside
-    DataParallel.no_sync(), the optimizer step after the odd one, under the CLI): the even
+    DataParallel.no_sync(), the optimizer step after the odd one, under the CLI, the backward
+    called where the layer inside DataParallel is named first): the even
     steps' gradients are each rank's own on purpose. Before, the report called them
     "synchronised gradients differ ... (an optimizer step inside no_sync())". The planted bug
     (the "nosync" job: the optimizer step taken on such gradients) is still found, worded."""
@@ -91,6 +92,13 @@ def test_gradient_accumulation_under_no_sync_is_not_unsynced(launched):
     differ = {s for (s, p) in grads[0] if not np.array_equal(grads[0][(s, p)], grads[1][(s, p)])}
     assert differ == {0, 2, 4, 6}  # the oracle: the micro-steps' gradients are each rank's own
     assert ranks_api.open_ranks(job.run_dir).report() == []
+    # The CLI found the layer inside DataParallel first; it watches the DataParallel, whose
+    # forward names the captures' layer groups: each heatmap row (a layer) is a group of the
+    # graph (before: rows "fc1", groups "_layers.fc1", so a click on one found nothing).
+    log = ranks_api.open_ranks(job.run_dir).rank(0)
+    for step in log.captured_steps:
+        groups = {g["name"] for g in log.graph(step)["groups"]}
+        assert set(log.layers) <= groups, (log.layers, sorted(groups))
 
     bug = launched("nosync")
     assert meta(bug.run_dir, 0)["no_sync"] == [[3, False]]

@@ -20,6 +20,7 @@ planted: rank, step, layer, params), for assertions on any reader of the run dir
 """
 
 import argparse
+import contextlib
 import json
 import os
 import time
@@ -97,9 +98,15 @@ def main():
                 with model.no_sync():  # the bug planted: a step on unsynchronised gradients
                     loss = _step(model, inputs, y, branch, grads, step)
                     opt.step()
-            elif scenario == "accumulate" and step % 2 == 0:
-                with model.no_sync():  # gradient accumulation: the next backward adds them up
-                    loss = _step(model, inputs, y, branch, grads, step)
+            elif scenario == "accumulate":  # even steps: the next backward adds them up
+                with model.no_sync() if step % 2 == 0 else contextlib.nullcontext():
+                    # Here, not in _step: this frame names `net` before `model`, so the CLI
+                    # finds the layer inside DataParallel first (its parameters are the same)
+                    loss = ((model(*inputs) - paddle.to_tensor(y)) ** 2).mean()
+                    loss.backward()
+                _keep_grads(model, grads, step)
+                if step % 2 == 1:
+                    opt.step()
             else:
                 loss = _step(model, inputs, y, branch, grads, step)
                 opt.step()
@@ -124,15 +131,17 @@ def _step(model, inputs, y, branch, grads, step):
     pred = model(*inputs, branch=branch)
     loss = ((pred - paddle.to_tensor(y)) ** 2).mean()
     loss.backward()
-    for name, p in model.named_parameters():
-        if p.grad is not None:
-            grads[f"{step}/{name}"] = p.grad.numpy()
+    _keep_grads(model, grads, step)
     return loss
 
 
-def _recording(args, model, rank):
-    import contextlib
+def _keep_grads(model, grads, step):
+    for name, p in model.named_parameters():
+        if p.grad is not None:
+            grads[f"{step}/{name}"] = p.grad.numpy()
 
+
+def _recording(args, model, rank):
     if args.api_run_dir is None:
         return contextlib.nullcontext()
     from paddleviz_widget import trace
