@@ -61,6 +61,18 @@ def test_nan_in_rank_2s_batch_at_step_5(tmp_path, model):
     assert "step 5" in finding.message and "rank 2" in finding.message
 
 
+def test_a_nan_that_never_reached_a_loss_is_not_pinned_on_a_rank(tmp_path, model):
+    """Rank 1's batch holds a NaN a ReLU cuts off before the loss (seen in a real 2-rank
+    LeNet launch): every rank's gradients hold it after the all-reduce, no loss is NaN. It
+    said "ranks 0-3 went non-finite first", as if each had; it cannot tell, and says so."""
+    path, _ = _run(tmp_path, model, world_size=4, plant=Plant(nan=(1, 5), nan_loss=False))
+    (finding,) = open_ranks(path).report()
+    assert (finding.kind, finding.step, finding.ranks) == ("nonfinite", 5, [0, 1, 2, 3])
+    assert str(finding).startswith("step 5: NaN/Inf gradients on every rank at once and no ")
+    assert "the rank it came from is not in the logs" in str(finding)
+    assert "went non-finite first" not in str(finding)
+
+
 def test_branch_only_rank_1_takes(tmp_path, model):
     path, oracle = _run(tmp_path, model, world_size=2, plant=Plant(branch_rank=1))
     run = open_ranks(path)

@@ -121,6 +121,13 @@ def _nonfinite(run: RanksLike, steps: dict[int, dict[str, np.ndarray]]) -> list[
     layers = _layers_of(run, params)
     losses = ", ".join(f"rank {r}: {float(_at(steps[r], 'loss', step)):g}" for r in by_loss)
     words = [f"step {step}: {_ranks(named)} went non-finite first"]
+    if not by_loss and len(named) == len(run.ranks) > 1:  # every rank, none by its loss
+        words = [
+            f"step {step}: NaN/Inf gradients on every rank at once and no rank's loss "
+            "non-finite: DataParallel's all-reduce gives one rank's NaN/Inf to all, so the "
+            "rank it came from is not in the logs (a NaN/Inf input or activation that did not "
+            "reach the loss, e.g. cut off by a ReLU or a mask: check each rank's batch)"
+        ]
     if by_loss:
         words.append(f"its loss is non-finite ({losses})" if len(by_loss) == 1 else
                      f"their losses are non-finite ({losses})")  # fmt: skip
