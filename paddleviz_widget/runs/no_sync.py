@@ -77,8 +77,13 @@ class NoSync:
         """A local step's norms: the smallest parameter with a non-zero finite gradient is the
         one checked before the next backward (none: nothing to carry, said as carried)."""
         usable = [i for i, v in enumerate(norm) if np.isfinite(v) and v > 0]
-        if not usable:
+        if not usable:  # no gradient to carry
             self.steps.append([step, True])
+            return
+        # Read by NumPy as it is: not bfloat16 (its .numpy() gives the raw uint16 bits)
+        usable = [i for i in usable if _numpy_float(self._tensors[i])]
+        if not usable:  # cannot tell: not claimed either way
+            self.steps.append([step, None])
             return
         i = min(usable, key=lambda k: int(np.prod(self._tensors[k].shape)))
         self._pending = (step, i, float(norm[i]))
@@ -87,3 +92,7 @@ class NoSync:
         if self._pending is not None:  # the run ended after a local step
             self.steps.append([self._pending[0], None])
             self._pending = None
+
+
+def _numpy_float(tensor: Any) -> bool:
+    return str(tensor.dtype).rsplit(".", 1)[-1] in ("float16", "float32", "float64")
