@@ -24,6 +24,7 @@ class Plant:
     branch: list[int] = field(default_factory=list)  # the branch's parameter indices
     filled: bool = False  # find_unused_parameters=True: ranks without the branch still hold
     # its all-reduced gradient (only their graphs, in the captures, lack it)
+    nan_loss: bool = True  # False: the NaN never reached that rank's loss (a ReLU cut it)
 
 
 def branchy_model() -> Any:
@@ -125,7 +126,7 @@ def ranked_run(
                 norm[plant.branch] = np.nan  # the branch not taken: no gradient here
             if plant.nan is not None and step == plant.nan[1]:
                 nan = np.full(n, 3.0)  # all-reduce carries the NaN to every rank
-                if r == plant.nan[0]:
+                if r == plant.nan[0] and plant.nan_loss:
                     loss = float("nan")
             if plant.unsynced is not None and (r, step) == plant.unsynced:
                 norm = norm * np.exp(rng.normal(0, 0.05, n))

@@ -61,6 +61,18 @@ def test_nan_in_rank_2s_batch_at_step_5(tmp_path, model):
     assert "step 5" in finding.message and "rank 2" in finding.message
 
 
+def test_a_nan_that_never_reached_a_loss_is_not_pinned_on_a_rank(tmp_path, model):
+    """Rank 1's batch holds a NaN a ReLU cuts off before the loss (seen in a real 2-rank
+    LeNet launch): every rank's gradients hold it after the all-reduce, no loss is NaN. It
+    said "ranks 0-3 went non-finite first", as if each had; it cannot tell, and says so."""
+    path, _ = _run(tmp_path, model, world_size=4, plant=Plant(nan=(1, 5), nan_loss=False))
+    (finding,) = open_ranks(path).report()
+    assert (finding.kind, finding.step, finding.ranks) == ("nonfinite", 5, [0, 1, 2, 3])
+    assert str(finding).startswith("step 5: NaN/Inf gradients on every rank at once and no ")
+    assert "the rank it came from is not in the logs" in str(finding)
+    assert "went non-finite first" not in str(finding)
+
+
 def test_branch_only_rank_1_takes(tmp_path, model):
     path, oracle = _run(tmp_path, model, world_size=2, plant=Plant(branch_rank=1))
     run = open_ranks(path)
@@ -131,6 +143,30 @@ def test_bad_input_names_ranks_and_fix(tmp_path, model):
     (tmp_path / "empty").mkdir()
     with pytest.raises(RunLogError, match="empty"):
         open_ranks(tmp_path / "empty")
+
+
+def test_a_rank_killed_before_its_log_began(tmp_path, model):
+    """A rank stopped (the launcher's SIGTERM once another rank failed) after its rank dir was
+    made but before its run.json: seen in a real 2-rank launch. It is a rank whose log has not
+    begun, as refresh() already took it, not "not a run log: pass the directory given to
+    trace(run_dir=)" (the directory was the right one)."""
+    path = tmp_path / "run"
+    ranked_run(path, world_size=2, only=[0], **model)
+    (path / "rank-00001" / "steps").mkdir(parents=True)
+    with pytest.raises(RunLogError) as said:
+        open_ranks(path)
+    assert "rank 1 of world size 2 missing" in str(said.value)
+    assert "stopped before its log began" in str(said.value)
+    assert f"open_run({str(path / 'rank-00000')!r})" in str(said.value)
+    live = tmp_path / "live"  # rank 0 still writing: rank 1 may yet begin, a note
+    ranked_run(live, world_size=2, only=[0], running=(0,), **model)
+    (live / "rank-00001" / "steps").mkdir(parents=True)
+    run = open_ranks(live)
+    assert (run.ranks, run.waiting) == ([0], [1])
+    empty = tmp_path / "none"
+    (empty / "rank-00000" / "steps").mkdir(parents=True)
+    with pytest.raises(RunLogError, match=r"no rank's log has begun \(rank-00000 holds no run"):
+        open_ranks(empty)
 
 
 def test_rank_still_writing_and_ranks_not_recorded(tmp_path, model):

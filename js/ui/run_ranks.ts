@@ -104,7 +104,8 @@ export function createRankPanel(o: RankPanelOptions): RankPanel {
     );
     if (current.report.length === 0)
       list.append(h("li", { className: "pvw-run-finding-none", text: "No cross-rank problem found." }));
-    notes.textContent = current.notes.join(" ");
+    // One line each: a note is a clause without a full stop, run together they read as one.
+    notes.replaceChildren(...current.notes.map((note) => h("div", { text: note })));
   }
 
   function draw(): void {

@@ -13,7 +13,9 @@ Rules:
   backward graph of some ranks does not reach (DataParallel(find_unused_parameters=True) fills
   its gradient in); one finding per source and set of ranks without it, at its first step.
 - ``unsynced``: ranks with the same parameters without gradient but different digests at a
-  step: their gradients differ where all-reduce makes them bitwise equal. Claimed only when
+  step: their gradients differ where all-reduce makes them bitwise equal. Not at a step whose
+  backward every rank ran under DataParallel.no_sync() and whose gradients the next backward
+  added up (gradient accumulation, run.json's ``no_sync``). Claimed only when
   some step shows the ranks equal (the run synchronises at all: not so under tensor or
   pipeline parallelism, said in the notes instead); the size is the largest relative
   difference of a parameter's gradient norm across the ranks.
@@ -66,6 +68,7 @@ class RanksLike(Protocol):
     def read_all(self) -> None: ...
     def rank(self, r: int) -> Any: ...
     def rank_dir(self, r: int) -> Path: ...
+    def no_sync(self, r: int) -> dict[int, bool | None]: ...
 
 
 def _names(names: list[str], limit: int = 6) -> str:
@@ -118,6 +121,13 @@ def _nonfinite(run: RanksLike, steps: dict[int, dict[str, np.ndarray]]) -> list[
     layers = _layers_of(run, params)
     losses = ", ".join(f"rank {r}: {float(_at(steps[r], 'loss', step)):g}" for r in by_loss)
     words = [f"step {step}: {_ranks(named)} went non-finite first"]
+    if not by_loss and len(named) == len(run.ranks) > 1:  # every rank, none by its loss
+        words = [
+            f"step {step}: NaN/Inf gradients on every rank at once and no rank's loss "
+            "non-finite: DataParallel's all-reduce gives one rank's NaN/Inf to all, so the "
+            "rank it came from is not in the logs (a NaN/Inf input or activation that did not "
+            "reach the loss, e.g. cut off by a ReLU or a mask: check each rank's batch)"
+        ]
     if by_loss:
         words.append(f"its loss is non-finite ({losses})" if len(by_loss) == 1 else
                      f"their losses are non-finite ({losses})")  # fmt: skip
@@ -236,9 +246,11 @@ def _unsynced(
     agree = np.zeros(len(common), bool)
     uniform = (bits == bits[:1]).all(axis=(0, 2))
     compared[uniform] = True  # the usual step: every rank in one group
+    on_purpose, dropped = _no_sync_steps(run, common)
+    compared[on_purpose] = uniform[on_purpose] = False  # local by design: not compared
     mismatch[uniform] = (digest[:, uniform] != digest[:1, uniform]).any(0)
     agree[uniform] = ~mismatch[uniform]
-    for s in np.flatnonzero(~uniform):
+    for s in np.flatnonzero(~uniform & ~on_purpose):
         keys = [bits[i, s].tobytes() for i in range(len(run.ranks))]
         for key in set(keys):
             members = [i for i, k in enumerate(keys) if k == key]
@@ -280,7 +292,22 @@ def _unsynced(
            " (their NaN/Inf counts differ)")
         + f"; largest relative difference of a gradient norm {value:.3g}"
         + (f"; {more} later step{'s' if more > 1 else ''} differ too" if more else "")
-        + " (a gradient that escaped the all-reduce, e.g. an optimizer step inside "
-        "DataParallel.no_sync())"
+        + (" (a backward under DataParallel.no_sync() whose gradients were then stepped on "
+           "or cleared before a synchronised backward added them up)" if dropped[s] else
+           " (a gradient that escaped the all-reduce, e.g. an optimizer step inside "
+           "DataParallel.no_sync())")
     )  # fmt: skip
     return [RankFinding("unsynced", step, differ, layer, names, value, message)]
+
+
+def _no_sync_steps(run: RanksLike, common: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """At each common step: every rank ran its backward under DataParallel.no_sync() and kept
+    the gradients for the next one (gradient accumulation: local on purpose); some rank's
+    no_sync gradients were stepped on or cleared instead (run.json's ``no_sync``, no_sync.py)."""
+    on_purpose = np.ones(len(common), bool)
+    dropped = np.zeros(len(common), bool)
+    for r in run.ranks:
+        local = run.no_sync(r)
+        on_purpose &= np.array([local.get(int(s), False) is not False for s in common], bool)
+        dropped |= np.array([local.get(int(s)) is False and int(s) in local for s in common])
+    return on_purpose & ~dropped, dropped

@@ -233,6 +233,8 @@ class RunLogWriter:
 
         if not self._pending:
             return
+        if self.meta.get("no_sync"):  # its steps up to here, for readers of the run going on
+            self._write_meta()
         steps = np.array(self._pending, np.int64)
         n, rows = self._n, len(self._pending)
         stacked = [*self._f32[:, :rows].reshape(2, -1), *self._counts[:, :rows].reshape(2, -1)]

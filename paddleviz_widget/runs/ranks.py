@@ -25,7 +25,8 @@ from .digest_parts import read_digest_part
 from .errors import RunLogError
 from .params import ParamInfo
 from .reader import RunLog, read_meta
-from .status import effective_status
+from .status import effective_status, stopped_notes
+from .status import span as _span
 
 __all__ = ["RankFinding", "RankedRun", "is_ranked", "open_any", "open_ranks"]
 
@@ -83,17 +84,6 @@ def open_ranks(path: str | os.PathLike[str]) -> RankedRun:
     return RankedRun(Path(path).expanduser())
 
 
-def _span(ranks: Any) -> str:
-    """[0, 1, 2, 3, 5, 7, 8] -> "0-3, 5, 7-8"."""
-    runs: list[list[int]] = []
-    for r in sorted(int(x) for x in ranks):
-        if runs and r == runs[-1][1] + 1:
-            runs[-1][1] = r
-        else:
-            runs.append([r, r])
-    return ", ".join(str(a) if a == b else f"{a}-{b}" for a, b in runs)
-
-
 def _by_value(metas: dict[int, dict[str, Any]], key: str) -> dict[str, list[int]]:
     groups: dict[str, list[int]] = {}
     for r, meta in metas.items():
@@ -108,7 +98,17 @@ class RankedRun:
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        dirs = _rank_dirs(path)
+        made = _rank_dirs(path)
+        # A rank directory without run.json is a rank whose log has not begun (refresh() reads
+        # it once it has): its process is starting, or stopped first (killed while starting).
+        dirs = {r: d for r, d in made.items() if (d / fmt.META).exists()}
+        if made and not dirs:
+            raise RunLogError(
+                f"{path}: no rank's log has begun ({_listed_dirs(made)} hold"
+                f"{'s' if len(made) == 1 else ''} no {fmt.META}): "
+                "the ranks are starting (open again in a moment) or stopped before their "
+                "first step (each rank's output, the launcher's log/workerlog.N, says why)"
+            )
         if not dirs:
             if (path / fmt.META).exists():
                 raise RunLogError(f"{path} is a single-rank run log, not a multi-rank one: "
@@ -189,8 +189,10 @@ class RankedRun:
             f"{self.path}: rank{'s' if len(missing) > 1 else ''} {_span(missing)} of world "
             f"size {world} missing (ranks {_span(sorted(self._metas))} are there; the job "
             f"records {'all ranks' if recorded is None else 'ranks ' + _span(recorded)}): "
-            "a rank that has not started yet (open again once it has), or whose directory "
-            "is on another machine's disk (copy it here)"
+            "a rank that has not started yet (open again once it has), that stopped before "
+            "its log began (its output, the launcher's log/workerlog.N, says why), or whose "
+            f"directory is on another machine's disk (copy it here); one rank alone opens "
+            f"with open_run({str(fmt.rank_dir(self.path, min(self._metas)))!r})"
         )
 
     def _running(self) -> list[int]:
@@ -203,8 +205,9 @@ class RankedRun:
         return bool(self.waiting or self._running())
 
     def _note_state(self) -> None:
-        """``notes`` from the ranks' state now: chosen, still being written, not started."""
-        self.notes = list(self._chosen)
+        """``notes`` from the ranks' state now: chosen, stopped early, still being written,
+        not started."""
+        self.notes = list(self._chosen) + stopped_notes(self._metas)
         running, waiting = self._running(), self.waiting
         if running:
             self.notes.append(
@@ -226,6 +229,12 @@ class RankedRun:
         if r not in self._logs:
             self._logs[r] = RunLog(self._dirs[r])
         return self._logs[r]
+
+    def no_sync(self, r: int) -> dict[int, bool | None]:
+        """Rank ``r``'s steps run under DataParallel.no_sync(): were their gradients kept for
+        the next backward (run.json's ``no_sync``, runs/no_sync.py)?"""
+        found = self._metas[r].get("no_sync")
+        return {int(s): c for s, c in found} if isinstance(found, list) else {}
 
     def rank_dir(self, r: int) -> Path:
         """Where rank ``r``'s log is."""
@@ -367,3 +376,8 @@ def _row_of(path: Path, at: int, n_layers: int) -> tuple[np.ndarray, np.ndarray]
             return got[0].astype(np.float32), got[1].astype(bool)
         start += rows
     return np.full(n_layers, np.nan, np.float32), np.zeros(n_layers, bool)
+
+
+def _listed_dirs(dirs: dict[int, Path]) -> str:
+    names = [d.name for _, d in sorted(dirs.items())]
+    return ", ".join(names[:4]) + (f" and {len(names) - 4} more" if len(names) > 4 else "")

@@ -43,3 +43,45 @@ def same_run(path: Path, old: dict[str, Any], new: dict[str, Any]) -> None:
         f"started {old.get('started')}): open it again (open_run, GraphWidget.from_run) to "
         "read the new run"
     )
+
+
+def stopped_notes(metas: dict[int, dict[str, Any]]) -> list[str]:
+    """The multi-rank reader's notes for ranks that did not finish: those stopped by an error
+    (run.json's ``error``: in a data-parallel job, likely the first to go), then those whose
+    process is gone with the log still open (killed, or aborted once a peer stopped: the
+    launcher's SIGTERM, a collective's timeout)."""
+    raised: dict[str, list[int]] = {}
+    gone: list[int] = []
+    for r, meta in sorted(metas.items()):
+        if effective_status(meta) != "stopped":
+            continue
+        error = meta.get("error")
+        if error:
+            raised.setdefault(str(error), []).append(r)
+        else:
+            gone.append(r)
+    notes = [
+        f"rank{'s' if len(rs) > 1 else ''} {span(rs)} stopped by {error}: read up to "
+        f"{'their' if len(rs) > 1 else 'its'} last step"
+        for error, rs in raised.items()
+    ]
+    if gone:
+        many = len(gone) > 1
+        notes.append(
+            f"rank{'s' if many else ''} {span(gone)} ended without closing "
+            f"{'their logs' if many else 'its log'} (the process is gone: killed by a signal or "
+            "out of memory, or aborted by the launcher or a collective's timeout once another "
+            f"rank stopped): read up to {'their' if many else 'its'} last step"
+        )
+    return notes
+
+
+def span(ranks: Any) -> str:
+    """[0, 1, 2, 3, 5, 7, 8] -> "0-3, 5, 7-8"."""
+    runs: list[list[int]] = []
+    for r in sorted(int(x) for x in ranks):
+        if runs and r == runs[-1][1] + 1:
+            runs[-1][1] = r
+        else:
+            runs.append([r, r])
+    return ", ".join(str(a) if a == b else f"{a}-{b}" for a, b in runs)

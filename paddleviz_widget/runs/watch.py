@@ -24,6 +24,7 @@ from .errors import RunLogError
 from .format import flush_every, rank_dir
 from .job_rank import job_rank, recorded_ranks
 from .log_writer import RunLogWriter
+from .no_sync import NoSync, data_parallel_of
 from .params import layer_order, model_params
 from .rank_dirs import check_run_dir, siblings_message, siblings_seen
 from .rank_writer import RankLogWriter
@@ -76,7 +77,10 @@ class RunWatch:
         if self.writer is not None:
             return True
         if self.model is None and not self._gave_up:
-            self.model = _model_of(roots)
+            # The layer called in the forward names the capture's layer groups: a DataParallel
+            # around the one found (its parameters are the same) is the one to name them by.
+            found = _model_of(roots)
+            self.model = data_parallel_of(found) or found
             if self.model is None:
                 self._gave_up = True
                 print(f"paddleviz_widget: no run log written to {self.run_dir}: the first "
@@ -109,6 +113,18 @@ class RunWatch:
         )  # fmt: skip
         if self._summary.compiles:
             self._clean = CleanStep(self._summary, self.writer, self._finder)
+        self._no_sync = NoSync(self.model if job.launched else None, tensors)
+        if self._no_sync.watched:  # the same list, written with run.json (parts, the end)
+            self.writer.meta["no_sync"] = self._no_sync.steps
+
+    def before_backward(self) -> None:
+        """Before a recorded backward: after a no_sync() step, were its gradients kept?"""
+        no_sync = getattr(self, "_no_sync", None)
+        if self.writer is not None and no_sync is not None:
+            try:
+                no_sync.before_backward()
+            except Exception as error:  # noqa: BLE001 (never into the training)
+                self.fail(error)
 
     def full_due(self) -> bool:
         """Whether the next backward gets the full capture."""
@@ -126,7 +142,8 @@ class RunWatch:
         # and the loss of a device tensor take it themselves)
         loss_root = roots[0] if len(roots) == 1 else None
         step = self.step
-        got = None if full or self._clean is None else self._clean.run(step, loss_root)
+        local = self._no_sync.local()  # no all-reduce: its norms are kept (no_sync.py)
+        got = None if full or local or self._clean is None else self._clean.run(step, loss_root)
         if got is True:  # recorded in one call: clean, no rule fired (clean_step.py)
             self._after_anomaly = False
             self.step += 1
@@ -135,6 +152,8 @@ class RunWatch:
             got = self._summary.read_step(loss_root)
         norm, max_abs, nan, inf, loss, clean = got
         self.writer.write_step(step, norm, max_abs, nan, inf, loss, clean=clean)
+        if local:
+            self._no_sync.after_backward(step, norm)
         found = self._finder.check(step, norm, nan, inf, loss, clean=clean)
         for anomaly in found:
             self.writer.write_anomaly(anomaly.to_json())
@@ -215,6 +234,7 @@ class RunWatch:
         if self.job.launched:
             self._check_siblings(self.writer)
         self._note_unwatched(max(self.step - 1, 0))  # the last step recorded
+        self._no_sync.close()
         try:  # the last part is written here: a failure is said, never raised into the run
             if error is None:
                 self.writer.close("finished")

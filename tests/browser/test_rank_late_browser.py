@@ -52,6 +52,9 @@ def test_a_rank_that_starts_late_appears_on_refresh(lab: Explorer, written: dict
     assert _options(root) == ["rank 0", "rank 1"]
     notes = root.get_by_test_id("pvw-run-ranks-notes").inner_text()
     assert "rank 2 not started yet" in notes and "rank 0 still being written" in notes, notes
+    lines = notes.splitlines()  # one note a line: they have no full stops to part them
+    assert any(x.startswith("rank 2 not started yet") for x in lines), lines
+    assert any(x.startswith("rank 0 still being written") for x in lines), lines
     assert root.get_by_test_id("pvw-run-rank-grid").get_attribute("data-ranks") == "2"
     assert root.get_by_test_id("pvw-run-status").inner_text().endswith("refreshing")
 

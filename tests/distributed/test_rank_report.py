@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
 import pytest
 from paddle_versions import requires_post_hooks
+from rank_files import assert_rows_match_grads, meta, script_grads
 
 from paddleviz_widget.errors import RunLogError
 
@@ -57,3 +59,49 @@ def test_a_rank_whose_log_went_elsewhere_is_named(launched):
     where = launched("disagree").run_dir / "from-rank-0"  # rank 1 wrote under from-rank-1
     with pytest.raises(RunLogError, match=r"\b1\b"):  # missing: rank 1, which `ranks` (all) says
         ranks_api.open_ranks(where)
+
+
+def test_a_rank_that_raised_and_the_rank_stopped_after_it_are_named(launched):
+    """Rank 1's script raises at step 3; the launcher then stops rank 0, waiting in that step's
+    all-reduce (its log left open). The report has no finding to make, but the notes say which
+    rank stopped, by what, and that the other's process is gone: before, nothing said the job
+    had died at all."""
+    job = launched("raises")
+    run = ranks_api.open_ranks(job.run_dir)
+    assert run.ranks == [0, 1] and run.report() == []
+    assert run.notes[0] == (
+        "rank 1 stopped by RuntimeError: planted failure at step 3: read up to its last step"
+    )
+    assert run.notes[1].startswith("rank 0 ended without closing its log (the process is gone")
+    assert len(run.notes) == 2
+    assert [run.rank(r).steps.tolist() for r in (0, 1)] == [[0, 1, 2], [0, 1, 2]]
+
+
+def test_gradient_accumulation_under_no_sync_is_not_unsynced(launched):
+    """Paddle's gradient accumulation (each even step's forward and backward inside
+    DataParallel.no_sync(), the optimizer step after the odd one, under the CLI, the backward
+    called where the layer inside DataParallel is named first): the even
+    steps' gradients are each rank's own on purpose. Before, the report called them
+    "synchronised gradients differ ... (an optimizer step inside no_sync())". The planted bug
+    (the "nosync" job: the optimizer step taken on such gradients) is still found, worded."""
+    job = launched("accumulate")
+    for r in (0, 1):
+        assert_rows_match_grads(job.run_dir, job.out, r)
+        assert meta(job.run_dir, r)["no_sync"] == [[0, True], [2, True], [4, True], [6, True]]
+    grads = [script_grads(job.out, r) for r in (0, 1)]
+    differ = {s for (s, p) in grads[0] if not np.array_equal(grads[0][(s, p)], grads[1][(s, p)])}
+    assert differ == {0, 2, 4, 6}  # the oracle: the micro-steps' gradients are each rank's own
+    assert ranks_api.open_ranks(job.run_dir).report() == []
+    # The CLI found the layer inside DataParallel first; it watches the DataParallel, whose
+    # forward names the captures' layer groups: each heatmap row (a layer) is a group of the
+    # graph (before: rows "fc1", groups "_layers.fc1", so a click on one found nothing).
+    log = ranks_api.open_ranks(job.run_dir).rank(0)
+    for step in log.captured_steps:
+        groups = {g["name"] for g in log.graph(step)["groups"]}
+        assert set(log.layers) <= groups, (log.layers, sorted(groups))
+
+    bug = launched("nosync")
+    assert meta(bug.run_dir, 0)["no_sync"] == [[3, False]]
+    (found,) = ranks_api.open_ranks(bug.run_dir).report()
+    assert found.kind == "unsynced" and found.step == 3
+    assert "no_sync() whose gradients were then stepped on or cleared" in str(found)

@@ -7,7 +7,10 @@ Scenarios: healthy; nan (rank 2's batch holds a NaN at step NAN_STEP); branch (a
 rank 1 calls, DataParallel(find_unused_parameters=True)); nosync (the optimizer step of step
 NOSYNC_STEP taken inside DataParallel.no_sync()); stall (no DataParallel: rank 1 waits inside
 its trace() until rank 0's log is finished, so any collective of ours would hang rank 0);
-disagree (each rank gives trace() its own run dir).
+disagree (each rank gives trace() its own run dir); accumulate (gradient
+accumulation: each even step's forward and backward inside DataParallel.no_sync(), the
+optimizer step after the odd one); raises (rank 1's script raises at step
+RAISE_STEP, before its backward: the launcher then stops rank 0, waiting in the all-reduce).
 
 With --api-run-dir the script records itself (``with trace(dp, stats=True, run_dir=...)``);
 without it, it is the plain script the CLI wraps. Either way it writes its own oracle:
@@ -17,6 +20,7 @@ planted: rank, step, layer, params), for assertions on any reader of the run dir
 """
 
 import argparse
+import contextlib
 import json
 import os
 import time
@@ -33,6 +37,8 @@ NAN_STEP = 5
 NAN_RANK = 2
 BRANCH_RANK = 1
 NOSYNC_STEP = 3
+RAISE_STEP = 3
+RAISE_RANK = 1
 COLLECTIVES = (
     "all_reduce", "all_gather", "all_gather_object", "barrier", "broadcast",
     "broadcast_object_list", "reduce", "scatter", "send", "recv", "alltoall",
@@ -85,15 +91,27 @@ def main():
             if scenario == "nan" and rank == NAN_RANK and step == NAN_STEP:
                 y[1, 3] = np.nan  # rank 2's loss goes NaN; the all-reduce spreads its gradient
             inputs = (paddle.to_tensor(x),)
+            if scenario == "raises" and rank == RAISE_RANK and step == RAISE_STEP:
+                raise RuntimeError(f"planted failure at step {step}")
             branch = scenario == "branch" and rank == BRANCH_RANK
             if scenario == "nosync" and step == NOSYNC_STEP:
                 with model.no_sync():  # the bug planted: a step on unsynchronised gradients
                     loss = _step(model, inputs, y, branch, grads, step)
                     opt.step()
+            elif scenario == "accumulate":  # even steps: the next backward adds them up
+                with model.no_sync() if step % 2 == 0 else contextlib.nullcontext():
+                    # Here, not in _step: this frame names `net` before `model`, so the CLI
+                    # finds the layer inside DataParallel first (its parameters are the same)
+                    loss = ((model(*inputs) - paddle.to_tensor(y)) ** 2).mean()
+                    loss.backward()
+                _keep_grads(model, grads, step)
+                if step % 2 == 1:
+                    opt.step()
             else:
                 loss = _step(model, inputs, y, branch, grads, step)
                 opt.step()
-            opt.clear_grad()
+            if scenario != "accumulate" or step % 2 == 1:
+                opt.clear_grad()
             losses.append(float(loss))
             print(f"rank {rank} step {step} loss {float(loss):.8f}", flush=True)
             if scenario == "stall" and rank == 0 and step == 0:
@@ -113,15 +131,17 @@ def _step(model, inputs, y, branch, grads, step):
     pred = model(*inputs, branch=branch)
     loss = ((pred - paddle.to_tensor(y)) ** 2).mean()
     loss.backward()
-    for name, p in model.named_parameters():
-        if p.grad is not None:
-            grads[f"{step}/{name}"] = p.grad.numpy()
+    _keep_grads(model, grads, step)
     return loss
 
 
-def _recording(args, model, rank):
-    import contextlib
+def _keep_grads(model, grads, step):
+    for name, p in model.named_parameters():
+        if p.grad is not None:
+            grads[f"{step}/{name}"] = p.grad.numpy()
 
+
+def _recording(args, model, rank):
     if args.api_run_dir is None:
         return contextlib.nullcontext()
     from paddleviz_widget import trace

@@ -57,6 +57,7 @@ def watched_backward(
         with gc_paused():
             if not watch.ready(roots):
                 return original(*args, **kwargs)
+    watch.before_backward()
     if not watch.full_due():  # a step between captures: no collector pause, few calls
         # A backward called inside this one (a reentrant recompute's PyLayer runs its block's
         # backward) is part of this step, not a step of its own: the session passes it on.
