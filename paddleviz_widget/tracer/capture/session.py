@@ -35,6 +35,7 @@ from .forward_finite import ForwardFiniteWatch
 from .hooked_nodes import hooks_cover
 from .kept_traces import LOST, RecentSessions
 from .layer_scopes import LayerScopeRecorder, LayerScopes
+from .nesting import captured_inside, entered, exited
 from .program_runs import ProgramRuns
 from .stack_gate import CALL_STACK_FLAG, LibraryForwardGate, call_stacks_off, call_stacks_recorded
 from .stats_watch import (
@@ -137,11 +138,13 @@ class TraceSession:
             self._undo()
             raise
         RECENT_SESSIONS.add(self)  # build_graph inside the block already sees its backward runs
+        entered(self)
         return self
 
     def __exit__(self, *exc_info: Any) -> None:
         if self.inert:
             return
+        exited(self)
         try:
             self._undo()
         finally:
@@ -274,8 +277,8 @@ class TraceSession:
         self, original: Any, roots: list[Any], args: tuple[Any, ...], kwargs: dict[str, Any],
         *, copies: bool,
     ) -> Any:  # fmt: skip
-        if self._in_backward:  # e.g. paddle.grad inside a PyLayer's backward: already captured
-            return original(*args, **kwargs)
+        if self._in_backward or captured_inside(self):  # e.g. paddle.grad in a PyLayer's
+            return original(*args, **kwargs)  # backward, a nested trace(): already captured
         if not any(grad_node_of(t) is not None for t in roots if is_tensor(t)):
             # No graph to observe (a loss made under no_grad, a leaf, a detached tensor):
             # whatever Paddle does with it, a no-op or its own error, unobserved.
