@@ -114,3 +114,25 @@ def test_a_submodel_traced_inside_its_models_trace_keeps_the_models_groups() -> 
     want = nested(build_graph(loss2))
     assert got["groups"] == want["groups"]
     assert [n.get("group") for n in got["nodes"]] == [n.get("group") for n in want["nodes"]]
+
+
+def test_statistics_asked_by_the_outer_trace_are_kept() -> None:
+    g, d, z = _gan()
+    with trace(g, stats=True):
+        with trace(d):  # no statistics asked here: the outer trace captures the backward
+            loss = d(g(z)).mean()
+            loss.backward()
+        doc = nested(build_graph(loss))
+    assert doc["meta"].get("notice") is None
+    assert all(e.get("stats") for e in doc["edges"] if e.get("grad"))
+    assert len([g for g in doc["groups"] if g.get("parent") is None]) == 2
+
+
+def test_a_watched_run_around_a_nested_trace_records_every_step(tmp_path, capfd) -> None:
+    g, d, z = _gan()
+    with trace(g, every=1, run_dir=tmp_path):
+        for _ in range(3):
+            with trace(d):
+                d(g(z)).mean().backward()
+    assert len(list((tmp_path / "captures").glob("capture-*.json.gz"))) == 3
+    assert "Traceback" not in capfd.readouterr().err

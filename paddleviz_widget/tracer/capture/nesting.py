@@ -30,10 +30,20 @@ def exited(session: Any) -> None:
         _ACTIVE.remove(session)
 
 
-def captured_inside(session: Any) -> bool:
-    """Whether a trace() nested in this one is capturing the backward now: it alone records
-    it (once: two nested captures of one backward log read each other's lines)."""
-    return any(s is not session and s._in_backward for s in _ACTIVE)
+def captured_elsewhere(session: Any) -> bool:
+    """Whether another trace() records this backward, so this one passes it through: one
+    capture (two nested captures of one backward log read each other's lines). The innermost
+    trace captures; but a trace without statistics leaves it to one around it that asks for
+    them, and a watched run (its run log) records every step it is due, captured or not."""
+    if session.watch is not None:
+        return False
+    if any(s is not session and s._in_backward for s in _ACTIVE):
+        return True  # an inner trace is capturing it
+    plain = session.history is None
+    return plain and any(
+        s.history is not None and s.watch is None
+        for s in _ACTIVE[: _ACTIVE.index(session)] if session in _ACTIVE
+    )  # fmt: skip
 
 
 def nested_with(session: Any) -> list[Any]:

@@ -35,7 +35,7 @@ from .forward_finite import ForwardFiniteWatch
 from .hooked_nodes import hooks_cover
 from .kept_traces import LOST, RecentSessions
 from .layer_scopes import LayerScopeRecorder, LayerScopes
-from .nesting import captured_inside, entered, exited
+from .nesting import captured_elsewhere, entered, exited
 from .program_runs import ProgramRuns
 from .stack_gate import CALL_STACK_FLAG, LibraryForwardGate, call_stacks_off, call_stacks_recorded
 from .stats_watch import (
@@ -277,7 +277,7 @@ class TraceSession:
         self, original: Any, roots: list[Any], args: tuple[Any, ...], kwargs: dict[str, Any],
         *, copies: bool,
     ) -> Any:  # fmt: skip
-        if self._in_backward or captured_inside(self):  # e.g. paddle.grad in a PyLayer's
+        if self._in_backward or captured_elsewhere(self):  # e.g. paddle.grad in a PyLayer's
             return original(*args, **kwargs)  # backward, a nested trace(): already captured
         if not any(grad_node_of(t) is not None for t in roots if is_tensor(t)):
             # No graph to observe (a loss made under no_grad, a leaf, a detached tensor):
