@@ -366,8 +366,7 @@ class TraceSession:
         if self._finite is not None:
             stats.forward_culprit = self._finite.take()
         record.stats = stats
-        # Each node's position (its index: walk order) and the names in that order, made
-        # once for the record and the history alike.
+        # Each node's position (its walk index) and the names in that order, made once.
         record.positions = dict(zip(walk.ptrs, range(len(walk.nodes))))
         record.signature = graph_signature(walk, self._param_nodes())
         self.history.add(walk, stats, record.positions, record.signature, grad_call=record.copies)
