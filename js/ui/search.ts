@@ -12,10 +12,10 @@ export function createSearchBox(onQuery: (text: string) => void, onStep: (delta:
   const input = h("input", {
     className: "pvw-search-input",
     testid: "pvw-search",
-    title: "Search ops, layers and parameters",
+    title: "Search ops, layers (paths and types) and parameters",
   });
   input.type = "search";
-  input.placeholder = "Search ops, layers, params";
+  input.placeholder = "Search ops, layers, types, params";
   input.spellcheck = false;
   const count = h("span", { className: "pvw-search-count", testid: "pvw-search-count" });
   input.addEventListener("input", () => onQuery(input.value));

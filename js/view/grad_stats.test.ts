@@ -52,7 +52,7 @@ describe("gradient statistics on the view", () => {
     const scale = normScale(g)!;
     expect([scale.lo, scale.hi]).toEqual([-4, 2]);
     expect(scale.colour(g.edges[0].stats)).toBe("#440154");
-    expect(scale.colour(g.edges[1].stats)).toBe("#fde725");
+    expect(scale.colour(g.edges[1].stats)).toBe("#1e9c89");
     expect(scale.colour(g.edges[2].stats)).toBe(NONFINITE_COLOUR);
     expect(scale.colour(g.edges[3].stats)).toBe(ZERO_COLOUR);
     expect(scale.colour(g.edges[4].stats)).toBeNull();

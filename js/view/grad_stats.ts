@@ -5,11 +5,13 @@ import type { GradStats, GraphEdge, GraphPayload } from "./types";
 
 /** Colour of an edge whose gradient holds NaN or Inf, and of one that is all zeros. */
 export const NONFINITE_COLOUR = "#d62728";
-export const ZERO_COLOUR = "#9e9e9e";
-// A perceptually ordered ramp (viridis stops): small norms dark blue, large ones yellow.
-// On a dark theme widget.css draws each stop lighter (class pvw-ramp-a ... -f): #440154 is
-// 1.2:1 against JupyterLab Dark's background, and the smallest gradients' edges vanished.
-const RAMP = ["#440154", "#414487", "#2a788e", "#22a884", "#7ad151", "#fde725"];
+export const ZERO_COLOUR = "#8c8c8c"; // 3.4:1 on white (#9e9e9e was 2.7:1)
+// A perceptually ordered ramp (viridis 0-0.55): small norms dark purple, large ones teal.
+// Not up to viridis' yellow: #fde725 is 1.3:1 on white, the largest gradients' edges were
+// the faintest; each stop here is >= 3:1 (WCAG, graphics) on the light background and its
+// clusters (ramp_contrast.test.ts). On a dark theme widget.css draws each stop lighter (class
+// pvw-ramp-a ... -f, viridis 0.4-1.0): #440154 is 1.2:1 against JupyterLab Dark's background.
+export const RAMP = ["#440154", "#482878", "#3e4989", "#31678e", "#26828e", "#1e9c89"];
 
 /** The class of a ramp colour, "pvw-ramp-a" (smallest) to "pvw-ramp-f"; "" for zero/NaN/Inf.
  * Letters: d3-graphviz's transitions interpolate the numbers in a class attribute ("pvw-ramp-3"

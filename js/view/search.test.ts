@@ -26,6 +26,17 @@ describe.each(FIXTURE_NAMES)("search in %s", (name) => {
     );
   });
 
+  it("finds layers by type (their class), each group once", () => {
+    const group = graph.groups[graph.groups.length - 1];
+    const query = group.type.slice(0, -1).toLowerCase(); // part of it, another case
+    const hits = searchGraph(index, query).filter((h) => h.field === "layer" || h.field === "type");
+    const expected = graph.groups.filter(
+      (g) => g.name.toLowerCase().includes(query) || g.type.toLowerCase().includes(query),
+    );
+    expect(hits.map((h) => h.id)).toEqual(expected.map((g) => g.id));
+    expect(hits.some((h) => h.id === group.id)).toBe(true);
+  });
+
   it("matches nothing for blank or absent text", () => {
     expect(searchGraph(index, "   ")).toEqual([]);
     expect(searchGraph(index, "no-such-thing-anywhere")).toEqual([]);

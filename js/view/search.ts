@@ -1,5 +1,5 @@
-// Search over op names (GradNode names and the forward ops they stand for), layer paths and
-// parameter names. Pure.
+// Search over op names (GradNode names and the forward ops they stand for), layer paths, layer
+// types ("Linear", "BatchNorm": every layer of that class) and parameter names. Pure.
 import { clusterElementId, elementId } from "./dot";
 import { shortOpName } from "./format";
 import { forwardOpName } from "./forward";
@@ -8,7 +8,7 @@ import type { VisibleGraph } from "./visible";
 
 export interface SearchHit {
   id: string; // payload node or group id
-  field: "op" | "layer" | "param";
+  field: "op" | "layer" | "type" | "param";
   text: string; // what matched
 }
 
@@ -31,6 +31,8 @@ export function searchGraph(index: GraphIndex, query: string): SearchHit[] {
   }
   for (const g of index.groups.values()) {
     if (g.name.toLowerCase().includes(q)) hits.push({ id: g.id, field: "layer", text: g.name });
+    else if (g.type.toLowerCase().includes(q))
+      hits.push({ id: g.id, field: "type", text: `${g.name} \u00b7 ${g.type}` });
   }
   return hits;
 }

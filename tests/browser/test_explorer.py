@@ -37,6 +37,7 @@ from fixtures.graphs.payload import (
 )
 from graph_dicts import nested
 from lab_page import save_screenshot
+from playwright.sync_api import expect
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
@@ -357,6 +358,22 @@ def test_search_highlights_and_centres(fresh: Explorer, graph: dict[str, Any]) -
     assert sorted(seen) == sorted(f"pvw-{i}" for i in expected)
     assert fresh.page.get_by_test_id("pvw-search-count").inner_text() == f"1/{len(expected)}"
     fresh.page.get_by_test_id("pvw-fit").click()
+
+
+def test_search_finds_layers_by_type(fresh: Explorer, graph: dict[str, Any]) -> None:
+    """A user types a layer class ("Linear") and expects every layer of it, not only paths
+    holding the word (LeNet's are "fc.0", "fc.1", "fc.2": nothing matched)."""
+    linear = [g["id"] for g in graph["groups"] if g["type"] == "Linear"]
+    assert len(linear) == 3 and not any("linear" in g["name"].lower() for g in graph["groups"])
+    fresh.page.get_by_test_id("pvw-search").fill("Linear")
+    matches = fresh.page.locator(f"{GRAPH} svg .pvw-match")
+    expect(matches).to_have_count(len(linear), timeout=5000)
+    # Every group is open: each Linear layer is its cluster.
+    assert sorted(matches.evaluate_all("(els) => els.map((e) => e.id)")) == sorted(
+        f"pvw-{g}-cluster" for g in linear
+    )
+    assert fresh.page.get_by_test_id("pvw-search-count").inner_text() == f"1/{len(linear)}"
+    fresh.page.get_by_test_id("pvw-search").fill("")
 
 
 def test_follows_light_and_dark_themes(fresh: Explorer, graph: dict[str, Any]) -> None:

@@ -160,10 +160,15 @@ DARK_JS = """(sel) => {
 }"""
 
 
-def test_in_the_dark_theme_every_coloured_edge_stands_out(explorer: Explorer) -> None:
+def test_in_both_themes_every_coloured_edge_stands_out(explorer: Explorer) -> None:
     """The ramp's darkest stop (#440154) was 1.2:1 against JupyterLab Dark's background: the
-    smallest gradients' edges vanished. Each edge keeps a legend colour."""
+    smallest gradients' edges vanished; in the light theme its brightest (#fde725) was 1.3:1
+    on white: the largest ones were the faintest. Each edge keeps a legend colour."""
     explorer.set_expanded("w.expand_all()")
+    light = explorer.page.evaluate(DARK_JS, GRAPH)
+    assert len(light["edges"]) >= 5, light
+    assert min(light["edges"].values()) >= 3, [k for k, v in light["edges"].items() if v < 3]
+    assert set(light["edges"]) <= set(light["swatches"]), light
     try:
         explorer.set_theme("JupyterLab Dark")
         dark = explorer.page.evaluate(DARK_JS, GRAPH)

@@ -174,11 +174,13 @@ def test_search_finds_the_names(expanded: Hostile) -> None:
     for name in [*LAYERS, PARAM, CLASS]:
         query = name.split("\n")[0]
         q = query.strip().lower()
-        # As js/view/search.ts matches: parameter names, else op names; layer paths.
+        # As js/view/search.ts matches: parameter names, else op names; layer paths or types.
         nodes = expanded.graph["nodes"]
         want = [f"pvw-{n['id']}" for n in nodes if q in (n["param"] or n)["name"].lower()]
         want += [
-            f"pvw-{g['id']}-cluster" for g in expanded.graph["groups"] if q in g["name"].lower()
+            f"pvw-{g['id']}-cluster"
+            for g in expanded.graph["groups"]
+            if q in g["name"].lower() or q in g["type"].lower()
         ]
         box.fill(query)
         assert box.input_value() == query

@@ -21,6 +21,7 @@ from io import BytesIO
 from pathlib import Path
 from typing import Any
 
+import paddle
 import pytest
 from explorer_page import ROOT, Explorer, explorer_page
 from fixtures.graphs.payload import (
@@ -36,7 +37,7 @@ from PIL import Image
 from playwright.sync_api import Browser, Page, Route
 from stats_models import trained_with_stats
 
-from paddleviz_widget import build_graph
+from paddleviz_widget import build_graph, trace
 from paddleviz_widget.export.standalone import standalone_html
 
 SVG = "{http://www.w3.org/2000/svg}"
@@ -303,6 +304,25 @@ def test_saved_page_saves_the_drawing_with_its_grad_colours(chromium_browser, tm
             path = next(g.iter(f"{SVG}path"))
             assert _rgb(_style(path)["stroke"]) == _rgb(path.get("stroke", ""))
         _check_png(*_download(sp.page, "pvw-save-png"), svg)
+
+
+def test_saved_page_says_why_a_batchnorm_over_2_values_explodes(chromium_browser, tmp_path) -> None:
+    """ResNet-18 at batch 2, 32x32: layer4's BatchNorms see 2 values per channel and the
+    gradients are 3e5x the loss's (real). The overview's finding says why, not only "far
+    above healthy scale"."""
+    paddle.seed(0)
+    model = paddle.vision.models.resnet18(num_classes=10)
+    x, label = paddle.randn([2, 3, 32, 32]), paddle.randint(0, 10, [2, 1])
+    with trace(model, stats=True):
+        loss = paddle.nn.functional.cross_entropy(model(x), label)
+        loss.backward()
+        doc = build_graph(loss)
+    with saved_page(chromium_browser, _write(tmp_path, "bn.html", standalone_html(doc))) as sp:
+        finding = sp.page.get_by_test_id("pvw-inspector").get_by_text("total gradient norm")
+        finding.wait_for(timeout=TIMEOUT_MS)
+        why = finding.get_attribute("title") or ""
+        assert "far above healthy scale" in why
+        assert "BatchNorm layers normalise over only 2 values per channel" in why, why
 
 
 # -- in JupyterLab ------------------------------------------------------------------------------

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from ..parts import GraphParts
 from .exploding import exploding
+from .few_values import explain_few_values
 from .flow import Flow
 from .nonfinite import nonfinite
 from .problem import SEVERITIES, Problem
@@ -32,7 +33,7 @@ def find_problems(graph: GraphParts) -> list[Problem]:
     found = nonfinite(flow)
     if not found:
         found += exploding(flow) + vanishing(flow)
-    found += zeros(flow) + unreached(flow)
+    found = explain_few_values(found + zeros(flow), flow) + unreached(flow)
     return [p for p in found if p.severity == "problem"] + [
         p for p in found if p.severity != "problem"
     ]

@@ -62,6 +62,9 @@ class LayerScopes:
     # op node ptr -> GradNode name() when claimed. A node freed after recording can have its
     # address reused by a later node: compare names before trusting group_of_ptr for it.
     node_names: dict[int, str] = field(default_factory=dict)
+    # group id -> id() of its layer while recorded: what tells two sessions' groups of one
+    # layer apart from two layers' (nested traces, scope_union.py).
+    layer_keys: dict[str, int] = field(default_factory=dict)
 
     def restricted_to(self, ptrs: Iterable[int]) -> LayerScopes:
         """Only the given nodes, and the groups holding them (with their ancestors)."""
@@ -74,6 +77,7 @@ class LayerScopes:
             call_sites=_only(self.call_sites, used),
             node_sites=_only(self.node_sites, keep),
             node_names=_only(self.node_names, keep),
+            layer_keys=_only(self.layer_keys, used),
         )
 
 
@@ -160,7 +164,9 @@ def _scopes(roots: list[Any], rec: Recording, only: Collection[int] | None) -> L
     )
     sites = {gid[k]: s for k, s in rec.sites.items() if k in gid and gid[k] in used}
     node_sites = {p: call.site for p, call in claims.items() if call.site is not None}
-    return LayerScopes(groups, group_of_ptr, sites, node_sites, {p: rec.names[p] for p in claims})
+    names = {p: rec.names[p] for p in claims}
+    keys = {gid[id(layer)]: id(layer) for layer, _, _ in entries if gid[id(layer)] in used}
+    return LayerScopes(groups, group_of_ptr, sites, node_sites, names, keys)
 
 
 def _register_hooks(layer: Any, rec_ref: list[Recording | None]) -> list[Any]:

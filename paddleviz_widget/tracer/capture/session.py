@@ -35,6 +35,7 @@ from .forward_finite import ForwardFiniteWatch
 from .hooked_nodes import hooks_cover
 from .kept_traces import LOST, RecentSessions
 from .layer_scopes import LayerScopeRecorder, LayerScopes
+from .nesting import captured_elsewhere, entered, exited
 from .program_runs import ProgramRuns
 from .stack_gate import CALL_STACK_FLAG, LibraryForwardGate, call_stacks_off, call_stacks_recorded
 from .stats_watch import (
@@ -137,11 +138,13 @@ class TraceSession:
             self._undo()
             raise
         RECENT_SESSIONS.add(self)  # build_graph inside the block already sees its backward runs
+        entered(self)
         return self
 
     def __exit__(self, *exc_info: Any) -> None:
         if self.inert:
             return
+        exited(self)
         try:
             self._undo()
         finally:
@@ -274,8 +277,8 @@ class TraceSession:
         self, original: Any, roots: list[Any], args: tuple[Any, ...], kwargs: dict[str, Any],
         *, copies: bool,
     ) -> Any:  # fmt: skip
-        if self._in_backward:  # e.g. paddle.grad inside a PyLayer's backward: already captured
-            return original(*args, **kwargs)
+        if self._in_backward or captured_elsewhere(self):  # e.g. paddle.grad in a PyLayer's
+            return original(*args, **kwargs)  # backward, a nested trace(): already captured
         if not any(grad_node_of(t) is not None for t in roots if is_tensor(t)):
             # No graph to observe (a loss made under no_grad, a leaf, a detached tensor):
             # whatever Paddle does with it, a no-op or its own error, unobserved.
@@ -363,8 +366,7 @@ class TraceSession:
         if self._finite is not None:
             stats.forward_culprit = self._finite.take()
         record.stats = stats
-        # Each node's position (its index: walk order) and the names in that order, made
-        # once for the record and the history alike.
+        # Each node's position (its walk index) and the names in that order, made once.
         record.positions = dict(zip(walk.ptrs, range(len(walk.nodes))))
         record.signature = graph_signature(walk, self._param_nodes())
         self.history.add(walk, stats, record.positions, record.signature, grad_call=record.copies)

@@ -18,7 +18,9 @@ from ...graph.model import CallSite, GradInfo
 from ..capture.backward_capture import replay_dump_available
 from ..capture.kept_traces import LOST, LOST_NOTICE
 from ..capture.layer_scopes import LayerScopes
+from ..capture.nesting import nested_with
 from ..capture.replay import Leaves, discover_model, find_leaves
+from ..capture.scope_union import union_scopes
 from ..capture.session import RECENT_SESSIONS, SLOT_LOG_MAX_NODES, BackwardRecord, TraceSession
 from ..read.other_models import other_models_params
 from ..read.params import FROZEN_REASON, accumulation_ptr, param_infos_by_ptr, unreached_params
@@ -159,8 +161,32 @@ def _traced(
     for session in RECENT_SESSIONS.newest_first():
         records, scopes = session.sighting(roots, graph.names)
         if records or _scopes_match(scopes, graph, trusted=False):
+            if nested_with(session):
+                return _nested(session, records, scopes, roots, graph)
             return session, records, scopes
     return None, [], None
+
+
+def _nested(
+    found: TraceSession, records: list[BackwardRecord], scopes: LayerScopes | None,
+    roots: set[int], graph: _Graph,
+) -> tuple[TraceSession, list[BackwardRecord], LayerScopes | None]:  # fmt: skip
+    """With trace() sessions nested in or around the one found: the one whose records saw
+    the backward (the innermost captures it: nesting.py), and the layer groups of every one
+    of them that saw this graph, outermost first (scope_union.py)."""
+    parts = []
+    for session in nested_with(found):
+        if session is found:
+            part = scopes
+        else:
+            seen, part = session.sighting(roots, graph.names)
+            if not (seen or _scopes_match(part, graph, trusted=False)):
+                continue
+            if seen and not records:
+                found, records = session, seen
+        if part is not None:
+            parts.append(part)
+    return found, records, union_scopes(parts) if parts else None
 
 
 def collect_annotations(

@@ -47,6 +47,9 @@ _PLACE = re.compile(r"Place:[ \t]*([^,\n]+),")
 _SHAPE = re.compile(r"Shape:[ \t]*([-\d, \t]*)(?:\n|DistAttr|\])")
 _INT = re.compile(r"-?\d+")
 _UNKNOWN_VALUES = {"", "None", "Unknown", "Undefined", "UNDEFINED"}
+# An unnamed tensor's name is its address ("Tensor_55de8a8a4d50"): no name, and another one
+# at each run (a replayed graph's document differed from one build_graph to the next).
+_ADDRESS_NAME = re.compile(r"Tensor_[0-9a-fA-F]{6,16}")
 
 
 @dataclass(frozen=True)
@@ -96,6 +99,8 @@ def _parse_tensor(slot: str, text: str, lo: int, hi: int) -> tuple[LoggedSlot, b
     hi = hi if own_end < 0 else own_end
     initialized = _value(_INITIALIZED, text, lo, hi)
     tensor = _value(_NAME, text, lo, hi)
+    if tensor is not None and _ADDRESS_NAME.fullmatch(tensor):
+        tensor = None
     if initialized == "0":  # an undefined grad (e.g. for a stop_gradient input): nothing to read
         return LoggedSlot(slot, tensor, None, None, None), True
     dtype = _value(_DTYPE, text, lo, hi)
