@@ -51,6 +51,16 @@ def add_stats(ann: Annotations, stats: BackwardStats, walk: WalkResult) -> None:
         ann.grad_status.setdefault(ptr, status)
     if stats.skipped:
         ann.notes.extend(skipped_notes(stats.skipped, walk))
+    scale = stats.loss_scale
+    if ann.loss_scale is None:
+        ann.loss_scale = scale
+    if scale is not None and scale.scale != 1.0:
+        ann.notes.append(
+            f"These gradients are scaled by the GradScaler: its loss scale {scale.scale:g} is "
+            "multiplied into every gradient until scaler.step() / unscale_() divides it out. "
+            f"Divide the norms and max |g| shown by {scale.scale:g} for the gradients the "
+            "optimizer applies (a watched run's log records them divided)."
+        )
 
 
 def skipped_notes(skipped: Collection[int], walk: WalkResult) -> list[str]:
