@@ -36,3 +36,22 @@ def test_edges_inside_a_compiled_program_are_said_unchecked_and_why():
     assert not w.graph["meta"].get("notice")  # no notice line to point at
     assert "notices" not in text
     assert f"{len(inside)} inside a compiled program: Paddle runs it as one GradNode" in text
+
+
+@requires_post_hooks
+def test_a_program_whose_forward_ran_outside_the_trace_is_not_called_a_concat():
+    """Its edges have no statistics because its forward was not seen (the program's receivers
+    are unknown), not because it is a concat-like node, which the notice used to say."""
+    paddle.seed(0)
+    model = _Mlp()
+    compiled = paddle.jit.to_static(model, full_graph=True)
+    loss = compiled(paddle.randn([4, 8])).mean()  # the forward outside trace()
+    with trace(model, stats=True):
+        loss.backward()
+    notices = GraphWidget(loss).graph["meta"]["notices"]
+    assert not any("concat" in line for line in notices), notices
+    assert any(
+        line.startswith("1 to_static program node(s) ran their forward outside trace()")
+        and "no statistics" in line
+        for line in notices
+    ), notices
