@@ -9,7 +9,8 @@ kernel is GPU-only, so float16 lists go through its float32 one), skips a step w
 gradients hold a NaN/Inf (the optimizer's found_inf) and lowers or raises its scale.
 MODE: ``overflow`` (scale 2**16 overflows float16 at first, then trains), ``nan`` (a NaN
 made in the backward at every step, the loss finite), ``plain`` (``overflow`` untraced),
-``graph`` (the overflowing first step's graph under trace(model, stats=True)).
+``graph`` (the overflowing first step's graph under trace(model, stats=True)), ``diff`` (a
+float32 step without and with a scaler, GraphWidget.diff).
 Writes OUT (JSON): the oracle per step, from p.grad after backward (the scaled gradient,
 float64 NumPy) and the scaler.
 """
@@ -132,10 +133,34 @@ def one_graph(model: nn.Layer, scaler: object, x: paddle.Tensor, y: paddle.Tenso
             "problems": problems, "edges": edges}  # fmt: skip
 
 
+def diffed(out: str) -> None:
+    """``diff``: one float32 MLP's step without and with a GradScaler (scale 1024, exact),
+    each under trace(model, stats=True), and GraphWidget.diff of the two graphs."""
+    from paddleviz_widget import GraphWidget, build_graph, trace
+
+    paddle.seed(0)
+    model = nn.Sequential(nn.Linear(8, 16), nn.Tanh(), nn.Linear(16, 3))
+    x, graphs = paddle.randn([4, 8]), []
+    for scaler in (None, paddle.amp.GradScaler(init_loss_scaling=1024.0)):
+        with trace(model, stats=True):
+            with paddle.amp.auto_cast(level="O1", dtype="float16"):  # (float32 on the CPU)
+                loss = model(x).square().mean()
+            root = loss if scaler is None else scaler.scale(loss)
+            root.backward()
+        graphs.append(build_graph(root))
+        model.clear_gradients()
+    doc = GraphWidget.diff(graphs[0], graphs[1], labels=("fp32", "scaled")).graph
+    with open(out, "w") as f:
+        json.dump({"diff": doc["meta"]["diff"], "notices": doc["meta"].get("notices", [])}, f)
+
+
 def main(run_dir: str, mode: str, out: str) -> None:
     from paddleviz_widget import trace
 
     force_amp_on_cpu()
+    if mode == "diff":
+        diffed(out)
+        return
     paddle.seed(0)
     layers = [nn.Linear(32, 64), nn.ReLU(), nn.Linear(64, 64), nn.ReLU(), nn.Linear(64, 4)]
     if mode == "nan":

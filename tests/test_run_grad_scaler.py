@@ -104,3 +104,13 @@ def test_a_graph_of_a_scaled_step_says_so_and_its_overflow_is_information(tmp_pa
     (finding,) = got["problems"]
     assert (finding["kind"], finding["severity"]) == ("nonfinite", "info")
     assert "GradScaler's loss scale 65536" in finding["reason"]
+
+
+def test_a_diff_of_a_step_without_and_with_a_scaler_finds_no_gradient_changed(tmp_path):
+    """GraphWidget.diff(fp32, amp), as README suggests: the scaled graph's norms are 1024x
+    the other's (exactly: a power of 2), which is no change in the gradients applied."""
+    _, got = _run(tmp_path, "diff")
+    assert got["diff"]["compared"] == ["shape", "stats"]
+    assert got["diff"]["counts"]["changed"] == {"nodes": 0, "edges": 0}, got["diff"]
+    assert any("divided by each graph's GradScaler loss scale" in n and "1024" in n
+               for n in got["notices"]), got["notices"]  # fmt: skip
