@@ -4,7 +4,7 @@
 // ctrl+wheel zooms, the wheel scrolls rows when they do not all fit; a click picks a step and
 // a layer.
 import { h } from "./dom";
-import { nearestIndex, type RunData } from "../view/run_data";
+import { isProblem, nearestIndex, type RunData } from "../view/run_data";
 import { roundSteps } from "../view/run_window";
 import { argmaxInBin, columnOf, poolRow } from "../view/run_pool";
 import type { LogColour } from "../view/run_colour";
@@ -104,7 +104,8 @@ export function createHeatmap(host: HeatmapHost): Heatmap {
     }
     const x = (i: number): number => LABEL_W + (columnOf(w.from, w.to, cellW, i) + 0.5);
     const inWindow = (i: number): boolean => i >= w.from && i < w.to;
-    // Full captures (dark ticks), then anomalies (red ticks, and a ring on their cell).
+    // Full captures (dark ticks), then problems (red ticks, and a ring on their cell); steps a
+    // GradScaler skipped are information: their cells' tooltip says so, no red tick.
     ctx.fillStyle = muted;
     for (const step of d.desc.captured) {
       const i = indexOf(d, step);
@@ -114,7 +115,7 @@ export function createHeatmap(host: HeatmapHost): Heatmap {
     ctx.fillStyle = "#d62728";
     for (const a of d.desc.anomalies) {
       const i = indexOf(d, a.step);
-      if (i < 0 || !inWindow(i)) continue;
+      if (i < 0 || !inWindow(i) || !isProblem(a)) continue;
       const cx = x(i);
       ctx.beginPath();
       ctx.moveTo(cx - 4, 0);

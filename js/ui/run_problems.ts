@@ -5,7 +5,7 @@
 import type { AnyModel } from "@anywidget/types";
 import type { RunModel } from "../run_model_contract";
 import { h } from "./dom";
-import type { RunData } from "../view/run_data";
+import { isProblem, type RunData } from "../view/run_data";
 import { decodeRanks, findingTarget, problemsLabel } from "../view/run_ranks";
 
 export interface ProblemPicker {
@@ -45,7 +45,7 @@ export function createProblemPicker(o: {
     const keep = el.value;
     const own = list.map((a, k) => option(a.message, String(k)));
     el.replaceChildren(
-      option(problemsLabel(list.length, rank, cross.length), ""),
+      option(problemsLabel(list.filter(isProblem).length, rank, cross.length), ""),
       ...(info && own.length ? [group(`Rank ${String(rank)}`, own)] : own),
       ...(cross.length
         ? [

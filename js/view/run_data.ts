@@ -10,12 +10,20 @@ export interface RunParam {
 
 export interface RunAnomaly {
   step: number;
-  kind: string; // "nonfinite" | "spike" | "vanishing"
+  kind: string; // "nonfinite" | "spike" | "vanishing" | "skipped" (information)
   layer: string;
   params: string[];
   value: number | null;
   threshold: number | null;
   message: string;
+}
+
+/** Kinds that are information, not problems (runs/anomaly.py INFORMATION): a step a GradScaler
+ * skipped for an overflow of its scaled gradients, which it handles. */
+const INFORMATION_KINDS: ReadonlySet<string> = new Set(["skipped"]);
+
+export function isProblem(a: RunAnomaly): boolean {
+  return !INFORMATION_KINDS.has(a.kind);
 }
 
 export interface RunDescription {

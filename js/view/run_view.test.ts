@@ -121,6 +121,10 @@ describe("the view window", () => {
     expect(openingStep(steps, [0, 100, 138, 200], [nan])).toBe(138);
     expect(openingStep(steps, [0, 100, 200], [nan])).toBe(137);
     expect(openingStep(steps, [0, 100, 200], [])).toBe(200);
+    // A step a GradScaler skipped is information: not the step to open on.
+    const skipped = { ...nan, step: 3, kind: "skipped" };
+    expect(openingStep(steps, [0, 4, 100, 200], [skipped])).toBe(200);
+    expect(openingStep(steps, [0, 4, 100, 138, 200], [skipped, nan])).toBe(138);
     expect(neighbourCapture([0, 100, 200], 150, -1)).toBe(100);
     expect(neighbourCapture([0, 100, 200], 200, 1)).toBeNull();
     expect(nearestIndex(Float64Array.from([0, 10, 20]), 14)).toBe(1);

@@ -1,6 +1,6 @@
 // What part of the run the heatmap shows, and which step is picked: the state the user builds
 // (zoom, scroll, pick) and keeps when a running run's new steps arrive. Pure.
-import type { RunAnomaly } from "./run_data";
+import { isProblem, type RunAnomaly } from "./run_data";
 
 /** Step indices [from, to) across the heatmap; rows from `top` down. */
 export interface RunWindow {
@@ -62,12 +62,14 @@ export function reveal(w: RunWindow, S: number, i: number): RunWindow {
   return clampWindow({ ...w, from: i - span / 2, to: i + span / 2 }, S);
 }
 
-/** The step the explorer opens on: the first anomaly's full capture (the step after it), else
- * the first anomaly, else the last full capture, else the last step. */
+/** The step the explorer opens on: the first problem's full capture (the step after it), else
+ * the first problem, else the last full capture, else the last step. Information (a step a
+ * GradScaler skipped: most float16 runs have some) is not a problem to open on. */
 export function openingStep(steps: Float64Array, captured: number[], anomalies: RunAnomaly[]): number {
   const have = new Set(captured);
-  if (anomalies.length > 0) {
-    const first = anomalies.reduce((a, b) => (b.step < a.step ? b : a));
+  const problems = anomalies.filter(isProblem);
+  if (problems.length > 0) {
+    const first = problems.reduce((a, b) => (b.step < a.step ? b : a));
     const after = captured.find((c) => c > first.step);
     if (after !== undefined && after <= first.step + 1) return after;
     return first.step;

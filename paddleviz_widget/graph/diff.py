@@ -40,6 +40,7 @@ def diff_graphs(
     ga, gb = _read(a, names[0]), _read(b, names[1])
     _like_with_like(ga, gb, names)
     stats = _has_stats(ga) and _has_stats(gb)
+    scales = (loss_scale(ga), loss_scale(gb))
 
     group_ids, a_new, b_new = _union_ids("g", match_groups(ga, gb), len(ga.groups))
     a_gid = {g.id: a_new[k] for k, g in enumerate(ga.groups)}
@@ -71,7 +72,8 @@ def diff_graphs(
             edges.append(_edge(ga.edges[i], a_eid[i], ends_a, _REMOVED))
             continue
         edge, j = gb.edges[i], edge_match[i]
-        mark = _ADDED if j is None else _changed(edge_changes(ga.edges[j], edge, rtol=rtol))
+        changes = edge_changes(ga.edges[j], edge, rtol=rtol, scales=scales) if j is not None else []
+        mark = _ADDED if j is None else _changed(changes)
         edges.append(_edge(edge, b_eid[i], ends_b, mark))
 
     meta = _meta(ga, gb, ends_a, ends_b, nodes, edges)
@@ -316,6 +318,15 @@ def _meta(
     return meta
 
 
+def loss_scale(graph: GraphParts) -> float:
+    """The factor a GradScaler multiplied the graph's gradients by (meta.loss_scale), else 1."""
+    entry = graph.meta.get("loss_scale")
+    scale = entry.get("scale") if isinstance(entry, Mapping) else None
+    if isinstance(scale, (int, float)) and math.isfinite(scale) and scale > 0:
+        return float(scale)
+    return 1.0
+
+
 def _notices(ga: GraphParts, gb: GraphParts, labels: list[str]) -> list[str]:
     """Why a comparison was not made, then each graph's own notices, under its label."""
     lines = []
@@ -324,6 +335,13 @@ def _notices(ga: GraphParts, gb: GraphParts, labels: list[str]) -> list[str]:
         lines.append(
             f"Gradient statistics are not compared: graph {labels[1 if sa else 0]!r} has none "
             "(build it inside trace(model, stats=True))."
+        )
+    scales = (loss_scale(ga), loss_scale(gb))
+    if sa and sb and scales[0] != scales[1]:
+        lines.append(
+            f"Gradient norms and max |g| are compared divided by each graph's GradScaler loss "
+            f"scale ({labels[0]!r}: {scales[0]:g}, {labels[1]!r}: {scales[1]:g}): as the "
+            "optimizer applies them."
         )
     grads = [any(e.grad is not None for e in g.edges) for g in (ga, gb)]
     if grads[0] != grads[1]:

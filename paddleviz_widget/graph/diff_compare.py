@@ -54,26 +54,35 @@ def beyond(a: float, b: float, rtol: float) -> bool:
     return abs(b - a) > rtol * max(abs(a), abs(b))
 
 
-def _stats(changes: list[Change], a: GradStats, b: GradStats, rtol: float) -> None:
-    if a.norm != b.norm and beyond(a.norm, b.norm, rtol):
-        changes.append(Change("norm", a.norm, b.norm))
-    if a.max_abs != b.max_abs and beyond(a.max_abs, b.max_abs, rtol):
-        changes.append(Change("max_abs", a.max_abs, b.max_abs))
+def _stats(changes: list[Change], a: GradStats, b: GradStats, rtol: float,
+           scales: tuple[float, float]) -> None:  # fmt: skip
+    a_norm, a_max, b_norm, b_max = a.norm, a.max_abs, b.norm, b.max_abs
+    if scales[0] != scales[1]:  # a GradScaler's scaled gradients: as the optimizer has them
+        a_norm, a_max = a_norm / scales[0], a_max / scales[0]
+        b_norm, b_max = b_norm / scales[1], b_max / scales[1]
+    if a_norm != b_norm and beyond(a_norm, b_norm, rtol):
+        changes.append(Change("norm", a_norm, b_norm))
+    if a_max != b_max and beyond(a_max, b_max, rtol):
+        changes.append(Change("max_abs", a_max, b_max))
     if a.nan != b.nan:
         changes.append(Change("nan", a.nan, b.nan))
     if a.inf != b.inf:
         changes.append(Change("inf", a.inf, b.inf))
 
 
-def edge_changes(a: Edge, b: Edge, *, rtol: float) -> list[Change]:
+def edge_changes(
+    a: Edge, b: Edge, *, rtol: float, scales: tuple[float, float] = (1.0, 1.0)
+) -> list[Change]:
     """The gradient's dtype and shape, the sending slot, and, where both edges have gradient
     statistics, a norm or max |g| that moved by more than ``rtol`` (relative to the larger)
-    or a NaN/Inf count that changed at all."""
+    or a NaN/Inf count that changed at all. ``scales``: each graph's loss scale (a GradScaler
+    multiplied its gradients by it, meta.loss_scale); when they differ, norms and max |g| are
+    compared divided by them."""
     changes: list[Change] = []
     if a.grad != b.grad:  # (the common case, equal, costs one comparison)
         _grad(changes, a.grad, b.grad, None)
     if a.slot != b.slot:
         _known(changes, "slot", a.slot, b.slot, None)
     if a.stats is not None and b.stats is not None:
-        _stats(changes, a.stats, b.stats, rtol)
+        _stats(changes, a.stats, b.stats, rtol, scales)
     return changes

@@ -47,10 +47,11 @@ same as the rules' words above compute directly (tests/test_run_anomalies.py).
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 
-from .anomaly import Anomaly, names_shown, nonfinite_anomaly
+from .anomaly import Anomaly, names_shown, nonfinite_anomaly, skipped_anomaly
 from .grad_kernel import kernel
 from .params import ParamInfo
 
@@ -98,6 +99,7 @@ class AnomalyFinder:
         self._history = np.full((window, len(layers) + 1), np.nan)  # layers..., total
         self._seen = 0  # finite steps in the history
         self._in_nonfinite = False
+        self._in_skipped = False  # in a stretch of steps a GradScaler skips
         self._spiking = np.zeros(len(layers) + 1, bool)
         self._vanishing = np.zeros(len(layers), bool)
         # Never changed in place: the state after a step with nothing over its threshold.
@@ -141,9 +143,11 @@ class AnomalyFinder:
         return np.append(out, total)
 
     def check(self, step: int, norm: np.ndarray, nan: np.ndarray, inf: np.ndarray,
-              loss: float | None, *, clean: bool = False) -> list[Anomaly]:  # fmt: skip
+              loss: float | None, *, clean: bool = False,
+              scale: Any = None) -> list[Anomaly]:  # fmt: skip
         """``clean``: every parameter has a gradient, all finite, no NaN/Inf (the caller
-        knows it), ``norm`` contiguous float64."""
+        knows it), ``norm`` contiguous float64. ``scale``: the GradScaler's (LossScale) when
+        it scaled this step's loss: a NaN/Inf it handles is information, not a problem."""
         if self._quick is None and self._compile:
             self._quick = kernel("quiet_step", wait=False)
         quick = clean and self._quick is not None and (loss is None or math.isfinite(loss))
@@ -152,10 +156,18 @@ class AnomalyFinder:
         loss_bad = loss is not None and not np.isfinite(loss)
         if nan.any() or inf.any() or loss_bad:
             bad = (nan + inf) > 0
-            found = [] if self._in_nonfinite else [self._nonfinite(step, nan, inf, bad, loss)]
+            if scale is not None and scale.handles_nonfinite(not loss_bad):
+                # an overflow of the scaled gradients: the scaler skips the step and lowers
+                # its scale; a stretch still NaN/Inf once the scale is down to 1 is a problem
+                skipped = skipped_anomaly(step, self.params, nan, inf, bad, scale)
+                found = [] if self._in_skipped else [skipped]
+                self._in_skipped = True
+                return found
+            first = not self._in_nonfinite
+            found = [self._nonfinite(step, nan, inf, bad, loss, scale)] if first else []
             self._in_nonfinite = True
             return found
-        self._in_nonfinite = False
+        self._in_nonfinite = self._in_skipped = False
         # a gradient for each parameter, and each layer has some: layer_norms() in fewer calls
         every_layer = self._all_held and not np.isnan(np.add.reduce(norm))
         norms = self._all_layer_norms(norm) if every_layer else self.layer_norms(norm)
@@ -234,7 +246,7 @@ class AnomalyFinder:
     def quiet_settled(self) -> None:
         """The state after quiet_step settled a step (its row written): check()'s for a clean
         step where nothing fired."""
-        self._in_nonfinite = False
+        self._in_nonfinite = self._in_skipped = False
         if self._seen >= self.t["spike_warmup"]:
             self._spiking, self._vanishing = self._none_spiking, self._none_vanishing
         self._seen += 1
@@ -287,8 +299,8 @@ class AnomalyFinder:
 
     # -- rules ------------------------------------------------------------------------------
     def _nonfinite(self, step: int, nan: np.ndarray, inf: np.ndarray, bad: np.ndarray,
-                   loss: float | None) -> Anomaly:  # fmt: skip
-        return nonfinite_anomaly(step, self.params, nan, inf, bad, loss)
+                   loss: float | None, scale: Any = None) -> Anomaly:  # fmt: skip
+        return nonfinite_anomaly(step, self.params, nan, inf, bad, loss, scale)
 
     def _spikes(self, step: int, norms: np.ndarray) -> list[Anomaly]:
         window = len(self._history)

@@ -7,7 +7,10 @@ from typing import Any
 
 import numpy as np
 
-KINDS = ("nonfinite", "spike", "vanishing")
+KINDS = ("nonfinite", "spike", "vanishing", "skipped")
+# For information, not problems: a step a GradScaler skipped (an overflow of the scaled
+# gradients, which it handles); open_run(...).problems() leaves them out, .anomalies has all.
+INFORMATION = ("skipped",)
 
 
 @dataclass(frozen=True)
@@ -55,8 +58,10 @@ def names_shown(names: list[str], limit: int = 6) -> str:
 
 
 def nonfinite_anomaly(step: int, params: list[Any], nan: np.ndarray, inf: np.ndarray,
-                      bad: np.ndarray, loss: float | None) -> Anomaly:  # fmt: skip
-    """The ``nonfinite`` anomaly of a step: which parameters (ParamInfo), how many NaN/Inf."""
+                      bad: np.ndarray, loss: float | None,
+                      scale: Any = None) -> Anomaly:  # fmt: skip
+    """The ``nonfinite`` anomaly of a step: which parameters (ParamInfo), how many NaN/Inf;
+    ``scale``: the GradScaler's (loss_scaling.LossScale) that scaled this step's loss."""
     which = [params[i] for i in np.flatnonzero(bad)]
     names = [p.name for p in which]
     counts = [f"{p.name} ({_counts(nan[i], inf[i])})" for p, i in
@@ -72,10 +77,35 @@ def nonfinite_anomaly(step: int, params: list[Any], nan: np.ndarray, inf: np.nda
         parts.append(f"NaN/Inf gradients in {len(names)} parameter"
                      f"{'s' if len(names) > 1 else ''} of {where}: "
                      f"{names_shown(counts)}")  # fmt: skip
+    if scale is not None and names and (loss is None or np.isfinite(loss)):
+        why = ": not an overflow of the loss scaling" if scale.dynamic else ""
+        parts.append(f"under a GradScaler whose loss scale is {scale.scale:g}{why}")
     return Anomaly(
         step, "nonfinite", layers[0] if layers else "", names,
         float(np.nansum(nan) + np.nansum(inf)), 0.0,
         f"step {step}: first non-finite step: " + "; ".join(parts),
+    )  # fmt: skip
+
+
+def skipped_anomaly(step: int, params: list[Any], nan: np.ndarray, inf: np.ndarray,
+                    bad: np.ndarray, scale: Any) -> Anomaly:  # fmt: skip
+    """A step whose scaled gradients overflowed under a GradScaler's dynamic loss scaling:
+    the scaler skips it (no update) and lowers its scale (``scale``: loss_scaling.LossScale).
+    Said once per stretch of such steps; still NaN/Inf once the scale is down to 1: nonfinite."""
+    index = np.flatnonzero(bad)
+    counts = [f"{params[i].name} ({_counts(nan[i], inf[i])})" for i in index]
+    lowered = f"lowers its loss scale {scale.scale:g} to {scale.lowered_to:g}"
+    if scale.lowered_to == scale.scale:
+        lowered = f"keeps its loss scale {scale.scale:g}"
+    n = len(index)
+    return Anomaly(
+        step, "skipped", params[index[0]].layer if n else "", [params[i].name for i in index],
+        float(np.nansum(nan) + np.nansum(inf)), 0.0,
+        f"step {step}: for information: the GradScaler skips this step and {lowered}: NaN/Inf "
+        f"in the scaled gradients of {n} parameter{'s' if n != 1 else ''}: "
+        f"{names_shown(counts)}. An overflow of the loss scaling (the loss is finite), which "
+        "the scaler handles; said again only if it comes back after a finite step, and a "
+        "problem (nonfinite) if it lasts until the scale is down to 1",
     )  # fmt: skip
 
 

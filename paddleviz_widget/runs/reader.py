@@ -14,7 +14,7 @@ import numpy as np
 from ..compat.zlib_guard import refuse_broken_zlib
 from . import digest_parts
 from . import format as fmt
-from .anomaly import Anomaly
+from .anomaly import INFORMATION, Anomaly
 from .capture_read import ProblemsCache, read_capture
 from .digest import LayerGroups, summarise
 from .errors import RunLogError
@@ -261,7 +261,9 @@ class RunLog:
         return read_capture(path, self._capture_problems)
 
     def problems(self) -> list[Anomaly]:
-        return list(self.anomalies)
+        """The anomalies that are problems (``anomalies`` also holds information: the steps a
+        GradScaler skipped)."""
+        return [a for a in self.anomalies if a.kind not in INFORMATION]
 
     def summary_frame(self) -> Any:
         """The per-step rows as a pandas DataFrame (the format's long rows)."""

@@ -53,7 +53,7 @@ def main(argv: list[str]) -> int:
         return 0
     _say(
         f"wrote {written} ({size:.1f} MB): {len(run.steps)} steps, "
-        f"{len(run.captured_steps)} full captures, {len(run.anomalies)} problems"
+        f"{len(run.captured_steps)} full captures, {len(run.problems())} problems"
     )
     return 0
 

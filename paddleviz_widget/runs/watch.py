@@ -16,7 +16,7 @@ import sys
 import traceback
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .anomalies import AnomalyFinder, thresholds_from
 from .clean_step import CleanStep
@@ -30,6 +30,9 @@ from .rank_dirs import check_run_dir, siblings_message, siblings_seen
 from .rank_writer import RankLogWriter
 from .summary import GradSummary
 from .unwatched import Unwatched, unwatched_line
+
+if TYPE_CHECKING:
+    from ..tracer.capture.loss_scaling import LossScale
 
 DEFAULT_EVERY = 100
 
@@ -131,11 +134,14 @@ class RunWatch:
         return self.step % self.every == 0 or self._after_anomaly
 
     def after_backward(
-        self, roots: list[Any], *, full: bool = False, model: Any = None, walk: Any = None
-    ) -> None:
+        self, roots: list[Any], *, full: bool = False, model: Any = None, walk: Any = None,
+        scale: LossScale | None = None,
+    ) -> None:  # fmt: skip
         """Record the step whose backward just ran; ``full``: with its graph document (a full
         capture: the session annotated this backward), ``model`` naming its parameters,
-        ``walk`` the backward's own walk of the graph of ``roots[0]`` (None: walked again)."""
+        ``walk`` the backward's own walk of the graph of ``roots[0]`` (None: walked again);
+        ``scale``: a GradScaler scaled the loss, and so every gradient: recorded divided by
+        it, as the optimizer applies them (tracer/capture/loss_scaling.py)."""
         if self.writer is None:
             return
         # (no paddle.no_grad() here: the in-place path runs no Paddle op; the tensor-op path
@@ -143,7 +149,10 @@ class RunWatch:
         loss_root = roots[0] if len(roots) == 1 else None
         step = self.step
         local = self._no_sync.local()  # no all-reduce: its norms are kept (no_sync.py)
-        got = None if full or local or self._clean is None else self._clean.run(step, loss_root)
+        if scale is not None and scale.scale == 1.0 and not scale.dynamic:
+            scale = None  # nothing multiplied in, no step skipped the scaler's way
+        quick = not full and not local and scale is None and self._clean is not None
+        got = self._clean.run(step, loss_root) if quick and self._clean else None
         if got is True:  # recorded in one call: clean, no rule fired (clean_step.py)
             self._after_anomaly = False
             self.step += 1
@@ -151,10 +160,13 @@ class RunWatch:
         if got is None:
             got = self._summary.read_step(loss_root)
         norm, max_abs, nan, inf, loss, clean = got
-        self.writer.write_step(step, norm, max_abs, nan, inf, loss, clean=clean)
-        if local:
+        if local:  # the norms as .grad holds them (scaled or not): compared with it later
             self._no_sync.after_backward(step, norm)
-        found = self._finder.check(step, norm, nan, inf, loss, clean=clean)
+        if scale is not None and scale.scale != 1.0:  # (a power of 2: exact)
+            norm, max_abs = norm / scale.scale, max_abs / scale.scale
+            loss = None if loss is None else loss / scale.scale
+        self.writer.write_step(step, norm, max_abs, nan, inf, loss, clean=clean)
+        found = self._finder.check(step, norm, nan, inf, loss, clean=clean, scale=scale)
         for anomaly in found:
             self.writer.write_anomaly(anomaly.to_json())
         if full:

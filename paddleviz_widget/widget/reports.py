@@ -16,6 +16,7 @@ from ..graph.problems import (
     has_statistics,
     problems_text,
     unchecked_edges,
+    unchecked_reasons,
 )
 from ..graph.summary import Summary, summarize
 from .diff import is_diff
@@ -24,9 +25,10 @@ from .diff import is_diff
 class Problems(list[Problem]):  # a list that prints readably
     checked = True  # the graph had statistics to check (has_statistics)
     unchecked = 0  # edges with a gradient and no statistics (unchecked_edges)
+    why: dict[str, int] | None = None  # the reasons such edges give (unchecked_reasons)
 
     def __str__(self) -> str:
-        return problems_text(list(self), self.checked, self.unchecked)
+        return problems_text(list(self), self.checked, self.unchecked, self.why)
 
     def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
         printer.text(str(self))
@@ -42,6 +44,7 @@ def problems(graph: Mapping[str, Any]) -> Problems:
     found = Problems(find_problems(parts))
     found.checked = has_statistics(parts)
     found.unchecked = unchecked_edges(parts) if found.checked else 0
+    found.why = unchecked_reasons(parts) if found.unchecked else None
     return found
 
 

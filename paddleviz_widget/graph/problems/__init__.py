@@ -25,6 +25,7 @@ __all__ = [
     "has_statistics",
     "problems_text",
     "unchecked_edges",
+    "unchecked_reasons",
 ]
 
 
@@ -56,19 +57,36 @@ def unchecked_edges(graph: GraphParts) -> int:
     return sum(1 for e in graph.edges if e.stats is None and e.grad is not None)
 
 
-def problems_text(problems: list[Problem], checked: bool = True, unchecked: int = 0) -> str:
+def unchecked_reasons(graph: GraphParts) -> dict[str, int]:
+    """Of unchecked_edges, those whose edge says why it has none (``no_stats``: inside a
+    to_static program, which carries no notice line), counted by reason."""
+    why: dict[str, int] = {}
+    for e in graph.edges:
+        if e.stats is None and e.grad is not None and e.no_stats:
+            why[e.no_stats] = why.get(e.no_stats, 0) + 1
+    return why
+
+
+def problems_text(problems: list[Problem], checked: bool = True, unchecked: int = 0,
+                  why: dict[str, int] | None = None) -> str:  # fmt: skip
     """One line each, for a terminal; information listed apart, after the problems.
     ``checked``: the graph had statistics (has_statistics); if not, nothing found means
     nothing was looked at, and the text says so. ``unchecked``: of a graph that had, the
-    edges without (unchecked_edges): "no problems" is then said of the others only."""
+    edges without (unchecked_edges): "no problems" is then said of the others only; ``why``:
+    the reasons some of them give (unchecked_reasons), the others' are the notices'."""
     bad = [p.line() for p in problems if p.severity == "problem"]
     info = [p.line() for p in problems if p.severity != "problem"]
     nothing = "No problems found in this graph's gradients." if checked else NOT_CHECKED
     if checked and unchecked:
+        reasons = [f"{n} {reason}" for reason, n in (why or {}).items()]
+        rest = unchecked - sum((why or {}).values())
+        if rest > 0:
+            reasons.append(f"{rest} for the reasons the graph's notices give")
         nothing = (
             f"No problems found in the gradients that have statistics; {unchecked} edge(s) "
-            "carried a gradient without them (the graph's notices say why), so those were "
-            "not checked."
+            "carried a gradient without them, so those were not checked: "
+            + "; ".join(reasons)
+            + "."
         )
     head = "\n".join(bad) if bad else nothing
     if info:

@@ -205,4 +205,22 @@ def nonfinite(flow: Flow) -> list[Problem]:
         )
     else:
         reason = "the first NaN/Inf gradient was made here from finite ones"
+        scaled = _scaler_handles(meta.get("loss_scale"))
+        if scaled is not None:  # an overflow of the loss scaling: the scaler skips the step
+            reason += (
+                f", in gradients scaled by the GradScaler's loss scale {scaled:g}: an overflow "
+                "of the scaled values, which the scaler handles (it skips this step and lowers "
+                "its scale); a problem if it stays once the scale is down to 1"
+            )
+            return [Problem("nonfinite", name, reason, first, flow.layer_of(first), "info",
+                            site=site)]  # fmt: skip
     return [Problem("nonfinite", name, reason, first, flow.layer_of(first), site=site)]
+
+
+def _scaler_handles(entry: Any) -> float | None:
+    """meta.loss_scale's scale when a NaN/Inf made in the backward is the GradScaler's to
+    handle (dynamic scaling, a scale above 1: tracer/capture/loss_scaling.py), else None."""
+    if not isinstance(entry, dict) or entry.get("dynamic") is not True:
+        return None
+    scale = entry.get("scale")
+    return float(scale) if isinstance(scale, (int, float)) and scale > 1 else None

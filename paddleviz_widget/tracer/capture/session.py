@@ -35,6 +35,7 @@ from .forward_finite import ForwardFiniteWatch
 from .hooked_nodes import hooks_cover
 from .kept_traces import LOST, RecentSessions
 from .layer_scopes import LayerScopeRecorder, LayerScopes
+from .loss_scaling import ScaledRoots
 from .nesting import captured_elsewhere, entered, exited
 from .program_runs import ProgramRuns
 from .stack_gate import CALL_STACK_FLAG, LibraryForwardGate, call_stacks_off, call_stacks_recorded
@@ -128,6 +129,7 @@ class TraceSession:
             if self.call_sites:
                 self._set_call_stack_flag()
             self._patch_backward_entry_points()
+            self.scaled = ScaledRoots(self._swap)  # GradScaler.scale's losses, and by what
             self.programs.start()
             self._restore.append(self.programs.stop)
             if self.stats and self.model is not None:
@@ -365,6 +367,7 @@ class TraceSession:
             )  # fmt: skip
         if self._finite is not None:
             stats.forward_culprit = self._finite.take()
+        stats.loss_scale = self.scaled.of(tensors)
         record.stats = stats
         # Each node's position (its walk index) and the names in that order, made once.
         record.positions = dict(zip(walk.ptrs, range(len(walk.nodes))))

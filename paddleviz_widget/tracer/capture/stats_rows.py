@@ -44,6 +44,7 @@ class BackwardStats:
     # by (node ptr, next_functions index); and as received, by node ptr (merge/hook_grads.py)
     grads: dict[tuple[int, int], GradInfo] = field(default_factory=dict)
     received: dict[int, GradInfo] = field(default_factory=dict)
+    loss_scale: Any = None  # loss_scaling.LossScale: a GradScaler scaled these gradients
 
 
 def _all_stats(raw: Any) -> tuple[list[GradStats], list[bool]]:

@@ -99,7 +99,8 @@ def _record(
 ) -> None:
     """The step's summary (and capture); a failure of ours never reaches the training."""
     try:
-        watch.after_backward(roots, full=full, model=session.model, walk=walk)
+        scale = session.scaled.of(roots)  # a GradScaler's scaled loss: its scale
+        watch.after_backward(roots, full=full, model=session.model, walk=walk, scale=scale)
         _arm_recorder(session)
     except Exception as error:  # noqa: BLE001
         watch.fail(error)

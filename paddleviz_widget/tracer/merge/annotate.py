@@ -110,6 +110,7 @@ class Annotations:
     step_positions: dict[int, int] = field(default_factory=dict)  # ptr -> position in steps
     unreached: list[dict[str, Any]] = field(default_factory=list)  # params no gradient reaches
     forward_culprit: Any = None  # forward_finite.ForwardCulprit of the newest backward
+    loss_scale: Any = None  # loss_scaling.LossScale: a GradScaler scaled the newest backward
     group_sites: dict[str, CallSite] = field(default_factory=dict)  # group id -> its call
     # to_static: program node ptr -> its program (read/program.py), and what names its parts:
     # param.name -> the model's name, layer path -> class name.
@@ -185,6 +186,8 @@ def merge_layer(ann: Annotations, layer: Annotations) -> None:
         ann.nonfinite_in_forward = layer.nonfinite_in_forward
     if ann.forward_culprit is None:
         ann.forward_culprit = layer.forward_culprit
+    if ann.loss_scale is None:
+        ann.loss_scale = layer.loss_scale
 
 
 def _keep_first(table: dict[K, V], extra: dict[K, V]) -> None:
@@ -250,6 +253,9 @@ def stats_meta(ann: Annotations, walk: WalkResult) -> dict[str, Any]:
         meta["unreached_params"] = ann.unreached
     if ann.forward_culprit is not None:
         meta["forward_nonfinite"] = forward_nonfinite_meta(ann, walk)
+    scale = ann.loss_scale
+    if scale is not None and (scale.scale != 1.0 or scale.dynamic):
+        meta["loss_scale"] = {"scale": scale.scale, "dynamic": scale.dynamic}
     if ann.first_nonfinite is not None:
         index = next((w.index for w in walk.nodes if w.ptr == ann.first_nonfinite), None)
         if index is not None:

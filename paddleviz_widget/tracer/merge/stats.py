@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Collection
 
 from ..capture.stats_rows import BackwardStats
+from ..read.program_nodes import is_program_node
 from ..read.replay_safety import is_pylayer
 from ..read.walk import WalkResult
 from .annotate import Annotations
@@ -51,21 +52,40 @@ def add_stats(ann: Annotations, stats: BackwardStats, walk: WalkResult) -> None:
         ann.grad_status.setdefault(ptr, status)
     if stats.skipped:
         ann.notes.extend(skipped_notes(stats.skipped, walk))
+    scale = stats.loss_scale
+    if ann.loss_scale is None:
+        ann.loss_scale = scale
+    if scale is not None and scale.scale != 1.0:
+        ann.notes.append(
+            f"These gradients are scaled by the GradScaler: its loss scale {scale.scale:g} is "
+            "multiplied into every gradient until scaler.step() / unscale_() divides it out. "
+            f"Divide the norms and max |g| shown by {scale.scale:g} for the gradients the "
+            "optimizer applies (a watched run's log records them divided)."
+        )
 
 
 def skipped_notes(skipped: Collection[int], walk: WalkResult) -> list[str]:
     """Why the edges some GradNodes send have no statistics, a line per reason."""
     pylayers = sum(1 for n in walk.nodes if n.ptr in skipped and is_pylayer(n.name))
+    # A program node is skipped only when its forward ran outside trace() (inside, the
+    # program's receivers give its edges statistics): not a concat-like node.
+    programs = sum(1 for n in walk.nodes if n.ptr in skipped and is_program_node(n.name))
     notes = []
     if pylayers:
         notes.append(
             f"{pylayers} PyLayer node(s) (recompute, custom PyLayers) take no post hook: the "
             "gradients they send have no statistics."
         )
-    if len(skipped) > pylayers:
+    if programs:
         notes.append(
-            f"{len(skipped) - pylayers} GradNode(s) send a list of gradients through one slot "
-            "(concat, stack, ...), which Paddle's hooks cannot observe: their edges have no "
-            "statistics."
+            f"{programs} to_static program node(s) ran their forward outside trace() (or in "
+            "eval mode): the gradients they send have no statistics (run the forward inside "
+            "the `with trace(model, stats=True):` block to have them)."
+        )
+    if len(skipped) > pylayers + programs:
+        notes.append(
+            f"{len(skipped) - pylayers - programs} GradNode(s) send a list of gradients through "
+            "one slot (concat, stack, ...), which Paddle's hooks cannot observe: their edges "
+            "have no statistics."
         )
     return notes

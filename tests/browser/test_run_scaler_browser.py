@@ -1,0 +1,47 @@
+"""The saved run page (file://, Chromium) of a float16 run under paddle.amp.GradScaler
+(tests/grad_scaler_run.py: Paddle's own AMP code made to run on this CPU; its scale 2**16
+overflows at steps 0 and 1, which the scaler skips): those steps are information, so the page
+opens on the last full capture, not on the capture after step 0, says "No problems found",
+lists the information in its picker, and draws no red problem tick over step 0 (its cells
+are red: their gradients held Inf)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+from playwright.sync_api import Browser
+from run_page import NONFINITE_RGB, PIXEL_JS, RUN_ROOT, TIMEOUT_MS, RunView
+
+RUNNER = Path(__file__).resolve().parent.parent / "grad_scaler_run.py"
+
+
+def test_steps_the_scaler_skipped_are_shown_as_information(
+    chromium_browser: Browser, tmp_path: Path
+) -> None:
+    run_dir, page_file = tmp_path / "run", tmp_path / "run.html"
+    subprocess.run([sys.executable, str(RUNNER), str(run_dir), "overflow",
+                    str(tmp_path / "oracle.json")], check=True, timeout=600)  # fmt: skip
+    subprocess.run([sys.executable, "-m", "paddleviz_widget", "view", str(run_dir), "-o",
+                    str(page_file)], check=True, timeout=300)  # fmt: skip
+    context = chromium_browser.new_context(viewport={"width": 1300, "height": 900})
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    try:
+        page.goto(page_file.as_uri())
+        view = RunView(page, page.locator(RUN_ROOT))
+        view.root.wait_for(timeout=TIMEOUT_MS)
+        view.wait_detail(25, "graph")  # the last full capture (every=5, 30 steps)
+        picker = view.root.get_by_test_id("pvw-run-problems")
+        assert picker.locator("option").first.inner_text() == "No problems found"
+        assert "for information: the GradScaler skips this step" in picker.inner_text()
+        x, y = view.cell(0, 2)  # layers "0", "2", "4": 4.weight held the Inf
+        assert view.pixel(0, 2) == NONFINITE_RGB
+        top = view.heatmap.evaluate("(c) => c.getBoundingClientRect().top")
+        tick = view.heatmap.evaluate("(c, [x, y]) => (" + PIXEL_JS + ")([c, x, y])", [x, top + 1])
+        assert tick != NONFINITE_RGB, "a step the scaler skipped drew a red problem tick"
+        assert not errors, errors
+    finally:
+        context.close()
