@@ -22,4 +22,6 @@ npx --no-install tsc --noEmit -p .
 step "vitest"
 npx --no-install vitest run
 step "pytest"
-"$PY/python" -m pytest "$@"
+# Two workers: a test file's tests stay together, as do the browser tests (one JupyterLab)
+# and the launched jobs' tests (tests/conftest.py's scheduler).
+"$PY/python" -m pytest -n 2 "$@"

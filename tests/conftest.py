@@ -1,9 +1,33 @@
 import sys
 from pathlib import Path
 
+import pytest
+
 # Tests import their shared model/oracle helpers as plain modules.
 sys.path.insert(0, str(Path(__file__).parent))
 
 # The real launcher's jobs, one launch per scenario per session, for tests/distributed/ and the
 # rank explorer's browser test alike.
 from launched_jobs import launched  # noqa: E402, F401
+
+try:  # scripts/test.sh runs the suite on two workers (pytest-xdist)
+    from xdist.scheduler import LoadScopeScheduling
+except ImportError:  # pragma: no cover - the test extra has it
+    pass
+else:
+
+    class _SharedFixtureScheduling(LoadScopeScheduling):
+        """A test file's tests run in one worker (its module fixtures made once), and so do
+        all browser tests (one JupyterLab and one Chromium) and all launched jobs' tests (one
+        launch per scenario). Grouped by path: xdist's ``xdist_group`` marks do not reach
+        its scheduler under pytest 9 (the node id it rewrites is no longer the one sent)."""
+
+        def _split_scope(self, nodeid: str) -> str:
+            path = nodeid.split("::", 1)[0]
+            parts = path.split("/")
+            if len(parts) > 2 and parts[0] == "tests" and parts[1] in ("browser", "distributed"):
+                return parts[1]
+            return path
+
+    def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object:
+        return _SharedFixtureScheduling(config, log)
