@@ -18,6 +18,7 @@ from .anomaly import Anomaly
 from .capture_read import ProblemsCache, read_capture
 from .digest import LayerGroups, summarise
 from .errors import RunLogError
+from .logs_below import logs_below
 from .params import ParamInfo
 from .parts import Part
 from .status import effective_status, same_run
@@ -49,6 +50,9 @@ def read_meta(path: Path) -> dict[str, Any]:
                 "run.json when its block starts). Check the path, or open it again once the "
                 "run has started"
             )
+        below = logs_below(path)
+        if below is not None:
+            raise RunLogError(below)
         raise RunLogError(
             f"{path} is not a run log (no {fmt.META}): pass the directory given to "
             "trace(..., run_dir=) or --run-dir"
