@@ -218,8 +218,15 @@ export function createRunExplorer(model: AnyModel<RunModel>, el: HTMLElement, so
     if (!data) return;
     const meta = data.desc.meta;
     const running = meta.status === "running" || ranks.running();
-    status.textContent = runStatusText(data, running, source.live);
+    showStatus();
     autoRefresh(running && source.live);
+  }
+
+  // Also at each refresh tick, nothing new or not: how long a running run has been silent.
+  function showStatus(): void {
+    if (!data) return;
+    const running = data.desc.meta.status === "running" || ranks.running();
+    status.textContent = runStatusText(data, running, source.live);
   }
 
   function onStep(): void {
@@ -340,7 +347,11 @@ export function createRunExplorer(model: AnyModel<RunModel>, el: HTMLElement, so
 
   let timer: ReturnType<typeof setInterval> | null = null;
   function autoRefresh(on: boolean): void {
-    if (on && timer === null) timer = setInterval(() => source.refresh(), AUTO_REFRESH_MS);
+    if (on && timer === null)
+      timer = setInterval(() => {
+        source.refresh();
+        showStatus();
+      }, AUTO_REFRESH_MS);
     if (!on && timer !== null) {
       clearInterval(timer);
       timer = null;

@@ -21,7 +21,7 @@ from .errors import RunLogError
 from .logs_below import logs_below
 from .params import ParamInfo
 from .parts import Part
-from .status import effective_status, same_run
+from .status import effective_status, last_write, same_run
 
 __all__ = ["Anomaly", "ParamInfo", "RunLog", "RunLogError", "open_run"]
 
@@ -138,6 +138,9 @@ class RunLog:
         self.captured_steps: list[int] = []
         self._signature: tuple[Any, ...] = ()
         self._capture_problems: ProblemsCache = {}  # what graph(step) found, by file
+        # When the run last wrote a step (epoch seconds; None: unknown), read at refresh():
+        # a "running" run silent for long may be gone (status.last_write)
+        self.last_write: float | None = None
         self.refresh()
 
     # -- contract ---------------------------------------------------------------------------
@@ -150,6 +153,7 @@ class RunLog:
             self.meta = meta
         else:
             self.meta["status"] = effective_status(self.meta)
+        self.last_write = last_write(self.path)
         tail = self._read_tail()  # before the parts: a part written meanwhile holds its steps
         for name in sorted(os.listdir(self.path / fmt.STEPS)) if self._has_steps() else ():
             if name.endswith(".parquet") and name.startswith("part-") and name not in self._parts:
