@@ -248,7 +248,9 @@ describe("static view options", () => {
 
   it("says why a document cannot be read", () => {
     expect(JSON.parse(view('{"schema_version": "9"}', "{}"))).toEqual({
-      error: expect.stringMatching(/^Cannot show this graph: unknown graph schema_version "9"/),
+      error: expect.stringMatching(
+        /^Cannot show this graph: graph schema_version "9" is a newer paddleviz_widget's .*: upgrade it/,
+      ),
       kind: "graph",
     });
     expect(JSON.parse(view("{not json", "{}")).kind).toBe("graph");

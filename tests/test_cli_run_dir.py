@@ -60,6 +60,16 @@ JOBS = {
         [*CLI, "-o", "g.json", "own.py", "--run-dir", "ckpt"],
         env=ENV,
     ),
+    # A file-size limit (as a full disk): the log stops mid-run, the training goes on
+    "full": commands(
+        {"train.py": SCRIPT},
+        [
+            "sh",
+            "-c",
+            f"ulimit -f 24 && exec {sys.executable} -m paddleviz_widget --run-dir r train.py 400 0",
+        ],
+        env=ENV,
+    ),  # fmt: skip
     "raises": commands(
         {"train.py": SCRIPT}, [*CLI, "--run-dir", "r", "train.py", "4", "raise"], env=ENV
     ),
@@ -70,6 +80,7 @@ USES = {
     "test_a_script_that_raises_leaves_a_stopped_run_saying_why": "raises",
     "test_a_scripts_own_run_dir_option_is_the_scripts": "own",
     "test_a_run_dir_that_cannot_be_made_is_refused_before_the_script_runs": "unwritable",
+    "test_the_closing_line_counts_the_steps_the_log_holds": "full",
 }
 
 
@@ -124,3 +135,15 @@ def test_a_scripts_own_run_dir_option_is_the_scripts(ahead):
     assert open_run(tmp_path / "r").steps.tolist() == [0, 1] and not (tmp_path / "ckpt").exists()
     assert graph.returncode == 0, graph.stderr
     assert graph.stdout == "['--run-dir', 'ckpt']\n" and (tmp_path / "g.json").is_file()
+
+
+def test_the_closing_line_counts_the_steps_the_log_holds(ahead):
+    """A log that failed mid-step (EFBIG) holds that step's tail line: the closing line said
+    one step fewer than the log read back."""
+    tmp_path, (done,) = ahead("full")
+    assert done.returncode == 0 and done.stdout == "trained ['400', '0']\n", done.stderr
+    assert "File too large" in done.stderr
+    run = open_run(tmp_path / "r")
+    assert run.meta["status"] == "stopped" and 0 < len(run.steps) < 400
+    assert run.steps.tolist() == list(range(len(run.steps)))
+    assert f"run log of {len(run.steps)} steps in " in done.stderr.splitlines()[-1]

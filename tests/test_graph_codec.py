@@ -148,7 +148,13 @@ def _first(items: list[dict[str, Any]], key: str) -> dict[str, Any]:
 BROKEN = {
     "unknown version": (
         lambda d: d.update(schema_version="3.0"),
-        r"unknown graph schema_version '3\.0'.*'2\.0' and '1\.0'",
+        r"schema_version '3\.0' is a newer paddleviz_widget's .*'2\.0' and '1\.0'\): upgrade it "
+        r"\(pip install -U paddleviz_widget\)",
+    ),
+    "garbage version": (
+        lambda d: d.update(schema_version="x"),
+        r"unknown graph schema_version 'x': .*'1\.0'; this is not a graph document "
+        r"paddleviz_widget wrote",
     ),
     "no version": (lambda d: d.pop("schema_version"), r"unknown graph schema_version None"),
     "edge grad out of range": (

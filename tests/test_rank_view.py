@@ -129,7 +129,8 @@ def test_view_command_writes_every_rank(tmp_path: Path, model: Any) -> None:
         np.testing.assert_array_equal(norms, oracle["norms"][r])
     ((tmp_path / "job" / "rank-00001").rename(tmp_path / "kept"))
     done = subprocess.run(
-        [sys.executable, "-m", "paddleviz_widget", "view", str(tmp_path / "job"), "-o", str(out)],
+        [sys.executable, "-m", "paddleviz_widget", "view", str(tmp_path / "job"), "-o", str(out),
+         "--force"],
         env=env, capture_output=True, text=True, timeout=300,
     )  # fmt: skip
     assert done.returncode == 1 and "rank 1 of world size 2 missing" in done.stderr

@@ -63,15 +63,15 @@ def _oracle_layer_norm(arrays: list[tuple[np.ndarray, ...]]) -> np.ndarray:
 
 
 def test_digest_parts_hold_layer_norms_flags_and_missing_bits(tmp_path):
-    arrays = _arrays(230)  # two whole parts and a last short one
+    arrays = _arrays(230)  # step 0's part, then 1-99, 100-199 and a last short one
     writer = _write(tmp_path / "run", arrays, close=False)
     assert json.loads((tmp_path / "run" / fmt.META).read_text())["run_schema"] == fmt.RUN_SCHEMA
     digests = sorted((tmp_path / "run" / fmt.DIGESTS).glob("digest-*.parquet"))
     assert [p.name[len("digest-") :] for p in digests] == [
         p.name[len("part-") :] for p in sorted((tmp_path / "run" / fmt.STEPS).glob("part-*"))
     ]
-    assert pq.read_table(digests[0]).num_rows == fmt.FLUSH_EVERY
-    writer.close()  # the parts joined into one file, a row group each
+    assert [pq.read_table(p).num_rows for p in digests] == [1, fmt.FLUSH_EVERY - 1, fmt.FLUSH_EVERY]
+    writer.close()  # the parts joined into one file, a row group per flush_every steps
     assert [p.name for p in (tmp_path / "run" / fmt.DIGESTS).iterdir()] == [fmt.DIGEST_ALL]
     whole = pq.ParquetFile(tmp_path / "run" / fmt.DIGESTS / fmt.DIGEST_ALL)
     assert [whole.metadata.row_group(i).num_rows for i in range(3)] == [100, 100, 30]

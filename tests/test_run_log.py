@@ -69,8 +69,9 @@ def test_sigkill_mid_run_reads_back_to_its_last_step(tmp_path, part_steps):
     if HAS_POST_HOOKS:  # the capture's statistics (Paddle >= 3.0)
         assert "problems" in last_graph["meta"] and any(e.get("stats") for e in last_graph["edges"])
     assert not np.isnan(run.param_stat("norm")).any()
-    parts = list((run_dir / "steps").glob("part-*.parquet"))
-    assert len(parts) >= 2 if part_steps else not parts  # 0-99, 100-199 (, ...) or none
+    parts = sorted(p.name for p in (run_dir / "steps").glob("part-*.parquet"))
+    assert parts[0] == "part-000000000-000000000.parquet"  # step 0's, at once: steps/ is readable
+    assert len(parts) >= 3 if part_steps else len(parts) == 1  # then 1-99, 100-199 (, ...)
 
 
 def _writer(path: Path, params: int = 3) -> RunLogWriter:
@@ -242,7 +243,7 @@ def test_run_schema_1_0_parts_in_any_row_order_read_the_same_as_1_1(tmp_path):
 
     rng = np.random.default_rng(0)
     w = _writer(tmp_path / "run", params=5)
-    for step in range(250):  # two parts and a tail
+    for step in range(250):  # three parts (0, 1-99, 100-199) and a tail
         norm = rng.random(5) * (step + 1)
         norm[step % 5] = np.nan if step % 7 == 0 else norm[step % 5]
         nan = (rng.random(5) < 0.05).astype(float)
@@ -251,7 +252,7 @@ def test_run_schema_1_0_parts_in_any_row_order_read_the_same_as_1_1(tmp_path):
     want = {s: expected.param_stat(s).copy() for s in ("norm", "max_abs", "nan", "inf")}
     want_layers, want_loss = expected.layer_norm().copy(), expected.loss.copy()
     parts = sorted((tmp_path / "run" / "steps").glob("part-*.parquet"))
-    assert len(parts) == 2
+    assert len(parts) == 3
     for k, part in enumerate(parts):
         table = pq.read_table(part)
         assert table.schema.metadata[b"paddleviz_widget.layout"] == b"step-major"

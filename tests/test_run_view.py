@@ -199,3 +199,19 @@ def test_the_view_command_names_what_is_wrong(
     )  # fmt: skip
     assert done.returncode == 1 and re.search(said, done.stderr), done.stderr
     assert not list(tmp_path.iterdir())
+
+
+def test_the_view_command_replaces_a_page_only_with_force(
+    run: tuple[Path, dict[str, Any]], tmp_path: Path
+) -> None:
+    """The graph mode's rule (cli/main.py): an existing -o file is kept and said, before any
+    work; --force replaces it. `view` replaced it silently."""
+    out = tmp_path / "run.html"
+    out.write_text("my notes")
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    view = [sys.executable, "-m", "paddleviz_widget", "view", str(run[0]), "-o", str(out)]
+    kept = subprocess.run(view, env=env, capture_output=True, text=True, timeout=300)
+    assert kept.returncode == 2 and out.read_text() == "my notes"
+    assert f"{out} exists: pass --force to replace it, or another -o" in kept.stderr
+    forced = subprocess.run([*view, "--force"], env=env, capture_output=True, text=True)
+    assert forced.returncode == 0 and "pvw-run-data" in out.read_text(encoding="utf-8")

@@ -122,8 +122,8 @@ def test_healthy_500_step_run_reports_nothing(tmp_path):
 def test_summary_equals_the_gradients_and_reads_back_the_same(tmp_path, monkeypatch, parts):
     """What is recorded equals p.grad as the loop saw it; the log read back (by open_run,
     pandas, polars, DuckDB; during and after the run) equals it. With parts of 100 steps,
-    step 150 is read from a part and the tail; with the watch's own (1000 steps for six
-    parameters), from the tail alone."""
+    step 150 is read from parts and the tail; with the watch's own (1000 steps for six
+    parameters), from step 0's part and the tail."""
     from paddleviz_widget.runs import format as fmt
     from paddleviz_widget.runs import watch
 
@@ -148,9 +148,10 @@ def test_summary_equals_the_gradients_and_reads_back_the_same(tmp_path, monkeypa
     run = open_run(tmp_path / "run")
     names = sorted(p.name for p in (tmp_path / "run" / "steps").glob("part-*"))
     if parts == "100 steps":
-        assert run.meta["flush_every"] == 100 and len(names) == 3
-    else:  # one part, written at the end
-        assert run.meta["flush_every"] == 1000 and names == ["part-000000000-000000229.parquet"]
+        assert run.meta["flush_every"] == 100 and len(names) == 4  # 0, 1-99, 100-199, 200-229
+    else:  # step 0's part, then one written at the end
+        assert run.meta["flush_every"] == 1000
+        assert names == ["part-000000000-000000000.parquet", "part-000000001-000000229.parquet"]
     loss = np.array([e[0] for e in expected])
     norm = np.array([e[1] for e in expected])
     top = np.array([e[2] for e in expected])

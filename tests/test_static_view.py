@@ -118,7 +118,7 @@ def test_bad_options_name_the_fix() -> None:
         render_picture("digraph { a }", "gif")
     with pytest.raises(ValueError, match="not a JSON graph document .*pass build_graph"):
         view_dot({"nodes": [object()]})
-    with pytest.raises(StaticPictureUnavailable, match='unknown graph schema_version "9"'):
+    with pytest.raises(StaticPictureUnavailable, match='schema_version "9" is a newer .*upgrade'):
         view_dot({"schema_version": "9"})
 
 
@@ -182,7 +182,7 @@ def _reason(widget: GraphWidget) -> str:
 
 def test_a_graph_the_view_cannot_read_gets_a_reason_not_an_error() -> None:
     widget = GraphWidget.from_graph({"schema_version": "9"})
-    assert "unknown graph schema_version" in _reason(widget)
+    assert "pip install -U paddleviz_widget" in _reason(widget)
 
 
 def test_a_view_too_big_for_a_saved_picture_gets_a_reason() -> None:

@@ -215,11 +215,15 @@ export function createRunExplorer(model: AnyModel<RunModel>, el: HTMLElement, so
   function ranksChanged(): void {
     ranks.update();
     problems.fill();
-    if (!data) return;
-    const meta = data.desc.meta;
-    const running = meta.status === "running" || ranks.running();
+    if (data) autoRefresh(showStatus() && source.live);
+  }
+
+  // Also at each refresh tick, new steps or not: how long a running run has been silent.
+  function showStatus(): boolean {
+    if (!data) return false;
+    const running = data.desc.meta.status === "running" || ranks.running();
     status.textContent = runStatusText(data, running, source.live);
-    autoRefresh(running && source.live);
+    return running;
   }
 
   function onStep(): void {
@@ -340,7 +344,8 @@ export function createRunExplorer(model: AnyModel<RunModel>, el: HTMLElement, so
 
   let timer: ReturnType<typeof setInterval> | null = null;
   function autoRefresh(on: boolean): void {
-    if (on && timer === null) timer = setInterval(() => source.refresh(), AUTO_REFRESH_MS);
+    const tick = (): unknown => [source.refresh(), showStatus()]; // the line: the age of its last step
+    if (on && timer === null) timer = setInterval(tick, AUTO_REFRESH_MS);
     if (!on && timer !== null) {
       clearInterval(timer);
       timer = null;

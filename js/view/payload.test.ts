@@ -192,7 +192,14 @@ describe("decodePayload", () => {
       (d) => {
         d.schema_version = "3.0";
       },
-      /unknown graph schema_version "3.0": this widget reads '2.3', '2.2', '2.1', '2.0' and '1.0'/,
+      /graph schema_version "3.0" is a newer paddleviz_widget's \(this widget reads '2.3', '2.2', '2.1', '2.0' and '1.0'\): upgrade it \(pip install -U paddleviz_widget\)/,
+    ],
+    [
+      "a version no paddleviz_widget wrote",
+      (d) => {
+        d.schema_version = "2.x";
+      },
+      /unknown graph schema_version "2.x": .*'1.0'; this is not a graph document paddleviz_widget wrote/,
     ],
     [
       "no version",

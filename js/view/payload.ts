@@ -55,8 +55,14 @@ function* decodeSteps(raw: unknown): Generator<void, GraphPayload> {
   const version = doc.schema_version;
   if (!["2.3", "2.2", "2.1", "2.0", "1.0"].includes(version as string)) {
     const shown = version === undefined ? "undefined" : JSON.stringify(version);
+    const reads = "this widget reads '2.3', '2.2', '2.1', '2.0' and '1.0'";
+    // "2.4", "3.0", "9": a newer paddleviz_widget's (graph/decode.py says the same)
+    const [major, minor] = `${String(version)}.0`.split(".").map((x) => (/^\d+$/.test(x) ? Number(x) : Number.NaN));
+    const newer = typeof version === "string" && (major > 2 || (major === 2 && minor > 3));
     throw new PayloadError(
-      `unknown graph schema_version ${shown}: this widget reads '2.3', '2.2', '2.1', '2.0' and '1.0'`,
+      newer
+        ? `graph schema_version ${shown} is a newer paddleviz_widget's (${reads}): upgrade it (pip install -U paddleviz_widget)`
+        : `unknown graph schema_version ${shown}: ${reads}; this is not a graph document paddleviz_widget wrote`,
     );
   }
   for (const key of version === "1.0" ? TABLES_1 : TABLES_2) {

@@ -34,6 +34,9 @@ export interface RunDescription {
   captured: number[];
   anomalies: RunAnomaly[];
   steps: number;
+  /** When the run last wrote a step, and when the kernel read it (epoch seconds). */
+  written?: number | null;
+  read_at?: number;
 }
 
 export interface RunData {

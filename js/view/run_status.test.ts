@@ -20,6 +20,32 @@ describe("the run explorer's status line", () => {
     expect(runStatusText(run({ status: "finished" }), false, true)).not.toContain("refreshing");
   });
 
+  it("says how long a running run has been silent, and when its process may be gone", () => {
+    const at = (written: number, readAt: number, extra = {}): RunData => {
+      const data = run({ status: "running", started: "2026-11-29T10:00:00+00:00", ...extra });
+      return { ...data, desc: { ...data.desc, written, read_at: readAt } };
+    };
+    const t0 = Date.parse("2026-11-29T10:00:00Z") / 1000;
+    // live: the page's clock; 3 steps in 30 s, last one 41 s ago
+    expect(runStatusText(at(t0 + 30, t0 + 31), true, true, t0 + 71)).toMatch(
+      /; run running, last step 41 s ago, refreshing$/,
+    );
+    // three hours silent (another host: run.json cannot be checked against its pid)
+    expect(runStatusText(at(t0 + 30, t0 + 31), true, true, t0 + 30 + 3 * 3600)).toMatch(
+      /; run\.json says running, but no step written for 3 h: the process may be gone \(killed, or ended without closing its log\), refreshing$/,
+    );
+    // a saved page: as it was when read, whenever it is opened
+    expect(runStatusText(at(t0 + 30, t0 + 90), true, false, t0 + 10 ** 6)).toMatch(
+      /; run running, last step 60 s ago$/,
+    );
+    // slow steps (3 steps in 3 h): 20 min of silence is not yet suspicious
+    expect(runStatusText(at(t0 + 3 * 3600, 0), true, true, t0 + 3 * 3600 + 1200)).toMatch(/last step 20 min ago/);
+    // a finished run: no age
+    expect(runStatusText(at(t0 + 30, t0 + 31, { status: "finished" }), false, true, t0 + 9999)).toMatch(
+      /; run finished$/,
+    );
+  });
+
   it("says which parameters made trainable after the start are not recorded", () => {
     const meta = {
       status: "finished",

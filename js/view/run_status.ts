@@ -17,9 +17,35 @@ function unwatchedNames(meta: Record<string, unknown>): { names: string[]; step:
   return names.length > 0 ? { names, step } : null;
 }
 
+/** "41 s", "12 min", "3 h", "2 days". */
+export function duration(seconds: number): string {
+  const s = Math.max(0, Math.round(seconds));
+  if (s < 120) return `${s} s`;
+  if (s < 7200) return `${Math.round(s / 60)} min`;
+  if (s < 172800) return `${Math.round(s / 3600)} h`;
+  return `${Math.round(s / 86400)} days`;
+}
+
+/** A run.json saying "running" whose writer may be gone: a process ended by SIGTERM (Paddle's
+ * handler aborts: no atexit) or one on another host (the reader cannot look for its pid).
+ * Silent for longer than 10 min and 20 of its mean steps: said so; else how long ago. `now`:
+ * the page's clock while live, the time it was read for a saved page. */
+function runningWords(data: RunData, live: boolean, now: number): string {
+  const { written, read_at: readAt } = data.desc;
+  const at = live ? now : readAt;
+  if (typeof written !== "number" || typeof at !== "number") return "run running";
+  const age = at - written;
+  const started = Date.parse(String(data.desc.meta.started ?? "")) / 1000;
+  const mean = data.S > 0 && Number.isFinite(started) ? Math.max(0, written - started) / data.S : 0;
+  if (age > Math.max(600, 20 * mean)) {
+    return `run.json says running, but no step written for ${duration(age)}: the process may be gone (killed, or ended without closing its log)`;
+  }
+  return `run running, last step ${duration(age)} ago`;
+}
+
 /** The line; `running`: the run (or a rank of it) is still being written; `live`: it is
- * read again as it grows. */
-export function runStatusText(data: RunData, running: boolean, live: boolean): string {
+ * read again as it grows; `now`: the page's clock (epoch seconds). */
+export function runStatusText(data: RunData, running: boolean, live: boolean, now = Date.now() / 1000): string {
   const { desc, S } = data;
   const meta = desc.meta;
   const span = S ? `${data.steps[0]}\u2013${data.steps[S - 1]}` : "none yet";
@@ -28,7 +54,8 @@ export function runStatusText(data: RunData, running: boolean, live: boolean): s
   let text =
     `${S} steps (${span}), ${data.L} layers, ${desc.params.length} parameters, ` +
     `${desc.captured.length} full captures${every}; ${problems} problem${problems === 1 ? "" : "s"}; ` +
-    `run ${String(meta.status ?? "unknown")}${running && live ? ", refreshing" : ""}`;
+    `${meta.status === "running" ? runningWords(data, live, now) : `run ${String(meta.status ?? "unknown")}`}` +
+    `${running && live ? ", refreshing" : ""}`;
   const unwatched = unwatchedNames(meta);
   if (unwatched) {
     const n = unwatched.names.length;

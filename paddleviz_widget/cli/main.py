@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 from ..export.errors import StaticPictureUnavailable
-from ..export.save import FORMATS, check_target
+from ..export.save import FORMATS, check_target, refuse_replacing
 from .capture import WHAT_COUNTS, BackwardCalls, CliError, GraphCollector
 from .script_runner import run_script
 
@@ -137,11 +137,10 @@ def main(argv: list[str] | None = None) -> int:
         output = check_target(_per_rank(Path(options.output).absolute()))
     except (ValueError, OSError) as error:
         parser.error(str(error))
-    existing = _existing(output, every=options.all)
-    if existing and not options.force:
-        parser.error(
-            f"{existing} exists: pass --force to replace it, or another -o (nothing was run)"
-        )
+    try:
+        refuse_replacing(output, force=options.force, numbered=options.all)
+    except FileExistsError as error:
+        parser.error(f"{error} (nothing was run)")
 
     collector = GraphCollector(output, step=options.step, every=options.all)
     session = BackwardCalls(collector.seen, collector.settle)
@@ -175,14 +174,6 @@ def _per_rank(output: Path) -> Path:
     if not job.launched:
         return output
     return output.with_name(f"{output.stem}.rank-{job.rank:05d}{output.suffix}")
-
-
-def _existing(output: Path, *, every: bool) -> Path | None:
-    """The file this run would replace, if any (with --all: the first numbered one)."""
-    if not every:
-        return output if output.exists() else None
-    pattern = f"{output.stem}_[0-9][0-9][0-9]*{output.suffix}"
-    return next(iter(sorted(output.parent.glob(pattern))), None)
 
 
 def _summary(written: list[Path], calls: int, step: int | None) -> str:

@@ -101,8 +101,21 @@ def main(argv: list[str]) -> int:
     watch = session.watch
     if watch is not None and watch.step:
         where = rank_dir(options.run_dir, watch.job.rank) if watch.job.launched else options.run_dir
-        print(f"paddleviz_widget: run log of {watch.step} steps in {where}", file=sys.stderr)
+        print(f"paddleviz_widget: {_logged(Path(where))}", file=sys.stderr)
     return status
+
+
+def _logged(where: Path) -> str:
+    """The closing line, from the log read back: the steps a reader will see. The watch's own
+    count was one under when the log failed mid-step (a full disk): that step's tail line was
+    written, its count not."""
+    from ..runs.reader import open_run
+
+    try:
+        steps = len(open_run(where).steps)
+    except RunLogError as error:
+        return f"the run log in {where} cannot be read back: {error}"
+    return f"run log of {steps} steps in {where}"
 
 
 def _ranks(text: str) -> str | list[int]:

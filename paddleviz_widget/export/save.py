@@ -52,6 +52,21 @@ def check_target(path: str | os.PathLike[str]) -> Path:
     return target
 
 
+def refuse_replacing(output: Path, *, force: bool, numbered: bool = False) -> None:
+    """The command line's one rule for its -o files (the graph mode and ``view``): an
+    existing file is not replaced without --force, said before any work is done.
+    ``numbered``: the files are FILE_001.suffix, ... (--all): any of them counts."""
+    if force:
+        return
+    if not numbered:
+        existing = output if output.exists() else None
+    else:
+        pattern = f"{output.stem}_[0-9][0-9][0-9]*{output.suffix}"
+        existing = next(iter(sorted(output.parent.glob(pattern))), None)
+    if existing is not None:
+        raise FileExistsError(f"{existing} exists: pass --force to replace it, or another -o")
+
+
 def save_graph(
     payload: Mapping[str, Any],
     path: str | os.PathLike[str],

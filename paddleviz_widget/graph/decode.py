@@ -40,6 +40,16 @@ class _At:
     field = ""
 
 
+def _newer(version: Any) -> bool:
+    """A version string above the newest read ("2.4", "3.0"): a newer paddleviz_widget's."""
+    try:
+        major, minor = (int(x) for x in f"{version}.0".split(".")[:2])
+    except ValueError:
+        return False
+    newest = tuple(int(x) for x in READS[0].split("."))
+    return isinstance(version, str) and (major, minor) > newest
+
+
 def decode_parts(doc: Mapping[str, Any]) -> GraphParts:
     """The parts of a graph document of any schema version this package reads, checked
     (graph/check.py). ``GraphDocumentError`` (a ValueError) names the first broken field."""
@@ -47,10 +57,17 @@ def decode_parts(doc: Mapping[str, Any]) -> GraphParts:
         raise GraphDocumentError("", f"a graph document is a JSON object, not {type(doc).__name__}")
     version = doc.get("schema_version")
     if version not in READS and version != "1.0":
+        reads = f"this paddleviz_widget reads {', '.join(repr(v) for v in READS)} and '1.0'"
+        if _newer(version):
+            raise GraphDocumentError(
+                "schema_version",
+                f"graph schema_version {shown(version)} is a newer paddleviz_widget's ({reads}): "
+                "upgrade it (pip install -U paddleviz_widget)",
+            )
         raise GraphDocumentError(
             "schema_version",
-            f"unknown graph schema_version {shown(version)}: this paddleviz_widget reads "
-            f"{', '.join(repr(v) for v in READS)} and '1.0'",
+            f"unknown graph schema_version {shown(version)}: {reads}; this is not a graph "
+            "document paddleviz_widget wrote",
         )
     for key in _LISTS:
         if not isinstance(doc.get(key), list):

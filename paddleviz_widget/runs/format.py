@@ -7,8 +7,9 @@ NFS/Lustre.
                                      atomically (tmp + rename) when the status changes
     RUN_DIR/steps/part-FIRST-LAST.parquet
                                      per-step summaries, one row per (step, parameter), written
-                                     atomically every flush_every steps (run.json; 100, more
-                                     for a model of few parameters) and at the end; rows
+                                     atomically: step 0 at once, then every flush_every steps
+                                     (run.json; 100, more for a model of few parameters, on
+                                     its multiples) and at the end; rows
                                      step-major in params order, said by the schema metadata
                                      LAYOUT_KEY (1.1; 1.0 parts are the same rows, untagged)
     RUN_DIR/digests/digest-FIRST-LAST.parquet

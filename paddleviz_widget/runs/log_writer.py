@@ -82,6 +82,11 @@ class RunLogWriter:
         self._layer_index = np.array([layers.index(p.layer) for p in params], np.int32)
         self._n = len(params)
         self._flush_every = flush_every
+        # The first part right after step 0, then parts aligned on flush_every (steps 1-99,
+        # 100-199, ...): steps/ holds a Parquet file from the first step on, so pandas,
+        # polars and DuckDB read a run in progress (a glob of no files failed for up to
+        # flush_every steps). The same check every step.
+        self._flush_at = 1
         # The steps since the last part: their numbers and losses, and their statistics in
         # buffers kept from part to part (float32 norm, max |g|; NaN, Inf counts): a step's
         # rows are written into memory the last part used, not kept as arrays of their own.
@@ -142,7 +147,7 @@ class RunLogWriter:
         done = self._tail_file.write(line)
         if done is not None and done < len(line):
             self._tail_file.write(line[done:])
-        if len(self._pending) >= self._flush_every:
+        if len(self._pending) >= self._flush_at:
             self._flush_part()
 
     def write_anomaly(self, record: dict[str, Any]) -> None:
@@ -267,6 +272,7 @@ class RunLogWriter:
         pq.write_table(table, tmp, compression="zstd")
         os.replace(tmp, target)  # no fsync: a SIGKILL loses nothing the OS has (see top)
         self._pending, self._losses = [], []
+        self._flush_at = self._flush_every - (last + 1) % self._flush_every
         if self._tail_file is not None:
             self._new_tail()
 

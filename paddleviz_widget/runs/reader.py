@@ -18,9 +18,10 @@ from .anomaly import INFORMATION, Anomaly
 from .capture_read import ProblemsCache, read_capture
 from .digest import LayerGroups, summarise
 from .errors import RunLogError
+from .logs_below import logs_below
 from .params import ParamInfo
 from .parts import Part
-from .status import effective_status, same_run
+from .status import effective_status, last_write, same_run
 
 __all__ = ["Anomaly", "ParamInfo", "RunLog", "RunLogError", "open_run"]
 
@@ -49,6 +50,9 @@ def read_meta(path: Path) -> dict[str, Any]:
                 "run.json when its block starts). Check the path, or open it again once the "
                 "run has started"
             )
+        below = logs_below(path)
+        if below is not None:
+            raise RunLogError(below)
         raise RunLogError(
             f"{path} is not a run log (no {fmt.META}): pass the directory given to "
             "trace(..., run_dir=) or --run-dir"
@@ -134,6 +138,9 @@ class RunLog:
         self.captured_steps: list[int] = []
         self._signature: tuple[Any, ...] = ()
         self._capture_problems: ProblemsCache = {}  # what graph(step) found, by file
+        # When the run last wrote a step (epoch seconds; None: unknown), read at refresh():
+        # a "running" run silent for long may be gone (status.last_write)
+        self.last_write: float | None = None
         self.refresh()
 
     # -- contract ---------------------------------------------------------------------------
@@ -146,6 +153,7 @@ class RunLog:
             self.meta = meta
         else:
             self.meta["status"] = effective_status(self.meta)
+        self.last_write = last_write(self.path)
         tail = self._read_tail()  # before the parts: a part written meanwhile holds its steps
         for name in sorted(os.listdir(self.path / fmt.STEPS)) if self._has_steps() else ():
             if name.endswith(".parquet") and name.startswith("part-") and name not in self._parts:

@@ -8,6 +8,7 @@ import socket
 from pathlib import Path
 from typing import Any
 
+from . import format as fmt
 from .errors import RunLogError
 
 
@@ -27,6 +28,19 @@ def effective_status(meta: dict[str, Any]) -> str:
     except PermissionError:
         pass  # someone else's live process
     return status
+
+
+def last_write(path: Path) -> float | None:
+    """When the run last wrote a step (seconds since the epoch): the tail's modification time
+    (appended every step, made anew after each part), else run.json's. A process gone without
+    closing its log (SIGTERM: Paddle's handler aborts, no atexit; a crash on another host)
+    stays "running" in run.json: this is how long it has been silent."""
+    for name in (fmt.TAIL, fmt.META):
+        try:
+            return (path / name).stat().st_mtime
+        except OSError:
+            continue
+    return None
 
 
 # What tells one run from another in the same directory: its writer and when it started.

@@ -18,7 +18,8 @@ def _parser() -> argparse.ArgumentParser:
         "heatmap of gradient norms, the loss curve, the problems found, every step's "
         "per-parameter summary and the graphs of the fully captured steps. A run still being "
         "written is shown as it is now.",
-        epilog=f"example:\n  {PROG} runs/exp1 -o run.html",
+        epilog=f"example:\n  {PROG} runs/exp1 -o run.html\nAn existing -o file is not replaced "
+        "unless --force is given.",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("run_dir", metavar="RUN_DIR", help="the run log's directory (or a "
@@ -26,17 +27,26 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "-o", "--output", metavar="FILE.html", required=True, help="the page to write"
     )
+    parser.add_argument(
+        "--force", action="store_true", help="replace the -o file if it exists"
+    )  # an existing page is not replaced without it, as in the graph mode (export/save.py)
     parser.add_argument("--title", help="the page's title (default: the run directory's name)")
     return parser
 
 
 def main(argv: list[str]) -> int:
-    options = _parser().parse_args(argv)
+    parser = _parser()
+    options = parser.parse_args(argv)
+    from ..export.save import refuse_replacing
     from .ranks import RankedRun, open_any
     from .reader import RunLogError
     from .view_page import save_run_html
 
     output = Path(options.output)
+    try:  # before the run is read: a big log takes a while
+        refuse_replacing(output, force=options.force)
+    except FileExistsError as error:
+        parser.error(f"{error} (nothing was written)")
     try:
         run = open_any(options.run_dir)  # a run log, or a multi-rank job's rank-NNNNN/ logs
         written = save_run_html(run, output, title=options.title)

@@ -15,6 +15,7 @@ per-parameter summary (``step_summary``) is float32 (4, P): norm, max|g|, NaN co
 from __future__ import annotations
 
 import math
+import time
 from collections.abc import Mapping
 from typing import Any, Protocol
 
@@ -98,6 +99,10 @@ def run_description(run: RunLike) -> dict[str, Any]:
         "captured": sorted(int(s) for s in run.captured_steps),
         "anomalies": [anomaly_json(a) for a in run.anomalies],
         "steps": int(len(run.steps)),
+        # when the run last wrote a step and when it was read (epoch seconds): the page says
+        # how long a "running" run has been silent (js/view/run_status.ts)
+        "written": _finite_or_none(getattr(run, "last_write", None)),
+        "read_at": time.time(),
     }
 
 

@@ -10,6 +10,8 @@ import pathlib
 from collections.abc import Mapping
 from typing import Any
 
+from ..errors import GraphDocumentError
+from ..graph.decode import decode_parts
 from ..graph.model import Graph
 from ..tracer import build_graph
 
@@ -38,15 +40,36 @@ def read_file(path: str | os.PathLike[str], label: str, what: str = _WHAT) -> An
             "json.dump(build_graph(y), open(path, 'w')), or " + what
         )
     try:
-        return json.loads(file.read_text(encoding="utf-8"))
+        value = json.loads(file.read_text(encoding="utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise ValueError(f"{label}: {str(file)!r} is not a JSON graph document ({exc})") from exc
+    if isinstance(value, Mapping) and is_document(value):
+        _check_file(value, file, label)
+    return value
+
+
+def _check_file(doc: Mapping[str, Any], file: pathlib.Path, label: str) -> None:
+    """A saved document checked as the page would (graph/decode.py): its error names the file,
+    the field and the fix, where the page could name neither the file nor the fix. ~4x the
+    JSON parse (0.13 s for 7,500 GradNodes), for files only."""
+    try:
+        decode_parts(doc)
+    except GraphDocumentError as exc:
+        problem = str(exc)
+        fix = "" if "pip install -U" in problem else (
+            "; the file was changed or damaged since it was saved, or not written by "
+            "paddleviz_widget: save the graph again (w.save('graph.json'), or "
+            "json.dump(build_graph(y), f))"
+        )  # fmt: skip
+        error = GraphDocumentError("", f"{label}: {str(file)!r}: {problem}{fix}")
+        error.field = exc.field
+        raise error from None
 
 
 def saved_document(value: Any) -> Mapping[str, Any]:
     """``GraphWidget.from_graph``'s argument as a document: itself, the one saved at a path,
-    or a ``Graph``'s. The document is shown as it is (a broken one draws nothing and the page
-    says why)."""
+    or a ``Graph``'s. A dict is shown as it is (a broken one draws nothing and the page says
+    why); a file is checked as it is read, its error naming the file and the fix."""
     label = "GraphWidget.from_graph"
     if isinstance(value, Graph):
         return value.to_dict()

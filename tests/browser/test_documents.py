@@ -51,8 +51,9 @@ def test_a_broken_document_says_why_and_a_good_one_draws_again(fresh: Explorer) 
     message = fresh.page.get_by_test_id("pvw-message")
     broken = {
         "{**good, 'schema_version': '9.9'}": (
-            'Cannot show this graph: unknown graph schema_version "9.9": '
-            "this widget reads '2.3', '2.2', '2.1', '2.0' and '1.0'"
+            'Cannot show this graph: graph schema_version "9.9" is a newer paddleviz_widget\'s '
+            "(this widget reads '2.3', '2.2', '2.1', '2.0' and '1.0'): upgrade it "
+            "(pip install -U paddleviz_widget)"
         ),
         "{**good, 'edges': [{**good['edges'][0], 'grad': 10**6}, *good['edges'][1:]]}": (
             f"Cannot show this graph: edge {good['edges'][0]['id']}: tensor index 1000000 is "

@@ -1,0 +1,60 @@
+"""A run ended by SIGTERM (run.json still "running"), read on another host: the saved page's
+status line says how long the run has been silent, and past a while that its process may be
+gone (tests/test_run_silent.py makes the run; the words: js/view/run_status.test.ts)."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from playwright.sync_api import Browser
+from run_page import RUN_ROOT, TIMEOUT_MS
+from test_run_silent import sigtermed_run
+
+
+def _status(browser: Browser, page_file: Path) -> str:
+    context = browser.new_context(viewport={"width": 1300, "height": 900})
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    try:
+        page.goto(page_file.as_uri())
+        root = page.locator(RUN_ROOT)
+        root.wait_for(timeout=TIMEOUT_MS)
+        status = root.get_by_test_id("pvw-run-status")
+        page.wait_for_function(
+            "(s) => s.textContent.includes('steps')", arg=status.element_handle(),
+            timeout=TIMEOUT_MS,
+        )  # fmt: skip
+        assert not errors, errors
+        return status.inner_text()
+    finally:
+        context.close()
+
+
+def test_the_saved_page_says_when_a_running_run_last_wrote_a_step(
+    chromium_browser: Browser, tmp_path: Path
+) -> None:
+    run_dir = sigtermed_run(tmp_path)
+    meta = json.loads((run_dir / "run.json").read_text())
+    meta["host"] = "another-host"  # as read elsewhere: no pid to look for
+    (run_dir / "run.json").write_text(json.dumps(meta))
+    tail = run_dir / "tail.jsonl"
+    out = tmp_path / "run.html"
+    said = []
+    for ago in (41, 3 * 3600):  # the last step's line written that long before the page
+        now = time.time()
+        os.utime(tail, (now - ago, now - ago))
+        subprocess.run([sys.executable, "-m", "paddleviz_widget", "view", str(run_dir), "-o",
+                        str(out), "--force"], check=True, timeout=300)  # fmt: skip
+        said.append(_status(chromium_browser, out))
+    assert re.search(r"; run running, last step 4\d s ago$", said[0]), said[0]
+    assert said[1].endswith(
+        "; run.json says running, but no step written for 3 h: the process may be gone "
+        "(killed, or ended without closing its log)"
+    ), said[1]
