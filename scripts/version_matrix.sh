@@ -65,7 +65,7 @@ for version in "${VERSIONS[@]}"; do
   fi
   log="$VENV_ROOT/version-matrix-$version.log"
   say "pytest on paddle $version (full output: $log)"
-  (cd "$ROOT/tests" && "$venv/bin/python" -m pytest -q -p no:cacheprovider -m "not browser" \
+  (cd "$ROOT/tests" && "$venv/bin/python" -m pytest -q -n 2 -p no:cacheprovider -m "not browser" \
     --ignore=browser --timeout 900 -rfE --junitxml="$OUT/$version.xml") > "$log" 2>&1 || status=1
   grep -E "^(FAILED|ERROR) " "$log" || true
   tail -n 1 "$log"
