@@ -186,7 +186,7 @@ def main(run_dir: str, mode: str, out: str) -> None:
         for _ in range(30):
             with paddle.amp.auto_cast(level="O2", dtype="float16"):
                 loss = nn.functional.cross_entropy(model(x).astype("float32"), y)
-            scale = float(scaler._scale)
+            scale = float(scaler._scale.item())  # shape [1] before 3.3
             scaler.scale(loss).backward()
             grads = {n: p.grad.astype("float32").numpy().astype(np.float64).tolist()
                      for n, p in model.named_parameters()}  # fmt: skip

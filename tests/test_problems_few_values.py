@@ -10,8 +10,11 @@ import math
 
 import paddle
 import pytest
+from paddle_versions import requires_post_hooks
 
 from paddleviz_widget import build_graph, trace
+
+pytestmark = requires_post_hooks  # trace(stats=True)
 
 
 def _run(batch: int, size: int) -> tuple[dict, dict[str, float]]:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import paddle
 import paddle.nn as nn
-from paddle_versions import requires_post_hooks
+from paddle_versions import requires_paddle_33
 
 from paddleviz_widget import GraphWidget, trace
 
@@ -21,7 +21,7 @@ class _Mlp(nn.Layer):
         return self.b(paddle.tanh(self.a(x)))
 
 
-@requires_post_hooks
+@requires_paddle_33  # to_static programs opened as in 3.3
 def test_edges_inside_a_compiled_program_are_said_unchecked_and_why():
     paddle.seed(0)
     model = _Mlp()
@@ -38,7 +38,7 @@ def test_edges_inside_a_compiled_program_are_said_unchecked_and_why():
     assert f"{len(inside)} inside a compiled program: Paddle runs it as one GradNode" in text
 
 
-@requires_post_hooks
+@requires_paddle_33  # to_static programs opened as in 3.3
 def test_a_program_whose_forward_ran_outside_the_trace_is_not_called_a_concat():
     """Its edges have no statistics because its forward was not seen (the program's receivers
     are unknown), not because it is a concat-like node, which the notice used to say."""

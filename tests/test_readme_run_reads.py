@@ -20,9 +20,10 @@ REPO = Path(__file__).resolve().parent.parent
 ENV = {**os.environ, "PYTHONPATH": str(REPO)}
 
 TRAIN = """\
-import os, sys, time, paddle
+import os, sys, time
+from paddleviz_widget import trace  # above paddle: Paddle 2.6 (README, zlib)
+import paddle
 import paddle.nn.functional as F
-from paddleviz_widget import trace
 paddle.seed(0)
 model = paddle.nn.Sequential(paddle.nn.Linear(8, 16), paddle.nn.ReLU(), paddle.nn.Linear(16, 1))
 opt = paddle.optimizer.SGD(1e-3, parameters=model.parameters())

@@ -15,8 +15,16 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from paddle_versions import PADDLE_VERSION
 
 from paddleviz_widget import open_run
+
+# Paddle < 3.3's own GradScaler.update() calls float() on its [1]-shaped scale, which NumPy 2
+# refuses (TypeError), and its graphs' first notice is the VLOG one (< 3.3); 2.6 has no post
+# hooks (trace(stats=True)). On 3.0 loss_scaling.py reads the [1]-shaped scale (checked by hand).
+pytestmark = pytest.mark.skipif(
+    PADDLE_VERSION < (3, 3), reason="Paddle < 3.3: GradScaler.update() fails under NumPy 2"
+)
 
 RUNNER = Path(__file__).with_name("grad_scaler_run.py")
 

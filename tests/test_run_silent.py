@@ -19,9 +19,10 @@ from paddleviz_widget.runs.view_data import run_description
 REPO = Path(__file__).resolve().parent.parent
 
 TRAIN = """\
-import sys, paddle
+import sys
+from paddleviz_widget import trace  # above paddle: Paddle 2.6 (README, zlib)
+import paddle
 import paddle.nn.functional as F
-from paddleviz_widget import trace
 model = paddle.nn.Linear(8, 1)
 opt = paddle.optimizer.SGD(1e-3, parameters=model.parameters())
 with trace(model, stats=True, run_dir=sys.argv[1]):

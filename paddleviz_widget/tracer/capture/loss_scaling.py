@@ -77,7 +77,8 @@ class ScaledRoots:
         if scaler is None:
             return None
         try:
-            scale = float(scaler._scale)
+            raw = scaler._scale  # a tensor of shape [] (3.3) or [1] (3.0, 2.6)
+            scale = float(raw.item() if hasattr(raw, "item") else raw)
             dynamic = bool(scaler._use_dynamic_loss_scaling)
             due = scaler._decr_count + 1 >= scaler._decr_every_n_nan_or_inf
             lowered = scale * float(scaler._decr_ratio) if dynamic and due else scale
