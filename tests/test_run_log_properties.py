@@ -96,3 +96,23 @@ def test_a_damaged_run_log_reads_or_says_what_is_wrong(
         read_everything(copy)
     except PaddlevizError as error:
         assert str(copy) in str(error) or name in str(error), str(error)
+
+
+@pytest.mark.parametrize("shift", [130, -100])  # past the log's steps; onto other steps
+def test_a_digest_part_naming_steps_the_log_does_not_hold_says_so(
+    valid_run: Path, tmp_path: Path, shift: int
+) -> None:
+    """A digest part whose step column was damaged (found by the test above: an IndexError
+    from the reader) is named, with what to do; placed, its rows would land past the log or
+    on other steps' rows (wrong layer norms)."""
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    copy = tmp_path / "copy"
+    shutil.copytree(valid_run, copy)
+    (part,) = [p for p in (copy / "digests").iterdir() if "000000100" in p.name]
+    table = pq.read_table(part)
+    steps = pc.add(table.column("step"), shift).cast(table.schema.field("step").type)
+    pq.write_table(table.set_column(table.schema.get_field_index("step"), "step", steps), part)
+    with pytest.raises(PaddlevizError, match=f"{part.name} names steps the log's parts"):
+        open_run(copy).layer_norm()

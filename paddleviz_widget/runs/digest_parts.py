@@ -52,6 +52,22 @@ def read_digest_part(path: Path, n_layers: int, columns: Any = COLUMNS) -> dict[
     return out
 
 
+def rows_in(
+    steps: np.ndarray, got: dict[str, np.ndarray], path: Path, part_steps: Any = None
+) -> np.ndarray:
+    """The rows of the log's ``steps`` that ``got``'s steps are; RunLogError when one is not
+    among them, or they are not its part's ``part_steps`` (a damaged digest part: placed, it
+    would land past the log or on other steps' rows)."""
+    rows = np.searchsorted(steps, got["step"])
+    wrong = (rows >= len(steps)).any() or not np.array_equal(steps[rows], got["step"])
+    if wrong or (part_steps is not None and not np.array_equal(got["step"], part_steps)):
+        raise RunLogError(
+            f"{path} names steps the log's parts do not hold: it was damaged after it was "
+            "written; move it away and the reader computes its columns from the part beside it"
+        )
+    return rows
+
+
 def place(target: dict[str, np.ndarray], rows: np.ndarray, source: dict[str, Any]) -> None:
     """Copy ``source``'s columns (of the steps at ``rows``) into the (S, ...) ``target``."""
     for key, grid in target.items():

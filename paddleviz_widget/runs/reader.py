@@ -198,7 +198,7 @@ class RunLog:
         covered = np.zeros(len(self.steps), bool)
         whole = self._digest_file(fmt.DIGEST_ALL)  # a finished log's parts in one file
         if whole is not None and len(whole["step"]):
-            rows = np.searchsorted(self.steps, whole["step"])
+            rows = digest_parts.rows_in(self.steps, whole, self._digest_path(fmt.DIGEST_ALL))
             digest_parts.place(out, rows, whole)
             covered[rows] = True
         for name in sorted(self._parts):
@@ -206,7 +206,8 @@ class RunLog:
                 continue
             got = self._digest_file(name)
             if got is not None and len(got["step"]):
-                rows = np.searchsorted(self.steps, got["step"])
+                path, held = self._digest_path(name), self._parts[name].steps
+                rows = digest_parts.rows_in(self.steps, got, path, held)
                 digest_parts.place(out, rows, got)
                 covered[rows] = True
         missing = np.flatnonzero(~covered)
@@ -243,11 +244,14 @@ class RunLog:
             return row
         raise ValueError(f"step {step} is not recorded in run log {self.path}")
 
+    def _digest_path(self, name: str) -> Path:
+        leaf = name if name == fmt.DIGEST_ALL else fmt.digest_of_part(name)
+        return self.path / fmt.DIGESTS / leaf
+
     def _digest_file(self, name: str) -> dict[str, np.ndarray] | None:
         """Part ``name``'s digest part, or DIGEST_ALL; None where there is none."""
         if name not in self._digest_files or name == fmt.DIGEST_ALL:
-            leaf = name if name == fmt.DIGEST_ALL else fmt.digest_of_part(name)
-            path = self.path / fmt.DIGESTS / leaf
+            path = self._digest_path(name)
             try:
                 got = digest_parts.read_digest_part(path, len(self.layers))
             except RunLogError:
