@@ -8,14 +8,36 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from playwright.sync_api import Locator, Page
+from playwright.sync_api import Browser, Locator, Page
 
 REPO = Path(__file__).resolve().parents[2]
 RUN_ROOT = "[data-testid=pvw-run-root]"
 TIMEOUT_MS = 60_000  # the machine the tests share can be slow
+
+
+@contextmanager
+def saved_run_page(browser: Browser, page_file: Path) -> Iterator[tuple[Page, Locator]]:
+    """A saved run page (``view -o``) open in its own context, its explorer's root drawn;
+    on leaving, no script error was thrown on the page."""
+    context = browser.new_context(viewport={"width": 1300, "height": 900})
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    try:
+        page.goto(page_file.as_uri())
+        root = page.locator(RUN_ROOT)
+        root.wait_for(timeout=TIMEOUT_MS)
+        yield page, root
+        assert not errors, errors
+    finally:
+        context.close()
+
+
 NONFINITE_RGB = [214, 39, 40]  # js/view/grad_stats.ts NONFINITE_COLOUR
 
 CELL_JS = "([canvas, i, row]) => canvas.pvwCell(i, row)"

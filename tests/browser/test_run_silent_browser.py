@@ -13,28 +13,18 @@ import time
 from pathlib import Path
 
 from playwright.sync_api import Browser
-from run_page import RUN_ROOT, TIMEOUT_MS
+from run_page import TIMEOUT_MS, saved_run_page
 from test_run_silent import sigtermed_run
 
 
 def _status(browser: Browser, page_file: Path) -> str:
-    context = browser.new_context(viewport={"width": 1300, "height": 900})
-    page = context.new_page()
-    errors: list[str] = []
-    page.on("pageerror", lambda e: errors.append(str(e)))
-    try:
-        page.goto(page_file.as_uri())
-        root = page.locator(RUN_ROOT)
-        root.wait_for(timeout=TIMEOUT_MS)
+    with saved_run_page(browser, page_file) as (page, root):
         status = root.get_by_test_id("pvw-run-status")
         page.wait_for_function(
             "(s) => s.textContent.includes('steps')", arg=status.element_handle(),
             timeout=TIMEOUT_MS,
         )  # fmt: skip
-        assert not errors, errors
         return status.inner_text()
-    finally:
-        context.close()
 
 
 def test_the_saved_page_says_when_a_running_run_last_wrote_a_step(

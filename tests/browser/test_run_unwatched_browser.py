@@ -10,7 +10,7 @@ from pathlib import Path
 
 from playwright.sync_api import Browser
 from run_models import unfreezing_run
-from run_page import RUN_ROOT, TIMEOUT_MS
+from run_page import TIMEOUT_MS, saved_run_page
 
 
 def test_the_saved_page_says_unfrozen_parameters_are_not_recorded(
@@ -21,14 +21,7 @@ def test_the_saved_page_says_unfrozen_parameters_are_not_recorded(
     out = tmp_path / "run.html"
     subprocess.run([sys.executable, "-m", "paddleviz_widget", "view", str(run), "-o", str(out)],
                    check=True, timeout=300)  # fmt: skip
-    context = chromium_browser.new_context(viewport={"width": 1300, "height": 900})
-    page = context.new_page()
-    errors: list[str] = []
-    page.on("pageerror", lambda e: errors.append(str(e)))
-    try:
-        page.goto(out.as_uri())
-        root = page.locator(RUN_ROOT)
-        root.wait_for(timeout=TIMEOUT_MS)
+    with saved_run_page(chromium_browser, out) as (page, root):
         status = root.get_by_test_id("pvw-run-status")
         page.wait_for_function(
             "(s) => s.textContent.includes('run finished')", arg=status.element_handle(),
@@ -40,6 +33,3 @@ def test_the_saved_page_says_unfrozen_parameters_are_not_recorded(
             "; 2 parameters made trainable after the run started not recorded (seen at step "
             "10): 0.weight, 0.bias"
         ), text
-        assert not errors, errors
-    finally:
-        context.close()
