@@ -26,10 +26,13 @@ ROOT = SCRIPT.parent.parent
 # timestamps of paddleformers.
 _GLOG = re.compile(rb"^([IWEF])\d{4}(?:\d{4})? [\d:.]+ +\d+ ", re.M)
 _STAMP = re.compile(rb"\[\d{4}-\d\d-\d\d [\d:,]+\]")
-# Paddle names each thread of its host-task pool as it starts one, and a loaded machine (the
-# suite's other worker) can make it start one more in either run: a line of Paddle's, not ours.
+# Paddle logs each thread of its pools (host tasks, the interpreter's garbage collector) as it
+# starts one, and a loaded machine (the suite's other worker) can make it start one more, or one
+# fewer before the process ends, in either run: lines of Paddle's thread timing, not ours.
 _THREAD_NAMED = re.compile(
-    rb"^I os_info\.cc:\d+\] SetCurrentThreadName HostTasks_thread_\d+\n", re.M
+    rb"^I (?:os_info\.cc:\d+\] SetCurrentThreadName \w+_thread_\d+"
+    rb"|nonblocking_threadpool\.h:\d+\] \w+_thread_\d+ started *)\n",
+    re.M,
 )
 
 
