@@ -4,7 +4,17 @@ page's performance marks (js: pvw:loader-init, pvw:bundle, worker-start/ready, w
 graph-arrived/read, planned, layout, draw), all in ms after the cell was run, on one clock.
 Rep 0 of each model is the page's first widget (a new page and kernel per model).
 
+How the page's first widget starts (``--variants``, each a page and kernel of its own, taken in
+turn ``--rounds`` times in one Lab so that the machine's load falls on all of them alike):
+- ``preload``: the package imported in the set-up cell (model, trace, backward), as the
+  notebooks and the README do; the page starts the explorer then (widget/page_preload.py);
+- ``in-cell``: ``from paddleviz_widget import GraphWidget`` in the timed cell itself;
+- ``off``: as ``preload`` with ``PADDLEVIZ_WIDGET_PRELOAD=0`` (the page starts the explorer
+  with the first widget, as before round 17).
+
     .venv/bin/python benchmarks/bench_startup.py --models resnet50 llama-10k --reps 3
+    .venv/bin/python benchmarks/bench_startup.py --models resnet50 --reps 2 --rounds 3 \
+        --variants preload in-cell off --quiet      # the first widgets, alternated
     .venv/bin/python benchmarks/bench_startup.py --fold-false    # GraphWidget(y, fold=False)
     .venv/bin/python benchmarks/bench_startup.py --cpu-profile /tmp/p  # + /tmp/p-<model>.cpuprofile
       of each page's first widget, /tmp/p-<model>-<rep>.cpuprofile of later ones (Chromium's
@@ -25,9 +35,30 @@ import common
 from lab_server import start_lab
 
 CELL = (
-    "import time as _tm; _k0 = _tm.time() * 1e3; w = GraphWidget(y{extra}); "
+    "import time as _tm; _k0 = _tm.time() * 1e3; {imports}w = GraphWidget(y{extra}); "
     "_k1 = _tm.time() * 1e3; display(w); _k2 = _tm.time() * 1e3"
 )
+VARIANTS = ("preload", "in-cell", "off")
+_SETUP_IMPORT = "from paddleviz_widget import GraphWidget, trace\n"
+
+
+def setup_cell(name: str, variant: str) -> str:
+    """The page's set-up cell (model, trace, backward) for a start-up ``variant``."""
+    setup = bw.SETUP.format(bench=str(common.HERE), name=name)
+    assert _SETUP_IMPORT in setup
+    if variant == "in-cell":
+        return setup.replace(_SETUP_IMPORT, "from paddleviz_widget import trace\n")
+    if variant == "off":
+        return 'import os; os.environ["PADDLEVIZ_WIDGET_PRELOAD"] = "0"\n' + setup
+    return setup
+
+
+def timed_cell(variant: str, rep: int, extra: str) -> str:
+    first_in_cell = variant == "in-cell" and not rep
+    imports = "from paddleviz_widget import GraphWidget; " if first_in_cell else ""
+    return CELL.format(imports=imports, extra=extra)
+
+
 MARKS_JS = """() => performance.getEntries()
   .filter((e) => e.name.startsWith("pvw:"))
   .map((e) => [e.entryType, e.name, performance.timeOrigin + e.startTime, e.duration,
@@ -57,9 +88,11 @@ def one_model(
     extra: str,
     quiet: bool = False,
     profile: str | None = None,
+    variant: str = "preload",
+    notebook: str | None = None,
 ) -> list[float]:
-    page = bw.open_notebook(browser, server, name)
-    page.evaluate(SETUP_JS, [bw.SETUP.format(bench=str(common.HERE), name=name)])
+    page = bw.open_notebook(browser, server, notebook or name)
+    page.evaluate(SETUP_JS, [setup_cell(name, variant)])
     times = []
     for rep in range(reps):
         page.evaluate(RESET_JS)
@@ -68,7 +101,7 @@ def one_model(
             cdp.send("Profiler.enable")
             cdp.send("Profiler.setSamplingInterval", {"interval": 200})
             cdp.send("Profiler.start")
-        got = bw.run(page, 1, CELL.format(extra=extra), "new")
+        got = bw.run(page, 1, timed_cell(variant, rep, extra), "new")
         if cdp:
             out = Path(f"{profile}-{name}{f'-{rep}' if rep else ''}.cpuprofile")
             out.write_text(json.dumps(cdp.send("Profiler.stop")["profile"]))
@@ -84,8 +117,8 @@ def one_model(
         load = Path("/proc/loadavg").read_text()[:14]
         which = "the page's first widget" if rep == 0 else "a later widget"
         print(
-            f"\n{name}, {which}: cell run -> painted {got['ms']:.0f} ms ({got['shown']} nodes, "
-            f"longest task {got['worst']:.0f} ms; load {load})"
+            f"\n{name} ({variant}), {which}: cell run -> painted {got['ms']:.0f} ms "
+            f"({got['shown']} nodes, longest task {got['worst']:.0f} ms; load {load})"
         )
         print(
             f"  kernel: GraphWidget(y) from +{k[0] - t0:.0f}, built +{k[1] - t0:.0f}, "
@@ -104,22 +137,33 @@ def one_model(
 
 
 def first_paints(
-    models: list[str], reps: int, extra: str = "", quiet: bool = False, profile: str | None = None
-) -> dict[str, list[float]]:
-    """Per model: ms from each cell run to its painted graph (the page's first widget first)."""
+    models: list[str],
+    reps: int,
+    extra: str = "",
+    quiet: bool = False,
+    profile: str | None = None,
+    variants: tuple[str, ...] = ("preload",),
+    rounds: int = 1,
+) -> dict[tuple[str, str], list[list[float]]]:
+    """Per (model, variant): for each page, ms from each cell run to its painted graph (the
+    page's first widget first); pages of every variant taken in turn, ``rounds`` times."""
     from playwright.sync_api import sync_playwright
 
-    results = {}
+    pages = [(r, name, v) for r in range(rounds) for name in models for v in variants]
+    results: dict[tuple[str, str], list[list[float]]] = {}
     with tempfile.TemporaryDirectory() as tmp, sync_playwright() as pw:
         notebooks = Path(tmp) / "notebooks"
         notebooks.mkdir()
-        for name in models:
-            bw.notebook(notebooks / f"{name}.ipynb", name)
+        for r, name, v in pages:  # a notebook per page: a page of its own gets a kernel of its own
+            bw.notebook(notebooks / f"{name}-{v}-{r}.ipynb", name)
         server = start_lab(Path(tmp) / "lab", notebooks)
         browser = pw.chromium.launch(executable_path=bw.CHROMIUM, args=bw.ARGS)
         try:
-            for name in models:
-                results[name] = one_model(browser, server, name, reps, extra, quiet, profile)
+            for r, name, v in pages:
+                times = one_model(
+                    browser, server, name, reps, extra, quiet, profile, v, f"{name}-{v}-{r}"
+                )
+                results.setdefault((name, v), []).append(times)
         finally:
             browser.close()
             server.stop()
@@ -132,13 +176,24 @@ def main() -> None:
     parser.add_argument("--models", nargs="+", default=["resnet50", "llama-10k"])
     parser.add_argument("--fold-false", action="store_true", help="GraphWidget(y, fold=False)")
     parser.add_argument("--cpu-profile", metavar="PREFIX", help="profile each widget")
+    parser.add_argument("--variants", nargs="+", choices=VARIANTS, default=["preload"])
+    parser.add_argument("--rounds", type=int, default=1, help="pages per model and variant")
+    parser.add_argument("--quiet", action="store_true", help="the summary lines only")
     args = parser.parse_args()
     extra = ", fold=False" if args.fold_false else ""
-    results = first_paints(args.models, args.reps, extra, profile=args.cpu_profile)
-    print()
-    for name, times in results.items():
-        later = statistics.median(times[1:]) if len(times) > 1 else float("nan")
-        print(f"{name}: the page's first widget {times[0]:.0f} ms, later {later:.0f} ms (median)")
+    results = first_paints(
+        args.models, args.reps, extra, args.quiet, args.cpu_profile, tuple(args.variants),
+        args.rounds,
+    )  # fmt: skip
+    print(f"\nload {Path('/proc/loadavg').read_text()[:14]}")
+    for (name, variant), runs in results.items():
+        firsts = [times[0] for times in runs]
+        later = [t for times in runs for t in times[1:]]
+        print(
+            f"{name} ({variant}): the page's first widget {statistics.median(firsts):.0f} ms "
+            f"(median of {len(firsts)}: {', '.join(f'{t:.0f}' for t in firsts)}), later "
+            f"{statistics.median(later) if later else float('nan'):.0f} ms (median of {len(later)})"
+        )
 
 
 if __name__ == "__main__":

@@ -209,14 +209,26 @@ def in_lab(reps: int, huge: bool) -> None:
     import bench_startup
     import bench_widget
 
-    # ResNet-50's default view (113 nodes): the page's first widget, then later ones.
-    times = bench_startup.first_paints(["resnet50"], reps + 1, quiet=True)["resnet50"]
-    for label, ms in (("(first)", times[0]), ("", statistics.median(times[1:]))):
-        line(f"resnet50 in JupyterLab: cell run -> painted {label}", ms / 1e3, GOAL_FIRST_RESNET)
+    # The page's first widget, a page per run (medians of ``reps`` pages), with the package
+    # imported in the set-up cell (the explorer preloaded then) and in the timed cell itself;
+    # later widgets pooled. ResNet-50's default view has 113 nodes; llama-10k's (fold=False) 141.
+    firsts = bench_startup.first_paints(
+        ["resnet50", "llama-10k"], 2, quiet=True, variants=("preload", "in-cell"), rounds=reps
+    )
+    for (name, variant), runs in firsts.items():
+        goal = GOAL_FIRST_RESNET if name == "resnet50" else GOAL_FIRST_PAINT
+        where = "an earlier cell" if variant == "preload" else "the same cell"
+        ms = statistics.median(times[0] for times in runs)
+        pages = ", ".join(f"{t[0]:.0f}" for t in runs)
+        label = f"{name} in JupyterLab: cell run -> painted (first; imported in {where})"
+        line(label, ms / 1e3, goal, f"  {len(runs)} pages: {pages} ms")
+    resnet_later = [t for times in firsts["resnet50", "preload"] for t in times[1:]]
+    later_ms = statistics.median(resnet_later)
+    line("resnet50 in JupyterLab: cell run -> painted (later)", later_ms / 1e3, GOAL_FIRST_RESNET)
 
     rows = bench_widget.in_lab(["llama-10k"], reps)["llama-10k"]
     for label, (seconds, worst, _shown) in rows.items():
-        if label.startswith("cell run -> painted") and "default" not in label:
+        if label == "cell run -> painted":  # later widgets; the first ones: above
             goal = GOAL_FIRST_PAINT
         elif "expand(" in label or "collapse(" in label or label.startswith("click"):
             goal = GOAL_CLICK

@@ -58,11 +58,22 @@ function load(model: AnyModel): Promise<Explorer> {
 
 let started: Promise<unknown> | null = null;
 
+/** The loader's word to the kernel once the explorer is imported (page_preload.PRELOADED). */
+const PRELOADED = "pvw-preloaded";
+
 const initialize: Initialize = (props) => {
   performance.mark("pvw:loader-init"); // start-up timings (benchmarks/bench_startup.py)
   // Started, not awaited: anywidget counts this model ready at once.
   started = load(props.model).then((widget) => widget.initialize?.(props));
   started.catch(() => undefined); // said by render, where the user sees it
+  // The hidden model a notebook opens ahead of its first widget (page_preload.py): its work
+  // is this import and the explorer's start-up; the kernel closes it once told.
+  if (props.model.get("_preload")) {
+    void started.then(
+      () => props.model.send({ type: PRELOADED }),
+      () => undefined,
+    );
+  }
 };
 
 const render: Render = async (props) => {

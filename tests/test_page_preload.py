@@ -1,0 +1,112 @@
+"""The hidden model that starts the page's explorer before the first widget
+(widget/page_preload.py), in real kernels driven as JupyterLab and nbclient drive them: opened
+once where the front end runs widgets (an execute request naming its cell), closed when the page
+says it has the explorer, never opened elsewhere or when turned off; nothing printed. The
+page's side: tests/browser/test_startup_browser.py."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@contextmanager
+def _kernel(**env: str) -> Iterator[Any]:
+    from jupyter_client.manager import start_new_kernel
+
+    km, kc = start_new_kernel(
+        kernel_name="python3", env={**os.environ, "PYTHONPATH": str(ROOT), **env}
+    )
+    try:
+        yield kc
+    finally:
+        kc.stop_channels()
+        km.shutdown_kernel(now=True)
+
+
+def _execute(kc: Any, code: str, cell: str | None) -> list[dict]:
+    """Run ``code`` as a front end would (``cell``: the cell id JupyterLab names; nbclient
+    names none); the iopub messages it caused, until the kernel is idle."""
+    content = {"code": code, "silent": False, "store_history": False, "allow_stdin": False}
+    msg = kc.session.msg("execute_request", content, metadata={"cellId": cell} if cell else {})
+    kc.shell_channel.send(msg)
+    reply = kc.get_shell_msg(timeout=120)
+    assert reply["content"]["status"] == "ok", reply["content"]
+    messages = []
+    while True:
+        m = kc.get_iopub_msg(timeout=120)
+        if m["parent_header"].get("msg_id") != msg["header"]["msg_id"]:
+            continue
+        if m["msg_type"] == "status" and m["content"]["execution_state"] == "idle":
+            return messages
+        if m["msg_type"] not in ("status", "execute_input"):
+            messages.append(m)
+
+
+def _value(kc: Any, expr: str) -> str:
+    (out,) = _execute(kc, f"print({expr})", None)
+    return out["content"]["text"].strip()
+
+
+IMPORT = "from paddleviz_widget import GraphWidget"
+
+
+def test_a_widget_front_end_gets_one_hidden_model_closed_once_the_page_has_the_explorer():
+    with _kernel() as kc:
+        _execute(kc, "import paddle", "c0")  # Paddle's own import warnings, not ours
+        messages = _execute(kc, IMPORT, "c1")
+        assert [m["msg_type"] for m in messages] == ["comm_open", "comm_open"], messages
+        layout, hidden = (m["content"] for m in messages)
+        assert layout["data"]["state"]["_model_name"] == "LayoutModel"
+        state = hidden["data"]["state"]
+        assert state["_preload"] is True and state["_model_name"] == "AnyModel"
+        assert "pvw-preloaded" in state["_esm"]  # the loader, which reports back
+        assert len(state["_bundle"]) > 100_000  # the explorer the page imports
+        # A second import (another cell, a re-run) opens nothing more.
+        assert _execute(kc, f"import importlib, paddleviz_widget.widget as w; {IMPORT}", "c2") == []
+
+        # The page's word, as the loader sends it: the kernel closes the model and its Layout.
+        custom = {"method": "custom", "content": {"type": "pvw-preloaded"}}
+        kc.shell_channel.send(
+            kc.session.msg("comm_msg", {"comm_id": hidden["comm_id"], "data": custom})
+        )
+        closed = set()
+        while len(closed) < 2:
+            m = kc.get_iopub_msg(timeout=60)
+            if m["msg_type"] == "comm_close":
+                closed.add(m["content"]["comm_id"])
+        assert closed == {layout["comm_id"], hidden["comm_id"]}
+        assert _value(kc, "w.page_preload.preloaded.comm is None") == "True"
+
+
+def test_nbclient_and_the_switch_open_nothing():
+    # nbclient names no cell and keeps no comm: nothing to start there.
+    with _kernel() as kc:
+        _execute(kc, "import paddle", None)
+        assert _execute(kc, IMPORT, None) == []
+    # Turned off: JupyterLab's execute request, and still nothing.
+    with _kernel(PADDLEVIZ_WIDGET_PRELOAD="0") as kc:
+        _execute(kc, "import paddle", "c0")
+        assert _execute(kc, IMPORT, "c1") == []
+
+
+def test_a_script_opens_nothing():
+    code = (
+        f"{IMPORT}\nfrom paddleviz_widget.widget import page_preload\nprint(page_preload.preloaded)"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        timeout=300,
+        check=True,
+    )
+    assert done.stdout == "None\n"
