@@ -1,4 +1,5 @@
-// The toolbar's problem picker: the shown rank's own problems (its run log's anomalies) and, in
+// The toolbar's problem picker: the shown rank's own problems (its run log's anomalies; the
+// information among them, such as a step a GradScaler skipped, in a group below them) and, in
 // a multi-rank run, the cross-rank findings (values "x<k>") in a group of their own, so the
 // toolbar never says "no problems" beside a cross-rank report that has findings. Picking one
 // goes to its step (and a finding's rank and layer).
@@ -43,10 +44,14 @@ export function createProblemPicker(o: {
     const cross = info?.report ?? [];
     const rank = info ? o.model.get("rank") : null;
     const keep = el.value;
-    const own = list.map((a, k) => option(a.message, String(k)));
+    // Problems first; information (a step a GradScaler skipped) in a group of its own, below.
+    const own = list.flatMap((a, k) => (isProblem(a) ? [option(a.message, String(k))] : []));
+    const notes = list.flatMap((a, k) => (isProblem(a) ? [] : [option(a.message, String(k))]));
+    const prefix = info ? `Rank ${String(rank)}: ` : "";
     el.replaceChildren(
-      option(problemsLabel(list.filter(isProblem).length, rank, cross.length), ""),
+      option(problemsLabel(own.length, rank, cross.length), ""),
       ...(info && own.length ? [group(`Rank ${String(rank)}`, own)] : own),
+      ...(notes.length ? [group(`${prefix}for information`, notes)] : []),
       ...(cross.length
         ? [
             group(

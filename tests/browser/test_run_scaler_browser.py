@@ -31,6 +31,13 @@ def test_steps_the_scaler_skipped_are_shown_as_information(
         picker = view.root.get_by_test_id("pvw-run-problems")
         assert picker.locator("option").first.inner_text() == "No problems found"
         assert "for information: the GradScaler skips this step" in picker.inner_text()
+        # Those lines sit in a group of their own, not among problems.
+        groups = picker.evaluate(
+            "(s) => [...s.children].map((c) => [c.tagName, c.label || c.text, c.children.length])"
+        )
+        assert groups[0] == ["OPTION", "No problems found", 0], groups
+        assert [g[:2] for g in groups[1:]] == [["OPTGROUP", "for information"]], groups
+        assert groups[1][2] >= 1, groups
         x, y = view.cell(0, 2)  # layers "0", "2", "4": 4.weight held the Inf
         assert view.pixel(0, 2) == NONFINITE_RGB
         top = view.heatmap.evaluate("(c) => c.getBoundingClientRect().top")
