@@ -59,7 +59,7 @@ def script_json(value: Any) -> str:
 def _initial_state(
     expanded: list[str] | None, depth: int, height: str, selected: str
 ) -> dict[str, Any]:
-    # The request a new GraphWidget makes of the browser (widget/graph_widget.py, _ask/_edit):
+    # The request a new GraphWidget makes of the browser (widget/view_requests.py):
     # open the groups to `depth` (-1: the browser's automatic depth), then show exactly `expanded`.
     edits = [] if expanded is None else [["set", list(expanded)]]
     return {

@@ -23,8 +23,9 @@ from . import format as fmt
 from .cross_rank import RankFinding, report
 from .digest_parts import read_digest_part
 from .errors import RunLogError
+from .meta_read import read_meta
 from .params import ParamInfo
-from .reader import RunLog, read_meta
+from .reader import RunLog
 from .status import effective_status, stopped_notes
 from .status import span as _span
 
@@ -46,7 +47,7 @@ def _rank_dirs(path: Path) -> dict[int, Path]:
 
 
 def _meta_like(path: Path, first: dict[str, Any] | None) -> dict[str, Any]:
-    """A rank's run.json. The first is checked field by field (reader.read_meta); the others,
+    """A rank's run.json. The first is checked field by field (meta_read.read_meta); the others,
     when their params and layers are the first's, only parsed (orjson when installed: 64
     ranks of 1,000 parameters are ~0.4 s with json and the checks)."""
     if first is not None:

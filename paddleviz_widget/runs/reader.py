@@ -18,10 +18,11 @@ from .anomaly import INFORMATION, Anomaly
 from .capture_read import ProblemsCache, read_capture
 from .digest import LayerGroups, summarise
 from .errors import RunLogError
-from .logs_below import logs_below
+from .meta_read import read_meta
 from .params import ParamInfo
 from .parts import Part
 from .status import effective_status, last_write, same_run
+from .tail_read import read_tail
 
 __all__ = ["Anomaly", "ParamInfo", "RunLog", "RunLogError", "open_run"]
 
@@ -31,87 +32,6 @@ _INT_STATS = ("nan", "inf")
 def open_run(path: str | os.PathLike[str]) -> RunLog:
     """The run log in directory ``path``; RunLogError names the path and the fix."""
     return RunLog(Path(path).expanduser())  # ~: as pandas reads it too
-
-
-def read_meta(path: Path) -> dict[str, Any]:
-    if not path.exists():
-        raise RunLogError(
-            f"no run log at {path}: the directory does not exist. Pass the run_dir given to "
-            "trace(..., run_dir=) or to --run-dir"
-        )
-    if not path.is_dir():
-        raise RunLogError(f"{path} is a file, not a run log: pass the run directory "
-                          "(the one holding run.json)")  # fmt: skip
-    meta_path = path / fmt.META
-    if not meta_path.exists():
-        if not any(path.iterdir()):
-            raise RunLogError(
-                f"{path} is empty: no run has written to it yet (trace(..., run_dir=) writes "
-                "run.json when its block starts). Check the path, or open it again once the "
-                "run has started"
-            )
-        below = logs_below(path)
-        if below is not None:
-            raise RunLogError(below)
-        raise RunLogError(
-            f"{path} is not a run log (no {fmt.META}): pass the directory given to "
-            "trace(..., run_dir=) or --run-dir"
-        )
-    try:
-        meta = json.loads(meta_path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise RunLogError(
-            f"{meta_path} cannot be read as JSON ({exc}): it was not written by "
-            "paddleviz_widget or was damaged; the run's summaries in "
-            f"{path / fmt.STEPS} are Parquet files that pandas still reads"
-        ) from None
-    version = meta.get("run_schema") if isinstance(meta, dict) else None
-    if not isinstance(version, str):
-        raise RunLogError(
-            f"{meta_path} has no run_schema: {path} is not a paddleviz_widget run log"
-        )
-    major = version.split(".")[0]
-    if not major.isdigit() or int(major) > fmt.READS_MAJOR:
-        raise RunLogError(
-            f"{path} was written by a newer paddleviz_widget (run_schema {version}; this one "
-            f"reads {fmt.READS_MAJOR}.x): upgrade it (pip install -U paddleviz_widget)"
-        )
-    for key in ("params", "layers", "every"):
-        if key not in meta:
-            raise RunLogError(f"{meta_path} lacks '{key}': the file was damaged or not written "
-                              "by paddleviz_widget")  # fmt: skip
-    _check_meta(meta, meta_path)
-    return meta
-
-
-def _check_meta(meta: dict[str, Any], meta_path: Path) -> None:
-    """The fields the reader uses, of the types the writer writes (else: damaged, said so)."""
-
-    def bad(field: str, what: str) -> RunLogError:
-        return RunLogError(
-            f"{meta_path}: '{field}' is not {what}: the file was damaged or not written by "
-            "paddleviz_widget; the summaries under steps/ are Parquet files pandas still reads"
-        )
-
-    layers = meta["layers"]
-    if not isinstance(layers, list) or not all(isinstance(x, str) for x in layers):
-        raise bad("layers", "a list of layer paths")
-    if type(meta["every"]) is not int:
-        raise bad("every", "an integer")
-    params = meta["params"]
-    if not isinstance(params, list):
-        raise bad("params", "a list")
-    known = set(layers)
-    for k, entry in enumerate(params):
-        try:
-            info = ParamInfo.from_json(entry)
-        except (KeyError, TypeError, ValueError):
-            raise bad(f"params[{k}]", "{name, layer, shape, dtype}") from None
-        if info.layer not in known:
-            raise bad(f"params[{k}].layer", "one of 'layers'")
-    for key, kind, what in (("status", str, "a string"), ("thresholds", dict, "an object")):
-        if key in meta and not isinstance(meta[key], kind):
-            raise bad(key, what)
 
 
 class RunLog:
@@ -154,7 +74,8 @@ class RunLog:
         else:
             self.meta["status"] = effective_status(self.meta)
         self.last_write = last_write(self.path)
-        tail = self._read_tail()  # before the parts: a part written meanwhile holds its steps
+        # the tail before the parts: a part written meanwhile holds its steps
+        tail = read_tail(self.path, len(self.params))
         for name in sorted(os.listdir(self.path / fmt.STEPS)) if self._has_steps() else ():
             if name.endswith(".parquet") and name.startswith("part-") and name not in self._parts:
                 self._parts[name] = Part(self.path / fmt.STEPS / name, len(self.params),
@@ -293,33 +214,6 @@ class RunLog:
     def _has_steps(self) -> bool:
         return (self.path / fmt.STEPS).is_dir()
 
-    def _read_tail(self) -> dict[str, np.ndarray] | None:
-        """The steps not yet in a part; a line cut off mid-write is not read."""
-        try:
-            # errors="replace": damaged bytes spoil their line only (which then is not read)
-            text = (self.path / fmt.TAIL).read_text(encoding="utf-8", errors="replace")
-        except FileNotFoundError:
-            return None
-        rows = []
-        for line in text.split("\n")[:-1]:  # the last piece has no newline yet: not whole
-            try:
-                rows.append(json.loads(line))
-            except ValueError:
-                continue
-        n = len(self.params)
-        rows = [r for r in rows if _whole_row(r, n)]
-        if not rows:
-            return None
-        out = {
-            "step": np.repeat(np.array([int(r["step"]) for r in rows], np.int64), n),
-            "param": np.tile(np.arange(n, dtype=np.int64), len(rows)),
-            "loss": np.repeat(np.array([_loss(r.get("loss")) for r in rows], np.float64), n),
-        }
-        for stat in fmt.STATS:
-            values = [np.nan if v is None else v for r in rows for v in r[stat]]
-            out[stat] = np.array(values, np.float32)
-        return out
-
     def _assemble(self, tail: dict[str, np.ndarray] | None) -> None:
         """The step axis and the loss; the stat grids are made again when next asked for."""
         key = (tuple(self._parts), None if tail is None else len(tail["step"]))
@@ -380,24 +274,4 @@ class RunLog:
         return sorted(s for n in os.listdir(folder) if (s := fmt.capture_step(n)) is not None)
 
 
-def _whole_row(row: Any, n: int) -> bool:
-    """A tail line as the writer writes it (a damaged one is left out, not half read)."""
-    if not isinstance(row, dict) or type(row.get("step")) is not int:
-        return False
-    number = (int, float, type(None))
-    loss = row.get("loss")
-    if not isinstance(loss, number) and loss not in ("nan", "inf", "-inf"):
-        return False
-    return all(
-        isinstance(row.get(key), list)
-        and len(row[key]) == n
-        and all(isinstance(v, number) and not isinstance(v, bool) for v in row[key])
-        for key in fmt.STATS
-    )
-
-
 _ROWS = 256  # rows of the (steps, params) norms reduced at a time
-
-
-def _loss(value: Any) -> float:
-    return np.nan if value is None else float(value)  # "nan"/"inf" strings included

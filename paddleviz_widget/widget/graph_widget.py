@@ -29,6 +29,7 @@ from .layer_groups import LayerGroups, has_id
 from .reports import problems, summary
 from .saving import save_view
 from .static_picture import static_output, view_now
+from .view_requests import answered, new_request, with_edits
 from .wire import bundle, graph_from_json, graph_json, graph_to_json
 
 if TYPE_CHECKING:
@@ -322,15 +323,7 @@ class GraphWidget(anywidget.AnyWidget):
         if reply is not None:
             self.send(reply)
 
-    # -- the sync protocol -------------------------------------------------------------------
-    # The browser owns the view rules (group levels, a layer's separate calls, visible-node
-    # counts, the automatic depth: js/view). The kernel asks, in `_request`: open the groups
-    # to a depth (-1: automatic), then apply these edits in order (["open", id],
-    # ["close", id], ["all"], ["set", ids]); each new depth starts a new request. The browser
-    # applies what it has not yet, syncs `depth` and `expanded` back, and says how far it got
-    # in `_resolved`. Each side writes only its own trait, so a late message from the other
-    # never undoes it; `expanded` is set here too, as a guess to read until the answer.
-    # DEVELOP.md draws the exchange; js/kernel_sync.ts is the browser's side.
+    # -- the sync protocol's kernel side (view_requests.py says how it goes) --------------------
 
     @traitlets.validate("view")
     def _check_view(self, proposal: Mapping[str, Any]) -> str:
@@ -352,8 +345,7 @@ class GraphWidget(anywidget.AnyWidget):
 
     def _answered(self) -> bool:
         """Whether the browser has applied the whole request (False until a view shows)."""
-        request = self._request
-        return self._resolved == [request.get("id"), len(request.get("edits", []))]
+        return answered(self._request, self._resolved)
 
     @traitlets.observe("graph")
     def _on_graph(self, change: Mapping[str, Any]) -> None:
@@ -384,8 +376,7 @@ class GraphWidget(anywidget.AnyWidget):
                 self.depth = depth
                 if expanded is not None:
                     self.expanded = expanded
-                number = int(self._request.get("id", 0)) + 1
-                self._request = {"id": number, "depth": depth, "edits": []}
+                self._request = new_request(self._request, depth)
         finally:
             self._quiet = False
 
@@ -396,7 +387,6 @@ class GraphWidget(anywidget.AnyWidget):
         try:
             with self.hold_sync():
                 self.expanded = [gid for gid in self._groups.ids if gid in wanted]
-                request = self._request
-                self._request = {**request, "edits": [*request.get("edits", []), *edits]}
+                self._request = with_edits(self._request, edits)
         finally:
             self._quiet = False

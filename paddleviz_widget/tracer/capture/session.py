@@ -16,7 +16,6 @@ lives (kept_traces.py, at most MAX_SESSIONS).
 
 from __future__ import annotations
 
-import functools
 import os
 import weakref
 from collections.abc import Callable, Collection
@@ -28,9 +27,10 @@ from ..read.grad_node import grad_node_of
 from ..read.params import param_infos_by_ptr
 from ..read.program_nodes import is_program_node
 from .anchors import Anchor, anchor_of, any_alive, is_tensor, proven, user_tensors
-from .backward_args import as_list, grad_targets, layer_count
+from .backward_args import grad_targets, layer_count
 from .backward_capture import DUMP_KWARG, CapturedBackward, run_captured
 from .backward_record import BackwardRecord
+from .entry_points import patch_backward_entry_points, set_call_stack_flag
 from .forward_finite import ForwardFiniteWatch
 from .hooked_nodes import hooks_cover
 from .kept_traces import LOST, RecentSessions
@@ -38,7 +38,7 @@ from .layer_scopes import LayerScopeRecorder, LayerScopes
 from .loss_scaling import ScaledRoots
 from .nesting import captured_elsewhere, entered, exited
 from .program_runs import ProgramRuns
-from .stack_gate import CALL_STACK_FLAG, LibraryForwardGate, call_stacks_off, call_stacks_recorded
+from .stack_gate import LibraryForwardGate, call_stacks_off, call_stacks_recorded
 from .stats_watch import (
     StatsHistory,
     graph_signature,
@@ -127,8 +127,8 @@ class TraceSession:
             if self.watch is not None:
                 self.watch.start()
             if self.call_sites:
-                self._set_call_stack_flag()
-            self._patch_backward_entry_points()
+                set_call_stack_flag(self)
+            patch_backward_entry_points(self)
             self.scaled = ScaledRoots(self._swap)  # GradScaler.scale's losses, and by what
             self.programs.start()
             self._restore.append(self.programs.stop)
@@ -223,57 +223,11 @@ class TraceSession:
         sure = proven(self._leftovers, node_ptrs)  # a forward no backward took, after exit
         return [], self.scopes.restricted_to(sure) if sure else None
 
-    # -- what is switched on while tracing ---------------------------------------------------
-    def _set_call_stack_flag(self) -> None:
-        import paddle
-
-        try:
-            old = paddle.get_flags([CALL_STACK_FLAG])[CALL_STACK_FLAG]
-        except (ValueError, KeyError):
-            return  # this Paddle has no such flag: call sites fall back to layer call sites
-        if int(old) < 3:
-            paddle.set_flags({CALL_STACK_FLAG: 3})
-            # Not inside library layers: their ops' user line is the layer call's (stack_gate).
-            self._gate.arm(inside=int(old), elsewhere=3)
-
-            def stop() -> None:
-                self._gate.disarm()
-                paddle.set_flags({CALL_STACK_FLAG: old})
-
-            self._stop_stacks = stop
-            self._restore.append(stop)
-
+    # -- what is switched on while tracing (entry_points.py) ---------------------------------
     def _swap(self, owner: Any, name: str, make: Callable[[Any], Any]) -> None:
         original = owner.__dict__[name] if name in owner.__dict__ else getattr(owner, name)
         setattr(owner, name, make(original))
         self._restore.append(lambda: setattr(owner, name, original))
-
-    def _patch_backward_entry_points(self) -> None:
-        import paddle
-        import paddle.autograd
-
-        def wrapping(*, copies: bool, roots_of: Callable[[Any], list[Any]]) -> Any:
-            def make(original: Any) -> Any:
-                @functools.wraps(original)
-                def wrapped(first: Any, *args: Any, **kwargs: Any) -> Any:
-                    call = (first, *args)
-                    return self._backward(original, roots_of(first), call, kwargs, copies=copies)
-
-                return wrapped
-
-            return make
-
-        tensor_backward = wrapping(copies=False, roots_of=lambda tensor: [tensor])
-        autograd_backward = wrapping(copies=False, roots_of=as_list)
-        grad = wrapping(copies=True, roots_of=as_list)  # paddle.grad runs on node copies
-
-        self._swap(paddle.Tensor, "backward", tensor_backward)
-        self._swap(paddle.autograd, "backward", autograd_backward)
-        original_grad = paddle.grad
-        self._swap(paddle, "grad", grad)
-        if getattr(paddle.autograd, "grad", None) is original_grad:
-            self._restore.append(lambda: setattr(paddle.autograd, "grad", original_grad))
-            paddle.autograd.grad = paddle.grad
 
     def _backward(
         self, original: Any, roots: list[Any], args: tuple[Any, ...], kwargs: dict[str, Any],
