@@ -10,7 +10,7 @@ turn ``--rounds`` times in one Lab so that the machine's load falls on all of th
   notebooks and the README do; the page starts the explorer then (widget/page_preload.py);
 - ``in-cell``: ``from paddleviz_widget import GraphWidget`` in the timed cell itself;
 - ``off``: as ``preload`` with ``PADDLEVIZ_WIDGET_PRELOAD=0`` (the page starts the explorer
-  with the first widget, as before round 17).
+  with the first widget, as before round 17); ``in-cell-off``: as ``in-cell``, turned off.
 
     .venv/bin/python benchmarks/bench_startup.py --models resnet50 llama-10k --reps 3
     .venv/bin/python benchmarks/bench_startup.py --models resnet50 --reps 2 --rounds 3 \
@@ -38,7 +38,7 @@ CELL = (
     "import time as _tm; _k0 = _tm.time() * 1e3; {imports}w = GraphWidget(y{extra}); "
     "_k1 = _tm.time() * 1e3; display(w); _k2 = _tm.time() * 1e3"
 )
-VARIANTS = ("preload", "in-cell", "off")
+VARIANTS = ("preload", "in-cell", "off", "in-cell-off")
 _SETUP_IMPORT = "from paddleviz_widget import GraphWidget, trace\n"
 
 
@@ -46,15 +46,15 @@ def setup_cell(name: str, variant: str) -> str:
     """The page's set-up cell (model, trace, backward) for a start-up ``variant``."""
     setup = bw.SETUP.format(bench=str(common.HERE), name=name)
     assert _SETUP_IMPORT in setup
-    if variant == "in-cell":
-        return setup.replace(_SETUP_IMPORT, "from paddleviz_widget import trace\n")
-    if variant == "off":
-        return 'import os; os.environ["PADDLEVIZ_WIDGET_PRELOAD"] = "0"\n' + setup
+    if variant.endswith("off"):
+        setup = 'import os; os.environ["PADDLEVIZ_WIDGET_PRELOAD"] = "0"\n' + setup
+    if variant.startswith("in-cell"):
+        setup = setup.replace(_SETUP_IMPORT, "from paddleviz_widget import trace\n")
     return setup
 
 
 def timed_cell(variant: str, rep: int, extra: str) -> str:
-    first_in_cell = variant == "in-cell" and not rep
+    first_in_cell = variant.startswith("in-cell") and not rep
     imports = "from paddleviz_widget import GraphWidget; " if first_in_cell else ""
     return CELL.format(imports=imports, extra=extra)
 
