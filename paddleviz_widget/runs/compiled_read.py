@@ -44,6 +44,9 @@ class CompiledRead:
         self._flags = np.zeros(n, np.int8)
         self._loss = ctypes.c_double()
         self._loss_kinds = {paddle.float32: 0, paddle.float64: 1}
+        # by identity first (dtypes are singletons): hashing a Paddle dtype for the dict costs
+        # ~1 us hot (pybind's __hash__), several after Paddle's step
+        self._f32, self._f64 = paddle.float32, paddle.float64
         self._loss_known: tuple[set[int], set[int]] = (set(), set())  # CPU addresses, by kind
         # Addresses already checked (dense, contiguous, this shape, on the CPU), one set per
         # (size, dtype): the allocator hands a buffer from one parameter to another its size.
@@ -113,7 +116,9 @@ class CompiledRead:
         if loss is None:
             return 0, _NO_LOSS, None
         try:
-            kind = self._loss_kinds.get(loss.dtype)
+            dtype = loss.dtype
+            kind = (0 if dtype is self._f32 else 1 if dtype is self._f64
+                    else self._loss_kinds.get(dtype))  # fmt: skip
             if kind is not None and math.prod(loss.shape) == 1:
                 ptr = loss.data_ptr()
                 # an address seen before is a CPU one (as the gradients': the place is
