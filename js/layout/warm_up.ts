@@ -36,3 +36,39 @@ export const WARM_UP_DOT = `digraph warm {
 }`;
 
 export const WARM_UP_DOTS: readonly string[] = [WARM_UP_CORE, WARM_UP_DOT];
+
+/** A DOT the size of a default view (~100 nodes: `blocks` clusters of ops, parameters and
+ * labelled edges, a skip edge around each block), laid out a few times once the worker has
+ * sat idle after loading: the two small DOTs above compile Graphviz's code, but its hot
+ * functions (ranks, crossings, positions, splines) run in WebAssembly's baseline tier until
+ * a layout of some size has run them often; a page's first 113-node layout took Graphviz
+ * ~1.8x a later one's time (benchmarks/RESULTS.md, round 17). */
+export function warmUpLargeDot(blocks = 8, opsPerBlock = 8): string {
+  const lines = [
+    "digraph large {",
+    '  graph [rankdir=TB nodesep=0.25 ranksep=0.3 bgcolor=transparent fontname="Helvetica" fontsize=11 labeljust=l style=rounded];',
+    '  node [fontname="Helvetica" fontsize=12 margin="0.1,0.04" height=0.3 shape=box style="rounded,filled"];',
+    '  edge [fontname="Helvetica" fontsize=9 arrowsize=0.6];',
+  ];
+  let previous = "in";
+  lines.push('  "in" [label="Add\\nfloat32[1, 10]" style="rounded,filled,bold"];');
+  for (let b = 0; b < blocks; b++) {
+    lines.push(`  subgraph "cluster_${b}" {`, `    graph [label="\u25be blocks.${b} \u00b7 Block"];`);
+    for (let k = 0; k < opsPerBlock; k++) {
+      const id = `b${b}o${k}`;
+      const param = k % 3 === 1;
+      const label = param ? `blocks.${b}.fc${k}.weight\\n[64, 64]` : `Matmul${k}\\nfloat32[2, 64]`;
+      lines.push(`    "${id}" [label="${label}"${param ? " shape=ellipse style=filled" : ""}];`);
+    }
+    lines.push("  }");
+    for (let k = 0; k < opsPerBlock; k++) {
+      const from = k === 0 ? previous : `b${b}o${k - 1}`;
+      lines.push(`  "${from}" -> "b${b}o${k}" [label="float32[2, ${16 * (k + 1)}]"];`);
+      if (k >= 2 && k % 2 === 0) lines.push(`  "b${b}o${k - 2}" -> "b${b}o${k}" [minlen=0];`);
+    }
+    lines.push(`  "${previous}" -> "b${b}o${opsPerBlock - 1}" [penwidth=1.6];`);
+    previous = `b${b}o${opsPerBlock - 1}`;
+  }
+  lines.push("}");
+  return lines.join("\n");
+}

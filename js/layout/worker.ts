@@ -4,7 +4,7 @@
 // thread holds it up: see LayoutClient.warm), and warms Graphviz up if no layout is waiting.
 import { layout, provide } from "./engine";
 import { isLoad, type WorkerMessage, type WorkerRequest } from "./protocol";
-import { WARM_UP_DOTS } from "./warm_up";
+import { WARM_UP_DOTS, warmUpLargeDot } from "./warm_up";
 import { nextTask } from "./next_task";
 
 interface WorkerScope {
@@ -13,6 +13,10 @@ interface WorkerScope {
 }
 
 const scope = self as unknown as WorkerScope;
+/** How long the worker waits, idle after loading, before its larger warm-up; and how often it
+ * lays that DOT out. */
+const IDLE_BEFORE_LARGE_MS = 300;
+const LARGE_RUNS = 4;
 let asked = false;
 
 function load(module: WebAssembly.Module): void {
@@ -34,6 +38,19 @@ function load(module: WebAssembly.Module): void {
         await nextTask(); // a layout asked for meanwhile goes first
       }
       scope.postMessage({ id: 0, status: "ready", timings: { instantiate, warmUp } });
+      // Idle still (a page whose first widget is yet to come: the preload, page_preload.py):
+      // a default view's size, laid out a few times, moves Graphviz's hot code to its faster
+      // tier. Never when a layout was asked for: it would wait behind one of these.
+      await new Promise((resolve) => setTimeout(resolve, IDLE_BEFORE_LARGE_MS));
+      const large = warmUpLargeDot();
+      for (let run = 0; run < LARGE_RUNS && !asked; run++) {
+        try {
+          gv.layout(large, "svg", "dot");
+        } catch {
+          break; // Only a warm-up.
+        }
+        await nextTask();
+      }
     },
     (err: unknown) => scope.postMessage({ id: 0, status: "ready", error: String(err) }),
   );

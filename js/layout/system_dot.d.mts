@@ -1,0 +1,2 @@
+// Types of system_dot.mjs.
+export function systemDotSvg(dot: string): string;
