@@ -122,7 +122,7 @@ def test_importing_the_package_starts_the_explorer_before_the_first_widget(page,
         timeout=120_000,
     )
     page.evaluate("() => window.jupyterapp.shell.currentWidget.sessionContext.ready")
-    assert page.evaluate(RUN_CELL_JS, 1) is True, page_problems(page)  # import paddle
+    assert page.evaluate(RUN_CELL_JS, 1) is True, page_problems(page)  # import the package
     page.evaluate(RECORD_JS)
     assert page.evaluate(RUN_CELL_JS, 2) is True, page_problems(page)
 
