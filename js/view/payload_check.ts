@@ -34,7 +34,7 @@ export function checkShape(value: unknown, field: string): void {
 function isShape(value: unknown): boolean {
   if (value === null || value === undefined) return true;
   if (!Array.isArray(value)) return false;
-  for (const d of value) if (!Number.isInteger(d)) return false;
+  for (let k = 0; k < value.length; k++) if (!Number.isInteger(value[k])) return false;
   return true;
 }
 
@@ -45,30 +45,38 @@ export function checkPayload(graph: GraphPayload): void {
 }
 
 /** checkPayload in steps (a yield every `stepItems` nodes or edges, and between the tables),
- * in the same order: the same first error. */
-export function* checkPayloadSteps(graph: GraphPayload, stepItems: number): Generator<void, void> {
+ * in the same order: the same first error. `tableShapes`: the shapes of tensors, slots and
+ * gradients are a checked tensor table's (a decoded 2.x document), not looked at again.
+ * Plain loops, and a field's path spelled out only for its error: this runs once on every
+ * group, node and edge of a big graph in the page's main thread, before the JIT has warmed up. */
+export function* checkPayloadSteps(graph: GraphPayload, stepItems: number, tableShapes = false): Generator<void, void> {
   const groups = checkIds(graph.groups, "groups");
   const parent = new Map<string, string | null>();
-  graph.groups.forEach((g, k) => {
+  const groupList = graph.groups;
+  for (let k = 0; k < groupList.length; k++) {
+    const g = groupList[k];
     if (typeof g.name !== "string") throw bad(`groups[${k}].name`, "is not a string");
     const p = g.parent ?? null;
     if (p !== null && (typeof p !== "string" || !groups.has(p)))
       throw bad(`groups[${k}].parent`, `${JSON.stringify(p)} is not the id of a group`);
     parent.set(g.id, p);
-  });
+  }
+  // Each group's way up, until a group already known to reach the top: seen on this way, a cycle.
   const done = new Set<string>();
-  graph.groups.forEach((g, k) => {
-    const path = new Set<string>();
+  const onWay = new Map<string, number>(); // group id -> the last k whose way passed it
+  const path: string[] = [];
+  for (let k = 0; k < groupList.length; k++) {
+    const g = groupList[k];
+    path.length = 0;
     for (let cur: string | null = g.id; cur !== null && !done.has(cur); cur = parent.get(cur) ?? null) {
-      if (path.has(cur)) throw bad(`groups[${k}].parent`, `group "${g.id}" is its own ancestor`);
-      path.add(cur);
+      if (onWay.get(cur) === k) throw bad(`groups[${k}].parent`, `group "${g.id}" is its own ancestor`);
+      onWay.set(cur, k);
+      path.push(cur);
     }
-    for (const id of path) done.add(id);
-  });
+    for (let j = 0; j < path.length; j++) done.add(path[j]);
+  }
   const nodes = checkIds(graph.nodes, "nodes");
   yield;
-  // Plain loops, and a field's path spelled out only for its error: this runs on every node,
-  // slot and edge of a 100k-node graph in the page's main thread.
   const nodeList = graph.nodes;
   for (let k = 0; k < nodeList.length; k++) {
     const n = nodeList[k];
@@ -77,13 +85,10 @@ export function* checkPayloadSteps(graph: GraphPayload, stepItems: number): Gene
     if (g !== null && (typeof g !== "string" || !groups.has(g)))
       throw bad(`nodes[${k}].group`, `${JSON.stringify(g)} is not the id of a group`);
     if (n.param && !isShape(n.param.shape)) checkShape(n.param.shape, `nodes[${k}].param.shape`);
-    if (n.tensor && !isShape(n.tensor.shape)) checkShape(n.tensor.shape, `nodes[${k}].tensor.shape`);
-    for (const side of SIDES) {
-      const slots = n[side];
-      if (!slots) continue;
-      for (let j = 0; j < slots.length; j++) {
-        if (!isShape(slots[j].shape)) checkShape(slots[j].shape, `nodes[${k}].${side}[${j}].shape`);
-      }
+    if (!tableShapes) {
+      if (n.tensor && !isShape(n.tensor.shape)) checkShape(n.tensor.shape, `nodes[${k}].tensor.shape`);
+      checkSlots(n.inputs, `nodes[${k}].inputs`);
+      checkSlots(n.outputs, `nodes[${k}].outputs`);
     }
     if (k % stepItems === stepItems - 1) yield;
   }
@@ -94,13 +99,18 @@ export function* checkPayloadSteps(graph: GraphPayload, stepItems: number): Gene
     const e = edgeList[k];
     if (typeof e.source !== "string" || !nodes.has(e.source)) throw dangling(k, "source", e.source);
     if (typeof e.target !== "string" || !nodes.has(e.target)) throw dangling(k, "target", e.target);
-    if (e.grad && !isShape(e.grad.shape)) checkShape(e.grad.shape, `edges[${k}].grad.shape`);
+    if (!tableShapes && e.grad && !isShape(e.grad.shape)) checkShape(e.grad.shape, `edges[${k}].grad.shape`);
     if (k % stepItems === stepItems - 1) yield;
   }
   checkSources(graph, bad);
 }
 
-const SIDES = ["inputs", "outputs"] as const;
+function checkSlots(slots: readonly { shape: unknown }[] | undefined, field: string): void {
+  if (!slots) return;
+  for (let j = 0; j < slots.length; j++) {
+    if (!isShape(slots[j].shape)) checkShape(slots[j].shape, `${field}[${j}].shape`);
+  }
+}
 
 function dangling(k: number, end: string, value: unknown): PayloadError {
   return bad(`edges[${k}].${end}`, `${JSON.stringify(value)} is not the id of a node`);

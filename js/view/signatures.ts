@@ -10,7 +10,7 @@ export type Signature = readonly number[];
 
 const shapeKey = (shape: Shape | undefined): string => (shape ? shape.join("x") : "?");
 const gradKey = (g: GradInfo | null | undefined): string => (g ? `${g.dtype ?? "?"}[${shapeKey(g.shape)}]` : "-");
-const slotKey = (e: GraphEdge): string => (e.slot == null ? "" : String(e.slot));
+const slotKey = (e: GraphEdge): string => (e.slot == null ? "" : String(e.slot)); // the edge order's
 
 /**
  * Signatures of groups: equal arrays for groups with the same structure, null for a group
@@ -60,17 +60,28 @@ export function* createSignaturesSteps(index: GraphIndex): Generator<void, (grou
   const positionOf = new Int32Array(m);
   const grads = new Map<GradInfo, number>(); // decoded payloads share one object per tensor
   const none = text("-");
+  let noSlot = -1; // text(""), numbered where the first edge without a slot is (as before)
+  let lastGrad: GradInfo | null = null; // ... and neighbouring edges often the same one
+  let lastNum = none;
   for (let k = 0; k < m; k++) {
     const e = edgeAt[k];
     positionOf[k] = e.index ?? 0;
-    slotOf[k] = text(slotKey(e));
-    const g = e.grad ?? null;
-    let n = g === null ? none : grads.get(g);
-    if (n === undefined) {
-      n = text(gradKey(g));
-      grads.set(g as GradInfo, n);
+    if (e.slot != null) slotOf[k] = text(String(e.slot));
+    else {
+      if (noSlot < 0) noSlot = text("");
+      slotOf[k] = noSlot;
     }
-    gradOf[k] = n;
+    const g = e.grad ?? null;
+    if (g !== lastGrad) {
+      let n = g === null ? none : grads.get(g);
+      if (n === undefined) {
+        n = text(gradKey(g));
+        grads.set(g as GradInfo, n);
+      }
+      lastGrad = g;
+      lastNum = n;
+    }
+    gradOf[k] = lastNum;
   }
   yield;
   const edgeOrder = (a: number, b: number): number => {
@@ -80,7 +91,15 @@ export function* createSignaturesSteps(index: GraphIndex): Generator<void, (grou
     return sa < sb ? -1 : sa > sb ? 1 : a - b;
   };
   for (let i = 0; i < count; i++) {
-    if (start[i + 1] - start[i] > 1) outAt.subarray(start[i], start[i + 1]).sort(edgeOrder);
+    // Sorted only when not already in order (most nodes' edges are, in the order Paddle gave).
+    for (let s = start[i] + 1; s < start[i + 1]; s++) {
+      const a = outAt[s - 1];
+      const b = outAt[s];
+      if (positionOf[a] > positionOf[b] || (positionOf[a] === positionOf[b] && edgeOrder(a, b) > 0)) {
+        outAt.subarray(start[i], start[i + 1]).sort(edgeOrder);
+        break;
+      }
+    }
   }
   yield;
   // Not what ties a node to the rest of the graph: whether it is an output of the graph, or
@@ -90,8 +109,10 @@ export function* createSignaturesSteps(index: GraphIndex): Generator<void, (grou
   for (const g of index.groups.keys()) groupNum.set(g, groupNum.size);
   const labels = new Int32Array(count);
   const ownGroup = new Int32Array(count); // each node's own group's number (-1: none)
+  const inOrder = index.graph.nodes; // node i, when no id repeats (a checked payload)
+  const direct = inOrder.length === count;
   for (let i = 0; i < count; i++) {
-    const n = node(i);
+    const n = direct ? inOrder[i] : node(i);
     ownGroup[i] = n.group == null ? -1 : (groupNum.get(n.group) ?? -1);
     const p = n.param;
     labels[i] =
@@ -117,15 +138,16 @@ export function* createSignaturesSteps(index: GraphIndex): Generator<void, (grou
     // Where each node sits below the group: its own group's path and type, and those around it.
     const base = group.name ? `${group.name}.` : "";
     const where = (i: number, own: number): number => {
-      const parts: string[] = [];
-      for (const g of index.ancestors(ids[i])) {
-        if (g === groupId) break;
-        const inner = index.groups.get(g);
+      let path = "";
+      const chain = index.ancestors(ids[i]);
+      for (let c = 0; c < chain.length && chain[c] !== groupId; c++) {
+        const inner = index.groups.get(chain[c]);
         const name = inner?.name ?? "";
-        parts.push(`${name.startsWith(base) ? name.slice(base.length) : `#${name}`}:${inner?.type ?? ""}`);
+        const part = `${name.startsWith(base) ? name.slice(base.length) : `#${name}`}:${inner?.type ?? ""}`;
+        path = c === 0 ? part : `${path}/${part}`;
       }
       whereMark[own] = stamp;
-      whereAt[own] = text(parts.join("/"));
+      whereAt[own] = text(path);
       return whereAt[own];
     };
     // Roots: nodes no edge from inside the group enters, in payload order; then breadth-first.
