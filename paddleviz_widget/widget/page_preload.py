@@ -20,7 +20,7 @@ from typing import Any
 import anywidget
 import traitlets
 
-from ..export.bundle import bundle_source, widget_esm
+from .graph_widget import GraphWidget
 from .late_picture import widget_front_end
 
 #: What the loader sends once the explorer is imported and its worker runs.
@@ -34,8 +34,9 @@ preloaded: PagePreload | None = None
 class PagePreload(anywidget.AnyWidget):
     """The hidden model; ``_preload`` tells the loader to report back (js/widget_loader.ts)."""
 
-    _esm = widget_esm("widget.js")
-    _bundle = traitlets.Unicode(bundle_source("widget.js")).tag(sync=True)
+    # What GraphWidget sends (the loader, the explorer's source), read once, at its import.
+    _esm = GraphWidget._esm
+    _bundle = traitlets.Unicode(GraphWidget.class_traits()["_bundle"].default_value).tag(sync=True)
     _preload = traitlets.Bool(True).tag(sync=True)
 
     def __init__(self) -> None:
@@ -50,8 +51,10 @@ class PagePreload(anywidget.AnyWidget):
 
 def wanted() -> bool:
     """Whether this kernel's page should get the explorer ahead of its first widget."""
-    if os.environ.get("PADDLEVIZ_WIDGET_PRELOAD", "1") == "0" or not bundle_source("widget.js"):
-        return False  # turned off, or hot reload (DEVELOP.md): `_esm` is the explorer itself
+    if os.environ.get("PADDLEVIZ_WIDGET_PRELOAD", "1") == "0":
+        return False
+    if not PagePreload._bundle.default_value:
+        return False  # hot reload (DEVELOP.md): `_esm` is the explorer itself
     return widget_front_end()
 
 

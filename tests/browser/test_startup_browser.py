@@ -45,24 +45,30 @@ RUN_ALL_JS = """async () => {
   await panel.sessionContext.ready;
   return await window.jupyterapp.commands.execute("notebook:run-all-cells");
 }"""
-MARKS_JS = """() => Object.fromEntries(["pvw:bundle", "pvw:worker-start", "pvw:wasm-compile"]
-  .map((name) => [name, performance.getEntriesByName(name).length]))"""
+# When the bundle was evaluated, the worker started and Graphviz compiled (each a list of times).
+STARTED_JS = """() => Object.fromEntries(["pvw:bundle", "pvw:worker-start", "pvw:wasm-compile"]
+  .map((name) => [name, performance.getEntriesByName(name).map((e) => e.startTime)]))"""
 DRAWN_JS = """() => [...document.querySelectorAll("[data-testid=pvw-root]")].map((r) => ({
   state: r.dataset.state, layout: r.dataset.layout, renders: r.dataset.renders,
   nodes: r.querySelectorAll("[data-testid=pvw-graph] svg g.node").length }))"""
 
 
-def test_the_page_loads_while_the_kernel_builds_and_one_worker_serves_every_widget(
-    page, lab_server
-):
-    shutil.copy(NOTEBOOKS / NOTEBOOK, lab_server.root / NOTEBOOK)
-    page.goto(lab_server.url(lab_server.notebook_path(NOTEBOOK)))
+def _open(page, lab_server, notebook: str) -> None:
+    """``notebook`` (from tests/browser/notebooks) open in Lab, its kernel connected."""
+    shutil.copy(NOTEBOOKS / notebook, lab_server.root / notebook)
+    page.goto(lab_server.url(lab_server.notebook_path(notebook)))
     page.wait_for_function(
         "() => { const w = window.jupyterapp && window.jupyterapp.shell.currentWidget;"
         " return !!(w && w.sessionContext && w.sessionContext.session"
         " && w.sessionContext.session.kernel); }",
         timeout=120_000,
     )
+
+
+def test_the_page_loads_while_the_kernel_builds_and_one_worker_serves_every_widget(
+    page, lab_server
+):
+    _open(page, lab_server, NOTEBOOK)
     page.evaluate(RECORD_JS)
     if page.evaluate(RUN_ALL_JS) is not True:
         raise NotebookRunError(f"{NOTEBOOK} did not run:\n{page_problems(page)}")
@@ -96,7 +102,7 @@ def test_the_page_loads_while_the_kernel_builds_and_one_worker_serves_every_widg
         assert any(size > 5_000 for size in updates), mine  # LeNet's (~8 kB), before display
 
     # The bundle was evaluated, the worker started and Graphviz compiled, each once.
-    marks = page.evaluate(MARKS_JS)
+    marks = {name: len(at) for name, at in page.evaluate(STARTED_JS).items()}
     assert marks == {"pvw:bundle": 1, "pvw:worker-start": 1, "pvw:wasm-compile": 1}, marks
 
 
@@ -108,19 +114,10 @@ RUN_CELL_JS = """async (index) => {
 }"""
 CELL_OUTPUTS_JS = """(index) => window.jupyterapp.shell.currentWidget.content.widgets[index]
   .model.outputs.toJSON()"""
-STARTED_JS = """() => Object.fromEntries(["pvw:bundle", "pvw:worker-start", "pvw:wasm-compile"]
-  .map((name) => [name, performance.getEntriesByName(name).map((e) => e.startTime)]))"""
 
 
 def test_importing_the_package_starts_the_explorer_before_the_first_widget(page, lab_server):
-    shutil.copy(NOTEBOOKS / PRELOAD_NOTEBOOK, lab_server.root / PRELOAD_NOTEBOOK)
-    page.goto(lab_server.url(lab_server.notebook_path(PRELOAD_NOTEBOOK)))
-    page.wait_for_function(
-        "() => { const w = window.jupyterapp && window.jupyterapp.shell.currentWidget;"
-        " return !!(w && w.sessionContext && w.sessionContext.session"
-        " && w.sessionContext.session.kernel); }",
-        timeout=120_000,
-    )
+    _open(page, lab_server, PRELOAD_NOTEBOOK)
     page.evaluate("() => window.jupyterapp.shell.currentWidget.sessionContext.ready")
     assert page.evaluate(RUN_CELL_JS, 1) is True, page_problems(page)  # import the package
     page.evaluate(RECORD_JS)
