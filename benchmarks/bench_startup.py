@@ -8,7 +8,11 @@ How the page's first widget starts (``--variants``, each a page and kernel of it
 turn ``--rounds`` times in one Lab so that the machine's load falls on all of them alike):
 - ``preload``: the package imported in the set-up cell (model, trace, backward), as the
   notebooks and the README do; the page starts the explorer then (widget/page_preload.py);
-- ``in-cell``: ``from paddleviz_widget import GraphWidget`` in the timed cell itself;
+- ``in-cell``: ``from paddleviz_widget import GraphWidget`` in the timed cell itself, the
+  set-up cell importing ``trace`` alone (since round 18 the package's import preloads too:
+  notebook_start.py);
+- ``cold``: nothing of the package before the timed cell (set-up and backward with Paddle
+  alone, as a torchviz user's notebook), which imports it and shows the graph;
 - ``off``: as ``preload`` with ``PADDLEVIZ_WIDGET_PRELOAD=0`` (the page starts the explorer
   with the first widget, as before round 17); ``in-cell-off``: as ``in-cell``, turned off.
 
@@ -38,8 +42,9 @@ CELL = (
     "import time as _tm; _k0 = _tm.time() * 1e3; {imports}w = GraphWidget(y{extra}); "
     "_k1 = _tm.time() * 1e3; display(w); _k2 = _tm.time() * 1e3"
 )
-VARIANTS = ("preload", "in-cell", "off", "in-cell-off")
+VARIANTS = ("preload", "in-cell", "cold", "off", "in-cell-off")
 _SETUP_IMPORT = "from paddleviz_widget import GraphWidget, trace\n"
+_COLD_TRACE = "import contextlib\ntrace = lambda model: contextlib.nullcontext()\n"
 
 
 def setup_cell(name: str, variant: str) -> str:
@@ -50,11 +55,13 @@ def setup_cell(name: str, variant: str) -> str:
         setup = 'import os; os.environ["PADDLEVIZ_WIDGET_PRELOAD"] = "0"\n' + setup
     if variant.startswith("in-cell"):
         setup = setup.replace(_SETUP_IMPORT, "from paddleviz_widget import trace\n")
+    if variant == "cold":  # Paddle alone: the backward without trace()
+        setup = setup.replace(_SETUP_IMPORT, _COLD_TRACE)
     return setup
 
 
 def timed_cell(variant: str, rep: int, extra: str) -> str:
-    first_in_cell = variant.startswith("in-cell") and not rep
+    first_in_cell = (variant.startswith("in-cell") or variant == "cold") and not rep
     imports = "from paddleviz_widget import GraphWidget; " if first_in_cell else ""
     return CELL.format(imports=imports, extra=extra)
 

@@ -40,3 +40,10 @@ def __getattr__(name: str):  # noqa: ANN202 - module-level lazy attribute
 
         return GraphWidget
     raise AttributeError(f"module 'paddleviz_widget' has no attribute {name!r}")
+
+
+# In JupyterLab and Notebook 7, the widget module now: the page starts the explorer while the
+# next cells build the model (notebook_start.py, widget/page_preload.py).
+from .notebook_start import start_widget_page as _start_widget_page  # noqa: E402
+
+_start_widget_page()

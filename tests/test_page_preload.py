@@ -60,15 +60,16 @@ def _value(kc: Any, expr: str) -> str:
 
 
 IMPORT = "from paddleviz_widget import GraphWidget"
-# The package (and Paddle, with its own import warnings) first, without the widget module; the
-# package before Paddle, as Paddle 2.6 needs (README).
+# The package alone (and Paddle, with its own import warnings), as a notebook's first cell
+# imports it for `trace`; the package before Paddle, as Paddle 2.6 needs (README).
 FIRST = "import paddleviz_widget"
 
 
 def test_a_widget_front_end_gets_one_hidden_model_closed_once_the_page_has_the_explorer():
     with _kernel() as kc:
-        _execute(kc, FIRST, "c0")
-        messages = _execute(kc, IMPORT, "c1")
+        # The package's import in a cell JupyterLab runs opens it (notebook_start.py): the
+        # page starts the explorer while the next cells build the model.
+        messages = _execute(kc, FIRST, "c0")
         assert [m["msg_type"] for m in messages] == ["comm_open", "comm_open"], messages
         layout, hidden = (m["content"] for m in messages)
         assert layout["data"]["state"]["_model_name"] == "LayoutModel"
@@ -76,7 +77,8 @@ def test_a_widget_front_end_gets_one_hidden_model_closed_once_the_page_has_the_e
         assert state["_preload"] is True and state["_model_name"] == "AnyModel"
         assert "pvw-preloaded" in state["_esm"]  # the loader, which reports back
         assert len(state["_bundle"]) > 100_000  # the explorer the page imports
-        # A second import (another cell, a re-run) opens nothing more.
+        # The widget's import, a second import (another cell, a re-run) open nothing more.
+        assert _execute(kc, IMPORT, "c1") == []
         assert _execute(kc, f"import importlib, paddleviz_widget.widget as w; {IMPORT}", "c2") == []
 
         # The page's word, as the loader sends it: the kernel closes the model and its Layout.
@@ -93,14 +95,25 @@ def test_a_widget_front_end_gets_one_hidden_model_closed_once_the_page_has_the_e
         assert _value(kc, "w.page_preload.preloaded.comm is None") == "True"
 
 
+def test_the_widget_import_opens_it_when_the_package_came_before_it():
+    # The package imported where no cell was named (a startup script, %run from a terminal
+    # kernel client), the widget module in a notebook's cell later: opened then.
+    with _kernel() as kc:
+        assert _execute(kc, FIRST, None) == []
+        messages = _execute(kc, IMPORT, "c1")
+        assert [m["msg_type"] for m in messages] == ["comm_open", "comm_open"], messages
+
+
 def test_nbclient_and_the_switch_open_nothing():
     # nbclient names no cell and keeps no comm: nothing to start there.
+    # The package's import there leaves the notebook stack unimported (build_graph needs none).
     with _kernel() as kc:
-        _execute(kc, FIRST, None)
+        assert _execute(kc, FIRST, None) == []
+        assert _value(kc, "'anywidget' in __import__('sys').modules") == "False"
         assert _execute(kc, IMPORT, None) == []
     # Turned off: JupyterLab's execute request, and still nothing.
     with _kernel(PADDLEVIZ_WIDGET_PRELOAD="0") as kc:
-        _execute(kc, FIRST, "c0")
+        assert _execute(kc, FIRST, "c0") == []
         assert _execute(kc, IMPORT, "c1") == []
 
 

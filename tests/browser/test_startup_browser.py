@@ -107,6 +107,11 @@ def test_the_page_loads_while_the_kernel_builds_and_one_worker_serves_every_widg
 
 
 PRELOAD_NOTEBOOK = "preload.ipynb"
+# The recorded messages of comms the kernel opened: the kernel also closes the widget manager's
+# control comm, which the page opens as it connects, until ipywidgets is imported.
+OWN_MESSAGES_JS = """() => { const mine = new Set(window.pvwMessages
+  .filter((m) => m.type === "comm_open").map((m) => m.comm));
+  return window.pvwMessages.filter((m) => mine.has(m.comm)); }"""
 RUN_CELL_JS = """async (index) => {
   const nb = window.jupyterapp.shell.currentWidget.content;
   nb.activeCellIndex = index;
@@ -119,16 +124,14 @@ CELL_OUTPUTS_JS = """(index) => window.jupyterapp.shell.currentWidget.content.wi
 def test_importing_the_package_starts_the_explorer_before_the_first_widget(page, lab_server):
     _open(page, lab_server, PRELOAD_NOTEBOOK)
     page.evaluate("() => window.jupyterapp.shell.currentWidget.sessionContext.ready")
-    assert page.evaluate(RUN_CELL_JS, 1) is True, page_problems(page)  # import the package
+    assert page.evaluate(RUN_CELL_JS, 1) is True, page_problems(page)  # Paddle, its warnings
     page.evaluate(RECORD_JS)
+    # The package's import alone (notebook_start.py), as a notebook imports it for `trace`.
     assert page.evaluate(RUN_CELL_JS, 2) is True, page_problems(page)
 
     # Only the import cell has run: the page has the explorer, its worker and Graphviz, and
     # the hidden model is closed; nothing is shown or printed.
-    page.wait_for_function(
-        "() => window.pvwMessages.filter((m) => m.type === 'comm_close').length === 2",
-        timeout=60_000,
-    )
+    page.wait_for_function(f"() => ({OWN_MESSAGES_JS})().length === 4", timeout=60_000)
     started = page.evaluate(STARTED_JS)
     assert {name: len(at) for name, at in started.items()} == {
         "pvw:bundle": 1,
@@ -137,7 +140,7 @@ def test_importing_the_package_starts_the_explorer_before_the_first_widget(page,
     }, started
     assert page.locator(WIDGET_ROOT).count() == 0
     assert page.evaluate(CELL_OUTPUTS_JS, 2) == []
-    messages = page.evaluate("() => window.pvwMessages")
+    messages = page.evaluate(OWN_MESSAGES_JS)
     assert [(m["type"], m["module"], m["preload"]) for m in messages] == [
         ("comm_open", "LayoutModel", False),  # the DOMWidget's Layout, closed with it
         ("comm_open", "AnyModel", True),
@@ -146,8 +149,13 @@ def test_importing_the_package_starts_the_explorer_before_the_first_widget(page,
     ], messages
     assert {m["comm"] for m in messages[:2]} == {m["comm"] for m in messages[2:]}
 
-    # The widget's cell: drawn by the worker already running, the bundle not evaluated again.
+    # The model's cell (GraphWidget and trace imported, backward run) opens nothing more.
     assert page.evaluate(RUN_CELL_JS, 3) is True, page_problems(page)
+    assert len(page.evaluate(OWN_MESSAGES_JS)) == 4
+    assert page.evaluate(CELL_OUTPUTS_JS, 3) == []
+
+    # The widget's cell: drawn by the worker already running, the bundle not evaluated again.
+    assert page.evaluate(RUN_CELL_JS, 4) is True, page_problems(page)
     page.wait_for_selector(f"{WIDGET_ROOT}[data-state=ready]", timeout=60_000)
     drawn = page.evaluate(DRAWN_JS)
     assert len(drawn) == 1 and drawn[0]["nodes"] > 0 and drawn[0]["layout"] == "worker", drawn
