@@ -4,7 +4,8 @@
 // them are in ./model_contract.ts.
 import type { AnyModel } from "@anywidget/types";
 import type { WidgetModel } from "./model_contract";
-import { applyEdits, openToDepth, readRequest, type ViewState } from "./view/expansion";
+import { openToDepth } from "./view/auto_open";
+import { applyEdits, readRequest, type ViewState } from "./view/expansion";
 import { buildIndex, buildIndexSteps, type GraphIndex } from "./view/graph_index";
 import { PayloadError, readGraph, readGraphSteps } from "./view/payload";
 import { repeatsInSlices } from "./view/repeats";

@@ -10,10 +10,10 @@ import {
   representer,
   applyEdits,
   readRequest,
-  resolveRequest,
   reveal,
   visibleNodeCount,
 } from "./expansion";
+import { resolveRequest } from "./auto_open";
 import { buildIndex } from "./graph_index";
 import { FIXTURE_NAMES, chainFromJson, fixture, levelFromJson, wrapperFromJson } from "./test_fixtures";
 

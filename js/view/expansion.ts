@@ -161,12 +161,6 @@ export function readRequest(value: unknown): ViewRequest | null {
   return { id: r.id, depth: r.depth, edits: Array.isArray(r.edits) ? r.edits : [] };
 }
 
-/** The groups open to `depth` (-1: autoDepth). */
-export function openToDepth(index: GraphIndex, depth: number, fold = false): ViewState {
-  const resolved = depth < 0 ? autoDepth(index, DEFAULT_NODE_BUDGET, fold) : depth;
-  return { depth: resolved, expanded: groupsToDepth(index, resolved, fold) };
-}
-
 /**
  * The kernel's edits, in order, on top of `state`: ["open", id] (with the groups around it),
  * ["close", id], ["set", ids], ["all"] (every group; the depth becomes the deepest).
@@ -195,14 +189,4 @@ export function applyEdits(
     }
   }
   return { depth, expanded };
-}
-
-/** A whole request, from scratch. */
-export function resolveRequest(
-  index: GraphIndex,
-  depth: number,
-  edits: readonly PendingEdit[],
-  fold = false,
-): ViewState {
-  return applyEdits(index, openToDepth(index, depth, fold), edits, fold);
 }

@@ -4,16 +4,10 @@
 // repeated blocks folded (fold_control), the visible-node budget (scale.clamp, with nothing
 // drawn yet), the last-resort truncation and the gradient colouring a new graph starts with
 // (explorer.redraw, ui/stats_panel.reset). static_view.test.ts checks it against those.
+import { resolveRequest } from "./auto_open";
 import { createCounter, fitBudget, LAYOUT_BUDGET } from "./budget";
 import * as budgetText from "./budget_text";
-import {
-  applyEdits,
-  depthShown,
-  normalizeExpanded,
-  resolveRequest,
-  type PendingEdit,
-  type ViewState,
-} from "./expansion";
+import { applyEdits, depthShown, normalizeExpanded, type PendingEdit, type ViewState } from "./expansion";
 import { foldRuns, type FoldState } from "./folding";
 import type { GraphIndex } from "./graph_index";
 import { gradColouring, seriesScale, stepSeries, type GradColouring } from "./grad_view";

@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
 import programJson from "../../tests/fixtures/graphs/mlp_to_static.json";
 import { counts } from "./budget_text";
-import { groupsToDepth, openToDepth } from "./expansion";
+import { openToDepth } from "./auto_open";
+import { groupsToDepth } from "./expansion";
 import { buildIndex } from "./graph_index";
 import { decodePayload } from "./payload";
 import { isProgramGroup } from "./program_groups";
