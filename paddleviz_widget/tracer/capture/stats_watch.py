@@ -20,7 +20,6 @@ import re
 import sys
 from collections import OrderedDict, deque
 from collections.abc import Callable, Collection, Iterator, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from ...graph.parts import GradStats
@@ -113,14 +112,35 @@ def run_with_stats(
         capture.disarm()
 
 
-@dataclass(frozen=True)
 class StepStats:
-    """One backward's statistics by position: (source index, next index) -> GradStats."""
+    """One backward's statistics by position: (source index, next index) -> GradStats.
 
-    step: int
-    signature: tuple[str, ...]  # node names in breadth-first order
-    edges: dict[tuple[int, int], GradStats]
-    first_nonfinite: int | None  # node index
+    ``edges`` is made when first read, from the backward's own (pointer-keyed) statistics and
+    its nodes' positions: a history of one step (a watched run's) is never read edge by edge
+    (meta.steps needs two), and re-keying ~11k edges cost ~10 ms of each captured step."""
+
+    __slots__ = ("step", "signature", "first_nonfinite", "_edges", "_by_ptr", "_index")
+
+    def __init__(
+        self, step: int, signature: tuple[str, ...], by_ptr: dict[tuple[int, int], GradStats],
+        index: dict[int, int], first_nonfinite: int | None,
+    ) -> None:  # fmt: skip
+        self.step = step
+        self.signature = signature  # node names in breadth-first order
+        self.first_nonfinite = first_nonfinite  # node index
+        self._edges: dict[tuple[int, int], GradStats] | None = None
+        self._by_ptr: dict[tuple[int, int], GradStats] | None = by_ptr
+        self._index: dict[int, int] | None = index
+
+    @property
+    def edges(self) -> dict[tuple[int, int], GradStats]:
+        if self._edges is None:
+            index, by_ptr = self._index or {}, self._by_ptr or {}
+            self._edges = {
+                (index[ptr], slot): s for (ptr, slot), s in by_ptr.items() if ptr in index
+            }
+            self._by_ptr = self._index = None  # let go of the pointer-keyed copies
+        return self._edges
 
 
 _NUMBERED = re.compile(r"(?<=_grad)\d+(?=GradNode$)")
@@ -152,9 +172,8 @@ def by_position(
         index = {n.ptr: n.index for n in walk.nodes}
     if signature is None:
         signature = graph_signature(walk)
-    edges = {(index[ptr], slot): s for (ptr, slot), s in stats.edges.items() if ptr in index}
     first = index.get(stats.first_nonfinite) if stats.first_nonfinite is not None else None
-    return StepStats(step, signature, edges, first)
+    return StepStats(step, signature, stats.edges, index, first)
 
 
 class StatsHistory:
@@ -186,6 +205,8 @@ class StatsHistory:
         number = max(self.backwards, self._last.get(key, -1) + 1)
         self._last[key] = number
         kept = self._kept.pop(signature, None) or deque(maxlen=self.size)
+        if kept and self.size > 1:  # kept on: its edges made now, its pointer copies let go
+            kept[-1].edges  # noqa: B018
         kept.append(by_position(number, walk, stats, index, signature))
         self._kept[signature] = kept  # the most recent graph last
         while len(self._kept) > self.GRAPHS:
