@@ -10,7 +10,7 @@ one-line notice for what stays bare. DEVELOP.md has the table."""
 from __future__ import annotations
 
 from functools import cached_property
-from itertools import compress, filterfalse
+from itertools import compress
 from operator import countOf, itemgetter, ne
 from typing import Any
 
@@ -84,9 +84,6 @@ def _name_agreement(scopes: LayerScopes, graph: _Graph) -> tuple[set[int], set[i
     """The nodes both the session and the graph name, and those they name alike (set
     operations over 100k-entry tables, one Python test per node)."""
     ours, theirs = graph.names, scopes.node_names
-    if theirs.items() <= ours.items():  # every node the session names, named alike (in C)
-        both = set(theirs)
-        return both, both
     both = ours.keys() & theirs.keys()
     order = list(both)  # the names compared pairwise in C: map(ne, ...), then compress
     differ = map(ne, map(ours.__getitem__, order), map(theirs.__getitem__, order))
@@ -111,11 +108,9 @@ def _scopes_layer(
     layer.group_sites = dict(mine.call_sites)
     layer.src = {"group": "t", "call_site": "w"}
     node_sites, group_sites, names_of = mine.node_sites.get, mine.call_sites.get, graph.names.get
-    group_of = mine.group_of_ptr
-    # Ops Paddle gave no stack: where the layer ran. Those with one (merge_layer would keep
-    # it) are passed over in C: most nodes of a traced graph.
-    for ptr in filterfalse(known_sites.__contains__, group_of):
-        gid = group_of[ptr]
+    for ptr, gid in mine.group_of_ptr.items():  # ops Paddle gave no stack: where the layer ran
+        if ptr in known_sites:  # it has one already (merge_layer would keep that one)
+            continue
         site = node_sites(ptr) or group_sites(gid)
         if site is not None and names_of(ptr) != ACCUMULATION_NODE:
             layer.call_sites.setdefault(ptr, site)

@@ -30,12 +30,12 @@ class KeptWalk:
         one: dict[str, str] = {}  # a few hundred distinct names: each kept once
         self.names = tuple([one.setdefault(n.name, n.name) for n in walk.nodes])
         self.ptrs = array("Q", walk.ptrs)
-        self.fanout = array("L", [n.fanout for n in walk.nodes])
+        self.fanout = array("I", [n.fanout for n in walk.nodes])
         sources, targets, slots = zip(*walk.edges) if walk.edges else ((), (), ())
         counts = Counter(sources)  # node i's edges: [ends[i - 1], ends[i])
-        self.ends = array("L", accumulate(map(counts.get, range(len(walk.nodes)), repeat(0))))
-        self.targets = array("L", targets)
-        self.slots = array("L", slots)
+        self.ends = array("I", accumulate(map(counts.get, range(len(walk.nodes)), repeat(0))))
+        self.targets = array("I", targets)
+        self.slots = array("I", slots)
 
     def walk_from(self, root_ptrs: Sequence[int]) -> WalkResult | None:
         """What ``walk_backward_graph`` gives from the nodes at ``root_ptrs`` (None if one is
