@@ -65,6 +65,8 @@ STAGES = [
     ("  unread_program_nodes", P + "tracer.merge.collect", "unread_program_nodes"),
     ("  merge_layer", P + "tracer.merge.collect", "merge_layer"),
     ("Tensor.backward (Paddle's, under trace)", "paddle", "Tensor.backward"),
+    ("    KeptWalk (the walk kept for builds)", P + "tracer.capture.backward_record", "KeptWalk"),
+    ("walk from the trace's record", P + "tracer.build", "recorded_walk"),
     ("    separate_log (fd 2 -> records)", P + "tracer.capture.stderr_capture", "separate_log"),
     ("    parse_glog_records", P + "tracer.capture.backward_capture", "parse_glog_records"),
     ("    parse_backward_dot", P + "tracer.capture.backward_capture", "parse_backward_dot"),
