@@ -36,6 +36,7 @@ import paddleviz_widget.tracer.capture as capture
 BASE = "pvbase"
 STAGES = [
     ("walk", "tracer.build", "walk_backward_graph"),
+    ("walk", "tracer.build", "recorded_walk"),  # a traced graph's walk from its record (18a)
     ("collect_annotations", "tracer.build", "collect_annotations"),
     ("annotated_graph", "tracer.build", "annotated_graph"),  # up to round 8
     ("annotated_graph", "tracer.build", "annotated_rows"),  # its rows, from round 9
@@ -164,6 +165,8 @@ def main() -> None:
         return
     print(f"{args.model}, {args.reps} reps, median thread CPU (ms):")
     for label in [*dict.fromkeys(s[0] for s in STAGES), "build_graph (total)", "wall"]:
+        if not (runs["before"][label] and runs["after"][label]):
+            continue  # a stage only one tree has
         b = statistics.median(runs["before"][label]) * 1e3
         a = statistics.median(runs["after"][label]) * 1e3
         print(f"  {label:<22} before {b:8.1f}  after {a:8.1f}  {b / a:5.2f}x")

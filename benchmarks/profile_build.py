@@ -4,9 +4,11 @@
 
 For each way a graph gets built (`build_graph(model(x))`, which replays the backward for
 annotations; `build_graph(y)` after a plain backward; `with trace(model)` then `build_graph(y)`)
-it prints the wall time of each stage of the tracer, measured by wrapping the tracer's functions
-in this process (no file is changed), plus the garbage collections the build triggered and the
-floor any Python walk pays: Paddle's own node_ptr() / name() / next_functions.
+it prints the thread CPU time of each stage of the tracer (and the whole's wall beside it),
+measured by wrapping the tracer's functions in this process (no file is changed), what no
+top-level stage holds (freeing what the build made, the callers' own lines), plus the garbage
+collections the build triggered and the floor any Python walk pays: Paddle's own node_ptr() /
+name() / next_functions.
 Stages nest (indented ones run inside the one above); GC pauses land inside whichever stage
 was allocating. A stage the tracer no longer has is skipped. Under trace(), "Tensor.backward"
 is Paddle's own backward (VLOG 6 + dump on); log capture and parsing are listed after it.
@@ -39,18 +41,41 @@ P = "paddleviz_widget."
 # (label, module, attribute): each is wrapped where the caller looks it up.
 STAGES = [
     ("walk_backward_graph (build)", P + "tracer.build", "walk_backward_graph"),
+    ("tensor_grad_info (roots)", P + "tracer.build", "tensor_grad_info"),
     ("collect_annotations", P + "tracer.build", "collect_annotations"),
+    ("  _traced (session, records, scopes)", P + "tracer.merge.collect", "_traced"),
     ("  discover_model (gc scan)", P + "tracer.merge.collect", "discover_model"),
+    ("  _params_layer", P + "tracer.merge.collect", "_params_layer"),
+    ("    param_infos_by_ptr", P + "tracer.merge.collect", "param_infos_by_ptr"),
+    ("  _other_models_layer", P + "tracer.merge.collect", "_other_models_layer"),
+    ("  trace_record_layer", P + "tracer.merge.collect", "trace_record_layer"),
+    ("    next_ptrs", P + "tracer.merge.collect", "next_ptrs"),
+    ("  hooks_layer", P + "tracer.merge.collect", "hooks_layer"),
+    ("  stats_layer", P + "tracer.merge.collect", "stats_layer"),
+    ("  _pylayers (describe_pylayers)", P + "tracer.merge.collect", "_pylayers"),
+    ("  _scopes_layer", P + "tracer.merge.collect", "_scopes_layer"),
+    ("  param_groups_layer", P + "tracer.merge.collect", "param_groups_layer"),
+    ("  _pylayers_layer", P + "tracer.merge.collect", "_pylayers_layer"),
     ("  find_leaves", P + "tracer.merge.collect", "find_leaves"),
-    ("  replay_backward", P + "tracer.merge.collect", "replay_backward"),
+    ("  replay_into", P + "tracer.merge.collect", "replay_into"),
     ("    paddle.grad (replayed backward)", "paddle.base.dygraph.base", "grad"),
+    ("  _param_shaped_layer", P + "tracer.merge.collect", "_param_shaped_layer"),
+    ("  _bare", P + "tracer.merge.collect", "_bare"),
+    ("  bare_leaf_edges", P + "tracer.merge.collect", "bare_leaf_edges"),
+    ("  unread_program_nodes", P + "tracer.merge.collect", "unread_program_nodes"),
+    ("  merge_layer", P + "tracer.merge.collect", "merge_layer"),
     ("Tensor.backward (Paddle's, under trace)", "paddle", "Tensor.backward"),
+    ("    KeptWalk (the walk kept for builds)", P + "tracer.capture.backward_record", "KeptWalk"),
+    ("walk from the trace's record", P + "tracer.build", "recorded_walk"),
     ("    separate_log (fd 2 -> records)", P + "tracer.capture.stderr_capture", "separate_log"),
     ("    parse_glog_records", P + "tracer.capture.backward_capture", "parse_glog_records"),
     ("    parse_backward_dot", P + "tracer.capture.backward_capture", "parse_backward_dot"),
-    ("  _add_captured (log -> edges)", P + "tracer.merge.collect", "_add_captured"),
-    ("  param_infos_by_ptr", P + "tracer.merge.collect", "param_infos_by_ptr"),
-    ("annotated_graph (Nodes and Edges)", P + "tracer.build", "annotated_graph"),
+    ("annotated_rows (columns)", P + "tracer.build", "annotated_rows"),
+    ("  sources_meta", P + "tracer.merge.graph_rows", "sources_meta"),
+    ("  stats_meta", P + "tracer.merge.graph_rows", "stats_meta"),
+    ("find_problems", P + "tracer.build", "find_problems"),
+    ("Graph (programs' ops)", P + "tracer.build", "with_program_ops"),
+    ("encode_rows (codec)", P + "tracer.build", "encode_rows"),
     ("Graph.to_dict", P + "graph.model", "Graph.to_dict"),
 ]
 
@@ -72,11 +97,11 @@ def stage_timer() -> Iterator[dict[str, float]]:
         def make(f: Any, label: str) -> Any:
             @functools.wraps(f)  # keeps inspect.signature: the tracer checks for a dump kwarg
             def wrapper(*args: Any, **kw: Any) -> Any:
-                start = time.perf_counter()
+                start = time.thread_time()  # CPU: the machine is shared, wall follows its load
                 try:
                     return f(*args, **kw)
                 finally:
-                    totals[label] += time.perf_counter() - start
+                    totals[label] += time.thread_time() - start
 
             return wrapper
 
@@ -123,17 +148,20 @@ def report(title: str, run: Callable[[], Any], use_cprofile: bool) -> None:
     profile = cProfile.Profile() if use_cprofile else None
     gcs, stop = gc_pauses()
     with stage_timer() as totals:
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), time.thread_time()
         if profile:
             profile.runcall(run)
         else:
             run()
-        wall = time.perf_counter() - start
+        wall, cpu = time.perf_counter() - start, time.thread_time() - cpu
     stop()
-    print(f"\n== {title}: {wall * 1e3:.0f} ms wall")
+    print(f"\n== {title}: {wall * 1e3:.0f} ms wall, {cpu * 1e3:.0f} ms thread CPU")
     for label, _, _ in STAGES:
         if label in totals:
-            print(f"  {label:<38} {totals[label] * 1e3:8.1f} ms  {totals[label] / wall:5.0%}")
+            print(f"  {label:<38} {totals[label] * 1e3:8.1f} ms  {totals[label] / cpu:5.0%}")
+    # What no top-level stage holds: the caller's own lines, freeing what the build made.
+    rest = cpu - sum(t for label, t in totals.items() if not label.startswith(" "))
+    print(f"  {'(in no top-level stage)':<38} {rest * 1e3:8.1f} ms  {rest / cpu:5.0%}")
     for gen, pauses in sorted(gcs().items()):
         print(f"  gc gen{gen}: {len(pauses)} collections, {sum(pauses) * 1e3:.1f} ms")
     if profile:

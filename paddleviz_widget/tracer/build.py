@@ -9,6 +9,7 @@ from ..graph.codec import encode_rows
 from ..graph.model import Graph
 from ..graph.parts import GraphParts, GraphRows, edge_column, parts_of, row_views
 from ..graph.problems import find_problems
+from .capture.recorded_walk import recorded_walk
 from .merge.collect import NO_TRACE_NOTICE, collect_annotations
 from .merge.graph_rows import annotated_rows
 from .merge.program_ops import with_program_ops
@@ -49,7 +50,8 @@ def _trace_graph(
 
     roots = normalize_roots(y)
     if walk is None:
-        walk = walk_backward_graph([r.grad_fn for r in roots])
+        grad_fns = [r.grad_fn for r in roots]
+        walk = recorded_walk(grad_fns) or walk_backward_graph(grad_fns)
     root_tensors = {idx: tensor_grad_info(r.tensor) for idx, r in zip(walk.root_indices, roots)}
     big = len(walk.nodes) > REPLAY_MAX_NODES
     ann = collect_annotations(

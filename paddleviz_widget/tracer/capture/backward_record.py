@@ -6,6 +6,7 @@ from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..read.kept_walk import KeptWalk
 from ..read.program import ProgramRead
 from ..read.pylayer_info import PyLayerInfo, describe_pylayers
 from ..read.replay_safety import is_pylayer
@@ -48,6 +49,9 @@ class BackwardRecord:
     # 20k small objects on a big graph would weigh on every later collection.
     _walk: WalkResult | None = None
     _objects: list[Any] = field(default_factory=list)
+    # That walk as flat arrays, kept with the record: build_graph walks the graph of a node
+    # this record vouches for from it, not through Paddle's accessors again (kept_walk.py).
+    kept: KeptWalk | None = None
 
     def walk(self) -> WalkResult | None:
         """This backward's graph (fixed while the roots live; None once they may not)."""
@@ -71,6 +75,10 @@ class BackwardRecord:
     def node_objects(self) -> list[Any]:
         """The GradNodes' Python wrappers in walk order (empty once drop_walk() ran)."""
         return self._objects
+
+    def keep_walk(self) -> None:
+        if self._walk is not None:
+            self.kept = KeptWalk(self._walk)
 
     def drop_walk(self) -> None:
         self._walk, self._objects = None, []

@@ -278,6 +278,7 @@ class TraceSession:
             )
         finally:
             if self.watch is None:  # a watched step's capture uses the walk (watched.py)
+                record.keep_walk()
                 record.drop_walk()
             self._in_backward = False
             self.programs.forget_all(record.node_ptrs())

@@ -213,7 +213,7 @@ def collect_annotations(
     if model is not None and params is None:
         merge_layer(ann, _other_models_layer(accumulation - ann.params.keys(), model, ann))
     for record in reversed(records):  # newest backward first; Paddle's stacks before layers'
-        merge_layer(ann, trace_record_layer(record, lambda: graph.nexts, ann.params))
+        merge_layer(ann, trace_record_layer(record, walk, lambda: graph.nexts, ann.params))
         if record.stats is not None and not record.copies:
             captured = record.captured
             merge_layer(ann, hooks_layer(record.stats, walk, instead_of_dump=captured.hooks_instead,

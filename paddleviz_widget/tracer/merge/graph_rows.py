@@ -59,7 +59,7 @@ def annotated_rows(
     )  # fmt: skip
     m = len(walk.edges)
     sources, targets, slots_at = zip(*walk.edges) if m else ((),) * 3
-    keys = list(zip(map(ptrs.__getitem__, sources), slots_at))
+    keys = walk.edge_keys
     notes = list(map(ann.edges.get, keys, repeat(_BARE, m)))
     grads, out_slots, _ = zip(*notes) if m else ((),) * 3
     srcs = [None if grad is None else src for grad, _, src in notes]

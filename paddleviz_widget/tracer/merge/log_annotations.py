@@ -127,6 +127,46 @@ def placed_dump(
 ) -> tuple[dict[tuple[int, int], EdgeNote], int]:
     """``from_dump`` (each note's source ``src``) and ``dump_mismatches`` in one pass over the
     dump (100k+ edges on big graphs)."""
+    once = _placed_once(dump, next_ptrs, src)
+    return once if once is not None else _placed_counting(dump, next_ptrs, src)
+
+
+def _placed_once(
+    dump: BackwardDump, next_ptrs: dict[int, list[int | None]], src: str | None
+) -> tuple[dict[tuple[int, int], EdgeNote], int] | None:
+    """``placed_dump`` of a dump that has each (source, target) pair once (nearly always):
+    every edge is its pair's first, at the first slot holding its target, with no count kept
+    per pair (three dict operations less per edge). None if a pair comes twice."""
+    edges: dict[tuple[int, int], EdgeNote] = {}
+    pairs: list[tuple[int, int]] = []
+    unplaced = 0
+    nexts_of = next_ptrs.get
+    notes: dict[int, EdgeNote] = {}  # one per gradient the parser read, as below
+    for edge in dump.edges:
+        source = int(edge.source, 16)
+        nexts = nexts_of(source)
+        if nexts is None:
+            continue  # a node of some other graph that ran in the same backward
+        dst = int(edge.target, 16)
+        pairs.append((source, dst))
+        try:
+            slot = nexts.index(dst)
+        except ValueError:
+            unplaced += 1
+            continue
+        grad = edge.grad
+        if grad is not None:
+            note = notes.get(id(grad))
+            if note is None:
+                note = notes[id(grad)] = EdgeNote(grad=grad, src=src)
+            edges[(source, slot)] = note
+    return (edges, unplaced) if len(set(pairs)) == len(pairs) else None
+
+
+def _placed_counting(
+    dump: BackwardDump, next_ptrs: dict[int, list[int | None]], src: str | None
+) -> tuple[dict[tuple[int, int], EdgeNote], int]:
+    """``placed_dump``: the k-th dump edge source -> target at the k-th slot holding target."""
     edges: dict[tuple[int, int], EdgeNote] = {}
     placed: dict[tuple[int, int], int] = {}  # dump edges with a gradient, per (src, dst)
     every: dict[tuple[int, int], int] = {}  # all dump edges, per (src, dst)

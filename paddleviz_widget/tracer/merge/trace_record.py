@@ -10,7 +10,7 @@ from collections.abc import Callable
 from ...graph.model import ParamInfo
 from ..capture.session import BackwardRecord
 from ..parse.log_parser import ParsedLog
-from ..read.walk import next_ptrs
+from ..read.walk import WalkResult, next_ptrs
 from .annotate import Annotations, EdgeNote
 from .copy_alignment import align_copied_dump, rekey_copied_runs
 from .log_annotations import UNMATCHED_DUMP_NOTICE, add_note, from_log, note_mismatches, placed_dump
@@ -28,6 +28,7 @@ COPIES_WITHOUT_DUMP_NOTICE = (
 
 def trace_record_layer(
     record: BackwardRecord,
+    walk: WalkResult,
     nexts: Callable[[], dict[int, list[int | None]]],
     params: dict[int, ParamInfo],
 ) -> Annotations:
@@ -45,7 +46,7 @@ def trace_record_layer(
     elif dump is not None:
         dump_edges, unplaced = placed_dump(dump, nexts(), "d")
         if captured.dump_read_whole and not unplaced:
-            layer.silent = _silent(nexts(), dump_edges)
+            layer.silent = _silent(walk, dump_edges)
             if layer.silent:
                 add_note(layer, SILENT_NOTICE.format(n=len(layer.silent)))
     if log is not None and log.runs:
@@ -70,16 +71,12 @@ def trace_record_layer(
     return layer
 
 
-def _silent(
-    nexts: dict[int, list[int | None]], named: dict[tuple[int, int], EdgeNote]
-) -> set[tuple[int, int]]:
-    """The graph's edges a whole dump gives no gradient: Paddle sent none on them."""
-    return {
-        (source, slot)
-        for source, targets in nexts.items()
-        for slot, target in enumerate(targets)
-        if target is not None and (source, slot) not in named
-    }
+def _silent(walk: WalkResult, named: dict[tuple[int, int], EdgeNote]) -> set[tuple[int, int]]:
+    """The graph's edges a whole dump gives no gradient: Paddle sent none on them. ``named``
+    holds only the graph's edges (placed_dump): as many as it has, none is silent."""
+    if len(named) == len(walk.edges):
+        return set()
+    return set(walk.edge_keys).difference(named)
 
 
 def _copied(

@@ -54,6 +54,14 @@ class WalkResult:
         return dict(zip(self.ptrs, [n.name for n in self.nodes]))
 
     @cached_property
+    def edge_keys(self) -> list[tuple[int, int]]:
+        """Each edge's (source ptr, slot), in edge order: what annotations key an edge by."""
+        if not self.edges:
+            return []
+        sources, _, slots = zip(*self.edges)
+        return list(zip(map(self.ptrs.__getitem__, sources), slots))
+
+    @cached_property
     def accumulation(self) -> frozenset[int]:
         """The ptrs of the GradNodeAccumulation nodes (parameters and leaf tensors)."""
         return frozenset([n.ptr for n in self.nodes if n.name == ACCUMULATION_NODE])
