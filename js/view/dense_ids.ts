@@ -29,7 +29,7 @@ export function denseNumber(ids: DenseIds, id: string): number {
 }
 
 /** Tables from this size on are looked at: below it, a Set's insertions (native from the
- * first call) cost less than this file's loops run cold (llama-10k: +15% of readGraph's
+ * first call) cost less than this file's loops run cold (llama-10k: +17% of readGraph's
  * instructions, callgrind; a 100k table: half the time of its Set). */
 export const DENSE_FROM = 50_000;
 
