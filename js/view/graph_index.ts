@@ -1,5 +1,6 @@
 // Lookup tables over one payload: ids -> objects, the layer tree, group membership.
 // Pure (no DOM); built once per payload and shared by every other js/view module.
+import { denseIds, denseNumber } from "./dense_ids";
 import { buildLinks, nodeEdges, type EdgeEnds, type Links } from "./links";
 import type { GraphEdge, GraphGroup, GraphNode, GraphPayload } from "./types";
 
@@ -149,7 +150,9 @@ export function* buildIndexSteps(graph: GraphPayload, every = 20_000): Generator
   const nodeList = graph.nodes ?? [];
   const nodes = new Map<string, GraphNode>();
   const ids: string[] = [];
-  const numOf = new Map<string, number>();
+  const dense = denseIds(nodeList); // "n0", "n1", ...: a node's number is read off its id
+  const numOf = new Map<string, number>(); // else each id's number
+  const numberOf = (id: string): number => (dense !== null ? denseNumber(dense, id) : (numOf.get(id) ?? -1));
   const groupOf = new Int32Array(nodeList.length);
   for (const n of nodeList) {
     const g = n.group;
@@ -158,7 +161,7 @@ export function* buildIndexSteps(graph: GraphPayload, every = 20_000): Generator
     nodes.set(n.id, n);
     if (nodes.size !== size) {
       groupOf[ids.length] = a;
-      numOf.set(n.id, ids.length);
+      if (dense === null) numOf.set(n.id, ids.length);
       ids.push(n.id);
     } else {
       groupOf[numOf.get(n.id) as number] = a;
@@ -186,8 +189,8 @@ export function* buildIndexSteps(graph: GraphPayload, every = 20_000): Generator
   const size = (a: number): number => memberStart[a + 1] - memberStart[a];
 
   const ancestors = (id: string): readonly string[] => {
-    const i = numOf.get(id);
-    if (i !== undefined) return groupOf[i] < 0 ? NO_GROUPS : chainOf(groupOf[i]);
+    const i = numberOf(id);
+    if (i >= 0) return groupOf[i] < 0 ? NO_GROUPS : chainOf(groupOf[i]);
     const a = groupNum.get(id);
     return a === undefined || parentNum[a] < 0 ? NO_GROUPS : chainOf(parentNum[a]);
   };
@@ -226,11 +229,7 @@ export function* buildIndexSteps(graph: GraphPayload, every = 20_000): Generator
   // positions). The call of node i in the k-th group of its chain is callAt[callStart[i] + k],
   // once that group's calls are known. Scratch arrays are shared by every group (one at a time).
   let succStart: Int32Array | null = null; // successors of node i: succ[succStart[i] .. succStart[i+1])
-  let succ = new Int32Array(0);
-  let mark = new Int32Array(0);
-  let local = new Int32Array(0);
-  let root = new Int32Array(0);
-  let pieceOfRoot = new Int32Array(0);
+  let [succ, mark, local, root, pieceOfRoot] = [0, 0, 0, 0, 0].map(() => new Int32Array(0));
   let stamp = 0;
   const depth = new Int32Array(groupIds.length); // chain length per group
   for (let a = 0; a < groupIds.length; a++) depth[a] = chainOf(a).length;
@@ -241,7 +240,7 @@ export function* buildIndexSteps(graph: GraphPayload, every = 20_000): Generator
 
   let ends: EdgeEnds | null = null;
   const edgeEnds = (): EdgeEnds => {
-    ends ??= nodeEdges(edges, numOf);
+    ends ??= nodeEdges(edges, numberOf);
     return ends;
   };
   const prepare = (): Int32Array => {
@@ -320,9 +319,9 @@ export function* buildIndexSteps(graph: GraphPayload, every = 20_000): Generator
     return linkTables;
   };
   const callOf = (groupId: string, nodeId: string): number => {
-    const i = numOf.get(nodeId);
+    const i = numberOf(nodeId);
     const a = groupNum.get(groupId);
-    if (i === undefined || a === undefined || groupOf[i] < 0) return 0;
+    if (i < 0 || a === undefined || groupOf[i] < 0) return 0;
     const k = depth[groupOf[i]] - depth[a]; // group a's place in node i's chain, if it is on it
     if (k < 0 || chainOf(groupOf[i])[k] !== groupId) return 0;
     if (!callCache.has(groupId)) callsOf(groupId);
@@ -358,7 +357,7 @@ export function* buildIndexSteps(graph: GraphPayload, every = 20_000): Generator
     calls: callsOf,
     callOf,
     ownNodes: (groupId) => links().ownNodes(groupId === null ? -1 : (groupNum.get(groupId) ?? -2)),
-    nodeOrder: (id) => numOf.get(id) ?? -1,
+    nodeOrder: numberOf,
     groupOrder: (id) => groupNum.get(id) ?? -1,
     get linkEdges() {
       return edgeEnds().edgeAt;
@@ -366,7 +365,7 @@ export function* buildIndexSteps(graph: GraphPayload, every = 20_000): Generator
     get linkEnds() {
       return edgeEnds();
     },
-    enteringNode: (id) => links().enteringNode(numOf.get(id) ?? -1),
+    enteringNode: (id) => links().enteringNode(numberOf(id)),
     enteringGroup: (id) => links().enteringGroup(groupNum.get(id) ?? -1),
   };
 }

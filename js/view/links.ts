@@ -11,15 +11,16 @@ export interface EdgeEnds {
   edgeAt: GraphEdge[];
 }
 
-export function nodeEdges(edges: ReadonlyMap<string, GraphEdge>, numOf: ReadonlyMap<string, number>): EdgeEnds {
+/** `numberOf`: a node id's number (-1: not a node's id). */
+export function nodeEdges(edges: ReadonlyMap<string, GraphEdge>, numberOf: (id: string) => number): EdgeEnds {
   const from = new Int32Array(edges.size);
   const to = new Int32Array(edges.size);
   const edgeAt: GraphEdge[] = [];
   let m = 0;
   for (const e of edges.values()) {
-    const s = numOf.get(e.source);
-    const t = numOf.get(e.target);
-    if (s === undefined || t === undefined) continue;
+    const s = numberOf(e.source);
+    const t = numberOf(e.target);
+    if (s < 0 || t < 0) continue;
     from[m] = s;
     to[m] = t;
     edgeAt.push(e);

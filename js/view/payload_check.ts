@@ -2,6 +2,7 @@
 // graph/check.py (one rule each side: string ids, unique; edges, node groups and group parents
 // that point at ids that exist; a group tree without cycles; shapes that are lists of integers).
 // Tested on the same broken documents (tests/fixtures/broken/graph_documents.json). Loops only.
+import { denseIdSet, denseIds, type IdSet } from "./dense_ids";
 import { checkSources } from "./grad_source";
 import { PayloadError } from "./payload_error";
 import type { GraphPayload } from "./types";
@@ -13,7 +14,9 @@ function bad(field: string, problem: string): PayloadError {
 }
 
 /** The ids of `table` as a set; throws naming the first one that is not an id or repeats. */
-export function checkIds(items: readonly { id: unknown }[], table: string): Set<string> {
+export function checkIds(items: readonly { id: unknown }[], table: string): IdSet {
+  const dense = denseIds(items); // unique and valid ids: nothing to throw, no Set to fill
+  if (dense !== null) return denseIdSet(dense);
   const seen = new Set<string>();
   for (let k = 0; k < items.length; k++) {
     const id = items[k].id;
