@@ -2,7 +2,8 @@ import { describe, expect, it } from "vitest";
 import { openToDepth, resolveRequest } from "./auto_open";
 import { createCounter } from "./budget";
 import { autoDepth, DEFAULT_NODE_BUDGET, groupsToDepth } from "./expansion";
-import { buildIndex, type GraphPayload } from "./graph_index";
+import { buildIndex } from "./graph_index";
+import type { GraphPayload } from "./types";
 import { FIXTURE_NAMES, fixture } from "./test_fixtures";
 
 /** A model of `blocks` blocks in a LayerList, `between` ops at the model's own level after
