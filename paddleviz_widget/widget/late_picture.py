@@ -19,6 +19,7 @@ import uuid
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from ..notebook_start import in_widget_front_end
 from .static_picture import counts_text, static_output
 from .wire import graph_json
 
@@ -47,13 +48,9 @@ def widget_front_end() -> bool:
 
         if getattr(Widget, "_control_comm", None) is not None:
             return True
-        from IPython import get_ipython
-
-        kernel = getattr(get_ipython(), "kernel", None)
-        parent = kernel.get_parent() if kernel is not None else None
-        return bool(isinstance(parent, dict) and (parent.get("metadata") or {}).get("cellId"))
     except Exception:  # noqa: BLE001 - unsure: the picture is made before the display
         return False
+    return in_widget_front_end()  # the execute request names its cell
 
 
 def show_then_draw(
