@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections import Counter
 from functools import lru_cache
+from operator import itemgetter
 
 from ..read.program_nodes import is_program_node
 from ..read.replay_safety import is_pylayer
@@ -44,9 +45,19 @@ def _post_hooked(name: str) -> bool:
     return hookable(name) and not is_program_node(name)
 
 
+def _names(walk: WalkResult) -> list[str]:
+    return list(map(_NAME, walk.nodes))
+
+
+_NAME = itemgetter(1)  # WalkedNode.name, read in C
+
+
 def _hooked_nodes(walk: WalkResult) -> list[bool]:
-    """Per node (walk order): whether a post hook sees what it sends."""
-    return [_post_hooked(n.name) for n in walk.nodes]
+    """Per node (walk order): whether a post hook sees what it sends. Asked once per distinct
+    name (a graph has ~10k nodes of a few dozen names), then mapped in C."""
+    names = _names(walk)
+    hooked = {name: _post_hooked(name) for name in set(names)}
+    return list(map(hooked.__getitem__, names))
 
 
 def received_of(walk: WalkResult) -> frozenset[int]:
@@ -67,13 +78,14 @@ def hooks_cover(walk: WalkResult) -> bool:
     with to_static program nodes (their edges are read through tensor hooks, not always).
     A PyLayer's edge is seen through its target only if nothing else sends there: its
     backward may return None for that input, and what the target got then came from others."""
-    if any(is_program_node(n.name) for n in walk.nodes):
+    names = set(_names(walk))  # the per-name questions asked once per distinct name
+    if any(map(is_program_node, names)):
         return False
     hooked = _hooked_nodes(walk)
     if not all(hooked[source] or hooked[target] for source, target, _ in walk.edges):
         return False
-    pylayers = [is_pylayer(n.name) for n in walk.nodes]
-    if not any(pylayers):
+    if not any(map(is_pylayer, names)):
         return True
+    pylayers = [is_pylayer(n.name) for n in walk.nodes]
     senders = Counter(target for _, target, _ in walk.edges)
     return all(senders[target] == 1 for source, target, _ in walk.edges if pylayers[source])
