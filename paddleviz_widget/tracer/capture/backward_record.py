@@ -89,8 +89,8 @@ class BackwardRecord:
         assert self.roots, "scan() needs the roots"
         self._objects = []
         walk = self._walk = walk_backward_graph(self.roots, self._objects)
-        self._ptrs = frozenset(n.ptr for n in walk.nodes)
-        if any(is_pylayer(n.name) for n in walk.nodes):
+        self._ptrs = frozenset(walk.ptrs)  # the walk's column, made with it
+        if any(map(is_pylayer, {n.name for n in walk.nodes})):  # per distinct name
             self.pylayers = tuple(describe_pylayers(walk, model))
 
     def release(self, user_tensors: list[Any]) -> None:
