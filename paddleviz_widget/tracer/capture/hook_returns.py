@@ -94,9 +94,15 @@ class HookResults:
     def returned(self, grad_outputs: Any) -> Any:
         if not self._active:
             return grad_outputs
-        self.release()
-        self._held.append(list(grad_outputs))
-        return self._held[-1]
+        held = self._held
+        if held:  # release() written out: it runs on each of ~8k hook calls a backward
+            for result in held:  # held's reference + this name + getrefcount's: _OURS
+                if sys.getrefcount(result) > _OURS and _decref is not None:
+                    _decref(result)
+            held.clear()
+        result = list(grad_outputs)
+        held.append(result)
+        return result
 
     def release(self) -> None:
         for k in range(len(self._held)):
