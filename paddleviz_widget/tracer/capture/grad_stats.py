@@ -118,20 +118,23 @@ class StatsCapture:
         self._receivers = received
         self._slots = EdgeSlots(senders)
         nodes = list(nodes)
-        for k, node in enumerate(nodes):
-            if walked is not None:
-                name, ptr, edges = walked[k].name, walked[k].ptr, walked[k].fanout
-            else:
-                name, ptr, edges = str(node.name()), int(node.node_ptr()), -1
-            if is_program_node(name):
+        if walked is None:
+            walked = [WalkedNode(k, str(n.name()), int(n.node_ptr()), False, -1)
+                      for k, n in enumerate(nodes)]  # fmt: skip
+        # What to do with a node, by name (~8k nodes of a few dozen names a llama-10k step).
+        kinds: dict[str, int] = {}
+        handles, hook_for = self._handles, self._hook_for
+        for node, (_, name, ptr, _, edges) in zip(nodes, walked):
+            kind = kinds.get(name)
+            if kind is None:
+                kind = kinds[name] = _kind(name)
+            if kind == _HOOK:
+                edges = len(node.next_functions) if edges < 0 else edges
+                handles.append(node._register_post_hook(hook_for(ptr, edges)))
+            elif kind == _PROGRAM:
                 self._arm_program(node, ptr, receivers, senders or {})
-                continue
-            if not hookable(name):
-                if name != ACCUMULATION_NODE:
-                    self.skipped.add(ptr)
-                continue
-            edges = len(node.next_functions) if edges < 0 else edges
-            self._handles.append(node._register_post_hook(self._hook_for(ptr, edges)))
+            elif kind == _SKIPPED:
+                self.skipped.add(ptr)
 
     def _arm_program(
         self, node: Any, ptr: int, receivers: Callable[[int], list[Any] | None] | None,
@@ -319,6 +322,19 @@ class StatsCapture:
             self._handles.pop().remove()
         self._results.release()
         self._cpu.release()
+
+
+_HOOK, _PROGRAM, _SKIPPED, _LEAF = range(4)
+
+
+def _kind(name: str) -> int:
+    """What arm() does with a node of this name: hook it, read it as a program node, count it
+    as skipped (an op node that cannot be hooked), or leave it (an accumulation node)."""
+    if is_program_node(name):
+        return _PROGRAM
+    if hookable(name):
+        return _HOOK
+    return _LEAF if name == ACCUMULATION_NODE else _SKIPPED
 
 
 def _initialized(t: Any) -> bool:
