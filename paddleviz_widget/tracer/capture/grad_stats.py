@@ -105,6 +105,9 @@ class StatsCapture:
         self._receivers: frozenset[int] = frozenset()
         self._slots = EdgeSlots(None)
         self._infos: dict[tuple[int, tuple[int, ...], object], tuple[GradInfo, Any]] = {}
+        # What _record asks on each call, asked once: the floating dtypes, whether a tensor's
+        # address can be read, whether this Paddle is built for the CPU alone.
+        self._kinds = (_float_dtypes(), _addressable(), cpu_only_build())
 
     def arm(
         self, nodes: Iterable[Any], receivers: Callable[[int], list[Any] | None] | None = None,
@@ -190,20 +193,18 @@ class StatsCapture:
         # seven reads and one memmove, and no helper call it can do without.
         run = NodeRun(ptr)
         # An edge that needs no gradient gets an uninitialized tensor: touching it would
-        # crash, so only initialized floating tensors are reduced.
-        ready = [
-            t is not None and not isinstance(t, (list, tuple)) and bool(t._is_initialized())
-            for t in grad_outputs
-        ]
-        positions = (
-            range(edges) if len(ready) == edges else self._slots.positions(ptr, ready, edges)
-        )
-        f32, f16, bf16, f64 = floats = _float_dtypes()
-        by_address = _addressable()
-        cpu_only = cpu_only_build()
-        numels, grads, rows = self._numel, self.grads, run.rows
-        for t, ok, index in zip(grad_outputs, ready, positions):
-            if not ok:
+        # crash, so only initialized floating tensors are reduced (checked in the loop; the
+        # whole list is asked for only when the gradients are more than the edges).
+        if len(grad_outputs) == edges:
+            positions: Sequence[int | None] = range(edges)
+        else:
+            ready = [_initialized(t) for t in grad_outputs]
+            positions = self._slots.positions(ptr, ready, edges)
+        floats, by_address, cpu_only = self._kinds
+        f32, f16, bf16, f64 = floats
+        numels, grads, rows, infos = self._numel, self.grads, run.rows, self._infos
+        for t, index in zip(grad_outputs, positions):
+            if t is None or isinstance(t, (list, tuple)) or not t._is_initialized():
                 continue
             if index is None:
                 run.complete = False
@@ -216,7 +217,11 @@ class StatsCapture:
             else:
                 place = t.place
                 cpu = place.is_cpu_place()
-            grads[(ptr, index)] = self._info(place, dtype, shape, cpu)
+            # _info's lookup written out (its key, the same), the call made on a miss only
+            known = infos.get((id(dtype), shape, _CPU if cpu else str(place)))
+            grads[(ptr, index)] = (
+                known[0] if known is not None else self._info(place, dtype, shape, cpu)
+            )
             if dtype is f32 and cpu and by_address:  # small, dense, contiguous: by its address
                 numel = prod(shape)
                 if 0 < numel <= LIMIT and t.is_contiguous() and t.is_dense():
@@ -258,7 +263,7 @@ class StatsCapture:
         if cpu is None:  # (place None: a Paddle built for the CPU alone)
             cpu = place is None or place.is_cpu_place()
         # Keyed by the dtype's id, not its hash (~1 us): the dtype is kept with the info, so
-        # that id stays its own.
+        # that id stays its own. (_record looks this key up itself first.)
         key = (id(dtype), shape, _CPU if cpu else str(place))
         known = self._infos.get(key)
         if known is None:
