@@ -75,9 +75,10 @@ def _hidden_params(layer: Any, path: str | None) -> tuple[ParamInfo, ...]:
 
 def describe_pylayers(walk: WalkResult, model: Any = None) -> list[PyLayerInfo]:
     """One entry per PyLayer node of ``walk`` (none if it has none: no scan of live objects)."""
-    pylayers = [n for n in walk.nodes if n.name.startswith(PYLAYER_PREFIX)]  # is_pylayer
-    if not pylayers:
+    # is_pylayer, asked per distinct name first (a graph has ~10k nodes of a few dozen names)
+    if not any(name.startswith(PYLAYER_PREFIX) for name in {n.name for n in walk.nodes}):
         return []
+    pylayers = [n for n in walk.nodes if n.name.startswith(PYLAYER_PREFIX)]
     nexts = next_ptrs(walk)
     paths: Mapping[int, str] = (
         {id(layer): name for name, layer in model.named_sublayers(include_self=True)}
