@@ -16,6 +16,7 @@ import sys
 from collections import deque
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from operator import itemgetter
 from typing import Any
 
 from ...graph.model import CallSite
@@ -82,14 +83,17 @@ class _WalkedGraph:
     its wrapper and the pointers of its ``next_functions`` (None left out, slot order)."""
 
     def __init__(self, walk: WalkResult, objects: Sequence[Any]) -> None:
-        nodes = walk.nodes
-        self.index_of = {n.ptr: n.index for n in nodes}
-        self.names = [n.name for n in nodes]
+        ptrs = walk.ptrs  # the walk's columns (a node's index is its position), read in C
+        self.index_of = dict(zip(ptrs, range(len(ptrs))))
+        self.names = list(map(_NAME, walk.nodes))
         self.objects = objects
-        children: list[list[int]] = [[] for _ in nodes]
+        children: list[list[int]] = [[] for _ in ptrs]
         for source, target, _ in walk.edges:  # per source in slot order (walk.py)
-            children[source].append(nodes[target].ptr)
+            children[source].append(ptrs[target])
         self.children = children
+
+
+_NAME = itemgetter(1)  # WalkedNode.name
 
 
 def tensors_in(obj: Any) -> list[Any]:
