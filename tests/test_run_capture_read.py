@@ -47,9 +47,10 @@ def _run(run_dir: Any) -> None:
             opt.clear_grad()
 
 
-def _as_before(y: Any, walk: Any, *, model: Any = None) -> dict[str, Any]:
+def _as_before(y: Any, walk: Any, *, model: Any = None, named_params: Any = None) -> dict[str, Any]:
     """captured_graph as main-line run logs (run_schema <= 1.2) ran it: problems found in the
-    training step."""
+    training step (and the model's parameters read by the build itself, ``named_params``
+    unused)."""
     return build._encoded(build._trace_graph(y, model=model, params=None, replay=True, walk=walk))
 
 

@@ -19,9 +19,10 @@ class Unwatched:
         self._watched = {id(t) for t in watched}  # the run's own parameter tensors
         self._told: set[str] = set()
 
-    def new(self, model: Any) -> list[str]:
+    def new(self, model: Any, named: list[tuple[str, Any]] | None = None) -> list[str]:
+        """``named``: ``model.named_parameters()``, if read just now."""
         found = []
-        for name, p in model.named_parameters():
+        for name, p in model.named_parameters() if named is None else named:
             if not p.stop_gradient and id(p) not in self._watched and name not in self._told:
                 found.append(name)
         self._told.update(found)

@@ -40,12 +40,13 @@ def trace_graph(y: Any, *, model: Any = None, params: Any = None, replay: bool =
 
 def _trace_graph(
     y: Any, *, model: Any, params: Any, replay: bool, walk: WalkResult | None = None,
-    problems: bool = True,
+    problems: bool = True, named_params: list[tuple[str, Any]] | None = None,
 ) -> Graph | GraphRows:  # fmt: skip
     """The traced graph: as rows (what build_graph encodes, no object per node and edge), or
     as a Graph where a step reads Node and Edge objects (to_static programs' ops, the problem
     rules of trace(stats=True)). ``problems`` False: a rows graph leaves meta.problems out
-    (a watched capture: the run log's reader adds them, runs/capture_read.py)."""
+    (a watched capture: the run log's reader adds them, runs/capture_read.py);
+    ``named_params``: ``model.named_parameters()`` as the caller read it just now."""
     import paddle
 
     roots = normalize_roots(y)
@@ -55,7 +56,12 @@ def _trace_graph(
     root_tensors = {idx: tensor_grad_info(r.tensor) for idx, r in zip(walk.root_indices, roots)}
     big = len(walk.nodes) > REPLAY_MAX_NODES
     ann = collect_annotations(
-        walk, [r.tensor for r in roots], model=model, params=params, replay=replay and not big
+        walk,
+        [r.tensor for r in roots],
+        model=model,
+        params=params,
+        replay=replay and not big,
+        named_params=named_params,
     )
     if replay and big and ann.notice == NO_TRACE_NOTICE:
         ann.notice = TOO_BIG_NOTICE.format(n=len(walk.nodes), limit=REPLAY_MAX_NODES)
@@ -99,11 +105,28 @@ def build_graph(y: Any, *, model: Any = None, params: Any = None) -> dict[str, A
         return _encoded(_trace_graph(y, model=model, params=params, replay=True))
 
 
-def captured_graph(y: Any, walk: WalkResult, *, model: Any = None) -> dict[str, Any]:
+def captured_graph(
+    y: Any,
+    walk: WalkResult,
+    *,
+    model: Any = None,
+    named_params: list[tuple[str, Any]] | None = None,
+) -> dict[str, Any]:
     """``build_graph(y, model=model)`` for a watched run's full capture, whose backward just
     walked the graph of ``y`` (one tensor): that walk is used, not made again. Its problems
     are left to the run log's reader (meta.problems is a function of the document alone:
-    ~60 ms of a 10k-GradNode capture step moved out of training; runs/capture_read.py)."""
+    ~60 ms of a 10k-GradNode capture step moved out of training; runs/capture_read.py).
+    ``named_params``: ``model.named_parameters()``, if the caller has just read it (the
+    watch's check for unwatched parameters, in the same step after the same backward): not
+    read again."""
     with gc_paused():
-        traced = _trace_graph(y, model=model, params=None, replay=True, walk=walk, problems=False)
+        traced = _trace_graph(
+            y,
+            model=model,
+            params=None,
+            replay=True,
+            walk=walk,
+            problems=False,
+            named_params=named_params,
+        )
         return _encoded(traced)

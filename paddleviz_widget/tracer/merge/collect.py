@@ -191,8 +191,14 @@ def _nested(
 
 def collect_annotations(
     walk: WalkResult, roots: list[Any], *, model: Any = None, params: Any = None,
-    replay: bool = True,
+    replay: bool = True, named_params: list[tuple[str, Any]] | None = None,
 ) -> Annotations:  # fmt: skip
+    """``named_params``: ``model.named_parameters()`` as the caller read it just now (of the
+    ``model`` given here, not of one found below), not read again."""
+    # The model's named_parameters(), read once (given: of ``model`` as given).
+    read: list[list[tuple[str, Any]]] = (
+        [named_params] if named_params is not None and model is not None else []
+    )
     graph = _Graph(walk)
     ann = Annotations()
     session, records, scopes = _traced(graph)
@@ -208,7 +214,6 @@ def collect_annotations(
     # The sources, in precedence order: each gives its own layer, merge_layer (annotate.py)
     # adds it to what is known; what is known first stays (GRAD_SOURCES for edges).
     ptrs: dict[int, int | None] = {}  # id(parameter) -> its accumulation node, read once
-    read: list[list[tuple[str, Any]]] = []  # the model's named_parameters(), read once
     merge_layer(ann, _params_layer(model, params, session, ptrs, read))
     if model is not None and params is None:
         merge_layer(ann, _other_models_layer(accumulation - ann.params.keys(), model, ann))
