@@ -358,6 +358,13 @@ class Recording:
         keep: set[int] = set()
         for f in self.forwards:
             keep |= f.layers
+        if forward.layers <= keep:
+            # Every layer it called a kept forward calls too (a training loop's steps): none
+            # goes. ``self.layers`` holds only layers of kept forwards and their enclosing
+            # layers (what the last retirement kept, and what calls since added, each in its
+            # forward's ``layers``); the kept forwards' layers, and so their enclosing ones,
+            # are what they were, with this forward's now all among them.
+            return
         for key in list(keep):
             parent = self.caller.get(key)
             while parent is not None and parent not in keep:
