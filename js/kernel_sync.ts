@@ -7,7 +7,7 @@ import type { WidgetModel } from "./model_contract";
 import { openToDepth } from "./view/auto_open";
 import { applyEdits, readRequest, type ViewState } from "./view/expansion";
 import { buildIndex, buildIndexSteps, type GraphIndex } from "./view/graph_index";
-import { PayloadError, readGraph, readGraphSteps } from "./view/payload";
+import { type ListReader, listReader, PayloadError, readGraph, readGraphSteps } from "./view/payload";
 import { repeatsInSlices } from "./view/repeats";
 import { nextTask } from "./layout/next_task";
 
@@ -100,18 +100,60 @@ function* parseSteps(value: unknown): Generator<void, unknown> {
       const lists: unknown[][] = [];
       for (const piece of value[key]) {
         yield;
-        const list = parseText(piece) as unknown[];
-        if (Array.isArray(list)) lists.push(list);
-        else lists.push([...(list as Iterable<unknown>)]); // not the kernel's: iterated, as before
+        lists.push(pieceList(piece));
       }
       // One native copy (concat), not a push per item run cold: the same list.
       doc[key] = lists.length === 1 ? lists[0] : ([] as unknown[]).concat(...lists);
     }
     return doc;
   } catch (err) {
-    // Not null: readGraph would take that for "no graph yet" and say nothing.
-    return new PayloadError(`the graph the kernel sent is not JSON text (${(err as Error).message})`);
+    return notJson(err);
   }
+}
+
+/** A piece's list as parsed; anything else (not the kernel's) iterated, as before (a value
+ * that is not iterable throws "list is not iterable": the variable's name is in the message). */
+function pieceList(piece: Buffer): unknown[] {
+  const list = parseText(piece) as unknown[];
+  return Array.isArray(list) ? list : [...(list as Iterable<unknown>)];
+}
+
+/** Not null: readGraph would take that for "no graph yet" and say nothing. */
+const notJson = (err: unknown): PayloadError =>
+  new PayloadError(`the graph the kernel sent is not JSON text (${(err as Error).message})`);
+
+/**
+ * The synced graph read in steps (readGraph of graphDocument). Plain pieces of a 2.x document
+ * are decoded as they are parsed, each piece's list then dropped: a 100k-node graph's parsed
+ * objects die young instead of living beside the decoded ones until the end (the page's
+ * garbage collection at 100k). After a decoding error the remaining pieces are still parsed:
+ * a piece that is not JSON is said first, as when the whole was parsed before decoding.
+ */
+export function* readSteps(value: unknown): Generator<void, ReadGraph> {
+  const whole = function* (): Generator<void, ReadGraph> {
+    return yield* readGraphSteps(yield* parseSteps(value));
+  };
+  if (!isPieces(value) || value.deflate === true) return yield* whole();
+  let reader: ListReader | null = null;
+  try {
+    reader = listReader(parseText(value.head));
+  } catch {
+    // said by the whole read, as before
+  }
+  if (reader === null) return yield* whole();
+  for (const key of ["nodes", "edges"] as const) {
+    for (const piece of value[key]) {
+      yield;
+      let list: unknown[];
+      try {
+        list = pieceList(piece);
+      } catch (err) {
+        return readGraph(notJson(err));
+      }
+      yield* reader[key](list as Record<string, unknown>[]);
+    }
+  }
+  return yield* reader.done();
 }
 
 /** Drain a generator of steps at once. */
@@ -176,9 +218,7 @@ export function loadGraph(
     if (!(await step())) return;
     const text = await inflatePieces(raw, step);
     if (text === undefined) return;
-    const doc = await inTasks(parseSteps(text));
-    if (doc === undefined) return;
-    const read = await inTasks(readGraphSteps(doc.value));
+    const read = await inTasks(readSteps(text));
     if (read === undefined) return;
     const index = await inTasks(buildIndexSteps(read.value.payload));
     if (index === undefined) return;
