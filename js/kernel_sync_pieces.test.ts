@@ -2,7 +2,8 @@
 // parsed, then read, gives (readGraph of graphDocument): the same payload, and with two faults
 // the same first error (a piece that is not JSON before any decoding error).
 import { describe, expect, it } from "vitest";
-import { graphDocument, readSteps } from "./kernel_sync";
+import { type Inflater, inflateHere } from "./inflate_worker";
+import { graphDocument, loadGraph, type ReadGraph, readSteps } from "./kernel_sync";
 import { readGraph } from "./view/payload";
 import { document, FIXTURE_NAMES } from "./view/test_fixtures";
 
@@ -118,5 +119,98 @@ describe("a graph's pieces decoded as they are parsed", () => {
       expect(read(pieces)).toEqual(whole(pieces));
       expect(read(pieces).error).toBe(whole(pieces).error);
     }
+  });
+});
+
+/** Deflated pieces, as widget/wire.py sends them. */
+async function deflated(pieces: { head: DataView; nodes: DataView[]; edges: DataView[] }) {
+  const deflate = async (b: DataView): Promise<DataView> => {
+    const stream = new Blob([b as DataView<ArrayBuffer>]).stream().pipeThrough(new CompressionStream("deflate"));
+    return new DataView(await new Response(stream).arrayBuffer());
+  };
+  return {
+    head: await deflate(pieces.head),
+    nodes: await Promise.all(pieces.nodes.map(deflate)),
+    edges: await Promise.all(pieces.edges.map(deflate)),
+    deflate: true,
+  };
+}
+
+/** loadGraph's read of `value`, with the pieces inflated by `inflater` (null: on the main thread
+ * before any is parsed, as before the worker). */
+function loaded(value: unknown, inflater: Inflater | null): Promise<ReadGraph> {
+  return new Promise((resolve) =>
+    loadGraph(
+      value,
+      () => true,
+      resolve,
+      1,
+      () => Promise.resolve(),
+      inflater,
+    ),
+  );
+}
+
+/** An inflater whose pieces come back in the reverse order of asking (the worker's may come
+ * in any order relative to the page's parsing). */
+function shuffled(): Inflater {
+  let delay = 40;
+  return (bytes) => {
+    delay = Math.max(0, delay - 3);
+    const wait = delay;
+    return inflateHere(bytes).then((got) => new Promise((resolve) => setTimeout(() => resolve(got), wait)));
+  };
+}
+
+describe("deflated pieces read while they are inflated", () => {
+  const NOT_DEFLATED = bytes("not deflated");
+  const cases: [string, (d: Doc) => void, (p: Awaited<ReturnType<typeof deflated>>) => void][] = [
+    ["a whole graph", () => {}, () => {}],
+    [
+      "a node's fault, then a piece that does not inflate",
+      (d) => ((d.nodes as Doc[])[0].call_site = 9999),
+      (p) => (p.edges[1] = NOT_DEFLATED),
+    ],
+    [
+      "a piece that is not JSON, then one that does not inflate",
+      () => {},
+      (p) => {
+        p.nodes[0] = p.head; // the head's text: an object, not a list
+        p.edges[2] = NOT_DEFLATED;
+      },
+    ],
+    [
+      "two that do not inflate: the first is said",
+      () => {},
+      (p) => {
+        p.nodes[1] = NOT_DEFLATED;
+        p.edges[0] = new DataView(p.edges[0].buffer, 0, 5);
+      },
+    ],
+    [
+      "a head that is not 2.x, then one that does not inflate",
+      () => {},
+      (p) => {
+        p.head = p.nodes[0];
+        p.edges[0] = NOT_DEFLATED;
+      },
+    ],
+    ["a node's fault alone", (d) => ((d.nodes as Doc[])[2].tensor = 9999), () => {}],
+  ];
+  it("says what inflating them all first said", async () => {
+    for (const [, change, edit] of cases) {
+      const doc = lenet();
+      change(doc);
+      const pieces = await deflated(asPieces(doc, 5));
+      edit(pieces);
+      const before = await loaded(pieces, null);
+      for (const inflater of [inflateHere, shuffled()]) {
+        const got = await loaded(pieces, inflater);
+        expect(got.error).toBe(before.error);
+        expect(JSON.stringify(got)).toBe(JSON.stringify(before));
+      }
+    }
+    const pieces = await deflated(asPieces(document("resnet18"), 50));
+    expect(await loaded(pieces, shuffled())).toEqual(readGraph(document("resnet18")));
   });
 });
