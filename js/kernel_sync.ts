@@ -256,8 +256,9 @@ export function loadGraph(
       const next = steps.next(sent);
       sent = undefined;
       if (!next.done && next.value instanceof Promise) {
-        sent = await next.value; // a piece inflating elsewhere: the page is free meanwhile
-        until = performance.now() + TASK_MS; // a task of its own (the worker's message)
+        // A piece inflating elsewhere: the page is free meanwhile. The task's budget is not
+        // renewed: a piece inflated already resolves in this same task, which must still end.
+        sent = await next.value;
         if (!current()) return undefined;
         continue;
       }
