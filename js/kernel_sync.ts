@@ -7,8 +7,9 @@ import type { WidgetModel } from "./model_contract";
 import { openToDepth } from "./view/auto_open";
 import { applyEdits, readRequest, type ViewState } from "./view/expansion";
 import { buildIndex, buildIndexSteps, type GraphIndex } from "./view/graph_index";
-import { PayloadError, readGraph, readGraphSteps } from "./view/payload";
+import { type ListReader, listReader, PayloadError, readGraph, readGraphSteps } from "./view/payload";
 import { repeatsInSlices } from "./view/repeats";
+import { type Inflated, type Inflater, inflateHere, pageInflater } from "./inflate_worker";
 import { nextTask } from "./layout/next_task";
 
 /** The page's message to the kernel once a widget's first drawing is painted: the kernel makes
@@ -48,21 +49,6 @@ function isPieces(value: unknown): value is Pieces {
 
 const parseText = (value: Buffer): unknown => JSON.parse(new TextDecoder().decode(value));
 
-/** A deflated piece's bytes, inflated by the browser's zlib (DecompressionStream). */
-async function inflate(value: Buffer): Promise<DataView> {
-  const bytes =
-    value instanceof DataView
-      ? new Uint8Array(value.buffer as ArrayBuffer, value.byteOffset, value.byteLength)
-      : new Uint8Array(value);
-  const source = new ReadableStream<BufferSource>({
-    start(controller) {
-      controller.enqueue(bytes);
-      controller.close();
-    },
-  });
-  return new DataView(await new Response(source.pipeThrough(new DecompressionStream("deflate"))).arrayBuffer());
-}
-
 /**
  * Deflated pieces inflated, one piece per `step` (which says whether to go on): the same pieces
  * as plain JSON text; anything else as it is. Undefined once `step` says stop; a piece that
@@ -72,17 +58,73 @@ export async function inflatePieces(value: unknown, step: () => Promise<boolean>
   if (!isPieces(value) || value.deflate !== true) return value;
   const out: Pieces = { head: value.head, nodes: [], edges: [] };
   try {
-    out.head = await inflate(value.head);
+    out.head = inflated(await inflateHere(value.head));
     for (const key of ["nodes", "edges"] as const) {
       for (const piece of value[key]) {
         if (!(await step())) return undefined;
-        out[key].push(await inflate(piece));
+        out[key].push(inflated(await inflateHere(piece)));
       }
     }
   } catch (err) {
-    return new PayloadError(`the graph the kernel sent does not inflate (${(err as Error).message})`);
+    return notInflating(err as Error);
   }
   return out;
+}
+
+const inflated = (got: Inflated): DataView => {
+  if (got instanceof Error) throw got;
+  return got;
+};
+const notInflating = (err: Error): PayloadError =>
+  new PayloadError(`the graph the kernel sent does not inflate (${err.message})`);
+
+/**
+ * Deflated pieces read as readSteps reads them inflated, while `inflater` (a worker) inflates
+ * them: each piece parsed and decoded once it is inflated, the next ones inflating meanwhile.
+ * Its steps yield undefined (a task's worth of work done) or a promise (a piece inflating
+ * elsewhere, whose bytes the yield gives back: loadGraph's inTasks waits for it).
+ * What is said is what inflatePieces then readSteps say: a piece that does not inflate (the
+ * first, in order) before anything else, so every piece is waited for before any other error.
+ */
+function* readInflatingSteps(value: Pieces, inflater: Inflater): Generator<unknown, ReadGraph, unknown> {
+  const head = inflater(value.head);
+  const lists = { nodes: value.nodes.map(inflater), edges: value.edges.map(inflater) };
+  const all = [head, ...lists.nodes, ...lists.edges];
+  /** The read once every piece is inflated: the first that does not, else `otherwise` (or the
+   * pieces read whole, by readSteps). */
+  function* whenInflated(otherwise: ReadGraph | null): Generator<unknown, ReadGraph, unknown> {
+    const got = (yield Promise.all(all)) as Inflated[];
+    const bad = got.find((g) => g instanceof Error);
+    if (bad !== undefined) return readGraph(notInflating(bad as Error));
+    if (otherwise !== null) return otherwise;
+    const [h, ...rest] = got as DataView[];
+    const n = lists.nodes.length;
+    return yield* readSteps({ head: h, nodes: rest.slice(0, n), edges: rest.slice(n) });
+  }
+  const headBytes = (yield head) as Inflated;
+  if (headBytes instanceof Error) return readGraph(notInflating(headBytes));
+  let reader: ListReader | null = null;
+  try {
+    reader = listReader(parseText(headBytes));
+  } catch {
+    // said by the whole read, once every piece is inflated
+  }
+  if (reader === null) return yield* whenInflated(null);
+  for (const key of ["nodes", "edges"] as const) {
+    for (const piece of lists[key]) {
+      const bytes = (yield piece) as Inflated;
+      if (bytes instanceof Error) return readGraph(notInflating(bytes)); // the first in order
+      yield;
+      let list: unknown[];
+      try {
+        list = pieceList(bytes);
+      } catch (err) {
+        return yield* whenInflated(readGraph(notJson(err)));
+      }
+      yield* reader[key](list as Record<string, unknown>[]);
+    }
+  }
+  return yield* reader.done();
 }
 
 /**
@@ -100,18 +142,60 @@ function* parseSteps(value: unknown): Generator<void, unknown> {
       const lists: unknown[][] = [];
       for (const piece of value[key]) {
         yield;
-        const list = parseText(piece) as unknown[];
-        if (Array.isArray(list)) lists.push(list);
-        else lists.push([...(list as Iterable<unknown>)]); // not the kernel's: iterated, as before
+        lists.push(pieceList(piece));
       }
       // One native copy (concat), not a push per item run cold: the same list.
       doc[key] = lists.length === 1 ? lists[0] : ([] as unknown[]).concat(...lists);
     }
     return doc;
   } catch (err) {
-    // Not null: readGraph would take that for "no graph yet" and say nothing.
-    return new PayloadError(`the graph the kernel sent is not JSON text (${(err as Error).message})`);
+    return notJson(err);
   }
+}
+
+/** A piece's list as parsed; anything else (not the kernel's) iterated, as before (a value
+ * that is not iterable throws "list is not iterable": the variable's name is in the message). */
+function pieceList(piece: Buffer): unknown[] {
+  const list = parseText(piece) as unknown[];
+  return Array.isArray(list) ? list : [...(list as Iterable<unknown>)];
+}
+
+/** Not null: readGraph would take that for "no graph yet" and say nothing. */
+const notJson = (err: unknown): PayloadError =>
+  new PayloadError(`the graph the kernel sent is not JSON text (${(err as Error).message})`);
+
+/**
+ * The synced graph read in steps (readGraph of graphDocument). Plain pieces of a 2.x document
+ * are decoded as they are parsed, each piece's list then dropped: a 100k-node graph's parsed
+ * objects die young instead of living beside the decoded ones until the end (the page's
+ * garbage collection at 100k). After a decoding error the remaining pieces are still parsed:
+ * a piece that is not JSON is said first, as when the whole was parsed before decoding.
+ */
+export function* readSteps(value: unknown): Generator<unknown, ReadGraph, unknown> {
+  const whole = function* (): Generator<void, ReadGraph> {
+    return yield* readGraphSteps(yield* parseSteps(value));
+  };
+  if (!isPieces(value) || value.deflate === true) return yield* whole();
+  let reader: ListReader | null = null;
+  try {
+    reader = listReader(parseText(value.head));
+  } catch {
+    // said by the whole read, as before
+  }
+  if (reader === null) return yield* whole();
+  for (const key of ["nodes", "edges"] as const) {
+    for (const piece of value[key]) {
+      yield;
+      let list: unknown[];
+      try {
+        list = pieceList(piece);
+      } catch (err) {
+        return readGraph(notJson(err));
+      }
+      yield* reader[key](list as Record<string, unknown>[]);
+    }
+  }
+  return yield* reader.done();
 }
 
 /** Drain a generator of steps at once. */
@@ -148,6 +232,7 @@ export function loadGraph(
   done: (read: ReadGraph, index: GraphIndex, inSteps: boolean) => void,
   inStepsFrom: number = READ_IN_STEPS_FROM,
   turn: () => Promise<void> = nextTask, // the page's turn (benchmarks/page_steps.mjs times tasks)
+  inflater: Inflater | null = pageInflater(), // deflated pieces inflated in a worker (null: here)
 ): boolean {
   if (graphBytes(raw) < inStepsFrom && !isPieces(raw)) {
     const read = readGraph(graphDocument(raw));
@@ -165,20 +250,32 @@ export function loadGraph(
   };
   /** The steps of `steps` in as few tasks as TASK_MS allows; its result, or undefined once not
    * current. */
-  const inTasks = async <T>(steps: Generator<void, T>): Promise<{ value: T } | undefined> => {
+  const inTasks = async <T>(steps: Generator<unknown, T, unknown>): Promise<{ value: T } | undefined> => {
+    let sent: unknown;
     for (;;) {
-      const next = steps.next();
+      const next = steps.next(sent);
+      sent = undefined;
+      if (!next.done && next.value instanceof Promise) {
+        // A piece inflating elsewhere: the page is free meanwhile. The task's budget is not
+        // renewed: a piece inflated already resolves in this same task, which must still end.
+        sent = await next.value;
+        if (!current()) return undefined;
+        continue;
+      }
       if (!(await step())) return undefined;
       if (next.done) return { value: next.value };
     }
   };
   void (async () => {
     if (!(await step())) return;
-    const text = await inflatePieces(raw, step);
-    if (text === undefined) return;
-    const doc = await inTasks(parseSteps(text));
-    if (doc === undefined) return;
-    const read = await inTasks(readGraphSteps(doc.value));
+    let steps: Generator<unknown, ReadGraph, unknown>;
+    if (inflater !== null && isPieces(raw) && raw.deflate === true) steps = readInflatingSteps(raw, inflater);
+    else {
+      const text = await inflatePieces(raw, step);
+      if (text === undefined) return;
+      steps = readSteps(text);
+    }
+    const read = await inTasks(steps);
     if (read === undefined) return;
     const index = await inTasks(buildIndexSteps(read.value.payload));
     if (index === undefined) return;

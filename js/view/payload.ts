@@ -70,10 +70,7 @@ function* decodeSteps(raw: unknown): Generator<void, GraphPayload> {
       throw new PayloadError(`malformed schema ${version} graph document: "${key}" is not an array`);
     }
   }
-  const malformed = (err: unknown): PayloadError =>
-    err instanceof PayloadError
-      ? err
-      : new PayloadError(`malformed schema ${version} graph document: ${(err as Error).message}`);
+  const malformed = (err: unknown): PayloadError => malformedIn(version, err);
   let payload: GraphPayload;
   try {
     payload = version === "1.0" ? (doc as unknown as GraphPayload) : yield* decodeV2(doc);
@@ -96,6 +93,79 @@ function run<T>(steps: Generator<void, T>): T {
     const next = steps.next();
     if (next.done) return next.value;
   }
+}
+
+function malformedIn(version: unknown, err: unknown): PayloadError {
+  return err instanceof PayloadError
+    ? err
+    : new PayloadError(`malformed schema ${version} graph document: ${(err as Error).message}`);
+}
+
+/** A 2.x document read list by list: its nodes' lists, then its edges', as a big graph's
+ * pieces are parsed (kernel_sync.ts). Each takes a list or, once one failed, nothing more; the
+ * first error is kept and said by `done`, which decodes the groups and checks the payload.
+ * Errors and their order are decodeSteps' on the document with the lists put back. */
+export interface ListReader {
+  nodes(list: readonly Json[]): Generator<void, void>;
+  edges(list: readonly Json[]): Generator<void, void>;
+  done(): Generator<void, ReadResult>;
+}
+
+const V2 = ["2.3", "2.2", "2.1", "2.0"];
+
+/** The reader of `head` (a 2.x document without its nodes and edges), or null when `head` is
+ * not a 2.x document's object: the caller then puts the lists back and reads it whole. */
+export function listReader(head: unknown): ListReader | null {
+  if (head === null || typeof head !== "object" || Array.isArray(head)) return null;
+  const doc = head as Json;
+  const version = doc.schema_version;
+  if (!V2.includes(version as string)) return null;
+  let failed: PayloadError | null = null;
+  let decoder: V2Decoder | null = null;
+  try {
+    // decodeSteps' checks of the tables but "nodes" and "edges" (lists, once put back).
+    for (const key of TABLES_2) {
+      if (key !== "nodes" && key !== "edges" && !Array.isArray(doc[key])) {
+        throw new PayloadError(`malformed schema ${version} graph document: "${key}" is not an array`);
+      }
+    }
+    decoder = v2Decoder(doc);
+  } catch (err) {
+    failed = malformedIn(version, err);
+  }
+  function* guarded(steps: (d: V2Decoder) => Generator<void, void>): Generator<void, void> {
+    if (failed !== null || decoder === null) return;
+    try {
+      yield* steps(decoder);
+    } catch (err) {
+      failed = malformedIn(version, err);
+    }
+  }
+  const said = (err: PayloadError): ReadResult => ({
+    payload: EMPTY_PAYLOAD,
+    error: `Cannot show this graph: ${err.message}`,
+    blank: false,
+  });
+  return {
+    nodes: (list) => guarded((d) => d.nodes(list)),
+    edges: (list) => guarded((d) => d.edges(list)),
+    *done() {
+      if (failed !== null || decoder === null) return said(failed as PayloadError);
+      let payload: GraphPayload;
+      try {
+        payload = decoder.finish();
+      } catch (err) {
+        return said(malformedIn(version, err));
+      }
+      yield;
+      try {
+        yield* checkPayloadSteps(payload, STEP_ITEMS, true);
+      } catch (err) {
+        return said(malformedIn(version, err));
+      }
+      return { payload, error: null, blank: false };
+    },
+  };
 }
 
 export const EMPTY_PAYLOAD: GraphPayload = { schema_version: "2.0", nodes: [], edges: [], groups: [] };
@@ -174,6 +244,26 @@ export const STEP_ITEMS = 20_000;
 
 /** The 2.x document decoded (a yield after the nodes and every STEP_ITEMS nodes or edges). */
 function* decodeV2(doc: Json): Generator<void, GraphPayload> {
+  const decoder = v2Decoder(doc);
+  yield* decoder.nodes(doc.nodes as Json[]);
+  yield;
+  yield* decoder.edges(doc.edges as Json[]);
+  return decoder.finish();
+}
+
+/** A 2.x document's decoder, its tables read at once, then its nodes and its edges taken list
+ * by list, in order (all the nodes before any edge), as they come: the lists of a big graph's
+ * pieces (piece_read.ts) decoded as each is parsed, then dropped, rather than a whole parsed
+ * document kept alive beside the decoded one. The same payload, errors and order as decodeV2's
+ * one pass over the whole lists. */
+export interface V2Decoder {
+  nodes(list: readonly Json[]): Generator<void, void>;
+  edges(list: readonly Json[]): Generator<void, void>;
+  /** The groups decoded, and the payload. */
+  finish(): GraphPayload;
+}
+
+function v2Decoder(doc: Json): V2Decoder {
   // One frozen description per table entry, shared by every reference to it (the view only
   // reads them; a 10k-node graph with slots has ~50k references).
   const tensors = (doc.tensors as unknown[]).map((t, k): GradInfo => {
@@ -217,83 +307,88 @@ function* decodeV2(doc: Json): Generator<void, GraphPayload> {
     return out;
   };
 
-  const nodesIn = doc.nodes as Json[];
   const nodes: GraphNode[] = [];
-  for (let k = 0; k < nodesIn.length; k++) {
-    const n = nodesIn[k];
-    const p = n.param as { name: string; shape?: number[]; dtype?: string } | undefined;
-    const s: unknown = n.call_site;
-    let site: Site | null = null;
-    if (s !== undefined) {
-      if (!inRange(sites, s)) throw outOfRange(sites, s, `node ${String(n.id)}: site`);
-      const known = sites[s];
-      site = { file: known.file, line: known.line, function: known.function };
+  function* decodeNodes(nodesIn: readonly Json[]): Generator<void, void> {
+    for (let j = 0; j < nodesIn.length; j++) {
+      const n = nodesIn[j];
+      const p = n.param as { name: string; shape?: number[]; dtype?: string } | undefined;
+      const s: unknown = n.call_site;
+      let site: Site | null = null;
+      if (s !== undefined) {
+        if (!inRange(sites, s)) throw outOfRange(sites, s, `node ${String(n.id)}: site`);
+        const known = sites[s];
+        site = { file: known.file, line: known.line, function: known.function };
+      }
+      const node: GraphNode = {
+        id: n.id as string,
+        name: n.name as string,
+        ptr: n.ptr as string,
+        kind: (n.kind as NodeKind | undefined) ?? "op",
+        group: (n.group as string | undefined) ?? null,
+        param: p === undefined ? null : { name: p.name, shape: p.shape ? [...p.shape] : null, dtype: p.dtype ?? null },
+        call_site: site,
+        inputs: slots(n, "inputs"),
+        outputs: slots(n, "outputs"),
+        tensor: grad(n.tensor, "node", n.id),
+      };
+      // 2.1's fields only where present: a 2.x graph without them decodes like its 1.0 twin.
+      // (Set after, not spread in: a spread per node costs more than the rest in cold code.)
+      if (n.grad_status !== undefined) node.grad_status = n.grad_status as "zero" | "none";
+      if (n.diff !== undefined) node.diff = readDiff(n.diff, "node", n.id);
+      nodes.push(node);
+      if (nodes.length % STEP_ITEMS === 0) yield;
     }
-    const node: GraphNode = {
-      id: n.id as string,
-      name: n.name as string,
-      ptr: n.ptr as string,
-      kind: (n.kind as NodeKind | undefined) ?? "op",
-      group: (n.group as string | undefined) ?? null,
-      param: p === undefined ? null : { name: p.name, shape: p.shape ? [...p.shape] : null, dtype: p.dtype ?? null },
-      call_site: site,
-      inputs: slots(n, "inputs"),
-      outputs: slots(n, "outputs"),
-      tensor: grad(n.tensor, "node", n.id),
-    };
-    // 2.1's fields only where present: a 2.x graph without them decodes like its 1.0 twin.
-    // (Set after, not spread in: a spread per node costs more than the rest in cold code.)
-    if (n.grad_status !== undefined) node.grad_status = n.grad_status as "zero" | "none";
-    if (n.diff !== undefined) node.diff = readDiff(n.diff, "node", n.id);
-    nodes.push(node);
-    if (k % STEP_ITEMS === STEP_ITEMS - 1) yield;
   }
 
-  yield;
   // Output slots per node id, for edges that name theirs by position (built on first use).
   let outputs: Map<string, SlotInfo[]> | null = null;
-  const edgesIn = doc.edges as Json[];
   const edges: GraphEdge[] = [];
-  for (let k = 0; k < edgesIn.length; k++) {
-    const e = edgesIn[k];
-    const source = e.source as string;
-    let slot = (e.slot as string | number | undefined) ?? null;
-    if (typeof slot === "number") {
-      if (outputs === null) {
-        checkIds(nodes, "nodes"); // a repeated id would make the slot below another node's
-        outputs = new Map(nodes.map((n) => [n.id, n.outputs ?? []] as const));
+  function* decodeEdges(edgesIn: readonly Json[]): Generator<void, void> {
+    for (let j = 0; j < edgesIn.length; j++) {
+      const e = edgesIn[j];
+      const k = edges.length; // the edge's position in the whole list (its error names it)
+      const source = e.source as string;
+      let slot = (e.slot as string | number | undefined) ?? null;
+      if (typeof slot === "number") {
+        if (outputs === null) {
+          checkIds(nodes, "nodes"); // a repeated id would make the slot below another node's
+          outputs = new Map(nodes.map((n) => [n.id, n.outputs ?? []] as const));
+        }
+        const named = outputs.get(source);
+        if (named === undefined)
+          throw new PayloadError(`edges[${k}].source: ${JSON.stringify(source)} is not the id of a node`);
+        if (!inRange(named, slot)) throw outOfRange(named, slot, `edge ${String(e.id)}: slot (outputs of ${source})`);
+        slot = named[slot].name;
       }
-      const named = outputs.get(source);
-      if (named === undefined)
-        throw new PayloadError(`edges[${k}].source: ${JSON.stringify(source)} is not the id of a node`);
-      if (!inRange(named, slot)) throw outOfRange(named, slot, `edge ${String(e.id)}: slot (outputs of ${source})`);
-      slot = named[slot].name;
+      const edge: GraphEdge = {
+        id: e.id as string,
+        source,
+        target: e.target as string,
+        index: (e.index as number | undefined) ?? 0,
+        grad: grad(e.grad, "edge", e.id),
+        slot,
+      };
+      if (e.stats !== undefined) edge.stats = readStats(e.stats, e.id);
+      if (e.diff !== undefined) edge.diff = readDiff(e.diff, "edge", e.id);
+      if (typeof e.no_stats === "string") edge.no_stats = e.no_stats;
+      edges.push(edge);
+      if (edges.length % STEP_ITEMS === 0) yield;
     }
-    const edge: GraphEdge = {
-      id: e.id as string,
-      source,
-      target: e.target as string,
-      index: (e.index as number | undefined) ?? 0,
-      grad: grad(e.grad, "edge", e.id),
-      slot,
-    };
-    if (e.stats !== undefined) edge.stats = readStats(e.stats, e.id);
-    if (e.diff !== undefined) edge.diff = readDiff(e.diff, "edge", e.id);
-    if (typeof e.no_stats === "string") edge.no_stats = e.no_stats;
-    edges.push(edge);
-    if (k % STEP_ITEMS === STEP_ITEMS - 1) yield;
   }
 
-  const groupsIn = doc.groups as Json[];
-  const groups: GraphGroup[] = [];
-  for (let k = 0; k < groupsIn.length; k++) {
-    const g = groupsIn[k];
-    groups.push({
-      id: g.id as string,
-      name: g.name as string,
-      type: g.type as string,
-      parent: (g.parent as string | undefined) ?? null,
-    });
-  }
-  return { schema_version: "2.0", nodes, edges, groups, meta: (doc.meta ?? {}) as Json };
+  const finish = (): GraphPayload => {
+    const groupsIn = doc.groups as Json[];
+    const groups: GraphGroup[] = [];
+    for (let k = 0; k < groupsIn.length; k++) {
+      const g = groupsIn[k];
+      groups.push({
+        id: g.id as string,
+        name: g.name as string,
+        type: g.type as string,
+        parent: (g.parent as string | undefined) ?? null,
+      });
+    }
+    return { schema_version: "2.0", nodes, edges, groups, meta: (doc.meta ?? {}) as Json };
+  };
+  return { nodes: decodeNodes, edges: decodeEdges, finish };
 }

@@ -52,6 +52,9 @@ def test_the_graph_went_in_pieces_and_the_folded_view_paints(
     assert f"{len(doc['edges'])} edges" in status
     assert f"{len(doc['groups'])} layer groups" in status
     save_screenshot(explorer.root, "pieces_folded")
+    # Inflated by the page's inflate worker (js/inflate_worker.ts): Lab's page lets it run.
+    names = [worker.evaluate("self.name") for worker in explorer.page.workers]
+    assert "paddleviz-widget-inflate" in names, names
 
 
 def test_the_inspector_shows_what_the_last_pieces_carried(
