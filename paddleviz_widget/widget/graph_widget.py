@@ -92,7 +92,7 @@ class GraphWidget(anywidget.AnyWidget):
 
     _auto = True  # the depth is the browser's automatic one
     _quiet = False  # the kernel is writing its own request: its observers stay out
-    _groups: LayerGroups
+    _groups_read: tuple[Any, LayerGroups] | None = None  # (the graph, its groups) once asked
 
     # -- constructors ------------------------------------------------------------------------
 
@@ -347,9 +347,17 @@ class GraphWidget(anywidget.AnyWidget):
         """Whether the browser has applied the whole request (False until a view shows)."""
         return answered(self._request, self._resolved)
 
+    @property
+    def _groups(self) -> LayerGroups:
+        """The graph's layer groups, read when a method first names one (expand, collapse, an
+        edit), not on the way to the page (a pass over 18k groups at 100k GradNodes)."""
+        graph = self.graph
+        if self._groups_read is None or self._groups_read[0] is not graph:
+            self._groups_read = (graph, LayerGroups(graph))
+        return self._groups_read[1]
+
     @traitlets.observe("graph")
     def _on_graph(self, change: Mapping[str, Any]) -> None:
-        self._groups = LayerGroups(self.graph)
         if self.selected and "-" not in self.selected and not has_id(self.graph, self.selected):
             self.selected = ""
         if not self._from_browser("graph"):
