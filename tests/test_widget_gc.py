@@ -6,13 +6,16 @@ issue 22 round 10), and the collector is left as the user had it."""
 from __future__ import annotations
 
 import gc
+import threading
+import time
+import types
 from collections.abc import Iterator
 from typing import Any
 
 import paddle
 import pytest
 
-from paddleviz_widget.widget import GraphWidget, graph_widget
+from paddleviz_widget.widget import GraphWidget, graph_widget, wire
 
 
 def small_output() -> paddle.Tensor:
@@ -109,3 +112,48 @@ def test_a_failed_build_turns_the_collector_back_on() -> None:
     with pytest.raises(TypeError):
         GraphWidget(small_output(), model=object())
     assert gc.isenabled()
+
+
+class _IOPubThread:
+    """ipykernel's IOPubThread as the widget sees it: ``schedule(f)`` runs ``f`` later on its
+    own thread, in order with the messages sent before it."""
+
+    def __init__(self, delay: float) -> None:
+        self.delay, self.ran = delay, []
+
+    def schedule(self, f: Any) -> None:
+        def run() -> None:
+            self.ran.append(gc.isenabled())  # the collector's state as the messages leave
+            f()
+
+        threading.Timer(self.delay, run).start()
+
+
+def test_the_collector_waits_until_the_kernel_has_sent_the_graph(
+    eager_collector: list[int], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A collection holds the interpreter, which the kernel's IOPub thread needs to send the
+    graph: the widget leaves the collector paused until that thread has sent it."""
+    iopub = _IOPubThread(0.2)
+    kernel = types.SimpleNamespace(iopub_thread=iopub)
+    start = GraphWidget._start
+
+    def with_kernel(self: GraphWidget, *args: Any) -> None:
+        start(self, *args)
+        monkeypatch.setattr(self.comm, "kernel", kernel, raising=False)
+
+    monkeypatch.setattr(GraphWidget, "_start", with_kernel)
+    t0 = time.perf_counter()
+    w = GraphWidget(small_output())
+    assert time.perf_counter() - t0 >= 0.2 and iopub.ran == [False]  # waited, paused till then
+    assert w.graph["nodes"] and gc.isenabled()
+    iopub.ran.clear()
+    GraphWidget.from_graph(w.graph)
+    assert iopub.ran == [False]
+
+
+def test_no_kernel_no_wait() -> None:
+    t0 = time.perf_counter()
+    wire.wait_sent(types.SimpleNamespace(comm=None))
+    wire.wait_sent(types.SimpleNamespace(comm=types.SimpleNamespace(kernel=None)))
+    assert time.perf_counter() - t0 < 0.05

@@ -30,7 +30,7 @@ from .reports import problems, summary
 from .saving import save_view
 from .static_picture import static_output, view_now
 from .view_requests import answered, new_request, with_edits
-from .wire import bundle, graph_from_json, graph_json, graph_to_json
+from .wire import bundle, graph_from_json, graph_json, graph_to_json, wait_sent
 
 if TYPE_CHECKING:
     from ..runs.view_widget import RunWidget
@@ -116,6 +116,7 @@ class GraphWidget(anywidget.AnyWidget):
                 self.close()
                 raise
             self.graph = doc
+            wait_sent(self)  # on its way to the page before the collector runs (wire.py)
 
     @classmethod
     def from_graph(
@@ -135,6 +136,7 @@ class GraphWidget(anywidget.AnyWidget):
         widget = cls.__new__(cls)  # skips __init__, which would trace a tensor
         with gc_paused():  # as in __init__: no collection until the graph is sent
             widget._start(saved_document(doc_or_path), height, depth, kwargs)
+            wait_sent(widget)
         return widget
 
     @classmethod

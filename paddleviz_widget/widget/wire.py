@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 import zlib
 from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
@@ -23,6 +24,7 @@ __all__ = [
     "graph_to_json",
     "json_bytes",
     "pieces_from",
+    "wait_sent",
 ]
 
 #: Nodes or edges per piece of a big graph (~1.5 MB of JSON: ~20 ms of the page's parsing).
@@ -36,6 +38,8 @@ PIECES_FROM_VARIABLE = "PADDLEVIZ_WIRE_PIECES_FROM"
 #: browser takes a websocket message in one task, in proportion to its bytes: llama-100k's
 #: 19.5 MB held the page ~0.2-0.3 s before any script ran; level 1 makes them 2.9 MB.
 DEFLATE_LEVEL = 1
+#: Longest a widget waits for the kernel's IOPub thread to pass its graph on (wait_sent).
+SEND_WAIT_S = 1.0
 
 
 def json_bytes(graph: Mapping[str, Any] | list[Any]) -> bytes:
@@ -122,3 +126,22 @@ def graph_json(graph: Mapping[str, Any], sent: tuple[Any, bytes] | None) -> str:
     made again."""
     data = sent[1] if sent is not None and sent[0] is graph else json_bytes(graph)
     return data.decode()
+
+
+def wait_sent(widget: Any, timeout: float = SEND_WAIT_S) -> None:
+    """Return once the kernel's IOPub thread has handed what ``widget`` sent so far to zmq (it
+    sends in order: an event queued after the messages is set after they left). A widget waits
+    for this before the garbage collector may run again: a collection holds the interpreter
+    for its whole length (0.03-0.1 s after a 100k-GradNode build, 0.2-1.2 s when an older
+    generation's turn comes over the heap of earlier widgets), which the IOPub thread needs to
+    send, so the page got the graph only after it. No kernel (a script, tests): no wait."""
+    kernel = getattr(getattr(widget, "comm", None), "kernel", None)
+    schedule = getattr(getattr(kernel, "iopub_thread", None), "schedule", None)
+    if not callable(schedule):
+        return
+    done = threading.Event()
+    try:
+        schedule(done.set)  # run at once if the thread is not running
+    except Exception:  # noqa: BLE001 - another ipykernel: no wait, as before
+        return
+    done.wait(timeout)
