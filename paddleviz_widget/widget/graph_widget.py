@@ -350,12 +350,9 @@ class GraphWidget(anywidget.AnyWidget):
         return answered(self._request, self._resolved)
 
     @property
-    def _groups(self) -> LayerGroups:
-        """The graph's layer groups, read when a method first names one (expand, collapse, an
-        edit), not on the way to the page (a pass over 18k groups at 100k GradNodes)."""
-        graph = self.graph
-        if self._groups_read is None or self._groups_read[0] is not graph:
-            self._groups_read = (graph, LayerGroups(graph))
+    def _groups(self) -> LayerGroups:  # read when a method names a group, not before the send
+        if self._groups_read is None or self._groups_read[0] is not self.graph:
+            self._groups_read = (self.graph, LayerGroups(self.graph))
         return self._groups_read[1]
 
     @traitlets.observe("graph")
