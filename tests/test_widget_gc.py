@@ -9,7 +9,6 @@ import gc
 import threading
 import time
 import types
-import weakref
 from collections.abc import Iterator
 from typing import Any
 
@@ -158,29 +157,3 @@ def test_no_kernel_no_wait() -> None:
     wire.wait_sent(types.SimpleNamespace(comm=None))
     wire.wait_sent(types.SimpleNamespace(comm=types.SimpleNamespace(kernel=None)))
     assert time.perf_counter() - t0 < 0.05
-
-
-def test_what_the_build_made_is_freed_after_the_send(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The walk, annotations and rows (~1M objects at 100k GradNodes) are let go of once the
-    graph is sent, not on the way to it."""
-    from paddleviz_widget.tracer import build
-
-    walks: list[weakref.ref[Any]] = []
-    alive_at_send: list[bool] = []
-    rows, send = build.annotated_rows, GraphWidget.send_state
-
-    def annotated_rows(walk: Any, *args: Any) -> Any:
-        walks.append(weakref.ref(walk))
-        return rows(walk, *args)
-
-    def send_state(self: GraphWidget, key: Any = None) -> None:
-        alive_at_send.append(bool(walks) and walks[-1]() is not None)
-        send(self, key)
-
-    monkeypatch.setattr(build, "annotated_rows", annotated_rows)
-    monkeypatch.setattr(GraphWidget, "send_state", send_state)
-    w = GraphWidget(small_output())
-    assert w.graph["nodes"] and alive_at_send[-1]  # the graph's message: the walk still held
-    assert walks[-1]() is None  # and freed before the constructor returned
-    build.build_graph(small_output())  # a plain build_graph holds nothing after it returns
-    assert walks[-1]() is None

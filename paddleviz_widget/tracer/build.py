@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
-from contextvars import ContextVar
 from typing import Any
 
 from ..gc_pause import gc_paused
@@ -29,28 +26,6 @@ TOO_BIG_NOTICE = (
     "(over {limit:,}) takes Paddle too long: wrap forward and backward in "
     "`with paddleviz_widget.trace(model):`."
 )
-# What the builds of a held_until_exit() block made on their way (else None).
-_HELD: ContextVar[list[Any] | None] = ContextVar("paddleviz_widget_build_held", default=None)
-
-
-@contextmanager
-def held_until_exit() -> Iterator[None]:
-    """Keep what build_graph makes on its way to the document (the walk, the annotations, the
-    rows: ~1M objects at 100k GradNodes, 50-70 ms to free) until this block ends, not until
-    build_graph returns: GraphWidget sends the document first and lets go of them after."""
-    held: list[Any] = []
-    token = _HELD.set(held)
-    try:
-        yield
-    finally:
-        _HELD.reset(token)
-        held.clear()
-
-
-def _hold(*parts: Any) -> None:
-    held = _HELD.get()
-    if held is not None:
-        held.extend(parts)
 
 
 def trace_graph(y: Any, *, model: Any = None, params: Any = None, replay: bool = True) -> Graph:
@@ -85,7 +60,6 @@ def _trace_graph(
     if replay and big and ann.notice == NO_TRACE_NOTICE:
         ann.notice = TOO_BIG_NOTICE.format(n=len(walk.nodes), limit=REPLAY_MAX_NODES)
     rows = annotated_rows(walk, ann, root_tensors)
-    _hold(walk, ann, rows)
     about = {
         "paddle_version": paddle.__version__,
         "outputs": [

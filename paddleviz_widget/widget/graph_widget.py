@@ -21,7 +21,7 @@ from ..graph.diff import DEFAULT_RTOL
 from ..graph.model import Graph
 from ..graph.problems import Problem
 from ..graph.summary import Summary
-from ..tracer.build import build_graph, held_until_exit
+from ..tracer import build_graph
 from .diff import diff_document
 from .documents import saved_document
 from .late_picture import PAINTED, show_then_draw, widget_front_end
@@ -108,8 +108,7 @@ class GraphWidget(anywidget.AnyWidget):
     ) -> None:
         # The comm opens first, empty: the page loads its front end while this builds (round 3).
         self._start({}, height, depth, kwargs)
-        # No collection until the graph is sent (round 10); what the build made freed after it.
-        with gc_paused(), held_until_exit():
+        with gc_paused():  # no pass over the user's heap until the graph is sent (round 10)
             try:
                 doc = build_graph(y, model=model, params=params)
             except BaseException:
