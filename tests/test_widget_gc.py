@@ -157,3 +157,39 @@ def test_no_kernel_no_wait() -> None:
     wire.wait_sent(types.SimpleNamespace(comm=None))
     wire.wait_sent(types.SimpleNamespace(comm=types.SimpleNamespace(kernel=None)))
     assert time.perf_counter() - t0 < 0.05
+
+
+def test_in_a_kernel_the_collector_is_back_on_when_the_cell_ends(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The collection the build's objects bring runs after the cell (its display(w) creates the
+    view that reads the graph), once the IOPub thread has sent what the cell sent."""
+    from IPython.core.events import EventManager, available_events
+
+    events = EventManager(None, available_events)
+    iopub = _IOPubThread(0.05)
+    kernel = types.SimpleNamespace(iopub_thread=iopub, shell=types.SimpleNamespace(events=events))
+    start = GraphWidget._start
+
+    def with_kernel(self: GraphWidget, *args: Any) -> None:
+        start(self, *args)
+        monkeypatch.setattr(self.comm, "kernel", kernel, raising=False)
+
+    monkeypatch.setattr(GraphWidget, "_start", with_kernel)
+    assert gc.isenabled()
+    try:
+        w = GraphWidget(small_output())
+        GraphWidget.from_graph(w.graph)
+        assert not gc.isenabled() and iopub.ran == []  # the rest of the cell: still paused
+        events.trigger("post_run_cell", None)
+        assert gc.isenabled() and iopub.ran == [False]  # sent, then turned on (once)
+        assert events.callbacks["post_run_cell"] == []  # one cell only
+        with pytest.raises(TypeError):  # a failed build: turned on at once
+            GraphWidget(small_output(), model=object())
+        assert gc.isenabled()
+        gc.disable()  # the user's choice stays
+        GraphWidget(small_output())
+        events.trigger("post_run_cell", None)
+        assert not gc.isenabled()
+    finally:
+        gc.enable()

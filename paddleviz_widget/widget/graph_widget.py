@@ -30,7 +30,7 @@ from .reports import problems, summary
 from .saving import save_view
 from .static_picture import static_output, view_now
 from .view_requests import answered, new_request, with_edits
-from .wire import bundle, graph_from_json, graph_json, graph_to_json, wait_sent
+from .wire import bundle, graph_from_json, graph_json, graph_to_json, resume_after_cell
 
 if TYPE_CHECKING:
     from ..runs.view_widget import RunWidget
@@ -108,7 +108,7 @@ class GraphWidget(anywidget.AnyWidget):
     ) -> None:
         # The comm opens first, empty: the page loads its front end while this builds (round 3).
         self._start({}, height, depth, kwargs)
-        with gc_paused():  # no pass over the user's heap until the graph is sent (round 10)
+        with gc_paused() as pause:  # no pass over the user's heap until the graph is sent
             try:
                 doc = build_graph(y, model=model, params=params)
             except BaseException:
@@ -116,7 +116,7 @@ class GraphWidget(anywidget.AnyWidget):
                 self.close()
                 raise
             self.graph = doc
-            wait_sent(self)  # on its way to the page before the collector runs (wire.py)
+            pause.resume_with(resume_after_cell(self))  # in a kernel: after the cell (wire.py)
 
     @classmethod
     def from_graph(
@@ -134,9 +134,9 @@ class GraphWidget(anywidget.AnyWidget):
         ``GraphWidget(y)``. A document the page cannot read draws nothing, and the status line
         says why."""
         widget = cls.__new__(cls)  # skips __init__, which would trace a tensor
-        with gc_paused():  # as in __init__: no collection until the graph is sent
+        with gc_paused() as pause:  # as in __init__: no collection until the graph is sent
             widget._start(saved_document(doc_or_path), height, depth, kwargs)
-            wait_sent(widget)
+            pause.resume_with(resume_after_cell(widget))
         return widget
 
     @classmethod
