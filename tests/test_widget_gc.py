@@ -159,11 +159,12 @@ def test_no_kernel_no_wait() -> None:
     assert time.perf_counter() - t0 < 0.05
 
 
-def test_in_a_kernel_the_collector_is_back_on_when_the_cell_ends(
+def test_in_a_kernel_the_heap_is_frozen_until_the_cell_ends(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """The collection the build's objects bring runs after the cell (its display(w) creates the
-    view that reads the graph), once the IOPub thread has sent what the cell sent."""
+    view that reads the graph), once the IOPub thread has sent what the cell sent: until then
+    what existed is frozen, and the collector is on for what the rest of the cell makes."""
     from IPython.core.events import EventManager, available_events
 
     events = EventManager(None, available_events)
@@ -176,20 +177,37 @@ def test_in_a_kernel_the_collector_is_back_on_when_the_cell_ends(
         monkeypatch.setattr(self.comm, "kernel", kernel, raising=False)
 
     monkeypatch.setattr(GraphWidget, "_start", with_kernel)
-    assert gc.isenabled()
+    assert gc.isenabled() and gc.get_freeze_count() == 0
     try:
         w = GraphWidget(small_output())
-        GraphWidget.from_graph(w.graph)
-        assert not gc.isenabled() and iopub.ran == []  # the rest of the cell: still paused
+        GraphWidget.from_graph(w.graph)  # frozen already: on at once, nothing frozen again
+        assert gc.isenabled() and gc.get_freeze_count() > 0 and iopub.ran == [False]
+        cycle: list[Any] = []
+        cycle.append(cycle)
+        made_later = id(cycle)
+        del cycle
+        gc.collect()  # what the rest of the cell makes is collected as usual
+        assert made_later not in {id(o) for o in gc.get_objects()}
         events.trigger("post_run_cell", None)
-        assert gc.isenabled() and iopub.ran == [False]  # sent, then turned on (once)
+        assert gc.isenabled() and gc.get_freeze_count() == 0  # sent, then unfrozen (once)
         assert events.callbacks["post_run_cell"] == []  # one cell only
-        with pytest.raises(TypeError):  # a failed build: turned on at once
+        with pytest.raises(TypeError):  # a failed build: on at once, nothing frozen
             GraphWidget(small_output(), model=object())
-        assert gc.isenabled()
+        assert gc.isenabled() and gc.get_freeze_count() == 0
         gc.disable()  # the user's choice stays
         GraphWidget(small_output())
         events.trigger("post_run_cell", None)
-        assert not gc.isenabled()
+        assert not gc.isenabled() and gc.get_freeze_count() == 0
+        gc.enable()
+        GraphWidget(small_output())
+        gc.freeze()  # the cell's own freeze after the widget: left as the cell made it
+        events.trigger("post_run_cell", None)
+        assert gc.get_freeze_count() > 0
+        gc.unfreeze()
+        gc.freeze()  # a process that froze its heap itself: never unfrozen by the widget
+        GraphWidget(small_output())
+        assert events.callbacks["post_run_cell"] == []
+        assert gc.isenabled() and gc.get_freeze_count() > 0
     finally:
+        gc.unfreeze()
         gc.enable()

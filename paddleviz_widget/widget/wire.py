@@ -4,6 +4,7 @@ graph, the document in pieces, deflated, that the page inflates and parses one t
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import threading
@@ -149,30 +150,42 @@ def wait_sent(widget: Any, timeout: float = SEND_WAIT_S) -> None:
 
 
 def resume_after_cell(widget: Any) -> Callable[[Callable[[], None]], bool]:
-    """For gc_paused().resume_with: in a kernel, the collector is turned back on when the
-    running cell ends (IPython's post_run_cell), once what it sent is on its way (wait_sent):
-    the collection the build's objects bring (0.03-0.14 s on llama-100k, and 0.2-1.2 s when an
-    older generation's turn comes over earlier widgets' documents) then runs while the page
-    reads the graph, not before the cell's display(w) creates the view that reads it. No
-    kernel shell (a script, tests): False, turned on at once. Nothing else in the cell is
-    collected meanwhile; a collector the cell itself turns off later is turned on again."""
+    """For gc_paused().resume_with: in a kernel, the collector is turned back on at once, with
+    what exists now frozen (gc.freeze) until the running cell ends (IPython's post_run_cell)
+    and what it sent is on its way (wait_sent). The collection the build's objects bring
+    (0.03-0.14 s on llama-100k, 0.2-1.2 s when an older generation's turn comes over earlier
+    widgets' documents) then runs after the cell, while the page reads the graph, not before
+    the cell's display(w) creates the view that reads it; what the rest of the cell makes is
+    collected as usual. A process with frozen objects already (its own gc.freeze), or no
+    kernel shell (a script, tests): False, turned on at once."""
 
     def later(resume: Callable[[], None]) -> bool:
         shell = getattr(getattr(getattr(widget, "comm", None), "kernel", None), "shell", None)
         events = getattr(shell, "events", None)
-        if events is None:
+        if events is None or gc.get_freeze_count():
             wait_sent(widget)  # a kernel without a shell: sent first, then collected
             return False
 
         def after_cell(*_: Any) -> None:
             events.unregister("post_run_cell", after_cell)
             wait_sent(widget)  # the display's messages too
-            resume()
+            if not _frozen_since(marker):  # else the cell froze the heap itself: left so
+                gc.unfreeze()
 
         try:
             events.register("post_run_cell", after_cell)
         except Exception:  # noqa: BLE001 - another IPython: turned on at once, as before
             return False
+        gc.freeze()
+        marker: list[Any] = []  # made after the freeze: frozen at the cell's end only by another
+        resume()
         return True
 
     return later
+
+
+def _frozen_since(marker: object) -> bool:
+    """Whether ``marker`` (tracked, made just after resume_after_cell's freeze) was frozen
+    since. Not frozen, it is in one of the three generations, which then hold only what was
+    made after that freeze and is still alive: a short search."""
+    return not any(o is marker for g in (0, 1, 2) for o in gc.get_objects(g))
