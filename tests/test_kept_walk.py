@@ -74,6 +74,32 @@ def test_a_kept_walk_walks_again_as_the_walk_does_from_any_of_its_nodes(seed: in
     assert kept.walk_from([nodes[0].ptr, 0xDEAD]) is None
 
 
+@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize("top", ["one input", "x * x", "a None slot", "two inputs", "two roots"])
+def test_below_the_loss_node_the_kept_walk_is_shifted(seed: int, top: str, monkeypatch) -> None:
+    """y.sum().backward(): the kept walk's root is the sum node, and y's node its only input;
+    the walk from y (or from the root itself) is then taken from the arrays as they are."""
+    nodes = _dag(300, seed)
+    loss = _Node(0x10, "SumGradNode")
+    loss.next = {"one input": [nodes[0]], "x * x": [nodes[0], nodes[0]],
+                 "a None slot": [None, nodes[0]], "two inputs": [nodes[0], nodes[7]],
+                 "two roots": [nodes[0]]}[top]  # fmt: skip
+    kept_roots = [loss, nodes[3]] if top == "two roots" else [loss]
+    kept = KeptWalk(walk_backward_graph(kept_roots))
+    shifted: list[int] = []
+    suffix = KeptWalk._suffix
+    monkeypatch.setattr(KeptWalk, "_suffix", lambda k, *a: shifted.append(a[0]) or suffix(k, *a))
+    for roots in ([nodes[0]], [nodes[0], nodes[0]], [loss], [loss, loss], [nodes[0], loss]):
+        again = kept.walk_from([r.ptr for r in roots])
+        assert again is not None and _same(again, walk_backward_graph(roots))
+    if top == "two roots":
+        assert shifted == []  # the walk is made: a node below the second root only
+    elif top == "two inputs":
+        assert shifted == [0, 0]  # only from the root itself
+    else:
+        assert shifted == [1, 1, 0, 0]
+
+
 def _traced(make):
     paddle.seed(0)
     model, x = make()

@@ -6,13 +6,16 @@ issue 22 round 10), and the collector is left as the user had it."""
 from __future__ import annotations
 
 import gc
+import threading
+import time
+import types
 from collections.abc import Iterator
 from typing import Any
 
 import paddle
 import pytest
 
-from paddleviz_widget.widget import GraphWidget, graph_widget
+from paddleviz_widget.widget import GraphWidget, graph_widget, wire
 
 
 def small_output() -> paddle.Tensor:
@@ -109,3 +112,102 @@ def test_a_failed_build_turns_the_collector_back_on() -> None:
     with pytest.raises(TypeError):
         GraphWidget(small_output(), model=object())
     assert gc.isenabled()
+
+
+class _IOPubThread:
+    """ipykernel's IOPubThread as the widget sees it: ``schedule(f)`` runs ``f`` later on its
+    own thread, in order with the messages sent before it."""
+
+    def __init__(self, delay: float) -> None:
+        self.delay, self.ran = delay, []
+
+    def schedule(self, f: Any) -> None:
+        def run() -> None:
+            self.ran.append(gc.isenabled())  # the collector's state as the messages leave
+            f()
+
+        threading.Timer(self.delay, run).start()
+
+
+def test_the_collector_waits_until_the_kernel_has_sent_the_graph(
+    eager_collector: list[int], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A collection holds the interpreter, which the kernel's IOPub thread needs to send the
+    graph: the widget leaves the collector paused until that thread has sent it."""
+    iopub = _IOPubThread(0.2)
+    kernel = types.SimpleNamespace(iopub_thread=iopub)
+    start = GraphWidget._start
+
+    def with_kernel(self: GraphWidget, *args: Any) -> None:
+        start(self, *args)
+        monkeypatch.setattr(self.comm, "kernel", kernel, raising=False)
+
+    monkeypatch.setattr(GraphWidget, "_start", with_kernel)
+    t0 = time.perf_counter()
+    w = GraphWidget(small_output())
+    assert time.perf_counter() - t0 >= 0.2 and iopub.ran == [False]  # waited, paused till then
+    assert w.graph["nodes"] and gc.isenabled()
+    iopub.ran.clear()
+    GraphWidget.from_graph(w.graph)
+    assert iopub.ran == [False]
+
+
+def test_no_kernel_no_wait() -> None:
+    t0 = time.perf_counter()
+    wire.wait_sent(types.SimpleNamespace(comm=None))
+    wire.wait_sent(types.SimpleNamespace(comm=types.SimpleNamespace(kernel=None)))
+    assert time.perf_counter() - t0 < 0.05
+
+
+def test_in_a_kernel_the_heap_is_frozen_until_the_cell_ends(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The collection the build's objects bring runs after the cell (its display(w) creates the
+    view that reads the graph), once the IOPub thread has sent what the cell sent: until then
+    what existed is frozen, and the collector is on for what the rest of the cell makes."""
+    from IPython.core.events import EventManager, available_events
+
+    events = EventManager(None, available_events)
+    iopub = _IOPubThread(0.05)
+    kernel = types.SimpleNamespace(iopub_thread=iopub, shell=types.SimpleNamespace(events=events))
+    start = GraphWidget._start
+
+    def with_kernel(self: GraphWidget, *args: Any) -> None:
+        start(self, *args)
+        monkeypatch.setattr(self.comm, "kernel", kernel, raising=False)
+
+    monkeypatch.setattr(GraphWidget, "_start", with_kernel)
+    assert gc.isenabled() and gc.get_freeze_count() == 0
+    try:
+        w = GraphWidget(small_output())
+        GraphWidget.from_graph(w.graph)  # frozen already: on at once, nothing frozen again
+        assert gc.isenabled() and gc.get_freeze_count() > 0 and iopub.ran == [False]
+        cycle: list[Any] = []
+        cycle.append(cycle)
+        made_later = id(cycle)
+        del cycle
+        gc.collect()  # what the rest of the cell makes is collected as usual
+        assert made_later not in {id(o) for o in gc.get_objects()}
+        events.trigger("post_run_cell", None)
+        assert gc.isenabled() and gc.get_freeze_count() == 0  # sent, then unfrozen (once)
+        assert events.callbacks["post_run_cell"] == []  # one cell only
+        with pytest.raises(TypeError):  # a failed build: on at once, nothing frozen
+            GraphWidget(small_output(), model=object())
+        assert gc.isenabled() and gc.get_freeze_count() == 0
+        gc.disable()  # the user's choice stays
+        GraphWidget(small_output())
+        events.trigger("post_run_cell", None)
+        assert not gc.isenabled() and gc.get_freeze_count() == 0
+        gc.enable()
+        GraphWidget(small_output())
+        gc.freeze()  # the cell's own freeze after the widget: left as the cell made it
+        events.trigger("post_run_cell", None)
+        assert gc.get_freeze_count() > 0
+        gc.unfreeze()
+        gc.freeze()  # a process that froze its heap itself: never unfrozen by the widget
+        GraphWidget(small_output())
+        assert events.callbacks["post_run_cell"] == []
+        assert gc.isenabled() and gc.get_freeze_count() > 0
+    finally:
+        gc.unfreeze()
+        gc.enable()

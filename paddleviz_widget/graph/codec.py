@@ -122,6 +122,13 @@ def encode_rows(graph: GraphRows) -> dict[str, Any]:
 
     file_index, site_index, tensor_index = files.index, sites.index, tensors.index
     file_at, site_at, tensor_at = file_index.get, site_index.get, tensor_index.get
+    # A big graph's 100k call sites and gradients are a few dozen objects, each shared by many
+    # nodes or edges (the parsers make one per distinct value): each object's table index is
+    # kept by id() once found, instead of a key tuple made and hashed per node and edge. The
+    # rows hold the objects for the whole encoding, so an id is never reused meanwhile.
+    site_of_object: dict[int, int] = {}
+    tensor_of_object: dict[int, int] = {}
+    site_known, tensor_known = site_of_object.get, tensor_of_object.get
     nodes = []
     for id_, name, ptr, kind, group, param, c, inputs, outputs, tensor, status, diff in graph.nodes:
         d: dict[str, Any] = {"id": id_, "name": name, "ptr": ptr}
@@ -132,13 +139,16 @@ def encode_rows(graph: GraphRows) -> dict[str, Any]:
         if param is not None:
             d["param"] = _param(param)
         if c is not None:  # sites.ref(files.ref(...), ...) written out: 100k nodes
-            f = file_at(c.file)
-            if f is None:
-                f = file_index[c.file] = len(file_index)
-            site = (f, c.line, c.function)
-            k = site_at(site)
+            k = site_known(id(c))
             if k is None:
-                k = site_index[site] = len(site_index)
+                f = file_at(c.file)
+                if f is None:
+                    f = file_index[c.file] = len(file_index)
+                site = (f, c.line, c.function)
+                k = site_at(site)
+                if k is None:
+                    k = site_index[site] = len(site_index)
+                site_of_object[id(c)] = k
             d["call_site"] = k
         if inputs:
             d["inputs"] = slots(name, "inputs", inputs)
@@ -159,10 +169,13 @@ def encode_rows(graph: GraphRows) -> dict[str, Any]:
         if index != 0:
             d["index"] = index
         if eg is not None:  # grad(eg) written out: 100k+ edges
-            key = (eg.dtype, eg.shape, eg.place)
-            k = tensor_at(key)
+            k = tensor_known(id(eg))
             if k is None:
-                k = tensor_index[key] = len(tensor_index)
+                key = (eg.dtype, eg.shape, eg.place)
+                k = tensor_at(key)
+                if k is None:
+                    k = tensor_index[key] = len(tensor_index)
+                tensor_of_object[id(eg)] = k
             d["grad"] = k
         if slot is not None:
             if not outputs_of:

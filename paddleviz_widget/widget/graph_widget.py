@@ -30,7 +30,7 @@ from .reports import problems, summary
 from .saving import save_view
 from .static_picture import static_output, view_now
 from .view_requests import answered, new_request, with_edits
-from .wire import bundle, graph_from_json, graph_json, graph_to_json
+from .wire import bundle, graph_from_json, graph_json, graph_to_json, resume_after_cell
 
 if TYPE_CHECKING:
     from ..runs.view_widget import RunWidget
@@ -92,7 +92,7 @@ class GraphWidget(anywidget.AnyWidget):
 
     _auto = True  # the depth is the browser's automatic one
     _quiet = False  # the kernel is writing its own request: its observers stay out
-    _groups: LayerGroups
+    _groups_read: tuple[Any, LayerGroups] | None = None  # (the graph, its groups) once asked
 
     # -- constructors ------------------------------------------------------------------------
 
@@ -108,7 +108,7 @@ class GraphWidget(anywidget.AnyWidget):
     ) -> None:
         # The comm opens first, empty: the page loads its front end while this builds (round 3).
         self._start({}, height, depth, kwargs)
-        with gc_paused():  # no pass over the user's heap until the graph is sent (round 10)
+        with gc_paused() as pause:  # no pass over the user's heap until the graph is sent
             try:
                 doc = build_graph(y, model=model, params=params)
             except BaseException:
@@ -116,6 +116,7 @@ class GraphWidget(anywidget.AnyWidget):
                 self.close()
                 raise
             self.graph = doc
+            pause.resume_with(resume_after_cell(self))  # in a kernel: after the cell (wire.py)
 
     @classmethod
     def from_graph(
@@ -133,8 +134,9 @@ class GraphWidget(anywidget.AnyWidget):
         ``GraphWidget(y)``. A document the page cannot read draws nothing, and the status line
         says why."""
         widget = cls.__new__(cls)  # skips __init__, which would trace a tensor
-        with gc_paused():  # as in __init__: no collection until the graph is sent
+        with gc_paused() as pause:  # as in __init__: no collection until the graph is sent
             widget._start(saved_document(doc_or_path), height, depth, kwargs)
+            pause.resume_with(resume_after_cell(widget))
         return widget
 
     @classmethod
@@ -347,9 +349,14 @@ class GraphWidget(anywidget.AnyWidget):
         """Whether the browser has applied the whole request (False until a view shows)."""
         return answered(self._request, self._resolved)
 
+    @property
+    def _groups(self) -> LayerGroups:  # read when a method names a group, not before the send
+        if self._groups_read is None or self._groups_read[0] is not self.graph:
+            self._groups_read = (self.graph, LayerGroups(self.graph))
+        return self._groups_read[1]
+
     @traitlets.observe("graph")
     def _on_graph(self, change: Mapping[str, Any]) -> None:
-        self._groups = LayerGroups(self.graph)
         if self.selected and "-" not in self.selected and not has_id(self.graph, self.selected):
             self.selected = ""
         if not self._from_browser("graph"):

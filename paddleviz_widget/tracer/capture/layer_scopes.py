@@ -32,7 +32,7 @@ forwards) that a later layer reaches without receiving them as an argument.
 from __future__ import annotations
 
 import functools
-from collections.abc import Collection, Iterable, Iterator, Sequence
+from collections.abc import Collection, Iterable, Iterator, KeysView, Sequence, Set
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -66,25 +66,27 @@ class LayerScopes:
     # layer apart from two layers' (nested traces, scope_union.py).
     layer_keys: dict[str, int] = field(default_factory=dict)
 
-    def restricted_to(self, ptrs: Iterable[int]) -> LayerScopes:
-        """Only the given nodes, and the groups holding them (with their ancestors)."""
-        keep = ptrs if isinstance(ptrs, (set, frozenset)) else set(ptrs)
+    def restricted_to(self, ptrs: Iterable[int], *, node_tables: bool = True) -> LayerScopes:
+        """Only the given nodes, and the groups holding them (with their ancestors).
+        ``node_tables`` False: ``node_sites`` and ``node_names`` are kept whole, for a caller
+        that reads them only for the nodes kept (two 100k-entry passes less on big graphs)."""
+        keep = ptrs if isinstance(ptrs, (set, frozenset, KeysView)) else set(ptrs)
         group_of_ptr = _only(self.group_of_ptr, keep)
         used = with_ancestors(group_of_ptr.values(), {g.id: g.parent for g in self.groups})
         return LayerScopes(  # a table with nothing to leave out is shared, not copied
             groups=tuple(g for g in self.groups if g.id in used),
             group_of_ptr=group_of_ptr,
             call_sites=_only(self.call_sites, used),
-            node_sites=_only(self.node_sites, keep),
-            node_names=_only(self.node_names, keep),
+            node_sites=_only(self.node_sites, keep) if node_tables else self.node_sites,
+            node_names=_only(self.node_names, keep) if node_tables else self.node_names,
             layer_keys=_only(self.layer_keys, used),
         )
 
 
-def _only(table: dict[K, V], keep: set[K] | frozenset[K]) -> dict[K, V]:
+def _only(table: dict[K, V], keep: Set[K]) -> dict[K, V]:
     """``table``'s entries whose key is in ``keep``: ``table`` itself if that is all of them
     (a set test in C per key; 100k-entry tables on big graphs)."""
-    if keep.issuperset(table):
+    if table.keys() <= keep:
         return table
     return {k: v for k, v in table.items() if k in keep}
 

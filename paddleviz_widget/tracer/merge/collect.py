@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from functools import cached_property
 from itertools import compress
-from operator import countOf, itemgetter, ne
-from typing import Any
+from operator import countOf, itemgetter
+from typing import Any, NamedTuple
 
 from ...graph.model import CallSite, GradInfo
 from ..capture.backward_capture import replay_dump_available
@@ -71,23 +71,39 @@ class _Graph:
 
 
 def _scopes_match(scopes: LayerScopes | None, graph: _Graph, trusted: bool) -> bool:
-    return scopes is not None and _agree_enough(*_name_agreement(scopes, graph), graph, trusted)
+    return scopes is not None and _agree_enough(_name_agreement(scopes, graph), trusted)
 
 
-def _agree_enough(both: set[int], agreeing: set[int], graph: _Graph, trusted: bool) -> bool:
-    leaves = graph.walk.accumulation  # op nodes only
-    agree = len(agreeing - leaves)
-    return bool(agree) and (trusted or agree >= SCOPE_MATCH_FRACTION * len(both - leaves))
+class _Agreement(NamedTuple):
+    """How the session's node names (``LayerScopes.node_names``) meet the graph's."""
+
+    differ: list[int]  # nodes both name, differently (a freed node's address reused)
+    ops: int  # op nodes both name (accumulation nodes left out)
+    agree: int  # of those, named alike
 
 
-def _name_agreement(scopes: LayerScopes, graph: _Graph) -> tuple[set[int], set[int]]:
-    """The nodes both the session and the graph name, and those they name alike (set
-    operations over 100k-entry tables, one Python test per node)."""
-    ours, theirs = graph.names, scopes.node_names
-    both = ours.keys() & theirs.keys()
-    order = list(both)  # the names compared pairwise in C: map(ne, ...), then compress
-    differ = map(ne, map(ours.__getitem__, order), map(theirs.__getitem__, order))
-    return both, both.difference(compress(order, differ))
+def _agree_enough(found: _Agreement, trusted: bool) -> bool:
+    return bool(found.agree) and (trusted or found.agree >= SCOPE_MATCH_FRACTION * found.ops)
+
+
+def _name_agreement(scopes: LayerScopes, graph: _Graph) -> _Agreement:
+    """One pass over the session's named nodes, in its own order (its table read in order;
+    the graph's names looked up in C). A node is an accumulation node, which the test leaves
+    out, exactly when the graph names it so (WalkResult.accumulation is made from the names)."""
+    theirs = scopes.node_names
+    ours = list(map(graph.names.get, theirs))
+    differ: list[int] = []
+    ops = agree = 0
+    for ptr, name, there in zip(theirs, ours, theirs.values()):
+        if name is None:  # not in this graph
+            continue
+        alike = name == there
+        if not alike:
+            differ.append(ptr)
+        if name != ACCUMULATION_NODE:
+            ops += 1
+            agree += alike
+    return _Agreement(differ, ops, agree)
 
 
 def _scopes_layer(
@@ -99,10 +115,12 @@ def _scopes_layer(
     layer = Annotations()
     if scopes is None:
         return layer
-    both, agreeing = _name_agreement(scopes, graph)
-    if not _agree_enough(both, agreeing, graph, trusted):
+    found = _name_agreement(scopes, graph)
+    if not _agree_enough(found, trusted):
         return layer
-    mine = scopes.restricted_to(graph.names.keys() - (both - agreeing))  # no other name
+    keep = graph.names.keys() - set(found.differ) if found.differ else graph.names.keys()
+    # node_sites is read below only for nodes it keeps, node_names not at all: left whole
+    mine = scopes.restricted_to(keep, node_tables=False)  # no other name
     layer.groups = mine.groups
     layer.group_of_ptr = dict(mine.group_of_ptr)
     layer.group_sites = dict(mine.call_sites)

@@ -12,6 +12,7 @@ from collections import Counter
 from collections.abc import Sequence
 from functools import partial
 from itertools import accumulate, chain, repeat
+from operator import sub
 
 from .walk import WalkedEdge, WalkedNode, WalkResult
 
@@ -24,7 +25,7 @@ class KeptWalk:
     """``walk_backward_graph``'s walk (its edges grouped by source, in node order, each node's
     in slot order: how that walk makes them), as flat columns."""
 
-    __slots__ = ("names", "ptrs", "fanout", "ends", "targets", "slots")
+    __slots__ = ("names", "ptrs", "fanout", "ends", "targets", "slots", "roots")
 
     def __init__(self, walk: WalkResult) -> None:
         one: dict[str, str] = {}  # a few hundred distinct names: each kept once
@@ -36,14 +37,18 @@ class KeptWalk:
         self.ends = array("I", accumulate(map(counts.get, range(len(walk.nodes)), repeat(0))))
         self.targets = array("I", targets)
         self.slots = array("I", slots)
+        self.roots = len(set(walk.root_indices))  # the first ``roots`` nodes are its roots
 
     def walk_from(self, root_ptrs: Sequence[int]) -> WalkResult | None:
         """What ``walk_backward_graph`` gives from the nodes at ``root_ptrs`` (None if one is
         not in this walk): the same breadth-first order, ids and edges."""
-        old_of = dict(zip(self.ptrs, range(len(self.ptrs))))
-        if not all(map(old_of.__contains__, root_ptrs)):
+        try:  # a few roots: each found by a scan of the array in C (no 100k-entry dict)
+            roots = [self.ptrs.index(p) for p in root_ptrs]
+        except ValueError:
             return None
-        roots = list(map(old_of.__getitem__, root_ptrs))
+        skip = self._dropped_prefix(roots)
+        if skip is not None:
+            return self._suffix(skip, len(roots))
         ends, targets = self.ends.tolist(), self.targets.tolist()
         starts = [0, *ends[:-1]]
         order = list(dict.fromkeys(roots))  # old indices in the new walk's order
@@ -85,5 +90,54 @@ class KeptWalk:
             )
         )
         result = WalkResult(nodes, edges, tuple(map(new_of.__getitem__, roots)))
+        result.__dict__["ptrs"] = ptrs
+        return result
+
+    def _dropped_prefix(self, roots: list[int]) -> int | None:
+        """0 if the walk from ``roots`` is this walk (its one root), 1 if it is this walk
+        without its first node (y below ``y.sum().backward()``'s or a loss's node: its one
+        root, all of whose edges go to node 1, which then reaches every other node first
+        in the same breadth-first order); else None (the walk is made)."""
+        if self.roots != 1 or not roots or any(r != roots[0] for r in roots) or roots[0] > 1:
+            return None
+        skip, first = roots[0], self.ends[0]
+        if skip and (not first or any(t != 1 for t in self.targets[:first])):
+            return None
+        if skip and 0 in self.targets[first:]:  # an edge back to the root (no DAG): walked
+            return None
+        return skip
+
+    def _suffix(self, skip: int, given: int) -> WalkResult:
+        """This walk without its first ``skip`` nodes (``_dropped_prefix``), indices shifted;
+        ``given``: how many root pointers were given (all the one root)."""
+        n = len(self.names) - skip
+        first = self.ends[skip - 1] if skip else 0  # the edges of the nodes kept
+        ends = self.ends[skip:].tolist()
+        counts = list(map(sub, ends, [first, *ends[:-1]]))
+        shift = repeat(skip)
+        edges = tuple(
+            map(
+                _make_edge,
+                zip(
+                    chain.from_iterable(map(repeat, range(n), counts)),
+                    map(sub, self.targets[first:].tolist(), shift),
+                    self.slots[first:].tolist(),
+                ),
+            )
+        )
+        ptrs = tuple(self.ptrs[skip:].tolist())
+        nodes = tuple(
+            map(
+                _make_node,
+                zip(
+                    range(n),
+                    self.names[skip:],
+                    ptrs,
+                    chain((True,), repeat(False, n - 1)),
+                    self.fanout[skip:].tolist(),
+                ),
+            )
+        )
+        result = WalkResult(nodes, edges, (0,) * given)
         result.__dict__["ptrs"] = ptrs
         return result
