@@ -98,6 +98,22 @@ def test_a_damaged_run_log_reads_or_says_what_is_wrong(
         assert str(copy) in str(error) or name in str(error), str(error)
 
 
+def test_a_nan_count_over_float32_s_exact_range_reads(tmp_path: Path) -> None:
+    """A parameter of more than 2**24 NaN elements (found by the test above, a damaged part
+    whose count became 2**32: pyarrow's safe cast to float32 raised ArrowInvalid from the
+    reader) reads as the float32 grid holds it, in a part and in the tail alike."""
+    path = tmp_path / "run"
+    infos = [ParamInfo("emb.weight", "emb", [1 << 20, 4096], "float32")]
+    w = RunLogWriter(path, params=infos, layers=["emb"], every=100, thresholds={})
+    huge = np.array([(1 << 32) + 1], np.int64)
+    for step in range(130):  # a Parquet part of 100 steps and a tail of 30
+        w.write_step(step, np.ones(1, np.float32), np.ones(1, np.float32), huge,
+                     np.zeros(1, np.int64), None)  # fmt: skip
+    run = open_run(path)
+    nan = run.param_stat("nan")
+    assert nan.shape == (130, 1) and (nan == np.float32(1 << 32)).all()
+
+
 @pytest.mark.parametrize("shift", [130, -100])  # past the log's steps; onto other steps
 def test_a_digest_part_naming_steps_the_log_does_not_hold_says_so(
     valid_run: Path, tmp_path: Path, shift: int
