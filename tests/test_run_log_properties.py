@@ -114,6 +114,25 @@ def test_a_nan_count_over_float32_s_exact_range_reads(tmp_path: Path) -> None:
     assert nan.shape == (130, 1) and (nan == np.float32(1 << 32)).all()
 
 
+def test_a_digest_part_whose_column_changed_type_says_so(valid_run: Path, tmp_path: Path) -> None:
+    """A damaged digest part whose layer_norm no longer reads as a list column (found by a
+    scan of single-byte overwrites: an AttributeError from the reader) is named, with what to
+    do."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    copy = tmp_path / "copy"
+    shutil.copytree(valid_run, copy)
+    part = sorted((copy / "digests").iterdir())[1]
+    table = pq.read_table(part)
+    at = table.column_names.index("layer_norm")
+    flat = pa.array(np.zeros(table.num_rows, np.float32))
+    pq.write_table(table.set_column(at, "layer_norm", flat), part)
+    with pytest.raises(PaddlevizError, match="damaged") as error:
+        open_run(copy).layer_norm()
+    assert str(part) in str(error.value)
+
+
 @pytest.mark.parametrize("shift", [130, -100])  # past the log's steps; onto other steps
 def test_a_digest_part_naming_steps_the_log_does_not_hold_says_so(
     valid_run: Path, tmp_path: Path, shift: int

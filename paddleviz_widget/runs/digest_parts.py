@@ -27,6 +27,18 @@ def read_digest_part(path: Path, n_layers: int, columns: Any = COLUMNS) -> dict[
             f"{path} cannot be read as Parquet ({exc}): it was damaged after it was written; "
             "move it away and the reader computes its columns from the part beside it"
         ) from None
+    try:
+        return _columns(table, path, n_layers, columns)
+    except (AttributeError, TypeError, ValueError, IndexError) as exc:  # its columns' types or
+        # lengths changed by the damage (pyarrow's ArrowInvalid is a ValueError)
+        raise RunLogError(
+            f"{path}: its columns are not what the writer wrote ({exc}): it was damaged after "
+            "it was written; move it away and the reader computes its columns from the part "
+            "beside it"
+        ) from None
+
+
+def _columns(table: Any, path: Path, n_layers: int, columns: Any) -> dict[str, np.ndarray]:
     rows = table.num_rows
     out: dict[str, np.ndarray] = {
         "step": table.column("step").to_numpy(),
