@@ -104,3 +104,38 @@ def test_non_finite_stats_are_refused() -> None:
     doc = apply(LENET, [[["edges", 0, "stats"], [float("nan"), 1, 1, 0, 0, 0]]])
     with pytest.raises(GraphDocumentError, match=r"edges\[0\]\.stats\.norm"):
         Graph.from_dict(doc)
+
+
+@pytest.mark.parametrize(
+    ("value", "field"),
+    [
+        ("x", "meta.unreached_params"),
+        (1, "meta.unreached_params"),
+        ([None], "meta.unreached_params[0]"),
+        ([{"name": "fc.weight", "reason": "r"}, "fc.bias"], "meta.unreached_params[1]"),
+        ([{"reason": "r"}], "meta.unreached_params[0].name"),
+        ([{"name": "fc.weight", "reason": 3}], "meta.unreached_params[0].reason"),
+        ([{"name": "fc.weight", "frozen": "yes"}], "meta.unreached_params[0].frozen"),
+    ],
+)
+def test_unreached_params_of_another_shape_are_refused(value: Any, field: str) -> None:
+    """problems() reads meta.unreached_params: an entry of another shape got past the check
+    and raised a bare AttributeError/TypeError there (a damaged run-log capture, a hand-edited
+    document)."""
+    from paddleviz_widget.widget.reports import problems
+
+    doc = apply(LENET, [[["meta", "unreached_params"], value]])
+    with pytest.raises(GraphDocumentError) as caught:
+        problems(doc)
+    assert caught.value.field == field
+
+
+def test_unreached_params_as_the_tracer_writes_them_read() -> None:
+    from paddleviz_widget.widget.reports import problems
+
+    entries = [
+        {"name": "fc.weight", "reason": "not in this backward graph"},
+        {"name": "fc.bias", "reason": "stop_gradient=True: frozen", "frozen": True},
+    ]
+    found = problems(apply(LENET, [[["meta", "unreached_params"], entries]]))
+    assert [(p.kind, p.name) for p in found] == [("unreached", "fc.weight"), ("frozen", "fc.bias")]

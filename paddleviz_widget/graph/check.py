@@ -366,6 +366,23 @@ def _check_meta(meta: Mapping[str, Any], node_ids: set[str], n_edges: int) -> No
             _text(out.get("label"), f"meta.outputs[{k}].label")
     if "sources" in meta:
         _check_sources(meta["sources"], n_edges, len(node_ids))
+    if "unreached_params" in meta:
+        _check_unreached(meta["unreached_params"])
+
+
+def _check_unreached(entries: Any) -> None:
+    """meta.unreached_params, which problems() turns into words: a list of {name, reason,
+    frozen?} (an entry of another shape raised a bare AttributeError from the rules)."""
+    if not isinstance(entries, list):
+        raise _bad("meta.unreached_params", f"is {shown(entries)}, not a list")
+    for k, entry in enumerate(entries):
+        field = f"meta.unreached_params[{k}]"
+        if not isinstance(entry, Mapping):
+            raise _bad(field, f"is {shown(entry)}, not an object")
+        _text(entry.get("name"), f"{field}.name")
+        _text(entry.get("reason"), f"{field}.reason", optional=True)
+        if entry.get("frozen") is not None and type(entry["frozen"]) is not bool:
+            raise _bad(f"{field}.frozen", f"is {shown(entry['frozen'])}, not true or false")
 
 
 NODE_SOURCE_FIELDS = ("group", "param", "call_site")
