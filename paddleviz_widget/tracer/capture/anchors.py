@@ -38,11 +38,18 @@ def anchor_of(tensor: Any) -> Anchor | None:
         return None
 
 
-def is_tensor(obj: Any) -> bool:
-    """isinstance, never ``hasattr(obj, "grad_fn")``: that getter leaks the node."""
-    from paddle import Tensor
+_tensor_class: list[type] = []  # paddle.Tensor, once imported
 
-    return isinstance(obj, Tensor)
+
+def is_tensor(obj: Any) -> bool:
+    """isinstance, never ``hasattr(obj, "grad_fn")``: that getter leaks the node. The class
+    is kept: ``from paddle import Tensor`` runs importlib's _handle_fromlist in Python each
+    time (~10 us cold: every backward asks)."""
+    if not _tensor_class:
+        from paddle import Tensor
+
+        _tensor_class.append(Tensor)
+    return isinstance(obj, _tensor_class[0])
 
 
 def live_node(anchor: Anchor) -> Any:

@@ -23,7 +23,7 @@ from typing import Any
 
 from ...gc_pause import gc_paused
 from ...graph.parts import ParamInfo
-from ..read.grad_node import grad_node_of
+from ..read.grad_node import grad_node_of, has_grad_node
 from ..read.params import param_infos_by_ptr
 from ..read.program_nodes import is_program_node
 from .anchors import Anchor, anchor_of, any_alive, is_tensor, proven, user_tensors
@@ -235,7 +235,7 @@ class TraceSession:
     ) -> Any:  # fmt: skip
         if self._in_backward or captured_elsewhere(self):  # e.g. paddle.grad in a PyLayer's
             return original(*args, **kwargs)  # backward, a nested trace(): already captured
-        if not any(grad_node_of(t) is not None for t in roots if is_tensor(t)):
+        if not any(has_grad_node(t) for t in roots if is_tensor(t)):
             # No graph to observe (a loss made under no_grad, a leaf, a detached tensor):
             # whatever Paddle does with it, a no-op or its own error, unobserved.
             return original(*args, **kwargs)

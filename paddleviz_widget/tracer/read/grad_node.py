@@ -46,3 +46,12 @@ def grad_node_of(tensor: Any) -> Any:
     if node is not None and _leak_per_access == 1 and _decref is not None:
         _decref(node)  # our local `node` keeps it alive; only the leaked reference goes
     return node
+
+
+def has_grad_node(tensor: Any) -> bool:
+    """``grad_node_of(tensor) is not None``, cheaply for a tensor made by an op: ``is_leaf``
+    False means a grad node that is not an accumulation node (IsLeafTensor), so grad_fn is
+    set; ``is_leaf`` reads it without the getter's leak (grad_fn makes a wrapper and needs a
+    ctypes decref: ~20 us right after a forward, is_leaf ~1). A leaf (no node, or an
+    accumulation node) is asked grad_fn itself."""
+    return not tensor.is_leaf or grad_node_of(tensor) is not None
