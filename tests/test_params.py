@@ -10,6 +10,7 @@ import paddle.nn as nn
 import pytest
 
 from paddleviz_widget.graph.model import ParamInfo
+from paddleviz_widget.tracer.capture.anchors import has_graph
 from paddleviz_widget.tracer.read import grad_node as grad_node_mod
 from paddleviz_widget.tracer.read.grad_node import grad_node_of, has_grad_node
 from paddleviz_widget.tracer.read.params import accumulation_ptr, param_infos_by_ptr
@@ -165,3 +166,8 @@ def test_has_grad_node_says_what_grad_fn_does_and_leaks_nothing():
     for _ in range(10):
         assert has_grad_node(y) and has_grad_node(w)
     assert sys.getrefcount(node) == refs
+    # has_graph: the roots of one backward (one tensor first, the usual case, then lists)
+    for name, tensor in roots.items():
+        assert has_graph([tensor]) is expected[name], name
+    assert has_graph([3, roots["plain"], y]) and has_graph([roots["no_grad"], w])
+    assert not has_graph([]) and not has_graph([None, 3]) and not has_graph([y.detach()])
