@@ -153,14 +153,15 @@ def test_has_grad_node_says_what_grad_fn_does_and_leaks_nothing():
         "op output": y, "parameter": w, "leaf": x, "plain": paddle.randn([3]),
         "no_grad": made_without_grad, "detached": y.detach(), "empty": paddle.Tensor(),
     }  # fmt: skip
+    # (an empty Tensor: Paddle 2.6 / 3.0 give it a node object, 3.3 None; grad_fn decides)
     expected = {"op output": True, "parameter": True, "leaf": True, "plain": False,
-                "no_grad": False, "detached": False, "empty": False}  # fmt: skip
+                "no_grad": False, "detached": False}  # fmt: skip
     for name, tensor in roots.items():
         node = tensor.grad_fn
         own = node is not None
         if own and grad_node_mod._leak_per_access == 1:
             grad_node_mod._decref(node)  # (the getter's leak, as grad_node_of undoes it)
-        assert has_grad_node(tensor) is own is expected[name], name
+        assert has_grad_node(tensor) is own is expected.get(name, own), name
     node = grad_node_of(y)
     refs = sys.getrefcount(node)
     for _ in range(10):
@@ -168,6 +169,6 @@ def test_has_grad_node_says_what_grad_fn_does_and_leaks_nothing():
     assert sys.getrefcount(node) == refs
     # has_graph: the roots of one backward (one tensor first, the usual case, then lists)
     for name, tensor in roots.items():
-        assert has_graph([tensor]) is expected[name], name
+        assert has_graph([tensor]) is has_grad_node(tensor), name
     assert has_graph([3, roots["plain"], y]) and has_graph([roots["no_grad"], w])
     assert not has_graph([]) and not has_graph([None, 3]) and not has_graph([y.detach()])
