@@ -9,12 +9,15 @@ On a shared machine two processes run minutes apart see different loads; ratios 
 percent between revisions drown in that. Here the other revision's package is extracted
 (``git archive REV paddleviz_widget``) under another name (``pvw_base``: the package imports
 itself relatively) and its ``RunWatch.start`` / ``after_backward`` (the summary, the anomaly
-rules, the run log writer: everything a step runs after backward) are swapped in for its
-blocks. Blocks alternate (plain, this tree, plain, base; the order flips each repetition);
-each watched block is a run with every=10**9 whose step 0 (a full capture, by this tree's
-tracer) is untimed; with --run, an N-step run with every=100 (entry, captures, exit)
-follows each against N plain steps. Printed: summary / plain in wall and process CPU time
-(medians), and the median CPU time of this thread per ``after_backward`` call.
+rules, the run log writer: everything a step runs after backward) and the session's
+``TraceSession._backward`` (the checks before the backward, the watched step's calls around
+it) are swapped in for its blocks (a step between captures of a tree with
+``RunWatch.between_captures`` goes there: the base's goes to its after_backward). Blocks
+alternate (plain, this tree, plain, base; the order flips each repetition); each watched
+block is a run with every=10**9 whose step 0 (a full capture) is untimed; with --run, an
+N-step run with every=100 (entry, captures, exit) follows each against N plain steps.
+Printed: summary / plain in wall and process CPU time (medians), and the median CPU time of
+this thread per step's record (after_backward or between_captures).
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ from typing import Any
 import bench_watch as bw
 
 from paddleviz_widget.runs import watch as this_watch
+from paddleviz_widget.tracer.capture import session as this_session
 
 
 def _extract(rev: str) -> Path:
@@ -60,6 +64,38 @@ def _timed(fn: Any, calls: list[int]) -> Any:
     return after_backward
 
 
+def _entries(watch: Any, session: Any, calls: list[int] | None = None) -> tuple[Any, ...]:
+    """A tree's (RunWatch.start, after_backward, between_captures, TraceSession._backward),
+    the per-step record timed into ``calls`` (none: as they are). A tree without
+    between_captures records those steps in after_backward."""
+    after = watch.after_backward
+    between = getattr(watch, "between_captures", None)
+    if between is None:
+        between = _timed_between(after, calls) if calls is not None else None
+    elif calls is not None:
+        between = _timed_between(between, calls)
+    timed = _timed(after, calls) if calls is not None else after
+    return watch.start, timed, between, session._backward
+
+
+def _timed_between(fn: Any, calls: list[int]) -> Any:
+    def between_captures(self: Any, roots: Any) -> Any:
+        start = time.thread_time_ns()
+        try:
+            return fn(self, roots)
+        finally:
+            calls.append(time.thread_time_ns() - start)
+
+    return between_captures
+
+
+def _swap(entries: tuple[Any, ...]) -> None:
+    start, after, between, backward = entries
+    this_watch.RunWatch.start, this_watch.RunWatch.after_backward = start, after
+    this_watch.RunWatch.between_captures = between  # type: ignore[method-assign]
+    this_session.TraceSession._backward = backward  # type: ignore[method-assign]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--base", default="main", help="git revision to compare against")
@@ -70,15 +106,16 @@ def main() -> None:
     args = parser.parse_args()
     sys.path.insert(0, str(_extract(args.base)))
     import pvw_base.runs.watch as base_watch  # type: ignore[import-not-found]
+    import pvw_base.tracer.capture.session as base_session  # type: ignore[import-not-found]
 
     calls: dict[str, list[int]] = {"this tree": [], args.base: []}
     ratios: dict[str, list[tuple[float, float]]] = {"this tree": [], args.base: []}
     runs: dict[str, list[tuple[float, float]]] = {"this tree": [], args.base: []}
-    own = (this_watch.RunWatch.start, this_watch.RunWatch.after_backward)
+    own = _entries(this_watch.RunWatch, this_session.TraceSession)
     versions = {
-        "this tree": (own[0], _timed(own[1], calls["this tree"])),
-        args.base: (base_watch.RunWatch.start,
-                    _timed(base_watch.RunWatch.after_backward, calls[args.base])),
+        "this tree": _entries(this_watch.RunWatch, this_session.TraceSession,
+                              calls["this tree"]),
+        args.base: _entries(base_watch.RunWatch, base_session.TraceSession, calls[args.base]),
     }  # fmt: skip
     t = bw.Trainer(args.model)
     t.steps(5)
@@ -93,7 +130,7 @@ def main() -> None:
         names = list(versions) if rep % 2 == 0 else list(reversed(versions))
         for name in names:
             plain = t.steps(args.block)
-            this_watch.RunWatch.start, this_watch.RunWatch.after_backward = versions[name]
+            _swap(versions[name])
             try:
                 watched = t.watched(args.block, 10**9, skip_first=True)
                 if args.run:
@@ -101,7 +138,7 @@ def main() -> None:
                     whole = t.watched(args.run, 100, skip_first=False)
                     runs[name].append((whole[0] / plain_run[0], whole[1] / plain_run[1]))
             finally:
-                this_watch.RunWatch.start, this_watch.RunWatch.after_backward = own
+                _swap(own)
             ratios[name].append((watched[0] / plain[0], watched[1] / plain[1]))
     step = f"{plain[0] / args.block * 1e3:.2f} ms wall, {plain[1] / args.block * 1e3:.2f} ms CPU"
     load = " ".join(f"{x:.1f}" for x in os.getloadavg())
@@ -111,7 +148,7 @@ def main() -> None:
         each = " ".join(f"{p[1]:.3f}" for p in pairs)
         per_call = median(calls[name]) / 1e3 if calls[name] else float("nan")
         print(f"  {name:<10} summary/plain wall {wall:.3f}x, CPU {cpu:.3f}x (CPU each: {each}); "
-              f"after_backward {per_call:.0f} us a call (this thread's CPU, median)")  # fmt: skip
+              f"the step's record {per_call:.0f} us (this thread's CPU, median)")  # fmt: skip
         if runs[name]:
             wall, cpu = median(p[0] for p in runs[name]), median(p[1] for p in runs[name])
             print(f"  {'':<10} {args.run}-step run, every=100 / plain: wall {wall:.3f}x, "

@@ -10,8 +10,9 @@ import paddle.nn as nn
 import pytest
 
 from paddleviz_widget.graph.model import ParamInfo
+from paddleviz_widget.tracer.capture.anchors import has_graph
 from paddleviz_widget.tracer.read import grad_node as grad_node_mod
-from paddleviz_widget.tracer.read.grad_node import grad_node_of
+from paddleviz_widget.tracer.read.grad_node import grad_node_of, has_grad_node
 from paddleviz_widget.tracer.read.params import accumulation_ptr, param_infos_by_ptr
 from paddleviz_widget.tracer.read.walk import walk_backward_graph
 
@@ -137,3 +138,37 @@ def test_grad_node_of_does_not_leak_the_node():
     leaked = sys.getrefcount(node) - refs
     assert leaked == 10 * grad_node_mod._leak_per_access
     assert grad_node_of(paddle.randn([2])) is None  # stop_gradient tensor: no node
+
+
+def test_has_grad_node_says_what_grad_fn_does_and_leaks_nothing():
+    """The session's check before every backward: is_leaf first (no getter leak), grad_fn
+    for a leaf. Each kind of root a backward may get, against Paddle's own grad_fn."""
+    w = paddle.create_parameter([3], "float32")  # a leaf with an accumulation node
+    x = paddle.randn([3])
+    x.stop_gradient = False  # a user's leaf that needs a gradient
+    with paddle.no_grad():
+        made_without_grad = w * 2
+    y = paddle.tanh(x * w).sum()
+    roots = {
+        "op output": y, "parameter": w, "leaf": x, "plain": paddle.randn([3]),
+        "no_grad": made_without_grad, "detached": y.detach(), "empty": paddle.Tensor(),
+    }  # fmt: skip
+    # (an empty Tensor: Paddle 2.6 / 3.0 give it a node object, 3.3 None; grad_fn decides)
+    expected = {"op output": True, "parameter": True, "leaf": True, "plain": False,
+                "no_grad": False, "detached": False}  # fmt: skip
+    for name, tensor in roots.items():
+        node = tensor.grad_fn
+        own = node is not None
+        if own and grad_node_mod._leak_per_access == 1:
+            grad_node_mod._decref(node)  # (the getter's leak, as grad_node_of undoes it)
+        assert has_grad_node(tensor) is own is expected.get(name, own), name
+    node = grad_node_of(y)
+    refs = sys.getrefcount(node)
+    for _ in range(10):
+        assert has_grad_node(y) and has_grad_node(w)
+    assert sys.getrefcount(node) == refs
+    # has_graph: the roots of one backward (one tensor first, the usual case, then lists)
+    for name, tensor in roots.items():
+        assert has_graph([tensor]) is has_grad_node(tensor), name
+    assert has_graph([3, roots["plain"], y]) and has_graph([roots["no_grad"], w])
+    assert not has_graph([]) and not has_graph([None, 3]) and not has_graph([y.detach()])

@@ -65,6 +65,7 @@ class RunWatch:
         self._after_anomaly = False
         self.writer: RunLogWriter | None = None
         self._clean: CleanStep | None = None  # a clean step in one call, once started
+        self._local_steps = False  # a DataParallel's no_sync() steps are watched (no_sync.py)
         self._gave_up = False
         # What ended the run early when no exception left the with block (the CLI's script's
         # own, caught and printed by script_runner): close() records it.
@@ -119,13 +120,13 @@ class RunWatch:
         self._no_sync = NoSync(self.model if job.launched else None, tensors)
         if self._no_sync.watched:  # the same list, written with run.json (parts, the end)
             self.writer.meta["no_sync"] = self._no_sync.steps
+            self._local_steps = True
 
     def before_backward(self) -> None:
         """Before a recorded backward: after a no_sync() step, were its gradients kept?"""
-        no_sync = getattr(self, "_no_sync", None)
-        if self.writer is not None and no_sync is not None:
+        if self._local_steps and self.writer is not None:  # (else no step is local)
             try:
-                no_sync.before_backward()
+                self._no_sync.before_backward()
             except Exception as error:  # noqa: BLE001 (never into the training)
                 self.fail(error)
 
@@ -146,17 +147,40 @@ class RunWatch:
             return
         # (no paddle.no_grad() here: the in-place path runs no Paddle op; the tensor-op path
         # and the loss of a device tensor take it themselves)
-        loss_root = roots[0] if len(roots) == 1 else None
-        step = self.step
-        local = self._no_sync.local()  # no all-reduce: its norms are kept (no_sync.py)
+        # no all-reduce: its norms are kept (no_sync.py)
+        local = self._local_steps and self._no_sync.local()
         if scale is not None and scale.scale == 1.0 and not scale.dynamic:
             scale = None  # nothing multiplied in, no step skipped the scaler's way
-        quick = not full and not local and scale is None and self._clean is not None
-        got = self._clean.run(step, loss_root) if quick and self._clean else None
+        if not full and not local and scale is None and self._clean is not None:
+            self.between_captures(roots)
+        else:
+            self._record(roots, None, full, model, walk, scale, local)
+
+    def between_captures(self, roots: list[Any]) -> None:
+        """after_backward(roots) of a step between captures, no loss scale given: in one call
+        when it is clean and no rule fires (clean_step.py). Its own method, fewer calls than
+        after_backward's (right after Paddle's backward each costs microseconds)."""
+        clean = self._clean
+        if clean is None or self.writer is None or self._local_steps and self._no_sync.local():
+            self.after_backward(roots)  # (which never comes back here for this step)
+            return
+        got = clean.run(self.step, roots[0] if len(roots) == 1 else None)
         if got is True:  # recorded in one call: clean, no rule fired (clean_step.py)
             self._after_anomaly = False
             self.step += 1
             return
+        self._record(roots, got, False, None, None, None, False)
+
+    def _record(
+        self, roots: list[Any], got: Any, full: bool, model: Any, walk: Any,
+        scale: LossScale | None, local: bool,
+    ) -> None:  # fmt: skip
+        """The step the usual way: ``got``, the summary CleanStep.run read (None: read now),
+        written, checked by the rules, and its capture if ``full``."""
+        writer = self.writer
+        assert writer is not None  # (after_backward's, between_captures' check)
+        loss_root = roots[0] if len(roots) == 1 else None
+        step = self.step
         if got is None:
             got = self._summary.read_step(loss_root)
         norm, max_abs, nan, inf, loss, clean = got
@@ -165,10 +189,10 @@ class RunWatch:
         if scale is not None and scale.scale != 1.0:  # (a power of 2: exact)
             norm, max_abs = norm / scale.scale, max_abs / scale.scale
             loss = None if loss is None else loss / scale.scale
-        self.writer.write_step(step, norm, max_abs, nan, inf, loss, clean=clean)
+        writer.write_step(step, norm, max_abs, nan, inf, loss, clean=clean)
         found = self._finder.check(step, norm, nan, inf, loss, clean=clean, scale=scale)
         for anomaly in found:
-            self.writer.write_anomaly(anomaly.to_json())
+            writer.write_anomaly(anomaly.to_json())
         if full:
             # The model's parameters read once for the two below (~3-8 ms on llama-10k)
             named = _named_params(model) if walk is not None else None

@@ -17,7 +17,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from inspect import CO_OPTIMIZED
 from typing import Any, NamedTuple
 
-from ..read.grad_node import grad_node_of
+from ..read.grad_node import grad_node_of, has_grad_node
 
 
 class Anchor(NamedTuple):
@@ -38,11 +38,26 @@ def anchor_of(tensor: Any) -> Anchor | None:
         return None
 
 
-def is_tensor(obj: Any) -> bool:
-    """isinstance, never ``hasattr(obj, "grad_fn")``: that getter leaks the node."""
-    from paddle import Tensor
+_tensor_class: list[type] = []  # paddle.Tensor, once imported
 
-    return isinstance(obj, Tensor)
+
+def is_tensor(obj: Any) -> bool:
+    """isinstance, never ``hasattr(obj, "grad_fn")``: that getter leaks the node. The class
+    is kept: ``from paddle import Tensor`` runs importlib's _handle_fromlist in Python each
+    time (~10 us cold: every backward asks)."""
+    if not _tensor_class:
+        from paddle import Tensor
+
+        _tensor_class.append(Tensor)
+    return isinstance(obj, _tensor_class[0])
+
+
+def has_graph(roots: list[Any]) -> bool:
+    """Whether a backward from ``roots`` has a graph: some tensor among them has a grad node.
+    The usual root (one tensor made by an op) in one attribute read."""
+    if len(roots) == 1 and _tensor_class and type(roots[0]) is _tensor_class[0]:
+        return has_grad_node(roots[0])
+    return any(has_grad_node(t) for t in roots if is_tensor(t))
 
 
 def live_node(anchor: Anchor) -> Any:

@@ -26,7 +26,7 @@ from ...graph.parts import ParamInfo
 from ..read.grad_node import grad_node_of
 from ..read.params import param_infos_by_ptr
 from ..read.program_nodes import is_program_node
-from .anchors import Anchor, anchor_of, any_alive, is_tensor, proven, user_tensors
+from .anchors import Anchor, anchor_of, any_alive, has_graph, is_tensor, proven, user_tensors
 from .backward_args import grad_targets, layer_count
 from .backward_capture import DUMP_KWARG, CapturedBackward, run_captured
 from .backward_record import BackwardRecord
@@ -110,6 +110,7 @@ class TraceSession:
         self._backwards = 0
         self.programs = ProgramRuns()
         self._finite: ForwardFiniteWatch | None = None  # stats: first non-finite layer output
+        self._hooks_off = False  # watched.py's _arm_recorder left both off (True only then)
         self._params_seen: frozenset[int] | None = None  # _param_nodes
 
     # -- context manager -------------------------------------------------------------------
@@ -233,14 +234,18 @@ class TraceSession:
         self, original: Any, roots: list[Any], args: tuple[Any, ...], kwargs: dict[str, Any],
         *, copies: bool,
     ) -> Any:  # fmt: skip
+        if self.watch is not None:  # (it pauses the collector around a capture only)
+            # the checks below in fewer calls (every step; each costs microseconds right
+            # after the forward): captured_elsewhere is False for a watched run
+            if self._in_backward or not has_graph(roots):
+                return original(*args, **kwargs)
+            return watched_backward(self, original, roots, args, kwargs, copies=copies)
         if self._in_backward or captured_elsewhere(self):  # e.g. paddle.grad in a PyLayer's
             return original(*args, **kwargs)  # backward, a nested trace(): already captured
-        if not any(grad_node_of(t) is not None for t in roots if is_tensor(t)):
+        if not has_graph(roots):
             # No graph to observe (a loss made under no_grad, a leaf, a detached tensor):
             # whatever Paddle does with it, a no-op or its own error, unobserved.
             return original(*args, **kwargs)
-        if self.watch is not None:  # (it pauses the collector around a capture only)
-            return watched_backward(self, original, roots, args, kwargs, copies=copies)
         # Walks, hooks and their records allocate ~100k objects without cycles: with the
         # collector on, its full passes over the user's heap cost more than all of it.
         with gc_paused():

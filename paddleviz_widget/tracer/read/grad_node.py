@@ -46,3 +46,15 @@ def grad_node_of(tensor: Any) -> Any:
     if node is not None and _leak_per_access == 1 and _decref is not None:
         _decref(node)  # our local `node` keeps it alive; only the leaked reference goes
     return node
+
+
+def has_grad_node(tensor: Any) -> bool:
+    """``grad_node_of(tensor) is not None``, cheaply for a tensor made by an op: ``is_leaf``
+    False means a grad node that is not an accumulation node (IsLeafTensor), so grad_fn is
+    set (its getter answers None for an undefined tensor first: an initialized one is
+    defined); ``is_leaf`` reads it without the getter's leak (grad_fn makes a wrapper and
+    needs a ctypes decref: ~20 us right after a forward, is_leaf ~1). Any other tensor is
+    asked grad_fn itself (Paddle 2.6/3.0 give an empty ``paddle.Tensor()`` a node object)."""
+    if not tensor.is_leaf and tensor._is_initialized():
+        return True
+    return grad_node_of(tensor) is not None
