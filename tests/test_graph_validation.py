@@ -139,3 +139,22 @@ def test_unreached_params_as_the_tracer_writes_them_read() -> None:
     ]
     found = problems(apply(LENET, [[["meta", "unreached_params"], entries]]))
     assert [(p.kind, p.name) for p in found] == [("unreached", "fc.weight"), ("frozen", "fc.bias")]
+
+
+@pytest.mark.parametrize(
+    "big", [2**63, -(2**63) - 1, 10**5000], ids=["2**63", "-2**63-1", "10**5000"]
+)
+def test_integers_wider_than_64_bits_are_refused(big: int) -> None:
+    """A shape of 10**5000 was accepted, then the document could not be sent or saved
+    (json: over 4,300 digits; orjson: over 64 bits) - found by the hostile-document property
+    test. Paddle's shapes and counts are 64-bit."""
+    doc = apply(LENET, [[["tensors", 2, 1, 1], big]])
+    with pytest.raises(GraphDocumentError) as caught:
+        Graph.from_dict(doc)
+    assert caught.value.field == "tensors[2][1]"
+
+
+def test_64_bit_shapes_read_and_write() -> None:
+    doc = apply(LENET, [[["tensors", 2, 1, 1], 2**63 - 1], [["tensors", 2, 1, 0], -(2**63)]])
+    written = Graph.from_dict(doc).to_dict()
+    assert Graph.from_dict(json.loads(json.dumps(written))).to_dict() == written

@@ -89,6 +89,8 @@ def apply(base: dict[str, Any], plan: Plan) -> dict[str, Any]:
             parent[last]  # noqa: B018 - still there after earlier steps?
         except (KeyError, IndexError, TypeError):
             continue
+        if not isinstance(parent, (dict, list)):  # an earlier step set a string there
+            continue
         if action == "delete":
             del parent[last]
         elif action == "dup" and isinstance(parent, list):

@@ -35,8 +35,17 @@ _SCALARS = (str, int, float, bool)
 MAX_GROUP_DEPTH = 256
 
 
+# Integers a document holds fit in 64 bits (as Paddle's shapes and counts do): a larger one
+# was accepted, then failed to be sent or saved (orjson: 64 bits; json: 4,300 digits).
+_I64 = 2**63
+
+
 def _is_int(value: Any) -> bool:
-    return type(value) is int
+    return type(value) is int and -_I64 <= value < _I64
+
+
+def _dims(shape: tuple[Any, ...]) -> bool:
+    return all(type(d) is int and -_I64 <= d < _I64 for d in shape)
 
 
 def _ident(value: Any, field: str) -> None:
@@ -48,8 +57,8 @@ def check_shape(value: Any, field: str) -> None:
     """Raise unless ``value`` (as decoded: a tuple) is None or a tuple of ints."""
     if value is None:
         return
-    if type(value) is not tuple or not all(type(d) is int for d in value):
-        raise _bad(field, f"is {shown(value)}, not a list of integers (e.g. [4, 4]) or null")
+    if type(value) is not tuple or not _dims(value):
+        raise _bad(field, f"is {shown(value)}, not a list of 64-bit integers (e.g. [4, 4]) or null")
 
 
 def _grad(value: Any, field: str, seen: set[int]) -> None:
@@ -69,7 +78,7 @@ def _stats(value: GradStats | None, field: str) -> None:
     for name in GradStats.FIELDS:
         x = getattr(value, name)
         count = name in ("nan", "inf")
-        ok = _is_int(x) if count else type(x) in (int, float) and not math.isnan(x)
+        ok = _is_int(x) if count else _is_int(x) or type(x) is float and not math.isnan(x)
         if not ok or x < 0:
             what = "a count >= 0" if count else "a number >= 0"
             raise _bad(f"{field}.{name}", f"is {shown(x)}, not {what}")
@@ -86,7 +95,8 @@ def _diff(value: Any, field: str) -> None:
         for side in ("a", "b"):
             v = getattr(c, side)
             items = v if type(v) is tuple else (v,)
-            if not all(x is None or type(x) in _SCALARS for x in items):
+            if not all(x is None or type(x) in _SCALARS and (type(x) is not int or _is_int(x))
+                       for x in items):  # fmt: skip
                 raise _bad(f"{field}.changes[{k}].{side}", "is not a value, a shape or names")
 
 
@@ -137,7 +147,7 @@ def _quick_grad(g: Any) -> bool:
     return (
         (dtype is None or type(dtype) is str)
         and (place is None or type(place) is str)
-        and (shape is None or (type(shape) is tuple and all(type(d) is int for d in shape)))
+        and (shape is None or (type(shape) is tuple and _dims(shape)))
     )
 
 
@@ -149,8 +159,8 @@ def _quick_stats(st: Any) -> bool:
         all(type(x) is float and x >= 0 for x in floats)  # NaN >= 0 is False
         and type(st.nan) is int
         and type(st.inf) is int
-        and st.nan >= 0
-        and st.inf >= 0
+        and 0 <= st.nan < _I64
+        and 0 <= st.inf < _I64
     )
 
 
@@ -200,7 +210,7 @@ def _quick_ok(graph: GraphParts) -> set[str] | None:
         if c is not None and not (
             type(c.file) is str
             and type(c.line) is int
-            and c.line >= 0
+            and 0 <= c.line < _I64
             and (c.function is None or type(c.function) is str)
         ):
             return None
@@ -219,7 +229,7 @@ def _quick_ok(graph: GraphParts) -> set[str] | None:
             and e.source in node_ids
             and e.target in node_ids
             and type(e.index) is int
-            and e.index >= 0
+            and 0 <= e.index < _I64
             and (e.slot is None or type(e.slot) is str)
             and (e.stats is None or _quick_stats(e.stats))
             and _quick_diff(e.diff)
