@@ -45,7 +45,7 @@ def _is_int(value: Any) -> bool:
 
 
 def _dims(shape: tuple[Any, ...]) -> bool:
-    return all(type(d) is int and -_I64 <= d < _I64 for d in shape)
+    return all(map(_is_int, shape))
 
 
 def _ident(value: Any, field: str) -> None:
@@ -54,7 +54,7 @@ def _ident(value: Any, field: str) -> None:
 
 
 def check_shape(value: Any, field: str) -> None:
-    """Raise unless ``value`` (as decoded: a tuple) is None or a tuple of ints."""
+    """Raise unless ``value`` (as decoded: a tuple) is None or a tuple of 64-bit ints."""
     if value is None:
         return
     if type(value) is not tuple or not _dims(value):
