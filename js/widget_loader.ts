@@ -1,4 +1,4 @@
-// The module anywidget loads for GraphWidget and RunWidget (their `_esm`): a few hundred bytes,
+// The module anywidget loads for GraphWidget and RunWidget (their `_esm`): under 2 kB,
 // which import the explorer itself (widget.js or run_widget.js, the `_bundle` trait's text:
 // paddleviz_widget/export/bundle.py). Like `_esm`, `_bundle` is anywidget's business, not the
 // explorers': it is in neither model contract.
@@ -11,6 +11,7 @@
 // step, `w.expand()` ignored). Imported here, the explorer is outside that deadline; anywidget
 // imports this file afresh for each model, so what it holds is that model's.
 import type { AnyModel, Initialize, Render } from "@anywidget/types";
+import { hearKernel } from "./anywidget_deadline";
 
 interface Explorer {
   initialize?: Initialize;
@@ -63,6 +64,7 @@ const PRELOADED = "pvw-preloaded";
 
 const initialize: Initialize = (props) => {
   performance.mark("pvw:loader-init"); // start-up timings (benchmarks/bench_startup.py)
+  hearKernel(props.model); // the same 2 s, missed anyway on a starved page
   // Started, not awaited: anywidget counts this model ready at once.
   started = load(props.model).then((widget) => widget.initialize?.(props));
   started.catch(() => undefined); // said by render, where the user sees it

@@ -27,6 +27,7 @@ from paddleviz_widget.runs import open_run
 from paddleviz_widget.runs.view_data import run_buffers
 from paddleviz_widget.runs.view_page import run_html
 from paddleviz_widget.runs.view_widget import REFRESH_MESSAGE, STEP_MESSAGE, RunWidget
+from paddleviz_widget.widget.resend import RESEND
 
 pytestmark = requires_post_hooks  # watch mode's full captures need stats
 REPO = Path(__file__).resolve().parents[1]
@@ -215,3 +216,17 @@ def test_the_view_command_replaces_a_page_only_with_force(
     assert f"{out} exists: pass --force to replace it, or another -o" in kept.stderr
     forced = subprocess.run([*view, "--force"], env=env, capture_output=True, text=True)
     assert forced.returncode == 0 and "pvw-run-data" in out.read_text(encoding="utf-8")
+
+
+def test_a_resend_sends_the_run_as_it_is_now(run: tuple[Path, dict[str, Any]]) -> None:
+    # The page missed the kernel's messages (anywidget's 2 s, js/anywidget_deadline.ts).
+    w = RunWidget(run[0], comm=WireComm())
+    w.step = 250
+    wire = w.comm
+    before = len(wire.published)
+    wire.handle_msg({"content": {"data": {"method": "custom", "content": {"type": RESEND}}},
+                     "buffers": []})  # fmt: skip
+    ((update, buffers),) = wire.published[before:]
+    keys = set(update["state"]) | {p[0] for p in update["buffer_paths"]}
+    assert keys == set(w.keys) - {"_esm", "_css", "_bundle", "_anywidget_id"}
+    assert update["state"]["step"] == 250 and update["state"]["run"] == w.run

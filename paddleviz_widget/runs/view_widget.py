@@ -20,6 +20,7 @@ import traitlets
 
 from ..export.bundle import bundle_source, widget_esm
 from ..export.standalone import _static
+from ..widget.resend import is_resend, resend_state
 from .ranks import RankedRun, open_any
 from .view_data import (
     SUMMARY_STATS,
@@ -227,7 +228,9 @@ class RunWidget(anywidget.AnyWidget):
         if not isinstance(content, Mapping):
             return
         kind = content.get("type")
-        if kind == REFRESH_MESSAGE:
+        if is_resend(content):  # the page missed what was sent (widget/resend.py)
+            resend_state(self)
+        elif kind == REFRESH_MESSAGE:
             try:
                 self.refresh()
             except Exception as exc:  # a half-written file: said on the page, never raised here

@@ -5,6 +5,7 @@ says why this shape)."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import pathlib
 import threading
@@ -27,6 +28,7 @@ from .documents import saved_document
 from .late_picture import PAINTED, show_then_draw, widget_front_end
 from .layer_groups import LayerGroups, has_id
 from .reports import problems, summary
+from .resend import is_resend, resend_state
 from .saving import save_view
 from .static_picture import static_output, view_now
 from .view_requests import answered, new_request, with_edits
@@ -318,6 +320,8 @@ class GraphWidget(anywidget.AnyWidget):
         )
 
     def _on_msg(self, widget: Any, content: Any, buffers: Any) -> None:
+        if is_resend(content):  # the page missed what was sent (resend.py)
+            return resend_state(self)
         if isinstance(content, Mapping) and content.get("type") == PAINTED:
             self._painted.set()  # the late picture's cue (late_picture.py)
             return
@@ -339,14 +343,11 @@ class GraphWidget(anywidget.AnyWidget):
     def notify_change(self, change: Any) -> None:
         # One message for a change and what its observer adds (a new graph and its depth
         # request), so the browser never draws the change alone first.
-        if change["name"] in ("graph", "depth", "expanded"):
-            with self.hold_sync():
-                super().notify_change(change)
-        else:
+        held = change["name"] in ("graph", "depth", "expanded")
+        with self.hold_sync() if held else contextlib.nullcontext():
             super().notify_change(change)
 
-    def _answered(self) -> bool:
-        """Whether the browser has applied the whole request (False until a view shows)."""
+    def _answered(self) -> bool:  # the browser applied the whole request (not before a view)
         return answered(self._request, self._resolved)
 
     @property
