@@ -277,13 +277,17 @@ def lab_model(browser: Any, server: Any, name: str, reps: int) -> dict[str, Any]
     )
     rows: dict[str, list[dict[str, Any]]] = {}
     kernel: list[float] = []
-    group = GROUP[name]
-    actions = [
-        (f"w.expand({group!r})", f"w.expand({group!r})"),
-        (f"w.collapse({group!r})", f"w.collapse({group!r})"),
-        ("w.expand_all()", "w.expand_all()"),
-        ("w.collapse_all()", "w.collapse_all()"),
-    ]
+    group = GROUP.get(name)  # none: clicks only (ResNet-50's default view opens its stages)
+    actions = (
+        [
+            (f"w.expand({group!r})", f"w.expand({group!r})"),
+            (f"w.collapse({group!r})", f"w.collapse({group!r})"),
+            ("w.expand_all()", "w.expand_all()"),
+            ("w.collapse_all()", "w.collapse_all()"),
+        ]
+        if group
+        else []
+    )
     for rep in range(reps + 1):  # the first display also loads the bundle: kept apart
         got = run(page, 1, DISPLAY, "new")
         kernel.append(float(page.evaluate(EXECUTE_JS, "print(_kernel)")))

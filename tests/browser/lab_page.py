@@ -11,6 +11,17 @@ from playwright.sync_api import Locator, Page
 SCREENSHOTS = Path(__file__).parent / "screenshots"
 WIDGET_ROOT = "[data-testid=pvw-root]"
 
+# anywidget's 2 s start-up deadline made 1 ms for its own models (the timer it starts in a
+# model's constructor), as an init script: every widget of the page misses it, as on a page
+# starved for long (test_busy_page_browser.py), but every time.
+DEADLINE_MISSED = """(() => {
+  const timeout = AbortSignal.timeout.bind(AbortSignal);
+  AbortSignal.timeout = (ms) =>
+    timeout(ms === 2000 && /anywidget/.test(new Error().stack || "") ? 1 : ms);
+})();"""
+# What the loader says once it took a widget's messages past anywidget (anywidget_deadline.ts).
+HEARD_AGAIN = "anywidget gave up on this widget (2 s): its kernel is heard again"
+
 # window.jupyterapp exists because the server runs with LabApp.expose_app_in_browser. Running
 # cells through the command registry avoids clicking through menus, which is what makes
 # menu-driven tests flaky; the command resolves once every cell has run (false on an error).

@@ -11,7 +11,15 @@ from __future__ import annotations
 import json
 
 from explorer_page import Explorer
-from lab_page import _KERNEL_IDLE, _RUN_ALL, _WAIT_FOR_NOTEBOOK, WIDGET_ROOT, page_problems
+from lab_page import (
+    _KERNEL_IDLE,
+    _RUN_ALL,
+    _WAIT_FOR_NOTEBOOK,
+    DEADLINE_MISSED,
+    HEARD_AGAIN,
+    WIDGET_ROOT,
+    page_problems,
+)
 from run_page import RUN_ROOT, RunView, write_run
 
 NOTEBOOK = "busy_page.ipynb"
@@ -27,15 +35,6 @@ y = model(paddle.randn([2, 4])).sum()
 # kernel at 20 and 30 alike.
 THROTTLE = 25
 SLOW_SECONDS = 6
-# anywidget's 2 s made 1 ms for its own models (the timer it starts in a model's constructor):
-# every widget of the page misses it, as on a page starved for longer than the throttle above
-# makes it, but every time.
-DEADLINE_MISSED = """(() => {
-  const timeout = AbortSignal.timeout.bind(AbortSignal);
-  AbortSignal.timeout = (ms) =>
-    timeout(ms === 2000 && /anywidget/.test(new Error().stack || "") ? 1 : ms);
-})();"""
-HEARD_AGAIN = "anywidget gave up on this widget (2 s): its kernel is heard again"
 
 
 def _notebook(cells: list[str]) -> str:

@@ -19,7 +19,7 @@ import pytest
 from explorer_page import Explorer, explorer_page
 from fixtures.graphs.payload import chain, descendants, visible_clusters, visible_nodes
 from graph_dicts import nested
-from lab_page import save_screenshot
+from lab_page import DEADLINE_MISSED, HEARD_AGAIN, open_and_run_notebook, save_screenshot
 from lab_server import LabServer, start_lab
 
 NOTEBOOKS = Path(__file__).resolve().parent / "notebooks"
@@ -162,3 +162,28 @@ def test_expand_from_a_later_cell_redraws(nb7: Explorer, graph: dict[str, Any]) 
     page.get_by_test_id("pvw-fit").click()
     page.wait_for_timeout(400)  # the fit animates
     save_screenshot(page, "notebook7")
+
+
+def test_a_widget_anywidget_gave_up_on_hears_its_kernel(
+    chromium_browser: Any, notebook7_server: LabServer
+) -> None:
+    # anywidget's 2 s missed (test_busy_page_browser.py says when): the graph, sent after the
+    # comm opened, and the kernel's view requests still arrive (js/anywidget_deadline.ts).
+    late = "notebook7_late.ipynb"  # its own kernel: the module's page keeps the other
+    (notebook7_server.root / late).write_text((NOTEBOOKS / NOTEBOOK).read_text())
+    context = chromium_browser.new_context(viewport={"width": 1400, "height": 1000})
+    page = context.new_page()
+    said: list[str] = []
+    page.on("console", lambda message: said.append(message.text))
+    page.add_init_script(DEADLINE_MISSED)
+    try:
+        explorer = Explorer(page, open_and_run_notebook(page, notebook7_server, late).first)
+        name = explorer.value("[g['name'] for g in w.graph['groups'] if g.get('parent')][0]")
+        explorer.set_expanded(f"w.expand({name!r})")
+        assert explorer.value("w.expanded"), "the page never answered the kernel's request"
+        explorer.set_expanded("w.collapse_all()")
+        assert explorer.value("w.expanded") == []
+        assert any(HEARD_AGAIN in line for line in said), said
+    finally:
+        context.close()
+        notebook7_server.shutdown_sessions()
