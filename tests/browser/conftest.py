@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 from chromium import CHROMIUM_ARGS, chromium_path
-from lab_page import save_screenshot
+from lab_page import deafen, save_screenshot
 from lab_server import LabServer, start_lab
 
 REPO = Path(__file__).resolve().parents[2]
@@ -76,6 +76,7 @@ def page(chromium_browser, lab_server: LabServer, request: pytest.FixtureRequest
     # device_scale_factor=2 keeps the small graph labels sharp in saved screenshots.
     context = chromium_browser.new_context(viewport=VIEWPORT, device_scale_factor=2)
     page = context.new_page()
+    deafen(page)
     page.pvw_console_errors = []  # read by lab_page.page_problems in failure messages
     page.on(
         "console",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from lab_server import LabServer
@@ -19,6 +20,19 @@ DEADLINE_MISSED = """(() => {
   AbortSignal.timeout = (ms) =>
     timeout(ms === 2000 && /anywidget/.test(new Error().stack || "") ? 1 : ms);
 })();"""
+#: PVW_TEST_DEAF=1: every page of the browser tests misses anywidget's 2 s (DEADLINE_MISSED),
+#: to check that every widget still works through js/anywidget_deadline.ts (DEVELOP.md).
+DEAF = bool(os.environ.get("PVW_TEST_DEAF"))
+#: What anywidget throws for each message it dropped before the loader took them (DEAF only).
+ANYWIDGET_GAVE_UP = "[anywidget] Failed to initialize model."
+
+
+def deafen(page: Page) -> None:
+    """Under PVW_TEST_DEAF, `page` misses anywidget's start-up deadline for every widget."""
+    if DEAF:
+        page.add_init_script(DEADLINE_MISSED)
+
+
 # What the loader says once it took a widget's messages past anywidget (anywidget_deadline.ts).
 HEARD_AGAIN = "anywidget gave up on this widget (2 s): its kernel is heard again"
 
