@@ -392,9 +392,9 @@ export function createExplorer(model: AnyModel<WidgetModel>, el: HTMLElement): (
     for (const [event, fn] of listeners) model.off(event, fn);
     scale.cancel();
     prefetch.cancel();
-    reading.destroy();
-    view.destroy();
-    folds.destroy();
-    tabs.destroy();
+    for (const part of [reading, view, folds, tabs]) part.destroy();
+    // The front end keeps a removed view's `el` as long as its model lives (every re-run
+    // cell's old widget, until closed): out of it, this explorer and its graph can go.
+    root.remove();
   };
 }

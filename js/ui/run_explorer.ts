@@ -393,5 +393,7 @@ export function createRunExplorer(model: AnyModel<RunModel>, el: HTMLElement, so
     for (const [event, fn] of listeners) model.off(event, fn);
     graph.destroy();
     source.destroy();
+    heat.destroy();
+    root.remove(); // out of the view's el, which the front end keeps (js/explorer.ts says why)
   };
 }

@@ -32,6 +32,7 @@ export interface Heatmap {
   draw(): void;
   /** Rows that fit (for scrolling a row into view). */
   visibleRows(): number;
+  destroy(): void;
 }
 
 export function createHeatmap(host: HeatmapHost): Heatmap {
@@ -206,9 +207,10 @@ export function createHeatmap(host: HeatmapHost): Heatmap {
   canvas.addEventListener("mousedown", (event) => {
     drag = { x: event.clientX, moved: false };
   });
-  window.addEventListener("mouseup", () => {
+  const endDrag = (): void => {
     drag = null;
-  });
+  };
+  window.addEventListener("mouseup", endDrag); // removed by destroy(): it holds this heatmap
   canvas.addEventListener("mousemove", (event) => {
     const d = host.data();
     if (drag && d) {
@@ -317,6 +319,9 @@ export function createHeatmap(host: HeatmapHost): Heatmap {
       const d = host.data();
       if (d) layout(d); // before the first draw too
       return geometry.rows;
+    },
+    destroy() {
+      window.removeEventListener("mouseup", endDrag);
     },
   };
 }

@@ -30,7 +30,7 @@ from .layer_groups import LayerGroups, has_id
 from .reports import problems, summary
 from .resend import is_resend, resend_state
 from .saving import save_view
-from .static_picture import static_output, view_now
+from .static_picture import closed_text, static_output, view_now
 from .view_requests import answered, new_request, with_edits
 from .wire import bundle, graph_from_json, graph_json, graph_to_json, resume_after_cell
 
@@ -284,13 +284,12 @@ class GraphWidget(anywidget.AnyWidget):
     def _repr_mimebundle_(self, **kwargs: Any) -> Any:
         # Beside the widget: a static picture and a text for where no widget runs.
         result = super()._repr_mimebundle_(**kwargs)
-        if result is None:  # a closed widget
+        if result is None:  # no view (anywidget's answer without a _view_name)
             return None
         data, metadata = result if isinstance(result, tuple) else (result, {})
         sent = self.__dict__.pop("_graph_text", None)  # wire.graph_to_json's, used once
-        text, block = static_output(
-            self.graph, lambda: graph_json(self.graph, sent), self._view_now
-        )
+        graph_text = lambda: graph_json(self.graph, sent)  # noqa: E731 - made only if needed
+        text, block = static_output(self.graph, graph_text, self._view_now)
         return {**data, "text/plain": text, "text/html": block}, metadata
 
     def _ipython_display_(self) -> None:
@@ -298,14 +297,15 @@ class GraphWidget(anywidget.AnyWidget):
         # made after the widget is shown, off the cell's time (late_picture.py).
         from IPython.display import display
 
+        if self.comm is None:  # closed: ipywidgets' close() left no view to make, only words
+            return display({"text/plain": closed_text(self.graph)}, raw=True)
         late = widget_front_end()
         result = super()._repr_mimebundle_() if late else self._repr_mimebundle_()
-        if result is None:  # a closed widget
+        if result is None:  # no view (anywidget's answer without a _view_name)
             return
         data, metadata = result if isinstance(result, tuple) else (result, {})
         if not late:
-            display(data, raw=True, metadata=metadata)
-            return
+            return display(data, raw=True, metadata=metadata)
         sent = self.__dict__.pop("_graph_text", None)
         show_then_draw(data, metadata, self.graph, sent, self._view_now(), self._painted)
 

@@ -70,6 +70,14 @@ def counts_text(graph: Mapping[str, Any]) -> str:
         return "GraphWidget: a backward graph"
 
 
+def closed_text(graph: Mapping[str, Any]) -> str:
+    """What a closed widget shows when displayed (``w.close()`` took its comm, so no view)."""
+    return (
+        f"{counts_text(graph)} (closed: w.close() was called, so it has no view any more; "
+        "GraphWidget.from_graph(w.graph) shows the graph again)"
+    )
+
+
 def view_now(
     *,
     fold: bool,
