@@ -1,6 +1,6 @@
 // The run explorer's status line (ui/run_explorer.ts shows it): what the shown log holds, and
 // what it does not (parameters made trainable after the run started: runs/unwatched.py). Pure.
-import type { RunData } from "./run_data";
+import { isProblem, type RunData } from "./run_data";
 
 /** run.json's `unwatched_params`: each notice's step and parameter names. */
 function unwatchedNames(meta: Record<string, unknown>): { names: string[]; step: number } | null {
@@ -40,6 +40,8 @@ function runningWords(data: RunData, live: boolean, now: number): string {
   if (age > Math.max(600, 20 * mean)) {
     return `run.json says running, but no step written for ${duration(age)}: the process may be gone (killed, or ended without closing its log)`;
   }
+  // No step yet: `written` is when the watch started (run.json's time), not a step's.
+  if (data.S === 0) return `run running, no step written yet (started ${duration(age)} ago)`;
   return `run running, last step ${duration(age)} ago`;
 }
 
@@ -50,10 +52,13 @@ export function runStatusText(data: RunData, running: boolean, live: boolean, no
   const meta = desc.meta;
   const span = S ? `${data.steps[0]}\u2013${data.steps[S - 1]}` : "none yet";
   const every = meta.every ? ` (every ${String(meta.every)} steps)` : "";
-  const problems = desc.anomalies.length;
+  // Information (the steps a GradScaler skipped) is not a problem: the picker says so too.
+  const problems = desc.anomalies.filter(isProblem).length;
+  const info = desc.anomalies.length - problems;
   let text =
-    `${S} steps (${span}), ${data.L} layers, ${desc.params.length} parameters, ` +
-    `${desc.captured.length} full captures${every}; ${problems} problem${problems === 1 ? "" : "s"}; ` +
+    `${S} step${S === 1 ? "" : "s"} (${span}), ${data.L} layers, ${desc.params.length} parameters, ` +
+    `${desc.captured.length} full captures${every}; ${problems} problem${problems === 1 ? "" : "s"}` +
+    `${info ? ` (${info} for information)` : ""}; ` +
     `${meta.status === "running" ? runningWords(data, live, now) : `run ${String(meta.status ?? "unknown")}`}` +
     `${running && live ? ", refreshing" : ""}`;
   const unwatched = unwatchedNames(meta);
