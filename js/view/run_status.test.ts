@@ -90,6 +90,20 @@ describe("the run explorer's status line", () => {
     expect(runStatusText(one, false, false)).toMatch(/^1 step \(0\u20130\), /);
   });
 
+  it("says which parameters a layer replaced mid-run took the names of, apart", () => {
+    const meta = {
+      status: "finished",
+      unwatched_params: [{ step: 6, params: ["b.weight", "b.bias", "c.weight"], replaced: ["b.weight", "b.bias"] }],
+    };
+    const text = runStatusText(run(meta), false, false);
+    expect(text).toContain(
+      "; 1 parameter made trainable after the run started not recorded (seen at step 6): c.weight",
+    );
+    expect(text).toMatch(
+      /; replaced after the run started, their rows hold the old tensors' gradients, not the new ones': 2 parameters \(seen at step 6\): b\.weight, b\.bias$/,
+    );
+  });
+
   it("ignores a malformed notice instead of failing", () => {
     for (const bad of [[], [null], [{ params: "x" }], "x", [{ step: "3", params: [1] }]]) {
       expect(runStatusText(run({ unwatched_params: bad }), false, false)).not.toContain("trainable");

@@ -2,19 +2,33 @@
 // what it does not (parameters made trainable after the run started: runs/unwatched.py). Pure.
 import { isProblem, type RunData } from "./run_data";
 
-/** run.json's `unwatched_params`: each notice's step and parameter names. */
-function unwatchedNames(meta: Record<string, unknown>): { names: string[]; step: number } | null {
+type Noted = { names: string[]; step: number };
+
+/** run.json's `unwatched_params`: the parameters made trainable after the start, and those of
+ * them that replaced a watched one of the same name (`replaced`: a layer swapped mid-run), each
+ * with the first step it was seen at. */
+function unwatchedNames(meta: Record<string, unknown>): { fresh: Noted; replaced: Noted } {
+  const fresh: Noted = { names: [], step: Number.POSITIVE_INFINITY };
+  const replaced: Noted = { names: [], step: Number.POSITIVE_INFINITY };
   const notes = meta.unwatched_params;
-  if (!Array.isArray(notes) || notes.length === 0) return null;
-  const names: string[] = [];
-  let step = Number.POSITIVE_INFINITY;
-  for (const note of notes) {
+  for (const note of Array.isArray(notes) ? notes : []) {
     if (!note || typeof note !== "object") continue;
-    const { params, step: at } = note as { params?: unknown; step?: unknown };
-    if (Array.isArray(params)) names.push(...params.filter((p): p is string => typeof p === "string"));
-    if (typeof at === "number") step = Math.min(step, at);
+    const { params, step: at, replaced: swapped } = note as { params?: unknown; step?: unknown; replaced?: unknown };
+    const taken = new Set(Array.isArray(swapped) ? swapped : []);
+    for (const p of Array.isArray(params) ? params : []) {
+      if (typeof p !== "string") continue;
+      const into = taken.has(p) ? replaced : fresh;
+      into.names.push(p);
+      if (typeof at === "number") into.step = Math.min(into.step, at);
+    }
   }
-  return names.length > 0 ? { names, step } : null;
+  return { fresh, replaced };
+}
+
+function listed({ names, step }: Noted): string {
+  const n = names.length;
+  const at = Number.isFinite(step) ? ` (seen at step ${step})` : "";
+  return `${n} parameter${n === 1 ? "" : "s"}${at}: ${names.slice(0, 2).join(", ")}${n > 2 ? ", \u2026" : ""}`;
 }
 
 /** "41 s", "12 min", "3 h", "2 days". */
@@ -61,12 +75,15 @@ export function runStatusText(data: RunData, running: boolean, live: boolean, no
     `${info ? ` (${info} for information)` : ""}; ` +
     `${meta.status === "running" ? runningWords(data, live, now) : `run ${String(meta.status ?? "unknown")}`}` +
     `${running && live ? ", refreshing" : ""}`;
-  const unwatched = unwatchedNames(meta);
-  if (unwatched) {
-    const n = unwatched.names.length;
-    const first = unwatched.names.slice(0, 2).join(", ") + (n > 2 ? ", \u2026" : "");
-    const at = Number.isFinite(unwatched.step) ? ` (seen at step ${unwatched.step})` : "";
+  const { fresh, replaced } = unwatchedNames(meta);
+  if (fresh.names.length) {
+    const n = fresh.names.length;
+    const first = fresh.names.slice(0, 2).join(", ") + (n > 2 ? ", \u2026" : "");
+    const at = Number.isFinite(fresh.step) ? ` (seen at step ${fresh.step})` : "";
     text += `; ${n} parameter${n === 1 ? "" : "s"} made trainable after the run started not recorded${at}: ${first}`;
   }
+  // Their rows are not these parameters' gradients: the old tensors', 0 once cleared.
+  if (replaced.names.length)
+    text += `; replaced after the run started, their rows hold the old tensors' gradients, not the new ones': ${listed(replaced)}`;
   return text;
 }

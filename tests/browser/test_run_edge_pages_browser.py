@@ -68,3 +68,26 @@ def test_edge_runs_saved_pages_say_what_the_runs_did(chromium_browser: Browser, 
         view = RunView(page, root)
         view.wait_detail(2, "graph")  # the last capture
         assert texts(view)[1].startswith("3 steps (0\u20132), ")
+
+
+def test_a_layer_replaced_mid_run_is_said_on_the_status_line(
+    chromium_browser: Browser, tmp_path: Path
+) -> None:
+    """Its rows then hold the old tensors' gradients (0): the status line says so, where
+    before it said nothing of it (the notice did not tell a replaced layer apart)."""
+    net = model()
+    with trace(net, stats=True, every=3, run_dir=tmp_path / "run"):
+        for step in range(8):
+            if step == 5:
+                net[2] = paddle.nn.Linear(8, 1)  # a new head, same names
+            (net(paddle.randn([2, 4])) ** 2).mean().backward()
+            net.clear_gradients()
+    page_file = save_run_html(open_run(tmp_path / "run"), tmp_path / "run.html")
+    with saved_run_page(chromium_browser, page_file) as (page, root):
+        view = RunView(page, root)
+        view.wait_detail(6, "graph")  # the last capture
+        status = texts(view)[1]
+        assert status.endswith(
+            "; replaced after the run started, their rows hold the old tensors' gradients, not "
+            "the new ones': 2 parameters (seen at step 6): 2.weight, 2.bias"
+        ), status
