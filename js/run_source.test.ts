@@ -52,14 +52,16 @@ describe("a picked step asked of the kernel", () => {
       const { model, sent, answer } = kernelModel();
       const notices: string[] = [];
       const got = kernelSource(model).fetchStep(7, 2, (notice) => notices.push(notice));
-      expect(sent).toEqual([{ type: STEP_MESSAGE, id: 1, step: 7 }]);
+      expect(sent).toEqual([{ type: STEP_MESSAGE, id: sent[0].id, step: 7 }]);
       vi.advanceTimersByTime(14_000);
       expect(notices).toEqual([]);
       vi.advanceTimersByTime(60_000); // a cell running a minute of training
       expect(notices).toEqual([
         "The kernel has not answered for step 7 yet (it may be busy running a cell, or stopped); it shows here when it does.",
       ]);
-      answer({ type: STEP_MESSAGE, id: 1, step: 7, captured: false }, [new Float32Array([1, 2, 3, 4, 0, 0, 0, 0])]);
+      answer({ type: STEP_MESSAGE, id: sent[0].id, step: 7, captured: false }, [
+        new Float32Array([1, 2, 3, 4, 0, 0, 0, 0]),
+      ]);
       const step = await got;
       expect(step.error).toBeUndefined();
       expect([...(step.summary?.norm ?? [])]).toEqual([1, 2]);
@@ -67,5 +69,31 @@ describe("a picked step asked of the kernel", () => {
     } finally {
       vi.useRealTimers();
     }
+  });
+
+  it("by one view of a widget shown twice is not answered by the other view's answer", async () => {
+    // Both views made at once: each asked for its opening step; then the first asks for a
+    // cross-rank finding's graph difference and the second (a step picked) for step 5.
+    const { model, sent, answer } = kernelModel();
+    const [a, b] = [kernelSource(model), kernelSource(model)];
+    void a.fetchStep(3, 1);
+    void b.fetchStep(3, 1);
+    for (const m of sent.splice(0))
+      answer({ type: STEP_MESSAGE, id: m.id, step: 3, captured: false }, [new Float32Array(4)]);
+    const diff = (a.fetchDiff as (k: number) => Promise<{ title?: string; error?: string }>)(0);
+    const step = b.fetchStep(5, 1);
+    const [askedDiff, askedStep] = sent;
+    expect(askedDiff.id).not.toBe(askedStep.id);
+    // The kernel answers in order: the difference first (every view hears it).
+    answer({ type: STEP_MESSAGE, id: askedDiff.id, diff: 0, captured: true, title: "Graph difference" }, [
+      new ArrayBuffer(0),
+      bytes({ nodes: [] }),
+    ]);
+    answer({ type: STEP_MESSAGE, id: askedStep.id, step: 5, captured: false }, [new Float32Array([7, 0, 0, 0])]);
+    const [gotDiff, gotStep] = await Promise.all([diff, step]);
+    expect(gotDiff.title).toBe("Graph difference");
+    expect(gotStep.step).toBe(5);
+    expect(gotStep.graph).toBeNull(); // not the difference, shown as step 5's capture
+    expect([...(gotStep.summary?.norm ?? [])]).toEqual([7]);
   });
 });

@@ -73,8 +73,13 @@ export function diffFromReply(reply: Reply, buffers: unknown[]): StepData {
   return { ...none, graph, layerRows: reply.layer_rows ?? null, title: reply.title };
 }
 
+// One widget shown in two cells (or two browser tabs on one notebook) is two views of one
+// model: the kernel's answer to either reaches both. Their requests' ids are kept apart (one
+// counter for the page, from a random start) so that a view never takes the answer to
+// another's request as its own (a graph difference shown as a step's capture).
+let lastRequest = Math.floor(Math.random() * 2 ** 40);
+
 export function kernelSource(model: AnyModel): RunSource {
-  let requests = 0;
   const waiting = new Map<number, (reply: Reply, buffers: unknown[]) => void>();
   let errorFn: (message: string) => void = () => undefined;
   const onMessage = (msg: unknown, buffers: unknown): void => {
@@ -92,7 +97,7 @@ export function kernelSource(model: AnyModel): RunSource {
     step: number,
     slow?: (notice: string) => void,
   ): Promise<StepData> => {
-    const id = ++requests;
+    const id = ++lastRequest;
     const failed = (error: string): StepData => ({ step, summary: null, graph: null, layerRows: null, error });
     return new Promise((resolve) => {
       const timer = setTimeout(() => {

@@ -86,7 +86,7 @@ def test_two_processes_starting_a_log_in_one_dir_at_once_one_is_refused(tmp_path
         # the loser was refused either at the claim (the race) or, when the winner's run.json
         # was already there as it started (a slow fork), by the check before it
         assert ("another process started one there at the same time" in got[0][1]
-                or "already holds a run log: give" in got[0][1]), got[0][1]  # fmt: skip
+                or "already holds a run log" in got[0][1]), got[0][1]  # fmt: skip
         assert str(run_dir) in got[0][1]
         assert open_run(run_dir).meta["pid"] == got[1][1]  # the log is the writer's own
 

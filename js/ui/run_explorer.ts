@@ -256,7 +256,7 @@ export function createRunExplorer(model: AnyModel<RunModel>, el: HTMLElement, so
     const captured = data.captured.has(step);
     if (i < 0) {
       shown = null;
-      detailTitle.textContent = `Step ${step}`;
+      detailTitle.textContent = step >= 0 ? `Step ${step}` : "No step picked"; // (-1: none yet)
       message.textContent = data.S
         ? `Step ${step} is not recorded (steps ${data.steps[0]}\u2013${data.steps[data.S - 1]}).`
         : "No step recorded yet.";

@@ -61,6 +61,49 @@ describe("the run explorer's status line", () => {
     expect(runStatusText(run(one), false, false)).toMatch(/; 1 parameter made trainable .* step 4\): head\.weight$/);
   });
 
+  it("counts information (steps a GradScaler skipped) apart from problems", () => {
+    const data = run({ status: "finished" });
+    const anomaly = (kind: string) => ({
+      step: 0,
+      kind,
+      layer: "",
+      params: [],
+      value: null,
+      threshold: null,
+      message: kind,
+    });
+    const with_ = (kinds: string[]): RunData => ({ ...data, desc: { ...data.desc, anomalies: kinds.map(anomaly) } });
+    expect(runStatusText(with_(["skipped", "skipped"]), false, false)).toContain("; 0 problems (2 for information); ");
+    expect(runStatusText(with_(["nonfinite", "skipped"]), false, false)).toContain("; 1 problem (1 for information); ");
+    expect(runStatusText(with_(["spike"]), false, false)).toContain("; 1 problem; ");
+  });
+
+  it("says one step, and no step written yet, as they are", () => {
+    const t0 = Date.parse("2026-11-29T10:00:00Z") / 1000;
+    const data = run({ status: "running", started: "2026-11-29T10:00:00+00:00" });
+    const none = { ...data, S: 0, steps: new Float64Array(0), desc: { ...data.desc, written: t0, read_at: t0 } };
+    expect(runStatusText(none, true, true, t0 + 5)).toMatch(
+      /^0 steps \(none yet\).*; run running, no step written yet \(started 5 s ago\), refreshing$/,
+    );
+    expect(runStatusText(none, true, true, t0 + 3600)).toContain("no step written for 60 min: the process may be gone");
+    const one = { ...data, S: 1, steps: new Float64Array([0]) };
+    expect(runStatusText(one, false, false)).toMatch(/^1 step \(0\u20130\), /);
+  });
+
+  it("says which parameters a layer replaced mid-run took the names of, apart", () => {
+    const meta = {
+      status: "finished",
+      unwatched_params: [{ step: 6, params: ["b.weight", "b.bias", "c.weight"], replaced: ["b.weight", "b.bias"] }],
+    };
+    const text = runStatusText(run(meta), false, false);
+    expect(text).toContain(
+      "; 1 parameter made trainable after the run started not recorded (seen at step 6): c.weight",
+    );
+    expect(text).toMatch(
+      /; replaced after the run started, their rows hold the old tensors' gradients, not the new ones': 2 parameters \(seen at step 6\): b\.weight, b\.bias$/,
+    );
+  });
+
   it("ignores a malformed notice instead of failing", () => {
     for (const bad of [[], [null], [{ params: "x" }], "x", [{ step: "3", params: [1] }]]) {
       expect(runStatusText(run({ unwatched_params: bad }), false, false)).not.toContain("trainable");

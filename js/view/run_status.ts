@@ -1,20 +1,34 @@
 // The run explorer's status line (ui/run_explorer.ts shows it): what the shown log holds, and
 // what it does not (parameters made trainable after the run started: runs/unwatched.py). Pure.
-import type { RunData } from "./run_data";
+import { isProblem, type RunData } from "./run_data";
 
-/** run.json's `unwatched_params`: each notice's step and parameter names. */
-function unwatchedNames(meta: Record<string, unknown>): { names: string[]; step: number } | null {
+type Noted = { names: string[]; step: number };
+
+/** run.json's `unwatched_params`: the parameters made trainable after the start, and those of
+ * them that replaced a watched one of the same name (`replaced`: a layer swapped mid-run), each
+ * with the first step it was seen at. */
+function unwatchedNames(meta: Record<string, unknown>): { fresh: Noted; replaced: Noted } {
+  const fresh: Noted = { names: [], step: Number.POSITIVE_INFINITY };
+  const replaced: Noted = { names: [], step: Number.POSITIVE_INFINITY };
   const notes = meta.unwatched_params;
-  if (!Array.isArray(notes) || notes.length === 0) return null;
-  const names: string[] = [];
-  let step = Number.POSITIVE_INFINITY;
-  for (const note of notes) {
+  for (const note of Array.isArray(notes) ? notes : []) {
     if (!note || typeof note !== "object") continue;
-    const { params, step: at } = note as { params?: unknown; step?: unknown };
-    if (Array.isArray(params)) names.push(...params.filter((p): p is string => typeof p === "string"));
-    if (typeof at === "number") step = Math.min(step, at);
+    const { params, step: at, replaced: swapped } = note as { params?: unknown; step?: unknown; replaced?: unknown };
+    const taken = new Set(Array.isArray(swapped) ? swapped : []);
+    for (const p of Array.isArray(params) ? params : []) {
+      if (typeof p !== "string") continue;
+      const into = taken.has(p) ? replaced : fresh;
+      into.names.push(p);
+      if (typeof at === "number") into.step = Math.min(into.step, at);
+    }
   }
-  return names.length > 0 ? { names, step } : null;
+  return { fresh, replaced };
+}
+
+function listed({ names, step }: Noted): string {
+  const n = names.length;
+  const at = Number.isFinite(step) ? ` (seen at step ${step})` : "";
+  return `${n} parameter${n === 1 ? "" : "s"}${at}: ${names.slice(0, 2).join(", ")}${n > 2 ? ", \u2026" : ""}`;
 }
 
 /** "41 s", "12 min", "3 h", "2 days". */
@@ -40,6 +54,8 @@ function runningWords(data: RunData, live: boolean, now: number): string {
   if (age > Math.max(600, 20 * mean)) {
     return `run.json says running, but no step written for ${duration(age)}: the process may be gone (killed, or ended without closing its log)`;
   }
+  // No step yet: `written` is when the watch started (run.json's time), not a step's.
+  if (data.S === 0) return `run running, no step written yet (started ${duration(age)} ago)`;
   return `run running, last step ${duration(age)} ago`;
 }
 
@@ -50,18 +66,24 @@ export function runStatusText(data: RunData, running: boolean, live: boolean, no
   const meta = desc.meta;
   const span = S ? `${data.steps[0]}\u2013${data.steps[S - 1]}` : "none yet";
   const every = meta.every ? ` (every ${String(meta.every)} steps)` : "";
-  const problems = desc.anomalies.length;
+  // Information (the steps a GradScaler skipped) is not a problem: the picker says so too.
+  const problems = desc.anomalies.filter(isProblem).length;
+  const info = desc.anomalies.length - problems;
   let text =
-    `${S} steps (${span}), ${data.L} layers, ${desc.params.length} parameters, ` +
-    `${desc.captured.length} full captures${every}; ${problems} problem${problems === 1 ? "" : "s"}; ` +
+    `${S} step${S === 1 ? "" : "s"} (${span}), ${data.L} layers, ${desc.params.length} parameters, ` +
+    `${desc.captured.length} full captures${every}; ${problems} problem${problems === 1 ? "" : "s"}` +
+    `${info ? ` (${info} for information)` : ""}; ` +
     `${meta.status === "running" ? runningWords(data, live, now) : `run ${String(meta.status ?? "unknown")}`}` +
     `${running && live ? ", refreshing" : ""}`;
-  const unwatched = unwatchedNames(meta);
-  if (unwatched) {
-    const n = unwatched.names.length;
-    const first = unwatched.names.slice(0, 2).join(", ") + (n > 2 ? ", \u2026" : "");
-    const at = Number.isFinite(unwatched.step) ? ` (seen at step ${unwatched.step})` : "";
+  const { fresh, replaced } = unwatchedNames(meta);
+  if (fresh.names.length) {
+    const n = fresh.names.length;
+    const first = fresh.names.slice(0, 2).join(", ") + (n > 2 ? ", \u2026" : "");
+    const at = Number.isFinite(fresh.step) ? ` (seen at step ${fresh.step})` : "";
     text += `; ${n} parameter${n === 1 ? "" : "s"} made trainable after the run started not recorded${at}: ${first}`;
   }
+  // Their rows are not these parameters' gradients: the old tensors', 0 once cleared.
+  if (replaced.names.length)
+    text += `; replaced after the run started, their rows hold the old tensors' gradients, not the new ones': ${listed(replaced)}`;
   return text;
 }

@@ -184,11 +184,15 @@ class RunLogWriter:
         self._write_meta()
 
     # -- files ------------------------------------------------------------------------------
-    def note_unwatched(self, step: int, names: list[str]) -> None:
+    def note_unwatched(self, step: int, names: list[str], replaced: Sequence[str] = ()) -> None:
         """Parameters made trainable after the run started (unwatched.py), kept in run.json
-        at once: a reader of the run in progress sees them."""
+        at once: a reader of the run in progress sees them. ``replaced``: those of them that
+        took the name of a watched one (its column holds the old tensor's gradients)."""
         noted = self.meta.setdefault("unwatched_params", [])
-        noted.append({"step": step, "params": list(names)})
+        note: dict[str, Any] = {"step": step, "params": list(names)}
+        if replaced:
+            note["replaced"] = list(replaced)
+        noted.append(note)
         self._write_meta()
 
     def _write_meta(self) -> None:

@@ -7,12 +7,14 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 from pathlib import Path
 from typing import Any
 
 from . import format as fmt
 from .errors import RunLogError
 from .job_rank import JobRank
+from .status import effective_status
 
 NEW_DIR = "give this launch a new directory (e.g. runs/exp2) or delete the old logs"
 
@@ -28,7 +30,7 @@ def check_run_dir(run_dir: str | os.PathLike[str], job: JobRank) -> None:
     ranked = _rank_logs(path)
     own = fmt.rank_dir(path, job.rank) if job.launched else path
     if (own / fmt.META).exists() and (job.launched or not ranked):
-        raise RunLogError(f"{own} already holds a run log: {NEW_DIR}")
+        raise RunLogError(f"{own} already holds a run log{_written_now(own)}")
     if not job.launched:
         if ranked:
             raise RunLogError(
@@ -48,6 +50,28 @@ def check_run_dir(run_dir: str | os.PathLike[str], job: JobRank) -> None:
             f"{path} holds rank logs of another job (run_id {', '.join(ids)}: "
             f"{_listed(sorted(others))}); this job is {job.run_id}: {NEW_DIR}"
         )
+
+
+def _written_now(path: Path) -> str:
+    """The end of the refusal of ``path``'s run log: NEW_DIR, but not "delete" a log a live
+    process is writing (a watched trace() nested in another on the same run_dir: deleting it
+    would wreck the outer run)."""
+    try:
+        meta = json.loads((path / fmt.META).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        meta = None
+    if not isinstance(meta, dict) or effective_status(meta) != "running":
+        return f": {NEW_DIR}"
+    if meta.get("pid") == os.getpid() and meta.get("host") == socket.gethostname():
+        return (
+            " that this process is writing now (a trace(run_dir=) already open, started "
+            f"{meta.get('started')}): a trace() inside it needs no run_dir (the outer one "
+            "records every step), or give it a directory of its own"
+        )
+    return (
+        f" that process {meta.get('pid')} on {meta.get('host')} is writing now (started "
+        f"{meta.get('started')}): give this launch a new directory (e.g. runs/exp2)"
+    )
 
 
 def check_writable(path: Path) -> None:

@@ -26,7 +26,7 @@ from .errors import RunLogError
 from .meta_read import read_meta
 from .params import ParamInfo
 from .reader import RunLog
-from .status import effective_status, stopped_notes
+from .status import SameRun, effective_status, same_run, stopped_notes
 from .status import span as _span
 
 __all__ = ["RankFinding", "RankedRun", "is_ranked", "open_any", "open_ranks"]
@@ -118,6 +118,7 @@ class RankedRun:
             raise RunLogError(f"{path} holds no {fmt.RANK_PREFIX}NNNNN directory: pass the "
                               "run dir a multi-rank job wrote to")  # fmt: skip
         self._dirs = dirs
+        self._same = SameRun()
         metas: dict[int, dict[str, Any]] = {}
         for r, d in sorted(dirs.items()):
             try:
@@ -228,6 +229,7 @@ class RankedRun:
         if r not in self._metas:
             raise RunLogError(f"{self.path} has no rank {r}: its ranks are {_span(self.ranks)}")
         if r not in self._logs:
+            self._same.check(self._dirs[r], self._metas[r])  # not a new run's rank r
             self._logs[r] = RunLog(self._dirs[r])
         return self._logs[r]
 
@@ -246,7 +248,10 @@ class RankedRun:
         if r in self._logs:
             return None
         path = self._dirs[r] / fmt.DIGESTS / fmt.DIGEST_ALL
-        return path if effective_status(self._metas[r]) != "running" and path.exists() else None
+        if effective_status(self._metas[r]) == "running" or not path.exists():
+            return None
+        self._same.check(self._dirs[r], self._metas[r])
+        return path
 
     def read_all(self) -> None:
         """Every rank's steps_of, read side by side (Parquet reading leaves the GIL)."""
@@ -324,6 +329,7 @@ class RankedRun:
         for r in [r for r in self._metas if r not in self._logs]:
             if effective_status(self._metas[r]) == "running":  # its run.json says when it ends
                 meta = read_meta(self._dirs[r])
+                same_run(self._dirs[r], self._metas[r], meta)
                 changed |= meta != self._metas[r]
                 self._metas[r] = meta
         if changed:

@@ -21,7 +21,7 @@ from .errors import RunLogError
 from .meta_read import read_meta
 from .params import ParamInfo
 from .parts import Part
-from .status import effective_status, last_write, same_run
+from .status import SameRun, effective_status, last_write, same_run
 from .tail_read import read_tail
 
 __all__ = ["Anomaly", "ParamInfo", "RunLog", "RunLogError", "open_run"]
@@ -61,18 +61,15 @@ class RunLog:
         # When the run last wrote a step (epoch seconds; None: unknown), read at refresh():
         # a "running" run silent for long may be gone (status.last_write)
         self.last_write: float | None = None
+        self._same = SameRun()  # (a stat of run.json before a read on demand)
         self.refresh()
 
     # -- contract ---------------------------------------------------------------------------
     def refresh(self) -> bool:
         """Read what the writer added since; True if anything is new."""
-        if (self.path / fmt.META).exists():
-            meta = read_meta(self.path)
-            same_run(self.path, self.meta, meta)
-            meta["status"] = effective_status(meta)
-            self.meta = meta
-        else:
-            self.meta["status"] = effective_status(self.meta)
+        meta = self._same_run()
+        meta["status"] = effective_status(meta)
+        self.meta = meta
         self.last_write = last_write(self.path)
         # the tail before the parts: a part written meanwhile holds its steps
         tail = read_tail(self.path, len(self.params))
@@ -89,6 +86,21 @@ class RunLog:
         self._signature = signature
         return changed
 
+    def _same_run(self) -> dict[str, Any]:
+        """run.json as it is now; RunLogError when the directory no longer holds the run read
+        here (deleted, moved, or another run written into it). At refresh; before a part or a
+        capture is read on demand, ``self._same`` checks the same (a stat): a re-run of the same
+        script writes files of the same names, which would be shown as this run's, silently."""
+        if not (self.path / fmt.META).exists():
+            raise RunLogError(
+                f"{self.path} no longer holds the run read here (its {fmt.META} is gone: the "
+                f"directory was deleted or moved): what was read before ({len(self.steps)} "
+                "steps) is still shown; open the run again where it is now"
+            )
+        meta = read_meta(self.path)
+        same_run(self.path, self.meta, meta)
+        return meta
+
     def param_stat(self, stat: str) -> np.ndarray:
         """float32 (steps, params): "norm", "max_abs", "nan" or "inf"; NaN where a parameter
         had no gradient at that step."""
@@ -96,6 +108,7 @@ class RunLog:
             raise ValueError(f"stat must be one of {', '.join(fmt.STATS)}, got {stat!r}")
         grid = self._stats.get(stat)
         if grid is None:
+            self._same.check(self.path, self.meta)  # the parts read now are this run's
             grid = self._stats[stat] = self._grid(stat)
         return grid
 
@@ -154,6 +167,7 @@ class RunLog:
         n, tail = len(self.params), self._tail
         if stat in self._stats or stat not in fmt.STATS:
             return self.param_stat(stat)[np.searchsorted(self.steps, step)]
+        self._same.check(self.path, self.meta)  # the part read now is this run's
         if tail is not None and (at := np.flatnonzero(tail["step"][:: max(n, 1)] == step)).size:
             return tail[stat].reshape(-1, n)[at[0]].copy()
         for part in (p for p in self._parts.values() if step in p.steps):
@@ -186,6 +200,7 @@ class RunLog:
 
     def graph(self, step: int) -> dict[str, Any]:
         """The graph document (schema 2.x) of a fully captured step."""
+        self._same.check(self.path, self.meta)  # a capture of that name: another run's?
         path = self.path / fmt.CAPTURES / fmt.capture_name(int(step))
         if not path.exists():
             shown = ", ".join(map(str, self.captured_steps[:20])) or "none yet"

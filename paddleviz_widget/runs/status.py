@@ -59,6 +59,32 @@ def same_run(path: Path, old: dict[str, Any], new: dict[str, Any]) -> None:
     )
 
 
+class SameRun:
+    """``check(path, meta)``: RunLogError unless ``path`` still holds the run whose run.json
+    was read as ``meta`` (same_run), or says it is gone. For files read on demand long after
+    the opening (a rank's log or digests when the explorer first shows it): a re-run into the
+    same directory writes files of the same names. run.json is read again only when its
+    stat changed (a rank's digests are read at each step picked)."""
+
+    def __init__(self) -> None:
+        self._stamps: dict[Path, tuple[int, int]] = {}
+
+    def check(self, path: Path, meta: dict[str, Any]) -> None:
+        from .meta_read import read_meta
+
+        try:
+            stat = (path / fmt.META).stat()
+        except FileNotFoundError:
+            raise RunLogError(
+                f"{path} no longer holds the run read here (its {fmt.META} is gone: the "
+                "directory was deleted or moved): open the run again where it is now"
+            ) from None
+        stamp = (stat.st_ino, stat.st_mtime_ns)
+        if self._stamps.get(path) != stamp:
+            same_run(path, meta, read_meta(path))
+            self._stamps[path] = stamp
+
+
 def stopped_notes(metas: dict[int, dict[str, Any]]) -> list[str]:
     """The multi-rank reader's notes for ranks that did not finish: those stopped by an error
     (run.json's ``error``: in a data-parallel job, likely the first to go), then those whose

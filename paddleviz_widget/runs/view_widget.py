@@ -21,6 +21,7 @@ import traitlets
 from ..export.bundle import bundle_source, widget_esm
 from ..export.standalone import _static
 from ..widget.resend import is_resend, resend_state
+from .errors import RunLogError
 from .ranks import RankedRun, open_any
 from .view_data import (
     SUMMARY_STATS,
@@ -164,7 +165,12 @@ class RunWidget(anywidget.AnyWidget):
     def _rank_changed(self, change: Any) -> None:
         if self.ranked is None or change["new"] == change["old"]:
             return
-        self._log = self.ranked.rank(change["new"])
+        try:
+            self._log = self.ranked.rank(change["new"])
+        except RunLogError as error:  # its dir now holds another run: said, the rank shown kept
+            self._said(error)
+            self.rank = change["old"]
+            return
         with self.hold_sync():
             for name, value in self._state().items():
                 setattr(self, name, value)
@@ -172,7 +178,14 @@ class RunWidget(anywidget.AnyWidget):
     @traitlets.observe("step")
     def _step_changed(self, change: Any) -> None:
         if self.ranked is not None:
-            self._rank_state()
+            try:
+                self._rank_state()
+            except RunLogError as error:  # (a change from the page: never raised in its comm)
+                self._said(error)
+
+    def _said(self, error: Exception) -> None:
+        """An error reading the run, on the page's status line."""
+        self.send({"type": REFRESH_MESSAGE, "error": str(error)})
 
     def _rank_state(self) -> None:
         """The ranks' description and the rank x layer norms at the picked step."""

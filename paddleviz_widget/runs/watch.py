@@ -102,7 +102,7 @@ class RunWatch:
             return  # discovered at the first backward (ready())
         infos, tensors = model_params(self.model)
         layers = layer_order(infos)
-        self._unwatched = Unwatched(tensors)
+        self._unwatched = Unwatched(tensors, [info.name for info in infos])
         self._summary = GradSummary(tensors)
         self._finder = AnomalyFinder(infos, layers, self.thresholds)
         job = self.job
@@ -216,8 +216,9 @@ class RunWatch:
         try:
             names = self._unwatched.new(self.model, named)
             if names:
-                self.writer.note_unwatched(step, names)
-                print(unwatched_line(self.writer.path, step, names), file=sys.stderr)
+                replaced = self._unwatched.replaced(names)
+                self.writer.note_unwatched(step, names, replaced)
+                print(unwatched_line(self.writer.path, step, names, replaced), file=sys.stderr)
         except Exception:  # noqa: BLE001 (a notice of ours never stops the training)
             return
 

@@ -1,7 +1,8 @@
 """The saved run page (file://, Chromium) of a float16 run under paddle.amp.GradScaler
 (tests/grad_scaler_run.py: Paddle's own AMP code made to run on this CPU; its scale 2**16
 overflows at steps 0 and 1, which the scaler skips): those steps are information, so the page
-opens on the last full capture, not on the capture after step 0, says "No problems found",
+opens on the last full capture, not on the capture after step 0, says "No problems found"
+(the status line too: "0 problems (2 for information)"),
 lists the information in its picker, and draws no red problem tick over step 0 (its cells
 are red: their gradients held Inf)."""
 
@@ -38,6 +39,9 @@ def test_steps_the_scaler_skipped_are_shown_as_information(
         assert groups[0] == ["OPTION", "No problems found", 0], groups
         assert [g[:2] for g in groups[1:]] == [["OPTGROUP", "for information"]], groups
         assert groups[1][2] >= 1, groups
+        # The status line agrees: it counted those steps as problems ("2 problems").
+        status = view.root.get_by_test_id("pvw-run-status").inner_text()
+        assert f"; 0 problems ({groups[1][2]} for information); " in status, status
         x, y = view.cell(0, 2)  # layers "0", "2", "4": 4.weight held the Inf
         assert view.pixel(0, 2) == NONFINITE_RGB
         top = view.heatmap.evaluate("(c) => c.getBoundingClientRect().top")
