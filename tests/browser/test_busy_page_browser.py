@@ -96,11 +96,11 @@ def test_widgets_anywidget_gave_up_on_get_their_state_and_hear_their_kernel(
 ) -> None:
     # The graph is sent after the comm opened, a run step's graph is the kernel's answer to the
     # page: anywidget dropped both before (the widget stayed "loading", the step unanswered).
-    write_run(lab_server.root / "runs" / "late", 12)
+    write_run(lab_server.root / "runs" / "deaf", 12)  # its own dir: the Lab serves the session
     console: list[str] = []
     page.on("console", lambda message: console.append(message.text))
     page.add_init_script(DEADLINE_MISSED)
-    cells = ["w = GraphWidget(y)\nw", "r = GraphWidget.from_run('runs/late')\nr"]
+    cells = ["w = GraphWidget(y)\nw", "r = GraphWidget.from_run('runs/deaf')\nr"]
     explorer = _open(page, lab_server, cells)
     explorer.run(SET_UP)
     assert page.evaluate(_RUN_ALL, 120_000) is True, page_problems(page)

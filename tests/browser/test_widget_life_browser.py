@@ -67,7 +67,7 @@ def collect_garbage(life: Explorer) -> None:
 def rerun_thrice_and_count_kept(life: Explorer, cell: int, root: str, ready: str) -> int:
     """Run ``cell`` 3 times, each once its widget (``root``) is drawn (``ready``: the data
     attribute set then); how many of the 3 explorers those runs replaced are still in the
-    page's memory after a collection."""
+    page's memory after collections over 10 s."""
     page = life.page
     page.evaluate("() => { window.pvwOldRoots = []; }")
     for _ in range(3):
@@ -82,8 +82,15 @@ def rerun_thrice_and_count_kept(life: Explorer, cell: int, root: str, ready: str
             "(sel) => document.querySelector(sel) !== window.pvwOldRoots.at(-1).deref()", arg=root
         )
     page.wait_for_function(DRAWN_JS, arg=[root, ready, 1])
-    collect_garbage(life)
-    return page.evaluate("() => window.pvwOldRoots.filter((ref) => ref.deref()).length")
+    # Collected within 10 s: a request or a draw the old explorer had under way when it was
+    # replaced holds it until it settles (a CI run at load ~6 once found 1 of 3 at once).
+    for _ in range(10):
+        collect_garbage(life)
+        kept = page.evaluate("() => window.pvwOldRoots.filter((ref) => ref.deref()).length")
+        if kept == 0:
+            break
+        page.wait_for_timeout(1000)
+    return kept
 
 
 def test_a_cell_run_again_lets_the_old_explorer_go(life: Explorer) -> None:
