@@ -9,53 +9,16 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-import pytest
+from front_end_kernel import execute, kernel
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
-@contextmanager
-def _kernel(**env: str) -> Iterator[Any]:
-    # The version matrix's venvs hold Paddle and the test tools, not a Jupyter kernel.
-    manager = pytest.importorskip("jupyter_client.manager", reason="no Jupyter kernel here")
-    start_new_kernel = manager.start_new_kernel
-
-    km, kc = start_new_kernel(
-        kernel_name="python3", env={**os.environ, "PYTHONPATH": str(ROOT), **env}
-    )
-    try:
-        yield kc
-    finally:
-        kc.stop_channels()
-        km.shutdown_kernel(now=True)
-
-
-def _execute(kc: Any, code: str, cell: str | None) -> list[dict]:
-    """Run ``code`` as a front end would (``cell``: the cell id JupyterLab names; nbclient
-    names none); the iopub messages it caused, until the kernel is idle."""
-    content = {"code": code, "silent": False, "store_history": False, "allow_stdin": False}
-    msg = kc.session.msg("execute_request", content, metadata={"cellId": cell} if cell else {})
-    kc.shell_channel.send(msg)
-    reply = kc.get_shell_msg(timeout=120)
-    assert reply["content"]["status"] == "ok", reply["content"]
-    messages = []
-    while True:
-        m = kc.get_iopub_msg(timeout=120)
-        if m["parent_header"].get("msg_id") != msg["header"]["msg_id"]:
-            continue
-        if m["msg_type"] == "status" and m["content"]["execution_state"] == "idle":
-            return messages
-        if m["msg_type"] not in ("status", "execute_input"):
-            messages.append(m)
-
-
 def _value(kc: Any, expr: str) -> str:
-    (out,) = _execute(kc, f"print({expr})", None)
+    (out,) = execute(kc, f"print({expr})", None)
     return out["content"]["text"].strip()
 
 
@@ -66,10 +29,10 @@ FIRST = "import paddleviz_widget"
 
 
 def test_a_widget_front_end_gets_one_hidden_model_closed_once_the_page_has_the_explorer():
-    with _kernel() as kc:
+    with kernel() as kc:
         # The package's import in a cell JupyterLab runs opens it (notebook_start.py): the
         # page starts the explorer while the next cells build the model.
-        messages = _execute(kc, FIRST, "c0")
+        messages = execute(kc, FIRST, "c0")
         assert [m["msg_type"] for m in messages] == ["comm_open", "comm_open"], messages
         layout, hidden = (m["content"] for m in messages)
         assert layout["data"]["state"]["_model_name"] == "LayoutModel"
@@ -78,8 +41,8 @@ def test_a_widget_front_end_gets_one_hidden_model_closed_once_the_page_has_the_e
         assert "pvw-preloaded" in state["_esm"]  # the loader, which reports back
         assert len(state["_bundle"]) > 100_000  # the explorer the page imports
         # The widget's import, a second import (another cell, a re-run) open nothing more.
-        assert _execute(kc, IMPORT, "c1") == []
-        assert _execute(kc, f"import importlib, paddleviz_widget.widget as w; {IMPORT}", "c2") == []
+        assert execute(kc, IMPORT, "c1") == []
+        assert execute(kc, f"import importlib, paddleviz_widget.widget as w; {IMPORT}", "c2") == []
 
         # The page's word, as the loader sends it: the kernel closes the model and its Layout.
         custom = {"method": "custom", "content": {"type": "pvw-preloaded"}}
@@ -98,23 +61,23 @@ def test_a_widget_front_end_gets_one_hidden_model_closed_once_the_page_has_the_e
 def test_the_widget_import_opens_it_when_the_package_came_before_it():
     # The package imported where no cell was named (a startup script, %run from a terminal
     # kernel client), the widget module in a notebook's cell later: opened then.
-    with _kernel() as kc:
-        assert _execute(kc, FIRST, None) == []
-        messages = _execute(kc, IMPORT, "c1")
+    with kernel() as kc:
+        assert execute(kc, FIRST, None) == []
+        messages = execute(kc, IMPORT, "c1")
         assert [m["msg_type"] for m in messages] == ["comm_open", "comm_open"], messages
 
 
 def test_nbclient_and_the_switch_open_nothing():
     # nbclient names no cell and keeps no comm: nothing to start there.
     # The package's import there leaves the notebook stack unimported (build_graph needs none).
-    with _kernel() as kc:
-        assert _execute(kc, FIRST, None) == []
+    with kernel() as kc:
+        assert execute(kc, FIRST, None) == []
         assert _value(kc, "'anywidget' in __import__('sys').modules") == "False"
-        assert _execute(kc, IMPORT, None) == []
+        assert execute(kc, IMPORT, None) == []
     # Turned off: JupyterLab's execute request, and still nothing.
-    with _kernel(PADDLEVIZ_WIDGET_PRELOAD="0") as kc:
-        assert _execute(kc, FIRST, "c0") == []
-        assert _execute(kc, IMPORT, "c1") == []
+    with kernel(PADDLEVIZ_WIDGET_PRELOAD="0") as kc:
+        assert execute(kc, FIRST, "c0") == []
+        assert execute(kc, IMPORT, "c1") == []
 
 
 def test_a_script_opens_nothing():

@@ -8,8 +8,8 @@ from __future__ import annotations
 from typing import Any
 
 import paddle
-from comm.base_comm import BaseComm
 from models import LeNet
+from wire_comm import WireComm
 
 from paddleviz_widget import trace
 from paddleviz_widget.widget import GraphWidget
@@ -17,18 +17,6 @@ from paddleviz_widget.widget.resend import RESEND
 from paddleviz_widget.widget.wire import graph_from_json
 
 ANYWIDGETS_OWN = {"_esm", "_css", "_bundle", "_anywidget_id"}
-
-
-class WireComm(BaseComm):
-    """A comm whose wire is a list: what the widget publishes to the page, buffers too."""
-
-    def __init__(self, **kwargs: Any) -> None:
-        self.published: list[tuple[Any, list[bytes]]] = []
-        super().__init__(target_name="jupyter.widget", **kwargs)
-
-    def publish_msg(self, msg_type: str, data: Any = None, metadata: Any = None,
-                    buffers: Any = None, **keys: Any) -> None:  # fmt: skip
-        self.published.append((data, [bytes(b) for b in buffers or []]))
 
 
 def page_says(w: Any, content: Any) -> list[tuple[Any, list[bytes]]]:

@@ -18,9 +18,9 @@ from typing import Any
 
 import numpy as np
 import pytest
-from comm.base_comm import BaseComm
 from paddle_versions import requires_post_hooks
 from run_logs import NAN_STEP, watched_training
+from wire_comm import WireComm
 
 from paddleviz_widget import GraphWidget
 from paddleviz_widget.runs import open_run
@@ -33,18 +33,6 @@ pytestmark = requires_post_hooks  # watch mode's full captures need stats
 REPO = Path(__file__).resolve().parents[1]
 ORACLE_STEPS = (0, 250, 399)
 STEPS = 400
-
-
-class WireComm(BaseComm):
-    """A comm whose wire is a list: what the widget publishes to the page, buffers too."""
-
-    def __init__(self, **kwargs: Any) -> None:
-        self.published: list[tuple[Any, list[bytes]]] = []
-        super().__init__(target_name="jupyter.widget", **kwargs)
-
-    def publish_msg(self, msg_type: str, data: Any = None, metadata: Any = None,
-                    buffers: Any = None, **keys: Any) -> None:  # fmt: skip
-        self.published.append((data, [bytes(b) for b in buffers or []]))
 
 
 def from_page(w: RunWidget, content: Any) -> list[tuple[Any, list[bytes]]]:

@@ -6,12 +6,12 @@ test_widget_life_browser.py."""
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from front_end_kernel import execute, kernel
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -25,41 +25,16 @@ w.close()"""
 
 @pytest.fixture(scope="module")
 def kc() -> Iterator[Any]:
-    manager = pytest.importorskip("jupyter_client.manager", reason="no Jupyter kernel here")
-    km, kc = manager.start_new_kernel(
-        kernel_name="python3", env={**os.environ, "PYTHONPATH": str(ROOT)}
-    )
-    try:
-        yield kc
-    finally:
-        kc.stop_channels()
-        km.shutdown_kernel(now=True)
-
-
-def _execute(kc: Any, code: str, cell: str | None) -> list[dict]:
-    """The iopub messages ``code`` caused, run as a front end would (``cell``: the cell id
-    JupyterLab names in its request; nbclient names none)."""
-    content = {"code": code, "silent": False, "store_history": True, "allow_stdin": False}
-    msg = kc.session.msg("execute_request", content, metadata={"cellId": cell} if cell else {})
-    kc.shell_channel.send(msg)
-    kc.get_shell_msg(timeout=120)
-    messages = []
-    while True:
-        m = kc.get_iopub_msg(timeout=120)
-        if m["parent_header"].get("msg_id") != msg["header"]["msg_id"]:
-            continue
-        if m["msg_type"] == "status" and m["content"]["execution_state"] == "idle":
-            return messages
-        if m["msg_type"] not in ("status", "execute_input"):
-            messages.append(m)
+    with kernel() as client:
+        yield client
 
 
 @pytest.mark.parametrize("cell", [None, "c1"], ids=["nbclient", "jupyterlab"])
 def test_a_closed_widget_shown_says_it_is_closed(kc: Any, cell: str | None) -> None:
-    made = [m["msg_type"] for m in _execute(kc, MAKE, cell)]
+    made = [m["msg_type"] for m in execute(kc, MAKE, cell)]
     assert "error" not in made and "stream" not in made, made
     for code in ("w", "display(w)"):
-        messages = _execute(kc, code, cell)
+        messages = execute(kc, code, cell)
         kinds = [m["msg_type"] for m in messages]
         assert "error" not in kinds and "stream" not in kinds, messages
         (shown,) = [m["content"]["data"] for m in messages]
@@ -68,7 +43,7 @@ def test_a_closed_widget_shown_says_it_is_closed(kc: Any, cell: str | None) -> N
 
 
 def test_a_closed_widget_keeps_its_document(kc: Any, tmp_path: Path) -> None:
-    _execute(kc, MAKE, None)
+    execute(kc, MAKE, None)
     path = tmp_path / "closed.json"
-    messages = _execute(kc, f"w.save({str(path)!r}); s = w.summary(); w.expand('conv')", None)
+    messages = execute(kc, f"w.save({str(path)!r}); s = w.summary(); w.expand('conv')", None)
     assert messages == [] and path.exists()
