@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -22,6 +24,17 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 NAN_STEP = 137  # the batch with a NaN pixel: its gradients hold NaN, its update is skipped
 EVERY = 100
+
+
+def start_writer(run_dir: str | Path, steps: int, sleep: float) -> subprocess.Popen:
+    """This script in another process, writing ``run_dir`` for ``steps`` steps with ``sleep``
+    seconds between them (a run still going while a test reads it)."""
+    path = os.pathsep.join(filter(None, [str(HERE.parent), os.environ.get("PYTHONPATH", "")]))
+    script = [sys.executable, str(HERE / "run_logs.py"), str(run_dir), str(steps)]
+    return subprocess.Popen(
+        [*script, "--sleep", str(sleep)],
+        env={**os.environ, "PYTHONPATH": path}, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
 
 
 def grad_summary(model: Any) -> dict[str, list[float]]:

@@ -6,15 +6,13 @@ writing it instead."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 import time
 from pathlib import Path
 
 import paddle
 import pytest
 from paddle_versions import requires_post_hooks
+from run_logs import start_writer
 
 from paddleviz_widget import trace
 from paddleviz_widget.runs import RunLogError, open_run
@@ -47,11 +45,7 @@ def test_a_watched_trace_nested_on_its_outer_traces_dir_is_told_not_to_delete_it
 
 def test_a_run_dir_another_live_process_writes_is_refused_naming_it(tmp_path: Path) -> None:
     run_dir = tmp_path / "run"
-    env = {**os.environ, "PYTHONPATH": f"{REPO}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
-    writer = subprocess.Popen(
-        [sys.executable, str(REPO / "tests/run_logs.py"), str(run_dir), "400", "--sleep", "0.05"],
-        env=env, stderr=subprocess.DEVNULL,
-    )  # fmt: skip
+    writer = start_writer(run_dir, 400, 0.05)
     try:
         deadline = time.monotonic() + 120
         while not (run_dir / "run.json").exists() and time.monotonic() < deadline:

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 import pytest
 from paddle_versions import requires_post_hooks
-from run_logs import NAN_STEP, watched_training
+from run_logs import NAN_STEP, start_writer, watched_training
 from wire_comm import WireComm
 
 from paddleviz_widget import GraphWidget
@@ -114,11 +114,7 @@ def test_from_run_and_a_refresh_of_a_run_still_being_written(tmp_path: Path) -> 
     # A writer in another process, still going: the widget shows what it has, refresh() reads
     # on, and the page's Refresh message does the same.
     path = tmp_path / "live"
-    env = {**os.environ, "PYTHONPATH": f"{REPO}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
-    proc = subprocess.Popen(
-        [sys.executable, str(REPO / "tests/run_logs.py"), str(path), "60", "--sleep", "0.1"],
-        env=env, stderr=subprocess.DEVNULL,
-    )  # fmt: skip
+    proc = start_writer(path, 60, 0.1)
     try:
         for _ in range(600):
             if (path / "run.json").exists() and len(open_run(path).steps) >= 5:
