@@ -25,7 +25,8 @@ def _frame(arrays, out, flags, loss_out, rows32, counts, plane, quiet):
     addrs = np.array([a.ctypes.data if a is not None else 0 for a in arrays], np.int64)
     sizes = np.array([a.size if a is not None else 0 for a in arrays], np.int64)
     kinds = np.array([0 if a is None or a.dtype == np.float32 else 1 for a in arrays], np.int8)
-    frame = np.zeros(18, np.int64)
+    frame = np.zeros(19, np.int64)
+    frame[18] = n  # read_upto's stop: every gradient read in the call
     frame[:7] = [addrs.ctypes.data, sizes.ctypes.data, kinds.ctypes.data, n, out.ctypes.data,
                  flags.ctypes.data, loss_out.ctypes.data]  # fmt: skip
     frame[7:10] = [rows32.ctypes.data, counts.ctypes.data, plane]

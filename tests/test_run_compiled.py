@@ -141,3 +141,13 @@ def test_a_run_reads_by_numpy_until_the_helper_thread_has_compiled():
                           env=env, timeout=120)  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip().splitlines()[-1] == "[False, True]"
+
+
+def test_big_models_are_cut_in_halves_of_even_bytes_small_ones_not():
+    from paddleviz_widget.runs.read_halves import SPLIT_FROM, cut_at
+
+    assert cut_at([SPLIT_FROM - 1, 1]) == 2 - 1  # from SPLIT_FROM elements on
+    assert cut_at([SPLIT_FROM - 2, 1]) == 0 and cut_at([4 * SPLIT_FROM]) == 0  # one: no halves
+    sizes = [64, 2**20, 64, 2**21, 64, 2**20, 2**19, 64]
+    k = cut_at(sizes)
+    assert sum(sizes[:k]) == 2**20 + 128 + 2**21 and 0 < k < len(sizes)

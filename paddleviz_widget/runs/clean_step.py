@@ -33,7 +33,7 @@ class CleanStep:
         self._finder = finder
         self._params = summary.params
         self._call: Any = None  # watch_step once compiled (a helper thread: kernel())
-        self._frame = np.zeros(18, np.int64)
+        self._frame = np.zeros(19, np.int64)
         self._frame_at = self._frame.ctypes.data
         self._read: Any = None  # the summary's CompiledRead, once there
 
@@ -47,6 +47,7 @@ class CleanStep:
         frame = self._frame
         frame[:7] = read.frame_head()
         frame[7:10] = self._writer.rows()
+        frame[18] = read.stop
         quiet = self._finder.quiet_frame()
         if quiet is not None:
             frame[11:16] = quiet
@@ -68,6 +69,7 @@ class CleanStep:
         loss_addr, loss_kind, value = read.loss_address(loss)
         if absent or (value is not None and not math.isfinite(value)):  # NaN/Inf loss given
             row = 0
+        read.read_halves()
         writer = self._writer
         got = self._call(self._frame_at, loss_addr, loss_kind, writer.next_row(), bound, row)
         value = read.loss_read(loss_kind, value)

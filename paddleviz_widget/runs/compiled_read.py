@@ -14,7 +14,9 @@ from typing import Any
 
 import numpy as np
 
+from .grad_kernel import kernel
 from .in_place import readable_in_place
+from .read_halves import ReadHalves, cut_at
 
 _KIND = {np.float32: 0, np.float64: 1}
 _NO_LOSS = 2  # read_grads' loss_kind: none to read
@@ -26,11 +28,11 @@ class CompiledRead:
     gradient is not read in place: the caller takes the NumPy path for this step).
     ``clean``: every parameter has a gradient, all finite."""
 
-    def __init__(self, kernel: Any, plain: list[tuple[Any, Any, int, list[int]]], big: Any):
+    def __init__(self, plain: list[tuple[Any, Any, int, list[int]]], big: Any):
         import paddle
 
         n = len(plain)
-        self._kernel = kernel
+        self._kernel = kernel("read_upto")
         self._plain = plain
         self._exact = big  # GradSummary._big: the exact reading of one gradient
         self._dtypes = [p[0] for p in plain]
@@ -56,17 +58,34 @@ class CompiledRead:
                       self._kinds.ctypes.data, n, self._out.ctypes.data,
                       self._flags.ctypes.data)  # fmt: skip
         self._loss_at = ctypes.addressof(self._loss)
+        # A big model's gradients: read by two threads before the kernel's call, which then
+        # reads those below ``stop`` (none) and counts the flags of the rest
+        cut = cut_at([p[2] for p in plain])
+        self._halves = ReadHalves(kernel("read_part"), n, cut) if cut else None
+        self.stop = 0 if cut else n
 
     def read(self, grads: list[Any], loss: Any) -> tuple[Any, ...] | None:
         absent = self.addresses(grads)
         if absent is None:
             return None
         loss_addr, loss_kind, value = self.loss_address(loss)
-        bad = self._kernel(*self._args, loss_addr, loss_kind, self._loss_at)
+        self.read_halves()
+        bad = self._kernel(*self._args, loss_addr, loss_kind, self._loss_at, self.stop)
         return self.result(bad, absent, self.loss_read(loss_kind, value))
 
+    def read_halves(self) -> None:
+        """A big model's gradients read by two threads (read_halves.py), after addresses()."""
+        if self._halves is not None:
+            self._halves.read(self._args)
+
+    def release(self) -> None:
+        """Let the helper thread go (the run ended)."""
+        if self._halves is not None:
+            self._halves.release()
+
     def frame_head(self) -> tuple[int, ...]:
-        """read_grads' array addresses and count, then the loss's double (step_ir.py's frame)."""
+        """read_grads' array addresses and count, then the loss's double (step_ir.py's frame;
+        its slot 18 is ``stop``)."""
         return (*self._args, self._loss_at)
 
     def addresses(self, grads: list[Any]) -> int | None:

@@ -28,7 +28,11 @@ _ARGS = {
     "read_grads": (ctypes.c_int64,) * 9,
     "quiet_step": (ctypes.c_int64,) * 8 + (ctypes.c_double,) * 3 + (ctypes.c_int64,),
     "watch_step": (ctypes.c_int64,) * 6,
+    "read_upto": (ctypes.c_int64,) * 10,
+    "read_part": (ctypes.c_int64,) * 8,
 }
+# Called without the GIL: two threads read a big model's gradients at once (compiled_read.py).
+_RELEASING = {"read_part"}
 _lock = threading.Lock()  # held while compiling
 _start = threading.Lock()  # held while starting the compiling thread
 _state: dict[str, Any] = {}  # the compiled functions by name (None: unavailable), "engine"
@@ -99,7 +103,9 @@ def _compile() -> dict[str, Any]:
         address = engine.get_function_address(name)
         if not address:
             raise RuntimeError(f"{name} not compiled")
-        # PYFUNCTYPE: the GIL stays held (released, another thread could keep it for 5 ms)
-        found[name] = ctypes.PYFUNCTYPE(ctypes.c_int64, *args)(address)
+        # PYFUNCTYPE: the GIL stays held (released, another thread could keep it for 5 ms),
+        # but where two threads share the read (milliseconds of bytes, not microseconds)
+        kind = ctypes.CFUNCTYPE if name in _RELEASING else ctypes.PYFUNCTYPE
+        found[name] = kind(ctypes.c_int64, *args)(address)
     found["engine"] = engine  # the code lives as long as its engine; last (kernel())
     return found

@@ -48,6 +48,10 @@ done:
 #   kinds[i]: 0 float32, 1 float64. out: 4 x n doubles (norm, max |g|, NaN, Inf counts;
 #   NaN, NaN, 0, 0 for none), flags[i] = 1: read it exactly instead (out left NaN, NaN, 0,
 #   0). loss_kind 0/1: the float32/float64 at loss_addr is stored in loss_out as a double.
+# read_part(addrs, sizes, kinds, n, out, flags, lo, hi) -> flagged: gradients lo..hi-1 only,
+#   as read_grads reads them (called without the GIL: two threads read a big model's halves).
+# read_upto(..., loss_out, stop): read_grads reading gradients 0..stop-1; those from stop on
+#   were read by read_part before, their flags counted.
 READ_GRADS = (
     "declare double @llvm.sqrt.f64(double)\n"
     + _sumsq("f32", "float", "i32", 4, 0x7FFFFFFF)
@@ -56,8 +60,14 @@ READ_GRADS = (
 define i64 @read_grads(ptr %addrs, ptr %sizes, ptr %kinds, i64 %n, ptr %out, ptr %flags,
                        i64 %loss_addr, i64 %loss_kind, ptr %loss_out) {{
 entry:
-  %mb32 = alloca i32, align 4
-  %mb64 = alloca i64, align 8
+  %r = call i64 @read_upto(ptr %addrs, ptr %sizes, ptr %kinds, i64 %n, ptr %out, ptr %flags,
+                           i64 %loss_addr, i64 %loss_kind, ptr %loss_out, i64 %n)
+  ret i64 %r
+}}
+
+define i64 @read_upto(ptr %addrs, ptr %sizes, ptr %kinds, i64 %n, ptr %out, ptr %flags,
+                      i64 %loss_addr, i64 %loss_kind, ptr %loss_out, i64 %stop) {{
+entry:
   %lossp = inttoptr i64 %loss_addr to ptr
   %l32 = icmp eq i64 %loss_kind, 0
   %l64 = icmp eq i64 %loss_kind, 1
@@ -74,12 +84,38 @@ loss64:
   store double %lv64, ptr %loss_out, align 8
   br label %start
 start:
+  %read = call i64 @read_part(ptr %addrs, ptr %sizes, ptr %kinds, i64 %n, ptr %out,
+                              ptr %flags, i64 0, i64 %stop)
+  br label %count
+count:
+  %j = phi i64 [%stop, %start], [%jnext, %counted]
+  %c = phi i64 [%read, %start], [%c2, %counted]
+  %cmore = icmp slt i64 %j, %n
+  br i1 %cmore, label %counted, label %exit
+counted:
+  %pf = getelementptr i8, ptr %flags, i64 %j
+  %f = load i8, ptr %pf, align 1
+  %fw = zext i8 %f to i64
+  %c2 = add i64 %c, %fw
+  %jnext = add i64 %j, 1
+  br label %count
+exit:
+  ret i64 %c
+}}
+
+define i64 @read_part(ptr %addrs, ptr %sizes, ptr %kinds, i64 %n, ptr %out, ptr %flags,
+                      i64 %lo, i64 %hi) {{
+entry:
+  %mb32 = alloca i32, align 4
+  %mb64 = alloca i64, align 8
+  br label %start
+start:
   %n2 = mul i64 %n, 2
   %n3 = mul i64 %n, 3
-  %any = icmp sgt i64 %n, 0
+  %any = icmp slt i64 %lo, %hi
   br i1 %any, label %loop, label %exit
 loop:
-  %i = phi i64 [0, %start], [%inext, %latch]
+  %i = phi i64 [%lo, %start], [%inext, %latch]
   %bad = phi i64 [0, %start], [%bad2, %latch]
 {out_rows("o0, o1, o2, o3")}
   %of = getelementptr i8, ptr %flags, i64 %i
@@ -137,7 +173,7 @@ latch:
   %add = phi i64 [0, %absent], [0, %good], [1, %exact]
   %bad2 = add i64 %bad, %add
   %inext = add nuw nsw i64 %i, 1
-  %more = icmp slt i64 %inext, %n
+  %more = icmp slt i64 %inext, %hi
   br i1 %more, label %loop, label %exit
 exit:
   %r = phi i64 [0, %start], [%bad2, %latch]

@@ -6,14 +6,16 @@ one call from Python.
 
 watch_step(frame, loss_addr, loss_kind, slot, bound, row) -> read_grads' flagged count, plus
 (1 << 32) when quiet_step settled the step (row written: no rule can fire).
-frame: i64[18], set once per run:
+frame: i64[19], set once per run:
   0 addrs, 1 sizes, 2 kinds, 3 n, 4 out (4 x n doubles), 5 flags, 6 loss_out: read_grads'
   7 rows32: float32 [2][plane][n] (norm, max |g|), 8 counts: double [2][plane][n] (NaN, Inf),
   9 plane: rows per buffer plane (the writer's flush_every); slot: this step's row in them
   10 fraction, 11 layer_of, 12 l, 13 squares, 14 sums, 15 norms, 16 factor, 17 ratio (10,
-  16, 17: the doubles' bits): quiet_step's. row 0: quiet_step not wanted this step (the
-  caller's rules do not allow it); it runs only when nothing is flagged, every gradient is
-  there and a loss read here is finite (a loss not read here is checked by the caller: row 0).
+  16, 17: the doubles' bits): quiet_step's. 18 stop: read_upto's (the gradients from it on
+  were read before the call, by read_part on two threads: compiled_read.py).
+  row 0: quiet_step not wanted this step (the caller's rules do not allow it); it runs only
+  when nothing is flagged, every gradient is there and a loss read here is finite (a loss
+  not read here is checked by the caller: row 0).
 The float32 rows round as NumPy's assignment of float64 into a float32 array (fptrunc:
 round to nearest even), so the writer's buffers hold what write_step would put there.
 """
@@ -25,8 +27,9 @@ define i64 @watch_step(ptr %frame, i64 %loss_addr, i64 %loss_kind, i64 %slot, i6
                        i64 %row) {{
 entry:
 {frame_loads(0, "ptr addrs, ptr sizes, ptr kinds, i64 n, ptr out, ptr flags, ptr lout")}
-  %bad = call i64 @read_grads(ptr %addrs, ptr %sizes, ptr %kinds, i64 %n, ptr %out,
-                              ptr %flags, i64 %loss_addr, i64 %loss_kind, ptr %lout)
+{frame_loads(18, "i64 stop")}
+  %bad = call i64 @read_upto(ptr %addrs, ptr %sizes, ptr %kinds, i64 %n, ptr %out,
+                             ptr %flags, i64 %loss_addr, i64 %loss_kind, ptr %lout, i64 %stop)
 {frame_loads(7, "ptr r32, ptr cnt, i64 plane")}
   %first = mul i64 %slot, %n
   %second0 = add i64 %plane, %slot

@@ -31,7 +31,6 @@ _dot, _max, _min = np.dot, np.maximum.reduce, np.minimum.reduce
 SMALL = 1 << 12
 _NUMPY = {"float32": np.float32, "float64": np.float64}
 VIEWS_KEPT = 8  # addresses per parameter whose gradient views are kept
-COMPILED_UP_TO = 1 << 24  # elements of all gradients (64 MB of float32) read by one call
 
 
 def _IN_PLACE_API(paddle: Any) -> bool:  # noqa: N802
@@ -82,10 +81,7 @@ class GradSummary:
         self._plan: tuple[tuple[int, ...], Any] | None = None  # the small ones' segments
         self._steady: _Steady | None = None  # which are big and small, while the same are read
         self._compiled: CompiledRead | None = None
-        # Up to COMPILED_UP_TO elements the calls are the cost: one compiled call; over it
-        # the bytes are, and the NumPy path's second thread reads half of them.
-        small_model = sum(p[2] for p in self._plain if p is not None) <= COMPILED_UP_TO
-        self._compile = compiled and small_model and all(p is not None for p in self._plain)
+        self._compile = compiled and all(p is not None for p in self._plain)
         self._compile = self._compile and bool(params)
         if self._compile:
             self._compiled_now()  # starts the compiling (a helper thread) if not done yet
@@ -95,7 +91,7 @@ class GradSummary:
         fn = kernel(wait=False)
         if fn is None:
             return False
-        self._compiled = CompiledRead(fn, self._plain, self._big)  # type: ignore[arg-type]
+        self._compiled = CompiledRead(self._plain, self._big)  # type: ignore[arg-type]
         self._compile = False
         return True
 
@@ -308,7 +304,9 @@ class GradSummary:
             return [(i, self._big(a)) for i, a in items]
 
     def release(self) -> None:
-        """Let the helper thread go (the run ended)."""
+        """Let the helper threads go (the run ended)."""
+        if self._compiled is not None:
+            self._compiled.release()
         if self._helper is not None:
             self._helper.shutdown()
             self._helper = None
