@@ -14,6 +14,7 @@ import contextlib
 import os
 import sys
 import traceback
+import weakref
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -35,6 +36,8 @@ if TYPE_CHECKING:
     from ..tracer.capture.loss_scaling import LossScale
 
 DEFAULT_EVERY = 100
+# The runs this process is writing: a child of os.fork() drops them (_forked_child).
+_WRITING: weakref.WeakSet[RunWatch] = weakref.WeakSet()
 
 
 class RunWatch:
@@ -115,6 +118,7 @@ class RunWatch:
             rank=job.rank, world_size=job.world_size, run_id=job.run_id, ranks=self.ranks,
             flush_every=flush_every(len(infos)),
         )  # fmt: skip
+        _WRITING.add(self)
         if self._summary.compiles:
             self._clean = CleanStep(self._summary, self.writer, self._finder)
         self._no_sync = NoSync(self.model if job.launched else None, tensors)
@@ -234,6 +238,13 @@ class RunWatch:
         document.setdefault("meta", {})["step"] = step
         self.writer.write_capture(step, document)
 
+    def forked(self) -> None:
+        """In a child of os.fork() (a probe, an evaluation forked from the loop): the log is
+        the parent's, still being written; the child writes no step into it and does not end
+        it (its sys.exit(0) in the block closed the parent's live run "finished" and deleted
+        its tail). Its backwards run plainly, as after fail(), silently."""
+        self.writer, self._clean, self.model, self._gave_up = None, None, None, True
+
     def fail(self, error: Exception) -> None:
         """Something of ours failed: say so once, stop recording; the training goes on."""
         line = (str(error) if isinstance(error, RunLogError)
@@ -244,6 +255,7 @@ class RunWatch:
             said = f"this run is not logged: {line}"
         print(f"paddleviz_widget: {said}", file=sys.stderr)
         writer, self.writer, self._gave_up, self.model = self.writer, None, True, None
+        _WRITING.discard(self)
         summary = getattr(self, "_summary", None)
         if summary is not None:
             summary.release()
@@ -285,6 +297,17 @@ class RunWatch:
         except Exception as failure:  # noqa: BLE001 (e.g. the run dir deleted meanwhile)
             self.fail(failure)
         self.writer = None
+        _WRITING.discard(self)
+
+
+def _forked_child() -> None:
+    for watch in list(_WRITING):
+        watch.forked()
+    _WRITING.clear()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forked_child)
 
 
 def _model_of(roots: list[Any]) -> Any:
