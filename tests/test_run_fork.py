@@ -63,3 +63,36 @@ def test_a_forked_child_neither_writes_nor_ends_its_parents_run(tmp_path):
     assert run.meta["status"] == "finished" and run.steps.tolist() == [0, 1, 2, 3, 4]
     np.testing.assert_allclose(run.param_stat("norm"), seen["norms"], rtol=2e-6)
     assert str(run_dir) not in done.stderr  # (2.6 says it has no post hooks, once)
+
+
+_CLI_SCRIPT = """
+import os, sys
+import paddle
+paddle.seed(0)
+model = paddle.nn.Sequential(paddle.nn.Linear(64, 64), paddle.nn.Linear(64, 4))
+opt = paddle.optimizer.SGD(1e-3, parameters=model.parameters())
+for step in range(4):
+    model(paddle.randn([8, 64])).square().mean().backward()
+    opt.step()
+    opt.clear_grad()
+    if step == 1:
+        pid = os.fork()
+        if pid == 0:
+            sys.exit(0)
+        os.waitpid(pid, 0)
+"""
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="os.fork is POSIX only")
+def test_under_the_cli_only_the_parent_says_its_run_log(tmp_path):
+    script = tmp_path / "train.py"
+    script.write_text(_CLI_SCRIPT)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    run_dir = tmp_path / "run"
+    done = subprocess.run(
+        [sys.executable, "-m", "paddleviz_widget", str(script), "--run-dir", str(run_dir)],
+        capture_output=True, text=True, env=env, timeout=300,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    said = [line for line in done.stderr.splitlines() if "run log of" in line]
+    assert said == [f"paddleviz_widget: run log of 4 steps in {run_dir}"]  # not the child's 2

@@ -70,6 +70,7 @@ class RunWatch:
         self._clean: CleanStep | None = None  # a clean step in one call, once started
         self._local_steps = False  # a DataParallel's no_sync() steps are watched (no_sync.py)
         self._gave_up = False
+        self.forked_away = False  # this is a child of os.fork() of the process that logs
         # What ended the run early when no exception left the with block (the CLI's script's
         # own, caught and printed by script_runner): close() records it.
         self.ended_by: BaseException | None = None
@@ -244,6 +245,7 @@ class RunWatch:
         it (its sys.exit(0) in the block closed the parent's live run "finished" and deleted
         its tail). Its backwards run plainly, as after fail(), silently."""
         self.writer, self._clean, self.model, self._gave_up = None, None, None, True
+        self.forked_away = True  # (the CLI's closing line is the parent's to say)
 
     def fail(self, error: Exception) -> None:
         """Something of ours failed: say so once, stop recording; the training goes on."""
