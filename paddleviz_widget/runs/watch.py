@@ -19,6 +19,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from .anomalies import AnomalyFinder, thresholds_from
 from .clean_step import CleanStep
 from .errors import RunLogError
@@ -194,8 +196,12 @@ class RunWatch:
         if scale is not None and scale.scale != 1.0:  # (a power of 2: exact)
             norm, max_abs = norm / scale.scale, max_abs / scale.scale
             loss = None if loss is None else loss / scale.scale
-        writer.write_step(step, norm, max_abs, nan, inf, loss, clean=clean)
-        found = self._finder.check(step, norm, nan, inf, loss, clean=clean, scale=scale)
+        # A finite norm past float32's range (an exploding float64 model; float32 gradients
+        # whose norm overflows) is stored as float32 rounds it, inf: NumPy's overflow warnings
+        # went to the user's stderr, and under warnings-as-errors stopped the log right there.
+        with np.errstate(all="ignore"):
+            writer.write_step(step, norm, max_abs, nan, inf, loss, clean=clean)
+            found = self._finder.check(step, norm, nan, inf, loss, clean=clean, scale=scale)
         for anomaly in found:
             writer.write_anomaly(anomaly.to_json())
         if full:
