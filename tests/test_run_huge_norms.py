@@ -6,6 +6,7 @@ NumPy in float64 in the loop, rounded to float32 as the log's format stores it."
 
 from __future__ import annotations
 
+import json
 import warnings
 
 import numpy as np
@@ -80,3 +81,28 @@ def test_norms_past_float32_are_inf_in_the_log_without_a_warning(tmp_path, filte
     head = run.layers.index("head")
     assert np.isinf(layer_norm[4, head]) and np.isfinite(np.delete(layer_norm[4], head)).all()
     assert all(p.kind != "nonfinite" for p in problems)  # nothing was NaN/Inf
+
+
+def test_a_norm_past_float32_reads_inf_from_the_live_tail_not_no_gradient(tmp_path):
+    """float32 gradients, every element finite (1e37), whose norm is not (6.4e38): the tail
+    line of that step said null (orjson's inf), read as "no gradient" while the run was live
+    and for good by a run killed before its next part."""
+    from paddleviz_widget.runs.grad_kernel import kernel
+
+    kernel()  # compiled now: the step is a clean one of the one-call path from step 1 on
+    paddle.seed(0)
+    model = paddle.nn.Sequential(paddle.nn.Linear(64, 64), paddle.nn.Linear(64, 4))
+    step = [0]
+    model[0].weight.register_hook(lambda g: paddle.full_like(g, 1e37) if step[0] == 3 else g)
+    lines, live, want = [], None, []
+    with trace(model, stats=True, every=1000, run_dir=tmp_path / "run"):
+        for step[0] in range(5):
+            model(paddle.randn([4, 64])).square().mean().backward()
+            want.append(np.linalg.norm(model[0].weight.grad.numpy().astype(np.float64)))
+            model.clear_gradients()
+        lines = (tmp_path / "run" / "tail.jsonl").read_text().splitlines()
+        live = open_run(tmp_path / "run").param_stat("norm")
+    assert np.finfo(np.float32).max < want[3] < np.inf  # the oracle: past float32's range
+    [line] = [json.loads(t) for t in lines if json.loads(t)["step"] == 3]
+    assert line["norm"][0] == np.inf and None not in line["norm"]
+    assert live[3, 0] == np.inf and np.isfinite(live[[0, 1, 2, 4]]).all()
