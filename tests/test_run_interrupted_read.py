@@ -1,6 +1,6 @@
 """Ctrl-C while a big model's gradients are read by two threads (runs/read_halves.py): the
 KeyboardInterrupt reached the user's code while the helper thread was still reading that
-step's gradients, which a handler may free at once (clear_gradients(set_to_zero=False)).
+step's gradients, which a handler may free at once (p.clear_gradient(False)).
 It now comes once the helper's half is read; the run goes on and reads the next steps right.
 The helper is slowed (a sleep before its real read) so the signal lands while it reads.
 Oracle: p.grad read by NumPy in float64 in the loop."""
@@ -55,7 +55,8 @@ def test_an_interrupt_comes_once_the_helper_has_read(tmp_path, monkeypatch):
                 model(paddle.randn([4, 1024])).square().mean().backward()
             except KeyboardInterrupt:
                 seen.append(helper_done.is_set())  # what the user's handler finds
-                model.clear_gradients(set_to_zero=False)
+                for p in model.parameters():
+                    p.clear_gradient(False)  # freed (not zeroed)
                 continue
             grads = [p.grad.numpy().astype(np.float64) for p in model.parameters()]
             want.append([np.sqrt((g * g).sum()) for g in grads])
