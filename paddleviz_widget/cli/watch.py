@@ -99,7 +99,7 @@ def main(argv: list[str]) -> int:
         print(f"paddleviz_widget: {error}", file=sys.stderr)
         return 1
     watch = session.watch
-    if watch is not None and watch.step:
+    if watch is not None and watch.step and not watch.forked_away:  # (a fork's child: none)
         where = rank_dir(options.run_dir, watch.job.rank) if watch.job.launched else options.run_dir
         print(f"paddleviz_widget: {_logged(Path(where))}", file=sys.stderr)
     return status

@@ -18,7 +18,7 @@ run log's run.json):
   ``vanishing_fraction`` times the step's largest layer norm (a gradual fall over many layers,
   as through a deep stack of saturated sigmoids, each layer ~x0.25 of the next: no neighbour
   rule sees it), once ``spike_warmup`` steps were seen; reported when it starts, like a
-  spike.
+  spike. A layer spiking at that step is neither a neighbour nor the largest.
 
 Steps with a NaN/Inf are left out of the medians and of the spike and vanishing rules (their
 norms are over the finite elements only).
@@ -349,8 +349,12 @@ class AnomalyFinder:
         after = np.concatenate([values[1:], [np.inf]])  # gradient, in the model's order
         reference = np.minimum(before, after)
         ratio, fraction = self.t["vanishing_ratio"], self.t["vanishing_fraction"]
-        sharp = (reference > 0) & (values < ratio * reference)
-        top = int(np.argmax(values))
+        # A layer spiking now is no reference: the layers beside one that exploded did not
+        # vanish, nor all the others under it as the largest (never more found than without)
+        spiking = self._spiking[:-1][present]
+        beside = np.concatenate([[False], spiking[:-1]]) | np.concatenate([spiking[1:], [False]])
+        sharp = (reference > 0) & (values < ratio * reference) & ~beside
+        top = int(np.argmax(np.where(spiking, -np.inf, values)))
         deep = values < fraction * values[top]  # a gradual fall over many layers
         limits = np.maximum(np.where(reference > 0, ratio * reference, 0), fraction * values[top])
         under = (values > 0) & (sharp | deep)  # 0: idle

@@ -49,7 +49,8 @@ class LayerGroups:
         if some_absent:
             squares[absent] = 0.0
         np.multiply(squares, squares, out=squares)
-        out = np.sqrt(self._sums(squares)).astype(np.float32)
+        with np.errstate(over="ignore"):  # a layer's L2 past float32's range: inf, as float32
+            out = np.sqrt(self._sums(squares)).astype(np.float32)  # rounds it; no warning
         if some_absent:
             out[self._sums((~absent).astype(np.float64)) == 0] = np.nan
         if self._empty.any():

@@ -45,11 +45,13 @@ class ReadHalves:
 
     def read(self, args: tuple[int, ...]) -> None:
         theirs = self._submit(args)
-        self._part(*args, 0, self._cut)
+        try:
+            self._part(*args, 0, self._cut)
+        finally:
+            if theirs is not None:
+                _settle(theirs)
         if theirs is None:  # no helper thread (the interpreter is exiting): this one reads
             self._part(*args, self._cut, self._n)
-        else:
-            theirs.result()
 
     def _submit(self, args: tuple[int, ...]) -> Future[Any] | None:
         pid = os.getpid()
@@ -66,3 +68,20 @@ class ReadHalves:
         if self._helper is not None:
             self._helper.shutdown()
             self._helper = None
+
+
+def _settle(theirs: Future[Any]) -> None:
+    """Back once the helper's half is read, even through a KeyboardInterrupt (raised then):
+    it reads the step's gradients, which the user's handler may free as soon as it runs."""
+    pending: BaseException | None = None
+    while True:
+        try:
+            theirs.result()
+        except BaseException as error:
+            if theirs.done():
+                raise
+            pending = error  # a signal's exception while waiting: raised once it is read
+            continue
+        break
+    if pending is not None:
+        raise pending

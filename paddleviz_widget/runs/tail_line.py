@@ -63,7 +63,13 @@ class TailLines:
         value = loss if loss is None or math.isfinite(loss) else str(loss)
         line = {"step": step, "loss": value, "norm": norm, "max_abs": max_abs,
                 "nan": self._zero_list, "inf": self._zero_list}  # fmt: skip
-        return orjson.dumps(line, option=_NUMPY | orjson.OPT_APPEND_NEWLINE)
+        out = orjson.dumps(line, option=_NUMPY | orjson.OPT_APPEND_NEWLINE)
+        # orjson writes inf as null, read back as "no gradient": a finite gradient's norm
+        # past float32's range (an exploding model's last finite steps) is inf, as json has it
+        if b"null" in out and (value is not None or out.count(b"null") > 1):
+            zeros = np.zeros(len(norm))
+            return _json_line(step, norm, max_abs, zeros, zeros, loss)
+        return out
 
 
 def _counts(values: np.ndarray, zeros: bytes) -> bytes:

@@ -14,9 +14,12 @@ import contextlib
 import os
 import sys
 import traceback
+import weakref
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+import numpy as np
 
 from .anomalies import AnomalyFinder, thresholds_from
 from .clean_step import CleanStep
@@ -35,6 +38,8 @@ if TYPE_CHECKING:
     from ..tracer.capture.loss_scaling import LossScale
 
 DEFAULT_EVERY = 100
+# The runs this process is writing: a child of os.fork() drops them (_forked_child).
+_WRITING: weakref.WeakSet[RunWatch] = weakref.WeakSet()
 
 
 class RunWatch:
@@ -67,6 +72,7 @@ class RunWatch:
         self._clean: CleanStep | None = None  # a clean step in one call, once started
         self._local_steps = False  # a DataParallel's no_sync() steps are watched (no_sync.py)
         self._gave_up = False
+        self.forked_away = False  # this is a child of os.fork() of the process that logs
         # What ended the run early when no exception left the with block (the CLI's script's
         # own, caught and printed by script_runner): close() records it.
         self.ended_by: BaseException | None = None
@@ -115,6 +121,7 @@ class RunWatch:
             rank=job.rank, world_size=job.world_size, run_id=job.run_id, ranks=self.ranks,
             flush_every=flush_every(len(infos)),
         )  # fmt: skip
+        _WRITING.add(self)
         if self._summary.compiles:
             self._clean = CleanStep(self._summary, self.writer, self._finder)
         self._no_sync = NoSync(self.model if job.launched else None, tensors)
@@ -189,8 +196,12 @@ class RunWatch:
         if scale is not None and scale.scale != 1.0:  # (a power of 2: exact)
             norm, max_abs = norm / scale.scale, max_abs / scale.scale
             loss = None if loss is None else loss / scale.scale
-        writer.write_step(step, norm, max_abs, nan, inf, loss, clean=clean)
-        found = self._finder.check(step, norm, nan, inf, loss, clean=clean, scale=scale)
+        # A finite norm past float32's range (an exploding float64 model; float32 gradients
+        # whose norm overflows) is stored as float32 rounds it, inf: NumPy's overflow warnings
+        # went to the user's stderr, and under warnings-as-errors stopped the log right there.
+        with np.errstate(all="ignore"):
+            writer.write_step(step, norm, max_abs, nan, inf, loss, clean=clean)
+            found = self._finder.check(step, norm, nan, inf, loss, clean=clean, scale=scale)
         for anomaly in found:
             writer.write_anomaly(anomaly.to_json())
         if full:
@@ -234,6 +245,14 @@ class RunWatch:
         document.setdefault("meta", {})["step"] = step
         self.writer.write_capture(step, document)
 
+    def forked(self) -> None:
+        """In a child of os.fork() (a probe, an evaluation forked from the loop): the log is
+        the parent's, still being written; the child writes no step into it and does not end
+        it (its sys.exit(0) in the block closed the parent's live run "finished" and deleted
+        its tail). Its backwards run plainly, as after fail(), silently."""
+        self.writer, self._clean, self.model, self._gave_up = None, None, None, True
+        self.forked_away = True  # (the CLI's closing line is the parent's to say)
+
     def fail(self, error: Exception) -> None:
         """Something of ours failed: say so once, stop recording; the training goes on."""
         line = (str(error) if isinstance(error, RunLogError)
@@ -244,6 +263,7 @@ class RunWatch:
             said = f"this run is not logged: {line}"
         print(f"paddleviz_widget: {said}", file=sys.stderr)
         writer, self.writer, self._gave_up, self.model = self.writer, None, True, None
+        _WRITING.discard(self)
         summary = getattr(self, "_summary", None)
         if summary is not None:
             summary.release()
@@ -285,6 +305,17 @@ class RunWatch:
         except Exception as failure:  # noqa: BLE001 (e.g. the run dir deleted meanwhile)
             self.fail(failure)
         self.writer = None
+        _WRITING.discard(self)
+
+
+def _forked_child() -> None:
+    for watch in list(_WRITING):
+        watch.forked()
+    _WRITING.clear()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forked_child)
 
 
 def _model_of(roots: list[Any]) -> Any:
