@@ -134,7 +134,7 @@ def main(argv: list[str] | None = None) -> int:
     if not script.is_file():
         parser.error(f"no such script: {script} (pass the path of a .py file)")
     try:  # before the script runs: a bad -o must not cost a training run
-        output = check_target(_per_rank(Path(options.output).absolute()))
+        output = check_target(_per_rank(Path(options.output).expanduser().absolute()))
     except (ValueError, OSError) as error:
         parser.error(str(error))
     try:

@@ -30,26 +30,47 @@ def supported_suffixes() -> str:
 
 
 def check_target(path: str | os.PathLike[str]) -> Path:
-    """``path`` as a Path, or a clear error if no graph can be saved there (bad suffix, no
-    such directory): lets a caller fail before doing the work that makes the graph."""
-    target = Path(path)
+    """``path`` as a Path (``~`` is the home directory, as for every path the package reads),
+    or a clear error if no graph can be saved there (bad suffix, no such directory, a directory
+    that takes no new file): lets a caller fail before doing the work that makes the graph."""
+    target = Path(path).expanduser()
     if target.suffix.lower() not in FORMATS:
         raise ValueError(
             f"cannot save a graph as {target.name!r}: the file name's suffix picks the format, "
             f"one of {supported_suffixes()}"
         )
+    check_place(target)
+    return target
+
+
+def check_place(target: Path) -> None:
+    """A clear error, naming ``target`` and the fix, if no file can be written there: it is a
+    directory, its directory is missing or is a file, or that directory takes no new file
+    (read-only, no permission). Tried with an empty temporary file beside it, removed at once:
+    permission bits alone do not say it (root, ACLs, read-only mounts)."""
     parent = target.parent
     try:  # (a name too long for the file system fails here: said like a failed write)
         is_dir, parent_is_dir = target.is_dir(), parent.is_dir()
+        parent_is_file = not parent_is_dir and parent.exists()
     except OSError as exc:
         raise _naming(exc, target) from None
     if is_dir:
         raise IsADirectoryError(f"cannot save a graph as {str(target)!r}: it is a directory")
+    if parent_is_file:
+        raise NotADirectoryError(
+            f"cannot save {target.name!r}: {str(parent)!r} is a file, not a directory "
+            "(save it in a directory)"
+        )
     if not parent_is_dir:
         raise FileNotFoundError(
             f"cannot save {target.name!r}: there is no directory {str(parent)!r} (create it first)"
         )
-    return target
+    try:
+        fd, temp = _temporary_beside(target)
+        os.close(fd)
+        os.unlink(temp)
+    except OSError as exc:
+        raise _naming(exc, target) from None
 
 
 def refuse_replacing(output: Path, *, force: bool, numbered: bool = False) -> None:
@@ -161,16 +182,20 @@ def _naming(exc: OSError, target: Path) -> OSError:
 _TEMP_HEAD_BYTES = 200
 
 
-def _write_via_temp(target: Path, data: bytes) -> None:
+def _temporary_beside(target: Path) -> tuple[int, Path]:
+    """A new hidden file beside ``target``, opened for writing: (its descriptor, its path)."""
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
     while True:
         head = os.fsencode(target.name)[:_TEMP_HEAD_BYTES].decode(errors="ignore")
         temp = target.with_name(f".{head}.{secrets.token_hex(4)}.tmp")
         try:
-            fd = os.open(temp, flags, 0o666)
-            break
+            return os.open(temp, flags, 0o666), temp
         except FileExistsError:
             continue
+
+
+def _write_via_temp(target: Path, data: bytes) -> None:
+    fd, temp = _temporary_beside(target)
     try:
         with os.fdopen(fd, "wb") as file:
             file.write(data)
