@@ -14,6 +14,7 @@ import sys
 import weakref
 from collections.abc import Iterator
 from contextlib import contextmanager
+from types import FrameType
 from typing import Any
 
 from ..parse.call_sites import is_library_file
@@ -123,7 +124,7 @@ def stacks_would_crash(model: Any = None) -> bool:
     Windows archive with GBK names has. Looked for on the stack that enters trace(), in the
     loaded modules, the import path and the model's layers' forward code: any one, and trace()
     takes no per-op stacks (call sites are then the lines that called each layer)."""
-    frame = sys._getframe(1)
+    frame: FrameType | None = sys._getframe(1)
     while frame is not None:
         if _not_utf8(frame.f_code.co_filename):
             return True
