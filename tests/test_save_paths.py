@@ -102,3 +102,17 @@ def test_view_says_an_unwritable_directory_before_reading_the_run(tmp_path: Path
     assert stop.value.code == 2
     err = capsys.readouterr().err
     assert "cannot write /sys/run.html" in err and "no-such-run" not in err
+
+
+def test_a_symbolic_link_is_written_through(tmp_path: Path) -> None:
+    # As open(path, "w") does: the file the link points to gets the graph, the link stays.
+    (tmp_path / "shared").mkdir()
+    real = tmp_path / "shared" / "graph.json"
+    real.write_text("old")
+    link = tmp_path / "graph.json"
+    link.symlink_to(real)
+    widget = GraphWidget.from_graph(LENET)
+    assert widget.save(link) == link
+    assert link.is_symlink() and link.resolve() == real
+    assert json.loads(real.read_text()) == LENET
+    assert sorted(p.name for p in tmp_path.rglob("*")) == ["graph.json", "graph.json", "shared"]

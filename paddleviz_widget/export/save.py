@@ -66,7 +66,7 @@ def check_place(target: Path) -> None:
             f"cannot save {target.name!r}: there is no directory {str(parent)!r} (create it first)"
         )
     try:
-        fd, temp = _temporary_beside(target)
+        fd, temp = _temporary_beside(_through_link(target))
         os.close(fd)
         os.unlink(temp)
     except OSError as exc:
@@ -164,11 +164,17 @@ _MAKERS: dict[str, Callable[[Mapping[str, Any], Any, Any, dict[str, Any]], bytes
 def _write_atomically(target: Path, data: bytes) -> None:
     """``data`` into ``target`` whole or not at all: a temporary file beside it, then a rename.
     Created with mode 0o666 like open() would (the umask applies), not mkstemp's 0o600. An
-    error names ``target``, the file asked for, never the hidden temporary file."""
+    error names ``target``, the file asked for, never the hidden temporary file. A symbolic
+    link is written through, as open() would: the file it points to is replaced, the link kept."""
     try:
-        _write_via_temp(target, data)
+        _write_via_temp(_through_link(target), data)
     except OSError as exc:
         raise _naming(exc, target) from None
+
+
+def _through_link(target: Path) -> Path:
+    """The file a symbolic link ``target`` points to (the link itself must stay), else target."""
+    return Path(os.path.realpath(target)) if target.is_symlink() else target
 
 
 def _naming(exc: OSError, target: Path) -> OSError:
