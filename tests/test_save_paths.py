@@ -7,6 +7,8 @@ watched run; the expected places are the test's own (HOME pointed at a temporary
 from __future__ import annotations
 
 import json
+import os
+import stat
 from pathlib import Path
 
 import paddle
@@ -116,3 +118,19 @@ def test_a_symbolic_link_is_written_through(tmp_path: Path) -> None:
     assert link.is_symlink() and link.resolve() == real
     assert json.loads(real.read_text()) == LENET
     assert sorted(p.name for p in tmp_path.rglob("*")) == ["graph.json", "graph.json", "shared"]
+
+
+def test_a_file_saved_again_keeps_its_permissions(tmp_path: Path) -> None:
+    # As open(path, "w") does: a private file stays private, whatever the umask gives new ones.
+    target = tmp_path / "graph.json"
+    target.write_text("old")
+    target.chmod(0o600)
+    old_umask = os.umask(0o022)
+    try:
+        save_graph(LENET, target)
+        save_graph(LENET, tmp_path / "new.json")
+    finally:
+        os.umask(old_umask)
+    assert stat.S_IMODE(target.stat().st_mode) == 0o600
+    assert json.loads(target.read_text()) == LENET
+    assert stat.S_IMODE((tmp_path / "new.json").stat().st_mode) == 0o644  # a new file: the umask's

@@ -11,6 +11,7 @@ import contextlib
 import json
 import os
 import secrets
+import stat
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -200,6 +201,17 @@ def _temporary_beside(target: Path) -> tuple[int, Path]:
             continue
 
 
+def _keep_mode(temp: Path, target: Path) -> None:
+    """The permissions of the file being replaced, as open(target, "w") keeps them: a graph
+    saved again over a private (0o600) file must not become readable by all."""
+    try:
+        mode = os.stat(target).st_mode
+    except OSError:  # no such file yet: the umask's mode, as open() gives
+        return
+    if stat.S_ISREG(mode):
+        os.chmod(temp, stat.S_IMODE(mode))
+
+
 def _write_via_temp(target: Path, data: bytes) -> None:
     fd, temp = _temporary_beside(target)
     try:
@@ -207,6 +219,7 @@ def _write_via_temp(target: Path, data: bytes) -> None:
             file.write(data)
             file.flush()
             os.fsync(file.fileno())
+        _keep_mode(temp, target)
         os.replace(temp, target)
     except BaseException:
         with contextlib.suppress(OSError):
