@@ -56,7 +56,9 @@ def check_place(target: Path) -> None:
     except OSError as exc:
         raise _naming(exc, target) from None
     if is_dir:
-        raise IsADirectoryError(f"cannot save a graph as {str(target)!r}: it is a directory")
+        raise IsADirectoryError(
+            f"cannot save as {str(target)!r}: it is a directory (name a file in it)"
+        )
     if parent_is_file:
         raise NotADirectoryError(
             f"cannot save {target.name!r}: {str(parent)!r} is a file, not a directory "
