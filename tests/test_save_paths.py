@@ -94,6 +94,7 @@ def test_the_cli_says_an_unwritable_directory_before_the_script_runs(
     assert stop.value.code == 2
     err = capsys.readouterr().err
     assert "cannot write /sys/graph.html" in err and ".tmp" not in err
+    assert "save it in a directory you can write to" in err
     assert not (tmp_path / "ran").exists()
 
 

@@ -73,7 +73,15 @@ def check_place(target: Path) -> None:
         os.close(fd)
         os.unlink(temp)
     except OSError as exc:
-        raise _naming(exc, target) from None
+        raise _naming(exc, target, "save it in a directory you can write to") from None
+
+
+def said(error: Exception) -> str:
+    """An error's words for a command line: an OSError's own message, without Python's
+    "[Errno 13] ...: '/path'" around it (the message names the path already)."""
+    if isinstance(error, OSError) and error.strerror:
+        return error.strerror
+    return str(error)
 
 
 def refuse_replacing(output: Path, *, force: bool, numbered: bool = False) -> None:
@@ -180,9 +188,10 @@ def _through_link(target: Path) -> Path:
     return Path(os.path.realpath(target)) if target.is_symlink() else target
 
 
-def _naming(exc: OSError, target: Path) -> OSError:
-    """``exc`` said of ``target``, the file asked for (its errno and type kept)."""
+def _naming(exc: OSError, target: Path, fix: str = "") -> OSError:
+    """``exc`` said of ``target``, the file asked for (its errno and type kept), and the fix."""
     said = exc.strerror or str(exc)
+    said = f"{said} ({fix})" if fix else said
     return type(exc)(exc.errno, f"cannot write {target}: {said}", str(target))
 
 

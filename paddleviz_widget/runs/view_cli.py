@@ -36,7 +36,7 @@ def _parser() -> argparse.ArgumentParser:
 def main(argv: list[str]) -> int:
     parser = _parser()
     options = parser.parse_args(argv)
-    from ..export.save import refuse_replacing
+    from ..export.save import refuse_replacing, said
     from .ranks import RankedRun, open_any
     from .reader import RunLogError
     from .view_page import check_run_page, save_run_html
@@ -47,7 +47,7 @@ def main(argv: list[str]) -> int:
     except FileExistsError as error:
         parser.error(f"{error} (nothing was written)")
     except (OSError, ValueError) as error:
-        parser.error(str(error))
+        parser.error(said(error))
     try:
         run = open_any(options.run_dir)  # a run log, or a multi-rank job's rank-NNNNN/ logs
         written = save_run_html(run, output, title=options.title)
