@@ -4,9 +4,10 @@ A forward post hook on every sublayer checks the floating tensors the layer retu
 finiteness check per layer output, none per op. Post hooks run as calls return, innermost
 first, so the first layer seen with a non-finite output is the innermost one that made it (its
 own ops, or a sublayer's, which would have been seen first). Its inputs are checked then, once:
-an input already non-finite means the NaN/Inf was made by the ops of the layer that called it
-(its own forward code, before that call: pre hooks keep the call stack), or, for the model
-itself, came with the data.
+an input already non-finite means the NaN/Inf came with the data if the model's own input held
+one (the model's arguments are kept for the time of its call, and read then), else was made by
+the ops of the layer that called it (its own forward code, before that call: pre hooks keep the
+call stack).
 
 A CPU tensor is read in place (DLPack + NumPy min/max, no copy); on other devices the check
 is a device-side flag kept with its layer and read once, when the backward starts: no host
@@ -152,7 +153,12 @@ class ForwardFiniteWatch:
         self._found: ForwardCulprit | None = None
         # (layer, its outputs' finite flag, its inputs' flag, caller, compiled frame) on
         # devices NumPy cannot read
-        self._pending: list[tuple[Any, Any, Any, Any, ProgramFrame | None, bool]] = []
+        # ... and the model inputs' flag (None: finite, or not known)
+        self._pending: list[tuple[Any, Any, Any, Any, ProgramFrame | None, bool, Any]] = []
+        # The model's arguments while its call runs (the caller holds them then anyway), and
+        # their device-side finite flag once a pending entry needed it.
+        self._model_args: Any = None
+        self._model_flag: Any = None
 
     @property
     def started(self) -> bool:
@@ -166,6 +172,7 @@ class ForwardFiniteWatch:
     def _enter(self, layer: Any, args: Any) -> None:
         if layer is self._model:
             self._stack, self._frames = [], []  # a call that raised never popped
+            self._model_args, self._model_flag = args, None
         self._stack.append(layer)
         if self._reruns and self._found is None:
             frame = enter_frame(layer, args)
@@ -179,6 +186,7 @@ class ForwardFiniteWatch:
         self._pending = []
         self._frames = []
         self._last = None
+        self._model_args = self._model_flag = None
 
     def _hook(self, layer: Any, args: Any, outputs: Any) -> None:
         if self._stack and self._stack[-1] is layer:
@@ -192,6 +200,9 @@ class ForwardFiniteWatch:
                     self._found = self._rerun(frame, self._found)
         except Exception:  # a check must never break the user's forward
             return
+        finally:
+            if layer is self._model:
+                self._model_args = None  # not held past the call
 
     def _check(self, layer: Any, args: Any, outputs: Any) -> None:
         tensor, floats, _ = _types()
@@ -212,8 +223,10 @@ class ForwardFiniteWatch:
             self._last = t
             ok = _cpu_finite(t, dtype) if cpu_only_build() or t.place.is_cpu_place() else None
             if ok is False:
-                self._found = self._culprit(layer, _all_finite(args), self._caller(),
-                                            _made_by_program(args))  # fmt: skip
+                inputs_ok = _all_finite(args)
+                data = not inputs_ok and not self._model_inputs_finite()
+                self._found = self._culprit(layer, inputs_ok, self._caller(),
+                                            _made_by_program(args), data=data)  # fmt: skip
                 self._pending = []
                 if self._frames:
                     self._frames[-1].culprit_inside = True
@@ -225,24 +238,40 @@ class ForwardFiniteWatch:
             # The inputs' flag too (not the inputs: the user's tensors are not held).
             inputs = [_device_flag(t) for t in _tensors(args)]
             frame = self._frames[-1] if self._frames else None
-            entry = (layer, flag, _all(inputs) if inputs else None, self._caller(), frame,
-                     bool(inputs) and _made_by_program(args))  # fmt: skip
+            made = bool(inputs) and _made_by_program(args)
+            entry = (layer, flag, _all(inputs) if inputs else None, self._caller(), frame, made,
+                     self._model_inputs_flag())  # fmt: skip
             self._pending.append(entry)
 
     def _caller(self) -> Any:
         return self._stack[-1] if self._stack else None
 
+    def _model_inputs_finite(self) -> bool:
+        """Whether the model's own input (the data) was finite (True when not known)."""
+        return self._model_args is None or _all_finite(self._model_args)
+
+    def _model_inputs_flag(self) -> Any:
+        """The model's input's device-side finite flag (once per forward), or None."""
+        if self._model_flag is None and self._model_args is not None:
+            flags = [_device_flag(t) for t in _tensors(self._model_args)]
+            self._model_flag = _all(flags) if flags else None
+        return self._model_flag
+
     def _path(self, layer: Any) -> str:
         return self._paths.get(id(layer), str(layer.full_name()))
 
     def _culprit(
-        self, layer: Any, inputs_finite: bool, caller: Any, from_program: bool = False
-    ) -> ForwardCulprit:
+        self, layer: Any, inputs_finite: bool, caller: Any, from_program: bool = False,
+        *, data: bool = False,
+    ) -> ForwardCulprit:  # fmt: skip
         if inputs_finite:
             return ForwardCulprit(self._path(layer), type(layer).__name__, True,
                                   source=forward_source(layer))  # fmt: skip
         if caller is None:  # the model's own input: the data
             return ForwardCulprit(self._path(layer), type(layer).__name__, False)
+        if data:  # the model's input held it: no code of the callers made it
+            model = self._model
+            return ForwardCulprit(self._path(model), type(model).__name__, False)
         if from_program:  # not the caller's own ops: a program SOT ran, unseen by hooks
             unseen = from_unseen_program(self._path(caller), self._path(layer))
             return ForwardCulprit(self._path(caller), type(caller).__name__, True,
@@ -283,9 +312,11 @@ class ForwardFiniteWatch:
 
         with paddle.no_grad(), call_stacks_off():
             flags = paddle.stack([e[1].reshape([]).cast("bool") for e in pending]).numpy()
-        for (layer, _, inputs, caller, frame, made), ok in zip(pending, flags, strict=True):
+        for (layer, _, inputs, caller, frame, made, model), ok in zip(pending, flags, strict=True):
             if not ok:
-                found = self._culprit(layer, inputs is None or bool(inputs), caller, made)
+                inputs_ok = inputs is None or bool(inputs)
+                data = not inputs_ok and model is not None and not bool(model)
+                found = self._culprit(layer, inputs_ok, caller, made, data=data)
                 return found if frame is None else self._rerun(frame, found)
         return None
 
