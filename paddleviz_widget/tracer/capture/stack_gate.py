@@ -117,6 +117,13 @@ def _not_utf8(name: object) -> bool:
     return isinstance(name, str) and not name.isascii() and _SURROGATE.search(name) is not None
 
 
+def _file_of(module: object) -> object:
+    try:  # anything can sit in sys.modules, and a lazy module's __getattr__ may raise
+        return getattr(module, "__file__", None)
+    except Exception:  # noqa: BLE001 - not a file name we can read: not one that crashes
+        return None
+
+
 def stacks_would_crash(model: Any = None) -> bool:
     """Whether Paddle's per-op stacks could meet a file name that is not UTF-8: Paddle (3.3)
     formats every frame's file name as UTF-8 and crashes the process (SIGSEGV in
@@ -124,12 +131,18 @@ def stacks_would_crash(model: Any = None) -> bool:
     Windows archive with GBK names has. Looked for on the stack that enters trace(), in the
     loaded modules, the import path and the model's layers' forward code: any one, and trace()
     takes no per-op stacks (call sites are then the lines that called each layer)."""
-    frame: FrameType | None = sys._getframe(1)
+    try:
+        return _would_crash(sys._getframe(2), model)
+    except Exception:  # noqa: BLE001 - the look must never stop trace(): as before it
+        return False
+
+
+def _would_crash(frame: FrameType | None, model: Any) -> bool:
     while frame is not None:
         if _not_utf8(frame.f_code.co_filename):
             return True
         frame = frame.f_back
-    files = [getattr(module, "__file__", None) for module in list(sys.modules.values())]
+    files = [_file_of(module) for module in list(sys.modules.values())]
     if any(_not_utf8(name) for name in [*files, *sys.path]):
         return True
     layers = [] if model is None else [model, *model.sublayers()]
