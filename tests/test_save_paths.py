@@ -135,3 +135,19 @@ def test_a_file_saved_again_keeps_its_permissions(tmp_path: Path) -> None:
     assert stat.S_IMODE(target.stat().st_mode) == 0o600
     assert json.loads(target.read_text()) == LENET
     assert stat.S_IMODE((tmp_path / "new.json").stat().st_mode) == 0o644  # a new file: the umask's
+
+
+def test_the_clis_numbered_files_are_written_like_a_save(tmp_path: Path, monkeypatch, capsys):
+    # --all stages its files and moves them in: through a link, keeping a file's permissions.
+    (tmp_path / "train.py").write_text(SCRIPT + "(x * 3).sum().backward()\n")
+    (tmp_path / "shared").mkdir()
+    real = tmp_path / "shared" / "g_001.json"
+    real.write_text("old")
+    (tmp_path / "g_001.json").symlink_to(real)
+    private = tmp_path / "g_002.json"
+    private.write_text("old")
+    private.chmod(0o600)
+    monkeypatch.chdir(tmp_path)
+    assert main(["--all", "--force", "-o", "g.json", "train.py"]) == 0
+    assert (tmp_path / "g_001.json").is_symlink() and json.loads(real.read_text())["nodes"]
+    assert stat.S_IMODE(private.stat().st_mode) == 0o600 and json.loads(private.read_text())

@@ -183,6 +183,15 @@ def _write_atomically(target: Path, data: bytes) -> None:
         raise _naming(exc, target) from None
 
 
+def move_into_place(staged: Path, target: Path) -> None:
+    """A file written whole elsewhere in ``target``'s directory (the CLI's --all stages its
+    files) moved to ``target`` as a save writes it: through a symbolic link, keeping the
+    replaced file's permissions."""
+    real = _through_link(target)
+    _keep_mode(staged, real)
+    os.replace(staged, real)
+
+
 def _through_link(target: Path) -> Path:
     """The file a symbolic link ``target`` points to (the link itself must stay), else target."""
     return Path(os.path.realpath(target)) if target.is_symlink() else target
