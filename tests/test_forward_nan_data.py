@@ -78,3 +78,34 @@ def test_a_nan_the_models_own_code_makes_is_still_its_own(read: str) -> None:
     (problem,) = [p for p in problems if p.kind == "nonfinite"]
     assert "made by this Net's own code, before it called fc1" in problem.reason
     assert not problem.reason.startswith(DATA)
+
+
+class AddMask(nn.Layer):
+    def forward(self, h: Any, mask: Any) -> Any:
+        return h + mask
+
+
+class Masked(nn.Layer):
+    """Takes an additive mask (0 / -inf) as the model's second argument, as attention does."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc = nn.Linear(3, 3)
+        self.add_mask = AddMask()
+
+    def forward(self, x: Any, mask: Any) -> Any:
+        h = paddle.log(self.fc.weight.sum() * 0 + x - 10.0)  # the model's own code: NaN
+        return self.add_mask(h, mask)
+
+
+def test_a_minus_inf_mask_argument_does_not_make_the_models_nan_the_datas(read: str) -> None:
+    paddle.seed(0)
+    model = Masked()
+    x = paddle.randn([2, 3])
+    mask = paddle.to_tensor([[0.0, float("-inf"), 0.0]] * 2)
+    with trace(model, stats=True):
+        loss = model(x, mask).mean()
+        loss.backward()
+    culprit = build_graph(loss)["meta"]["forward_nonfinite"]  # (no gradient is NaN here)
+    assert culprit["layer_type"] == "Masked" and culprit["inputs_finite"] is True
+    assert culprit["before"] == "add_mask"

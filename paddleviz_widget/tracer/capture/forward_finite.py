@@ -4,10 +4,12 @@ A forward post hook on every sublayer checks the floating tensors the layer retu
 finiteness check per layer output, none per op. Post hooks run as calls return, innermost
 first, so the first layer seen with a non-finite output is the innermost one that made it (its
 own ops, or a sublayer's, which would have been seen first). Its inputs are checked then, once:
-an input already non-finite means the NaN/Inf came with the data if the model's own input held
-one (the model's arguments are kept for the time of its call, and read then), else was made by
-the ops of the layer that called it (its own forward code, before that call: pre hooks keep the
-call stack).
+an input already non-finite means the NaN/Inf came with the data when every non-finite input
+is one of the model's own arguments, passed on as they came (told by identity: the ids of the
+model's argument tensors are kept for the time of its call, never the tensors), else was made
+by the ops of the layer that called it (its own forward code, before that call: pre hooks keep
+the call stack). An additive attention mask's -inf is the model's argument too: a layer it
+reaches whose own ops make a NaN is said to have got its NaN/Inf with the data.
 
 A CPU tensor is read in place (DLPack + NumPy min/max, no copy); on other devices the check
 is a device-side flag kept with its layer and read once, when the backward starts: no host
@@ -153,12 +155,11 @@ class ForwardFiniteWatch:
         self._found: ForwardCulprit | None = None
         # (layer, its outputs' finite flag, its inputs' flag, caller, compiled frame) on
         # devices NumPy cannot read
-        # ... and the model inputs' flag (None: finite, or not known)
+        # ... and whether its bad inputs can only be the model's arguments: (some input is one,
+        # the others' flag or None)
         self._pending: list[tuple[Any, Any, Any, Any, ProgramFrame | None, bool, Any]] = []
-        # The model's arguments while its call runs (the caller holds them then anyway), and
-        # their device-side finite flag once a pending entry needed it.
-        self._model_args: Any = None
-        self._model_flag: Any = None
+        # The ids of the model's argument tensors while its call runs (the caller holds them).
+        self._model_ids: frozenset[int] = frozenset()
 
     @property
     def started(self) -> bool:
@@ -172,7 +173,7 @@ class ForwardFiniteWatch:
     def _enter(self, layer: Any, args: Any) -> None:
         if layer is self._model:
             self._stack, self._frames = [], []  # a call that raised never popped
-            self._model_args, self._model_flag = args, None
+            self._model_ids = frozenset(id(t) for t in _tensors(args))
         self._stack.append(layer)
         if self._reruns and self._found is None:
             frame = enter_frame(layer, args)
@@ -186,7 +187,7 @@ class ForwardFiniteWatch:
         self._pending = []
         self._frames = []
         self._last = None
-        self._model_args = self._model_flag = None
+        self._model_ids = frozenset()
 
     def _hook(self, layer: Any, args: Any, outputs: Any) -> None:
         if self._stack and self._stack[-1] is layer:
@@ -202,7 +203,7 @@ class ForwardFiniteWatch:
             return
         finally:
             if layer is self._model:
-                self._model_args = None  # not held past the call
+                self._model_ids = frozenset()  # ids mean nothing past the call
 
     def _check(self, layer: Any, args: Any, outputs: Any) -> None:
         tensor, floats, _ = _types()
@@ -223,8 +224,9 @@ class ForwardFiniteWatch:
             self._last = t
             ok = _cpu_finite(t, dtype) if cpu_only_build() or t.place.is_cpu_place() else None
             if ok is False:
-                inputs_ok = _all_finite(args)
-                data = not inputs_ok and not self._model_inputs_finite()
+                bad = [t for t in _tensors(args) if not _all_finite(t)]
+                inputs_ok = not bad
+                data = bool(bad) and all(id(t) in self._model_ids for t in bad)
                 self._found = self._culprit(layer, inputs_ok, self._caller(),
                                             _made_by_program(args), data=data)  # fmt: skip
                 self._pending = []
@@ -236,26 +238,18 @@ class ForwardFiniteWatch:
         if deferred and len(self._pending) < MAX_PENDING:
             flag = deferred[0] if len(deferred) == 1 else _all(deferred)
             # The inputs' flag too (not the inputs: the user's tensors are not held).
-            inputs = [_device_flag(t) for t in _tensors(args)]
+            given = list(_tensors(args))
+            inputs = [_device_flag(t) for t in given]
             frame = self._frames[-1] if self._frames else None
             made = bool(inputs) and _made_by_program(args)
+            others = [f for t, f in zip(given, inputs) if id(t) not in self._model_ids]
+            passed = len(others) < len(inputs), _all(others) if others else None
             entry = (layer, flag, _all(inputs) if inputs else None, self._caller(), frame, made,
-                     self._model_inputs_flag())  # fmt: skip
+                     passed)  # fmt: skip
             self._pending.append(entry)
 
     def _caller(self) -> Any:
         return self._stack[-1] if self._stack else None
-
-    def _model_inputs_finite(self) -> bool:
-        """Whether the model's own input (the data) was finite (True when not known)."""
-        return self._model_args is None or _all_finite(self._model_args)
-
-    def _model_inputs_flag(self) -> Any:
-        """The model's input's device-side finite flag (once per forward), or None."""
-        if self._model_flag is None and self._model_args is not None:
-            flags = [_device_flag(t) for t in _tensors(self._model_args)]
-            self._model_flag = _all(flags) if flags else None
-        return self._model_flag
 
     def _path(self, layer: Any) -> str:
         return self._paths.get(id(layer), str(layer.full_name()))
@@ -269,7 +263,7 @@ class ForwardFiniteWatch:
                                   source=forward_source(layer))  # fmt: skip
         if caller is None:  # the model's own input: the data
             return ForwardCulprit(self._path(layer), type(layer).__name__, False)
-        if data:  # the model's input held it: no code of the callers made it
+        if data:  # the model's arguments held it, passed on as they came: the data
             model = self._model
             return ForwardCulprit(self._path(model), type(model).__name__, False)
         if from_program:  # not the caller's own ops: a program SOT ran, unseen by hooks
@@ -312,10 +306,11 @@ class ForwardFiniteWatch:
 
         with paddle.no_grad(), call_stacks_off():
             flags = paddle.stack([e[1].reshape([]).cast("bool") for e in pending]).numpy()
-        for (layer, _, inputs, caller, frame, made, model), ok in zip(pending, flags, strict=True):
+        for (layer, _, inputs, caller, frame, made, passed), ok in zip(pending, flags, strict=True):
             if not ok:
                 inputs_ok = inputs is None or bool(inputs)
-                data = not inputs_ok and model is not None and not bool(model)
+                model_arg, others = passed
+                data = not inputs_ok and model_arg and (others is None or bool(others))
                 found = self._culprit(layer, inputs_ok, caller, made, data=data)
                 return found if frame is None else self._rerun(frame, found)
         return None
