@@ -243,7 +243,10 @@ class ForwardFiniteWatch:
             frame = self._frames[-1] if self._frames else None
             made = bool(inputs) and _made_by_program(args)
             others = [f for t, f in zip(given, inputs) if id(t) not in self._model_ids]
-            passed = len(others) < len(inputs), _all(others) if others else None
+            # Only a layer handed a model argument gets the others' flag: one more reduction
+            # there, none for every other layer.
+            model_arg = len(others) < len(inputs)
+            passed = model_arg, (_all(others) if model_arg and others else None)
             entry = (layer, flag, _all(inputs) if inputs else None, self._caller(), frame, made,
                      passed)  # fmt: skip
             self._pending.append(entry)
