@@ -199,9 +199,9 @@ def _through_link(target: Path) -> Path:
 
 def _naming(exc: OSError, target: Path, fix: str = "") -> OSError:
     """``exc`` said of ``target``, the file asked for (its errno and type kept), and the fix."""
-    said = exc.strerror or str(exc)
-    said = f"{said} ({fix})" if fix else said
-    return type(exc)(exc.errno, f"cannot write {target}: {said}", str(target))
+    words = exc.strerror or str(exc)
+    words = f"{words} ({fix})" if fix else words
+    return type(exc)(exc.errno, f"cannot write {target}: {words}", str(target))
 
 
 # The temporary file's name starts with the target's, cut to this many bytes: a name the file
