@@ -1,7 +1,9 @@
 """Where a graph or a run page is saved: ``~`` is the home directory (as for every path the
 package reads: open_run, from_dump, from_jittor), a directory that is a file or takes no new
-file is said before any work, naming the path and the fix. Real Paddle graphs and a real
-watched run; the expected places are the test's own (HOME pointed at a temporary directory).
+file is said before any work, naming the path and the fix, and a file saved again is replaced
+as open(path, "w") would (through a symbolic link, keeping its permissions). Real Paddle graphs
+and a real watched run; the expected places are the test's own (HOME pointed at a temporary
+directory).
 """
 
 from __future__ import annotations
