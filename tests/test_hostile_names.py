@@ -7,6 +7,7 @@ and text, each label exactly the name it shows.
 
 from __future__ import annotations
 
+import os
 import subprocess
 import xml.etree.ElementTree as ET
 from typing import Any
@@ -97,3 +98,13 @@ def test_controls_and_bidi_overrides_are_shown_as_escapes() -> None:
             n["param"]["name"] = "bell\x07\r\nform\x0cfeed\u202eexe.\u2067"
     svg = _layout(graph_to_digraph(Graph.from_dict(doc_nested), dpi="72").source)
     assert _drawn(svg, "node")[node.id][:2] == ["bell\\u0007", "form\\u000cfeed\\u202eexe.\\u2067"]
+
+
+def test_a_name_from_bytes_that_are_not_utf8_renders(tmp_path) -> None:
+    # A layer named after a file name in Latin-1 bytes (os.fsdecode: a lone surrogate).
+    model = paddle.nn.Sequential()
+    model.add_sublayer(os.fsdecode(b"caf\xe9"), paddle.nn.Linear(3, 2))
+    y = model(paddle.randn([2, 3]))
+    written = make_graph(y, dpi="72").render(str(tmp_path / "g.gv"), format="svg")
+    labels = _drawn(ET.parse(written).getroot(), "node")
+    assert ["caf\ufffd.weight", "[3, 2]"] in labels.values()

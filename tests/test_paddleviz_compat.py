@@ -16,6 +16,9 @@ from paddle_versions import requires_paddle_33
 
 from paddleviz_widget import make_graph, trace
 
+# The checkout under test first: the scripts' subprocesses must not import an installed copy.
+REPO = Path(__file__).resolve().parents[1]
+
 
 def _statements(dot: graphviz.Digraph) -> tuple[dict[str, str], list[tuple[str, str, str]]]:
     nodes: dict[str, str] = {}
@@ -91,7 +94,7 @@ def test_run_module_traces_a_seed_style_script(tmp_path, monkeypatch):
     script = tmp_path / "example.py"
     script.write_text(SEED_EXAMPLE)
     monkeypatch.chdir(tmp_path)
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).parent)}
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), str(Path(__file__).parent)])}
     done = subprocess.run(
         [sys.executable, "-m", "paddleviz_widget.run", str(script)],
         env=env, capture_output=True, text=True, timeout=120,
@@ -101,3 +104,20 @@ def test_run_module_traces_a_seed_style_script(tmp_path, monkeypatch):
     source = (tmp_path / "viz-result.gv").read_text()
     assert "float32\\ncpu\\n[1, 10]" in source  # annotated without GLOG_v
     assert "gradnode_ptr" not in done.stderr and "begin run" not in done.stderr
+
+
+def test_run_module_reports_a_failing_script_as_python_would(tmp_path, monkeypatch):
+    """`python example.py`'s traceback (the script's frames only) and exit status."""
+    script = tmp_path / "example.py"
+    script.write_text(SEED_EXAMPLE.replace('dot = make_graph(y, dpi="72")', "1 / 0"))
+    monkeypatch.chdir(tmp_path)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), str(Path(__file__).parent)])}
+    done = subprocess.run(
+        [sys.executable, "-m", "paddleviz_widget.run", str(script)],
+        env=env, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 1
+    trace = done.stderr[done.stderr.index("Traceback (most recent call last):") :]
+    assert trace.splitlines()[1].startswith(f'  File "{script}", line ')
+    assert "ZeroDivisionError: division by zero" in trace
+    assert "paddleviz_widget" not in trace and "runpy" not in trace

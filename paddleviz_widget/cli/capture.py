@@ -14,14 +14,13 @@ that session's to record, as without the CLI (BackwardCalls).
 from __future__ import annotations
 
 import contextlib
-import os
 import shutil
 import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from ..export.save import save_graph
+from ..export.save import move_into_place, save_graph
 from ..tracer import trace_graph
 from ..tracer.capture.session import RECENT_SESSIONS, TraceSession
 
@@ -162,7 +161,7 @@ class GraphCollector:
             return [save_graph(self._payload, self.output)]
         written = []
         for number in range(1, calls + 1):
-            os.replace(self._staged(number), numbered(self.output, number))
+            move_into_place(self._staged(number), numbered(self.output, number))
             written.append(numbered(self.output, number))
         return written
 

@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 from ..export.errors import StaticPictureUnavailable
-from ..export.save import FORMATS, check_target, refuse_replacing
+from ..export.save import FORMATS, check_target, refuse_replacing, said
 from .capture import WHAT_COUNTS, BackwardCalls, CliError, GraphCollector
 from .script_runner import run_script
 
@@ -134,9 +134,9 @@ def main(argv: list[str] | None = None) -> int:
     if not script.is_file():
         parser.error(f"no such script: {script} (pass the path of a .py file)")
     try:  # before the script runs: a bad -o must not cost a training run
-        output = check_target(_per_rank(Path(options.output).absolute()))
+        output = check_target(_per_rank(Path(options.output).expanduser().absolute()))
     except (ValueError, OSError) as error:
-        parser.error(str(error))
+        parser.error(said(error))
     try:
         refuse_replacing(output, force=options.force, numbered=options.all)
     except FileExistsError as error:

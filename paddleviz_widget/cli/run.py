@@ -8,11 +8,10 @@ gradient annotations and layer groups, with no environment variable and nothing 
 from __future__ import annotations
 
 import argparse
-import runpy
-import sys
 from pathlib import Path
 
 from ..tracer import trace
+from .script_runner import run_script
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -26,11 +25,8 @@ def main(argv: list[str] | None = None) -> int:
     script = Path(options.script)
     if not script.is_file():
         parser.error(f"no such script: {script} (pass the path of a .py file)")
-    sys.argv = [str(script), *options.args]
-    sys.path.insert(0, str(script.resolve().parent))
-    with trace():
-        runpy.run_path(str(script), run_name="__main__")
-    return 0
+    with trace():  # run as `python example.py` would: its traceback and exit status its own
+        return run_script(script, options.args)
 
 
 if __name__ == "__main__":

@@ -18,8 +18,10 @@ _OUTPUT_STYLE = {"shape": "box", "style": "rounded,filled,bold", "fillcolor": "#
 _PARAM_STYLE = {"shape": "ellipse", "style": "filled", "fillcolor": "#b7e4c7"}
 
 
-# XML 1.0 has no place for most C0 controls (Graphviz would copy them into an SVG raw).
-_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
+# XML 1.0 has no place for most C0 controls (Graphviz would copy them into an SVG raw); a lone
+# surrogate (a name made from bytes that are not UTF-8: os.fsdecode's escapes) has no UTF-8, so
+# the graphviz package could not write the source file.
+_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff\ud800-\udfff]")
 
 
 def _label(*lines: str) -> Any:

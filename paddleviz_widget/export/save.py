@@ -11,6 +11,7 @@ import contextlib
 import json
 import os
 import secrets
+import stat
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -30,26 +31,57 @@ def supported_suffixes() -> str:
 
 
 def check_target(path: str | os.PathLike[str]) -> Path:
-    """``path`` as a Path, or a clear error if no graph can be saved there (bad suffix, no
-    such directory): lets a caller fail before doing the work that makes the graph."""
-    target = Path(path)
+    """``path`` as a Path (``~`` is the home directory, as for every path the package reads),
+    or a clear error if no graph can be saved there (bad suffix, no such directory, a directory
+    that takes no new file): lets a caller fail before doing the work that makes the graph."""
+    target = Path(path).expanduser()
     if target.suffix.lower() not in FORMATS:
         raise ValueError(
             f"cannot save a graph as {target.name!r}: the file name's suffix picks the format, "
             f"one of {supported_suffixes()}"
         )
+    check_place(target)
+    return target
+
+
+def check_place(target: Path) -> None:
+    """A clear error, naming ``target`` and the fix, if no file can be written there: it is a
+    directory, its directory is missing or is a file, or that directory takes no new file
+    (read-only, no permission). Tried with an empty temporary file beside it, removed at once:
+    permission bits alone do not say it (root, ACLs, read-only mounts)."""
     parent = target.parent
     try:  # (a name too long for the file system fails here: said like a failed write)
         is_dir, parent_is_dir = target.is_dir(), parent.is_dir()
+        parent_is_file = not parent_is_dir and parent.exists()
     except OSError as exc:
         raise _naming(exc, target) from None
     if is_dir:
-        raise IsADirectoryError(f"cannot save a graph as {str(target)!r}: it is a directory")
+        raise IsADirectoryError(
+            f"cannot save as {str(target)!r}: it is a directory (name a file in it)"
+        )
+    if parent_is_file:
+        raise NotADirectoryError(
+            f"cannot save {target.name!r}: {str(parent)!r} is a file, not a directory "
+            "(save it in a directory)"
+        )
     if not parent_is_dir:
         raise FileNotFoundError(
             f"cannot save {target.name!r}: there is no directory {str(parent)!r} (create it first)"
         )
-    return target
+    try:
+        fd, temp = _temporary_beside(_through_link(target))
+        os.close(fd)
+        os.unlink(temp)
+    except OSError as exc:
+        raise _naming(exc, target, "save it in a directory you can write to") from None
+
+
+def said(error: Exception) -> str:
+    """An error's words for a command line: an OSError's own message, without Python's
+    "[Errno 13] ...: '/path'" around it (the message names the path already)."""
+    if isinstance(error, OSError) and error.strerror:
+        return error.strerror
+    return str(error)
 
 
 def refuse_replacing(output: Path, *, force: bool, numbered: bool = False) -> None:
@@ -143,17 +175,33 @@ _MAKERS: dict[str, Callable[[Mapping[str, Any], Any, Any, dict[str, Any]], bytes
 def _write_atomically(target: Path, data: bytes) -> None:
     """``data`` into ``target`` whole or not at all: a temporary file beside it, then a rename.
     Created with mode 0o666 like open() would (the umask applies), not mkstemp's 0o600. An
-    error names ``target``, the file asked for, never the hidden temporary file."""
+    error names ``target``, the file asked for, never the hidden temporary file. A symbolic
+    link is written through, as open() would: the file it points to is replaced, the link kept."""
     try:
-        _write_via_temp(target, data)
+        _write_via_temp(_through_link(target), data)
     except OSError as exc:
         raise _naming(exc, target) from None
 
 
-def _naming(exc: OSError, target: Path) -> OSError:
-    """``exc`` said of ``target``, the file asked for (its errno and type kept)."""
-    said = exc.strerror or str(exc)
-    return type(exc)(exc.errno, f"cannot write {target}: {said}", str(target))
+def move_into_place(staged: Path, target: Path) -> None:
+    """A file written whole elsewhere in ``target``'s directory (the CLI's --all stages its
+    files) moved to ``target`` as a save writes it: through a symbolic link, keeping the
+    replaced file's permissions."""
+    real = _through_link(target)
+    _keep_mode(staged, real)
+    os.replace(staged, real)
+
+
+def _through_link(target: Path) -> Path:
+    """The file a symbolic link ``target`` points to (the link itself must stay), else target."""
+    return Path(os.path.realpath(target)) if target.is_symlink() else target
+
+
+def _naming(exc: OSError, target: Path, fix: str = "") -> OSError:
+    """``exc`` said of ``target``, the file asked for (its errno and type kept), and the fix."""
+    words = exc.strerror or str(exc)
+    words = f"{words} ({fix})" if fix else words
+    return type(exc)(exc.errno, f"cannot write {target}: {words}", str(target))
 
 
 # The temporary file's name starts with the target's, cut to this many bytes: a name the file
@@ -161,21 +209,37 @@ def _naming(exc: OSError, target: Path) -> OSError:
 _TEMP_HEAD_BYTES = 200
 
 
-def _write_via_temp(target: Path, data: bytes) -> None:
+def _temporary_beside(target: Path) -> tuple[int, Path]:
+    """A new hidden file beside ``target``, opened for writing: (its descriptor, its path)."""
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
     while True:
         head = os.fsencode(target.name)[:_TEMP_HEAD_BYTES].decode(errors="ignore")
         temp = target.with_name(f".{head}.{secrets.token_hex(4)}.tmp")
         try:
-            fd = os.open(temp, flags, 0o666)
-            break
+            return os.open(temp, flags, 0o666), temp
         except FileExistsError:
             continue
+
+
+def _keep_mode(temp: Path, target: Path) -> None:
+    """The permissions of the file being replaced, as open(target, "w") keeps them: a graph
+    saved again over a private (0o600) file must not become readable by all."""
+    try:
+        mode = os.stat(target).st_mode
+    except OSError:  # no such file yet: the umask's mode, as open() gives
+        return
+    if stat.S_ISREG(mode):
+        os.chmod(temp, stat.S_IMODE(mode))
+
+
+def _write_via_temp(target: Path, data: bytes) -> None:
+    fd, temp = _temporary_beside(target)
     try:
         with os.fdopen(fd, "wb") as file:
             file.write(data)
             file.flush()
             os.fsync(file.fileno())
+        _keep_mode(temp, target)
         os.replace(temp, target)
     except BaseException:
         with contextlib.suppress(OSError):

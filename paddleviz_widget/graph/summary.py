@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from math import prod
 
+from ..visible_text import visible_text
 from .parts import GraphParts
 
 
@@ -36,9 +37,9 @@ class Summary:
 
     def _cells(self) -> list[tuple[str, ...]]:
         return [
-            (
-                "  " * r.depth + r.name,
-                r.type,
+            (  # names from user code: controls and bidi overrides as their escapes
+                "  " * r.depth + visible_text(r.name),
+                visible_text(r.type),
                 f"{r.params:,}",
                 f"{r.trainable:,}",
                 str(r.grad_nodes),

@@ -7,6 +7,8 @@ from typing import Any
 
 import numpy as np
 
+from ..visible_text import visible_text
+
 KINDS = ("nonfinite", "spike", "vanishing", "skipped")
 # For information, not problems: a step a GradScaler skipped (an overflow of the scaled
 # gradients, which it handles); open_run(...).problems() leaves them out, .anomalies has all.
@@ -24,7 +26,8 @@ class Anomaly:
     message: str = ""  # the words problems() shows
 
     def __str__(self) -> str:
-        return self.message
+        # Names from user code: controls and bidi overrides escaped (the file keeps them).
+        return visible_text(self.message)
 
     def to_json(self) -> dict[str, Any]:
         return {"step": self.step, "kind": self.kind, "layer": self.layer,

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 
 PROG = "python -m paddleviz_widget view"
 
@@ -37,16 +36,18 @@ def _parser() -> argparse.ArgumentParser:
 def main(argv: list[str]) -> int:
     parser = _parser()
     options = parser.parse_args(argv)
-    from ..export.save import refuse_replacing
+    from ..export.save import refuse_replacing, said
     from .ranks import RankedRun, open_any
     from .reader import RunLogError
-    from .view_page import save_run_html
+    from .view_page import check_run_page, save_run_html
 
-    output = Path(options.output)
     try:  # before the run is read: a big log takes a while
+        output = check_run_page(options.output)
         refuse_replacing(output, force=options.force)
     except FileExistsError as error:
         parser.error(f"{error} (nothing was written)")
+    except (OSError, ValueError) as error:
+        parser.error(said(error))
     try:
         run = open_any(options.run_dir)  # a run log, or a multi-rank job's rank-NNNNN/ logs
         written = save_run_html(run, output, title=options.title)

@@ -17,7 +17,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from ..export.save import _write_atomically
+from ..export.save import _write_atomically, check_place
 from ..export.standalone import (
     BUNDLE_ID,
     HOST_ID,
@@ -154,17 +154,20 @@ def _page(
     )
 
 
-def save_run_html(run: RunLike | RankedRun, path: str | os.PathLike[str], **kwargs: Any) -> Path:
-    """Write ``run_html(run)`` to ``path`` (whole or not at all); returns it as a Path."""
-    target = Path(path)
+def check_run_page(path: str | os.PathLike[str]) -> Path:
+    """``path`` as a Path (``~``: the home directory), or a clear error if the page cannot be
+    written there: said before the run is read (a big log takes a while)."""
+    target = Path(path).expanduser()
     if target.suffix.lower() not in (".html", ".htm"):
         raise ValueError(
             f"the run explorer is saved as an HTML page: name it *.html, not {target.name!r}"
         )
-    if not target.parent.is_dir():
-        raise FileNotFoundError(
-            f"cannot save {target.name!r}: there is no directory {str(target.parent)!r} "
-            "(create it first)"
-        )
+    check_place(target)
+    return target
+
+
+def save_run_html(run: RunLike | RankedRun, path: str | os.PathLike[str], **kwargs: Any) -> Path:
+    """Write ``run_html(run)`` to ``path`` (whole or not at all); returns it as a Path."""
+    target = check_run_page(path)
     _write_atomically(target, run_html(run, **kwargs).encode("utf-8"))
     return target

@@ -28,7 +28,7 @@ def is_document(value: Mapping[Any, Any]) -> bool:
 
 def read_file(path: str | os.PathLike[str], label: str, what: str = _WHAT) -> Any:
     """The JSON in the file at ``path``; ``label`` names the argument in errors."""
-    file = pathlib.Path(path)
+    file = pathlib.Path(path).expanduser()  # ~: as open_run and from_dump read it
     if file.is_dir():
         raise ValueError(
             f"{label}: {str(file)!r} is a directory; for a Paddle backward dump pass "

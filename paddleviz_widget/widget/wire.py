@@ -52,7 +52,13 @@ def json_bytes(graph: Mapping[str, Any] | list[Any]) -> bytes:
 
         return bytes(orjson.dumps(graph))
     except Exception:  # noqa: BLE001 - not installed, or a value orjson does not take
+        pass
+    try:
         return json.dumps(graph, separators=(",", ":"), ensure_ascii=False).encode()
+    except UnicodeEncodeError:
+        # A lone surrogate (a file name whose bytes are not UTF-8, held with surrogate escapes)
+        # has no UTF-8: as a \u escape, which JSON.parse reads (the page shows it as U+FFFD).
+        return json.dumps(graph, separators=(",", ":")).encode()
 
 
 def pieces_from() -> int:

@@ -6,6 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from ...visible_text import visible_text
+
 SEVERITIES = ("problem", "info")
 
 
@@ -40,7 +42,8 @@ class Problem:
     def line(self) -> str:
         """Layer path first, then the parameter or GradNode, then the call site."""
         # A parameter's name already starts with its layer's path ("encoder.fc.weight").
-        named = self.layer is None or self.name.startswith(f"{self.layer}.")
+        named = self.layer in (None, self.name) or self.name.startswith(f"{self.layer}.")
         where = self.name if named else f"{self.layer} / {self.name}"
         at = f" ({self.site})" if self.site else ""
-        return f"{self.kind:<10} {where}{at}: {self.reason}"
+        # Names from user code: controls (an ESC sequence, a BEL) and bidi overrides escaped.
+        return visible_text(f"{self.kind:<10} {where}{at}: {self.reason}")

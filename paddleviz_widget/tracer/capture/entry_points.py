@@ -9,7 +9,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from .backward_args import as_list
-from .stack_gate import CALL_STACK_FLAG
+from .stack_gate import CALL_STACK_FLAG, stacks_would_crash
 
 if TYPE_CHECKING:
     from .session import TraceSession
@@ -23,7 +23,7 @@ def set_call_stack_flag(session: TraceSession) -> None:
         old = paddle.get_flags([CALL_STACK_FLAG])[CALL_STACK_FLAG]
     except (ValueError, KeyError):
         return  # this Paddle has no such flag: call sites fall back to layer call sites
-    if int(old) < 3:
+    if int(old) < 3 and not stacks_would_crash(session.model):
         paddle.set_flags({CALL_STACK_FLAG: 3})
         # Not inside library layers: their ops' user line is the layer call's (stack_gate).
         session._gate.arm(inside=int(old), elsewhere=3)

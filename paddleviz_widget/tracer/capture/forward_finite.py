@@ -4,9 +4,12 @@ A forward post hook on every sublayer checks the floating tensors the layer retu
 finiteness check per layer output, none per op. Post hooks run as calls return, innermost
 first, so the first layer seen with a non-finite output is the innermost one that made it (its
 own ops, or a sublayer's, which would have been seen first). Its inputs are checked then, once:
-an input already non-finite means the NaN/Inf was made by the ops of the layer that called it
-(its own forward code, before that call: pre hooks keep the call stack), or, for the model
-itself, came with the data.
+an input already non-finite means the NaN/Inf came with the data when every non-finite input
+is one of the model's own arguments, passed on as they came (told by identity: the ids of the
+model's argument tensors are kept for the time of its call, never the tensors), else was made
+by the ops of the layer that called it (its own forward code, before that call: pre hooks keep
+the call stack). An additive attention mask's -inf is the model's argument too: a layer it
+reaches whose own ops make a NaN is said to have got its NaN/Inf with the data.
 
 A CPU tensor is read in place (DLPack + NumPy min/max, no copy); on other devices the check
 is a device-side flag kept with its layer and read once, when the backward starts: no host
@@ -152,7 +155,11 @@ class ForwardFiniteWatch:
         self._found: ForwardCulprit | None = None
         # (layer, its outputs' finite flag, its inputs' flag, caller, compiled frame) on
         # devices NumPy cannot read
-        self._pending: list[tuple[Any, Any, Any, Any, ProgramFrame | None, bool]] = []
+        # ... and whether its bad inputs can only be the model's arguments: (some input is one,
+        # the others' flag or None)
+        self._pending: list[tuple[Any, Any, Any, Any, ProgramFrame | None, bool, Any]] = []
+        # The ids of the model's argument tensors while its call runs (the caller holds them).
+        self._model_ids: frozenset[int] = frozenset()
 
     @property
     def started(self) -> bool:
@@ -166,6 +173,7 @@ class ForwardFiniteWatch:
     def _enter(self, layer: Any, args: Any) -> None:
         if layer is self._model:
             self._stack, self._frames = [], []  # a call that raised never popped
+            self._model_ids = frozenset(id(t) for t in _tensors(args))
         self._stack.append(layer)
         if self._reruns and self._found is None:
             frame = enter_frame(layer, args)
@@ -179,6 +187,7 @@ class ForwardFiniteWatch:
         self._pending = []
         self._frames = []
         self._last = None
+        self._model_ids = frozenset()
 
     def _hook(self, layer: Any, args: Any, outputs: Any) -> None:
         if self._stack and self._stack[-1] is layer:
@@ -192,6 +201,9 @@ class ForwardFiniteWatch:
                     self._found = self._rerun(frame, self._found)
         except Exception:  # a check must never break the user's forward
             return
+        finally:
+            if layer is self._model:
+                self._model_ids = frozenset()  # ids mean nothing past the call
 
     def _check(self, layer: Any, args: Any, outputs: Any) -> None:
         tensor, floats, _ = _types()
@@ -212,8 +224,11 @@ class ForwardFiniteWatch:
             self._last = t
             ok = _cpu_finite(t, dtype) if cpu_only_build() or t.place.is_cpu_place() else None
             if ok is False:
-                self._found = self._culprit(layer, _all_finite(args), self._caller(),
-                                            _made_by_program(args))  # fmt: skip
+                bad = [t for t in _tensors(args) if not _all_finite(t)]
+                inputs_ok = not bad
+                data = bool(bad) and all(id(t) in self._model_ids for t in bad)
+                self._found = self._culprit(layer, inputs_ok, self._caller(),
+                                            _made_by_program(args), data=data)  # fmt: skip
                 self._pending = []
                 if self._frames:
                     self._frames[-1].culprit_inside = True
@@ -223,10 +238,17 @@ class ForwardFiniteWatch:
         if deferred and len(self._pending) < MAX_PENDING:
             flag = deferred[0] if len(deferred) == 1 else _all(deferred)
             # The inputs' flag too (not the inputs: the user's tensors are not held).
-            inputs = [_device_flag(t) for t in _tensors(args)]
+            given = list(_tensors(args))
+            inputs = [_device_flag(t) for t in given]
             frame = self._frames[-1] if self._frames else None
-            entry = (layer, flag, _all(inputs) if inputs else None, self._caller(), frame,
-                     bool(inputs) and _made_by_program(args))  # fmt: skip
+            made = bool(inputs) and _made_by_program(args)
+            others = [f for t, f in zip(given, inputs) if id(t) not in self._model_ids]
+            # Only a layer handed a model argument gets the others' flag: one more reduction
+            # there, none for every other layer.
+            model_arg = len(others) < len(inputs)
+            passed = model_arg, (_all(others) if model_arg and others else None)
+            entry = (layer, flag, _all(inputs) if inputs else None, self._caller(), frame, made,
+                     passed)  # fmt: skip
             self._pending.append(entry)
 
     def _caller(self) -> Any:
@@ -236,13 +258,17 @@ class ForwardFiniteWatch:
         return self._paths.get(id(layer), str(layer.full_name()))
 
     def _culprit(
-        self, layer: Any, inputs_finite: bool, caller: Any, from_program: bool = False
-    ) -> ForwardCulprit:
+        self, layer: Any, inputs_finite: bool, caller: Any, from_program: bool = False,
+        *, data: bool = False,
+    ) -> ForwardCulprit:  # fmt: skip
         if inputs_finite:
             return ForwardCulprit(self._path(layer), type(layer).__name__, True,
                                   source=forward_source(layer))  # fmt: skip
         if caller is None:  # the model's own input: the data
             return ForwardCulprit(self._path(layer), type(layer).__name__, False)
+        if data:  # the model's arguments held it, passed on as they came: the data
+            model = self._model
+            return ForwardCulprit(self._path(model), type(model).__name__, False)
         if from_program:  # not the caller's own ops: a program SOT ran, unseen by hooks
             unseen = from_unseen_program(self._path(caller), self._path(layer))
             return ForwardCulprit(self._path(caller), type(caller).__name__, True,
@@ -283,9 +309,12 @@ class ForwardFiniteWatch:
 
         with paddle.no_grad(), call_stacks_off():
             flags = paddle.stack([e[1].reshape([]).cast("bool") for e in pending]).numpy()
-        for (layer, _, inputs, caller, frame, made), ok in zip(pending, flags, strict=True):
+        for (layer, _, inputs, caller, frame, made, passed), ok in zip(pending, flags, strict=True):
             if not ok:
-                found = self._culprit(layer, inputs is None or bool(inputs), caller, made)
+                inputs_ok = inputs is None or bool(inputs)
+                model_arg, others = passed
+                data = not inputs_ok and model_arg and (others is None or bool(others))
+                found = self._culprit(layer, inputs_ok, caller, made, data=data)
                 return found if frame is None else self._rerun(frame, found)
         return None
 

@@ -9,14 +9,18 @@ user-written forward code and outside any layer (a loss in a notebook cell) stil
 
 from __future__ import annotations
 
+import re
+import sys
 import weakref
 from collections.abc import Iterator
 from contextlib import contextmanager
+from types import FrameType
 from typing import Any
 
 from ..parse.call_sites import is_library_file
 
 CALL_STACK_FLAG = "FLAGS_call_stack_level"
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 # Weak keys: a class redefined in a notebook cell must not be kept alive by this cache.
@@ -106,3 +110,41 @@ def call_stacks_recorded() -> bool:
         return int(paddle.get_flags([CALL_STACK_FLAG])[CALL_STACK_FLAG]) >= 3
     except (ValueError, KeyError):
         return False
+
+
+def _not_utf8(name: object) -> bool:
+    # A path whose bytes are not UTF-8 is held by Python with surrogate escapes (PEP 383).
+    return isinstance(name, str) and not name.isascii() and _SURROGATE.search(name) is not None
+
+
+def _file_of(module: object) -> object:
+    try:  # anything can sit in sys.modules, and a lazy module's __getattr__ may raise
+        return getattr(module, "__file__", None)
+    except Exception:  # noqa: BLE001 - not a file name we can read: not one that crashes
+        return None
+
+
+def stacks_would_crash(model: Any = None) -> bool:
+    """Whether Paddle's per-op stacks could meet a file name that is not UTF-8: Paddle (3.3)
+    formats every frame's file name as UTF-8 and crashes the process (SIGSEGV in
+    GetPythonStack) on one that is not, as a script or module in a folder unzipped from a
+    Windows archive with GBK names has. Looked for on the stack that enters trace(), in the
+    loaded modules, the import path and the model's layers' forward code: any one, and trace()
+    takes no per-op stacks (call sites are then the lines that called each layer)."""
+    try:
+        return _would_crash(sys._getframe(2), model)
+    except Exception:  # noqa: BLE001 - the look must never stop trace(): as before it
+        return False
+
+
+def _would_crash(frame: FrameType | None, model: Any) -> bool:
+    while frame is not None:
+        if _not_utf8(frame.f_code.co_filename):
+            return True
+        frame = frame.f_back
+    files = [_file_of(module) for module in list(sys.modules.values())]
+    if any(_not_utf8(name) for name in [*files, *sys.path]):
+        return True
+    layers = [] if model is None else [model, *model.sublayers()]
+    codes = (getattr(getattr(type(layer), "forward", None), "__code__", None) for layer in layers)
+    return any(code is not None and _not_utf8(code.co_filename) for code in codes)

@@ -29,6 +29,7 @@ from ..read.pylayer_info import PyLayerInfo, describe_pylayers, recompute_notice
 from ..read.walk import ACCUMULATION_NODE, WalkResult, next_ptrs
 from .annotate import Annotations, EdgeNote, merge_layer
 from .hook_grads import hooks_layer
+from .numbered_names import numbered_names_notice
 from .param_groups import ensure_layer_group, param_groups_layer
 from .replay_annotations import (
     UNNAMED_LEAVES_NOTICE,
@@ -273,6 +274,9 @@ def collect_annotations(
         merge_layer(ann, replayed)
     merge_layer(ann, _param_shaped_layer(ann, graph))
     _keep_empty_params_unflagged(ann)
+    numbered = numbered_names_notice(walk.names.values())
+    if numbered is not None:
+        ann.notes.append(numbered)
     closed = unread_program_nodes(walk.nodes, ann.programs)
     if closed:
         ann.notes.append(program_closed_notice(closed[0].name, len(closed)))
