@@ -39,8 +39,12 @@ class Problem:
 
     def line(self) -> str:
         """Layer path first, then the parameter or GradNode, then the call site."""
-        # A parameter's name already starts with its layer's path ("encoder.fc.weight").
-        named = self.layer is None or self.name.startswith(f"{self.layer}.")
+        # A parameter's name already starts with its layer's path ("encoder.fc.weight"); a
+        # finding named by its layer alone (an exploding layer no op of which has a factor)
+        # is that path.
+        named = (
+            self.layer is None or self.name == self.layer or self.name.startswith(f"{self.layer}.")
+        )
         where = self.name if named else f"{self.layer} / {self.name}"
         at = f" ({self.site})" if self.site else ""
         return f"{self.kind:<10} {where}{at}: {self.reason}"
