@@ -24,11 +24,12 @@ pytestmark = requires_post_hooks  # trace(stats=True)
 class SparseMoe(nn.Layer):
     """Top-2 softmax router over 4 experts, each called on the tokens routed to it."""
 
-    def __init__(self, d: int = 8, n: int = 4) -> None:
+    def __init__(self, d: int = 8, n: int = 4, weight_norm: bool = False) -> None:
         super().__init__()
         self.gate = nn.Linear(d, n)
+        norm = nn.utils.weight_norm if weight_norm else (lambda layer: layer)
         self.experts = nn.LayerList(
-            [nn.Sequential(nn.Linear(d, 16), nn.Silu(), nn.Linear(16, d)) for _ in range(n)]
+            [nn.Sequential(norm(nn.Linear(d, 16)), nn.Silu(), nn.Linear(16, d)) for _ in range(n)]
         )
 
     def forward(self, x: paddle.Tensor) -> paddle.Tensor:
@@ -44,10 +45,10 @@ class SparseMoe(nn.Layer):
 
 
 class Net(nn.Layer):
-    def __init__(self, dead_side: bool) -> None:
+    def __init__(self, dead_side: bool, weight_norm: bool = False) -> None:
         super().__init__()
         self.inp = nn.Linear(8, 8)
-        self.moe = SparseMoe()
+        self.moe = SparseMoe(weight_norm=weight_norm)
         self.head = nn.Linear(8, 3)
         self.dead_side = dead_side
         if dead_side:  # a real problem beside it: a ReLU whose inputs are all negative
@@ -59,9 +60,9 @@ class Net(nn.Layer):
         return y + self.side(F.relu(self.dead(x))) if self.dead_side else y
 
 
-def _run(dead_side: bool):
+def _run(dead_side: bool, weight_norm: bool = False):
     paddle.seed(0)
-    model = Net(dead_side)
+    model = Net(dead_side, weight_norm)
     with paddle.no_grad():
         model.moe.gate.bias[3] = -1e4  # a collapsed router: expert 3 never chosen
         if dead_side:
@@ -98,3 +99,14 @@ def test_a_dead_relu_beside_it_does_not_take_the_experts_zeros() -> None:
     (relu,) = [p for p in found if p.severity == "problem"]
     assert set(relu.affected) == dead, relu.line()
     assert {p.name for p in found if p.severity == "info"} == EXPERT_3
+
+
+def test_a_weight_normed_expert_given_no_token_is_information_too() -> None:
+    """Its weight_g and weight_v get their zeros through the weight norm's own ops (fed the
+    matmul's weight-shaped zero gradient), not from a 0-element gradient directly."""
+    found, zero = _run(dead_side=False, weight_norm=True)
+    expected = {f"moe.experts.3.0.{w}" for w in ("weight_g", "weight_v", "bias")}
+    expected |= {"moe.experts.3.2.weight", "moe.experts.3.2.bias"}
+    assert zero == expected  # p.grad
+    assert [p.line() for p in found if p.severity == "problem"] == []
+    assert {p.name for p in found if p.severity == "info"} == expected

@@ -22,14 +22,32 @@ def is_empty(edge: Edge) -> bool:
     return bool(shape) and 0 in shape  # type: ignore[operator]
 
 
+def _fed_empty(flow: Flow, node: str, known: dict[str, bool]) -> bool:
+    """Every gradient the node received had 0 elements, or was all zeros sent by a node so
+    fed (a weight's own ops between it and the matmul that got the empty rows: a weight
+    norm's divide and multiply, a cast). ``known``: nodes already decided."""
+    if node not in known:
+        known[node] = False  # while deciding (the backward graph has no cycle)
+        got = flow.node_in.get(node)
+        known[node] = bool(got) and all(
+            is_empty(e)
+            or (
+                e.stats is not None
+                and e.stats.zero_fraction == 1.0
+                and _fed_empty(flow, e.source, known)
+            )
+            for e in got or ()
+        )
+    return known[node]
+
+
 def empty_input_params(flow: Flow, zero_params: set[str]) -> set[str]:
-    """Of the zero parameters, those every sender of which received only 0-element
-    gradients (a Linear's matmul and its bias add, fed the expert's empty rows)."""
-    found = set()
+    """Of the zero parameters, those every sender of which was fed only 0-element gradients
+    (a Linear's matmul and its bias add, given the expert's empty rows)."""
+    found: set[str] = set()
+    known: dict[str, bool] = {}
     for p in zero_params:
         senders = {e.source for e in flow.node_in.get(p, [])}
-        if senders and all(
-            flow.node_in.get(s) and all(is_empty(e) for e in flow.node_in[s]) for s in senders
-        ):
+        if senders and all(_fed_empty(flow, s, known) for s in senders):
             found.add(p)
     return found
