@@ -13,7 +13,7 @@ from .capture.recorded_walk import recorded_walk
 from .merge.collect import NO_TRACE_NOTICE, collect_annotations
 from .merge.graph_rows import annotated_rows
 from .merge.program_ops import with_program_ops
-from .read.inputs import normalize_roots
+from .read.inputs import split_roots
 from .read.tensor_info import tensor_grad_info
 from .read.walk import WalkResult, walk_backward_graph
 
@@ -26,6 +26,8 @@ TOO_BIG_NOTICE = (
     "(over {limit:,}) takes Paddle too long: wrap forward and backward in "
     "`with paddleviz_widget.trace(model):`."
 )
+
+LEFT_OUT_NOTICE = "Left out of the graph, not being tensors: {} of what was passed."
 
 
 def trace_graph(y: Any, *, model: Any = None, params: Any = None, replay: bool = True) -> Graph:
@@ -49,7 +51,7 @@ def _trace_graph(
     ``named_params``: ``model.named_parameters()`` as the caller read it just now."""
     import paddle
 
-    roots = normalize_roots(y)
+    roots, left_out = split_roots(y)
     if walk is None:
         grad_fns = [r.grad_fn for r in roots]
         walk = recorded_walk(grad_fns) or walk_backward_graph(grad_fns)
@@ -65,6 +67,8 @@ def _trace_graph(
     )
     if replay and big and ann.notice == NO_TRACE_NOTICE:
         ann.notice = TOO_BIG_NOTICE.format(n=len(walk.nodes), limit=REPLAY_MAX_NODES)
+    if left_out:
+        ann.notes.append(LEFT_OUT_NOTICE.format(", ".join(left_out)))
     rows = annotated_rows(walk, ann, root_tensors)
     about = {
         "paddle_version": paddle.__version__,

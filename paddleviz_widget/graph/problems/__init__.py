@@ -9,6 +9,7 @@ elements of a broken backward say nothing about scale."""
 from __future__ import annotations
 
 from ..parts import GraphParts
+from .empty_input import is_empty
 from .exploding import exploding
 from .few_values import explain_few_values
 from .flow import Flow
@@ -54,7 +55,8 @@ def has_statistics(graph: GraphParts) -> bool:
 def unchecked_edges(graph: GraphParts) -> int:
     """Edges that carried a gradient without statistics (an LSTM's fused weights, a complex
     or integer gradient, a to_static program's inside): nothing the rules could look at."""
-    return sum(1 for e in graph.edges if e.stats is None and e.grad is not None)
+    # A 0-element gradient (an MoE expert given no token) has nothing to check.
+    return sum(1 for e in graph.edges if e.stats is None and e.grad is not None and not is_empty(e))
 
 
 def unchecked_reasons(graph: GraphParts) -> dict[str, int]:

@@ -27,14 +27,18 @@ def _growing_op(flow: Flow, gid: str) -> tuple[str | None, float | None]:
     return best
 
 
+NORM_CAUSE = (
+    "a normalisation multiplies the gradient by its scale over its input's spread: a "
+    "small spread (few values per channel, near-constant inputs) or a large scale"
+)
+WEIGHTS_GUESS = "weights initialised or grown too large?"
+
+
 def _why(op_name: str) -> str:
     """The likely cause, by the op that grows the gradient most."""
     if "Norm" in op_name:  # BatchNorm, LayerNorm, GroupNorm, InstanceNorm, RMSNorm grads
-        return (
-            "a normalisation multiplies the gradient by its scale over its input's spread: a "
-            "small spread (few values per channel, near-constant inputs) or a large scale"
-        )
-    return "weights initialised or grown too large?"
+        return NORM_CAUSE
+    return WEIGHTS_GUESS
 
 
 def _innermost(flow: Flow, gids: dict[str, float]) -> dict[str, float]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 
+from .exploding import NORM_CAUSE, WEIGHTS_GUESS
 from .flow import Flow
 from .problem import Problem
 from .zeros import ZERO_REASON
@@ -66,8 +67,8 @@ def _concerning(p: Problem, few: list[FewValues], flow: Flow) -> list[FewValues]
     """The few-value BatchNorms behind a finding: every one for the total norm, those inside
     an exploding layer, the one that sent a parameter its zeros (or where they start)."""
     if p.kind == "exploding":
-        if p.node is None:
-            return few
+        if p.node is None and p.layer is None:  # the total norm; a layer with no op named
+            return few  # has its layer, and only the BatchNorms inside it are behind it
         return [f for f in few if f.node == p.node or (p.layer and (
             f.layer == p.layer or f.layer.startswith(p.layer + ".")))]  # fmt: skip
     if p.kind == "zero" and p.node is not None:
@@ -89,6 +90,9 @@ def explain_few_values(problems: list[Problem], flow: Flow) -> list[Problem]:
             out.append(p)
         elif p.reason == ZERO_REASON:
             out.append(replace(p, reason=f"its gradient is all zeros: {_note(behind, p.kind)}"))
+        elif WEIGHTS_GUESS in p.reason:  # the note says it is not the weights: no guess left
+            reason = p.reason.replace(WEIGHTS_GUESS, NORM_CAUSE)
+            out.append(replace(p, reason=f"{reason}; {_note(behind, p.kind)}"))
         else:
             out.append(replace(p, reason=f"{p.reason}; {_note(behind, p.kind)}"))
     return out

@@ -4,6 +4,7 @@ zeros reach are affected, in one problem. A zero parameter no such node explains
 
 from __future__ import annotations
 
+from .empty_input import EMPTY_REASON, empty_input_params
 from .flow import Flow
 from .problem import Problem
 
@@ -68,6 +69,12 @@ def zeros(flow: Flow) -> list[Problem]:
     zero_params = {n.id for n in flow.graph.nodes if n.grad_status == "zero"}
     if not zero_params:
         return []
+    empty = empty_input_params(flow, zero_params)
+    info = [
+        Problem("zero", _param_name(flow, p), EMPTY_REASON, p, flow.layer_of(p), severity="info")
+        for p in sorted(empty, key=lambda i: int(i[1:]) if i[1:].isdigit() else 0)
+    ]
+    zero_params -= empty  # never merged into another cause below
     found, explained = [], set()
     for n in flow.graph.nodes:
         if n.kind == "param" or not _received_nonzero(flow, n.id):
@@ -97,7 +104,7 @@ def zeros(flow: Flow) -> list[Problem]:
             f"{first.reason}; and, fed all-zero inputs in the forward: {', '.join(more)}",
             first.node, first.layer, affected=first.affected + more, site=first.site,
         )  # fmt: skip
-        return found
+        return found + info
     for p in rest:
         program = _in_program(flow, p)
         reason = ZERO_REASON if program is None else (
@@ -105,4 +112,4 @@ def zeros(flow: Flow) -> list[Problem]:
             "whose ops carry no statistics: the op where they start is not known"
         )  # fmt: skip
         found.append(Problem("zero", _param_name(flow, p), reason, p, flow.layer_of(p)))
-    return found
+    return found + info

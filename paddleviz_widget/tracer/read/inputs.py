@@ -52,6 +52,45 @@ def _check_has_graph(label: str, tensor: Any) -> Any:
     )
 
 
+def _left_out(value: Any) -> bool:
+    """An entry of a model's output that cannot be a root and is no mistake to leave out: None,
+    or an object such as paddleformers' DynamicCache (its output tuple and ModelOutput carry
+    one: ``(logits, past_key_values)``). A number or a string still gets its error (a loss
+    turned into a float with ``.item()`` is not what the graph can show)."""
+    return not _is_tensor(value) and not isinstance(value, (int, float, complex, str, bytes))
+
+
+def split_roots(y: Any) -> tuple[list[RootTensor], list[str]]:
+    """The root tensors of ``y``, and the entries of a list/tuple/dict left out as not tensors
+    (described for a notice), when at least one entry is a tensor."""
+    entries = list(y.items()) if isinstance(y, Mapping) else None
+    if entries is None and isinstance(y, (list, tuple)):
+        entries = list(enumerate(y))
+    if not entries or not any(_is_tensor(v) for _, v in entries):
+        return normalize_roots(y), []
+    keep = [(k, v) for k, v in entries if not _left_out(v)]
+    left = [
+        f"{'key ' + repr(k) if isinstance(y, Mapping) else f'item {k}'} (a {_describe(v)})"
+        for k, v in entries
+        if _left_out(v)
+    ]
+    if isinstance(y, Mapping):
+        return normalize_roots(dict(keep)), left
+    # Items keep their index in their labels ("output_0"), as without the left-out ones.
+    named = [RootTensor(getattr(v, "name", None) or f"output_{i}", v) for i, v in keep]
+    for i, v in keep:
+        if not _is_tensor(v):
+            raise TypeError(f"item {i} is a {_describe(v)}, not a paddle.Tensor; {USAGE}")
+    return _with_graphs(named), left
+
+
+def _with_graphs(roots: list[RootTensor]) -> list[RootTensor]:
+    return [
+        RootTensor(r.label, r.tensor, _check_has_graph(f"tensor {r.label!r}", r.tensor))
+        for r in roots
+    ]
+
+
 def normalize_roots(y: Any) -> list[RootTensor]:
     """Accept a Tensor, a list/tuple of Tensors, or a dict name -> Tensor."""
     if _is_tensor(y):
@@ -76,7 +115,4 @@ def normalize_roots(y: Any) -> list[RootTensor]:
             roots.append(RootTensor(getattr(value, "name", None) or f"output_{i}", value))
     else:
         raise TypeError(f"expected a paddle.Tensor, got {_describe(y)}; {USAGE}")
-    return [
-        RootTensor(r.label, r.tensor, _check_has_graph(f"tensor {r.label!r}", r.tensor))
-        for r in roots
-    ]
+    return _with_graphs(roots)
