@@ -33,6 +33,7 @@ from .backward_record import BackwardRecord
 from .entry_points import patch_backward_entry_points, set_call_stack_flag
 from .forward_finite import ForwardFiniteWatch
 from .hooked_nodes import hooks_cover
+from .interrupts import deferred_call
 from .kept_traces import LOST, RecentSessions
 from .layer_scopes import LayerScopeRecorder, LayerScopes
 from .loss_scaling import ScaledRoots
@@ -273,7 +274,7 @@ class TraceSession:
         try:
             result, captured = run_captured(
                 lambda extra: self._run(
-                    record, roots, lambda: original(*args, **{**kwargs, **extra})
+                    record, roots, lambda: deferred_call(original, *args, **{**kwargs, **extra})
                 ),
                 function=original,
                 user_dump_dir=kwargs.get(DUMP_KWARG),
