@@ -11,16 +11,13 @@ import pytest
 from paddleviz_widget import open_run, trace
 
 
-@pytest.mark.parametrize("path", ["numpy", "halves", "early"])
+@pytest.mark.parametrize("path", ["numpy", "halves"])
 def test_big_gradients_read_on_two_threads_equal_the_gradients(tmp_path, monkeypatch, path):
-    """Every path reads a big model's gradients on two threads: NumPy's (no llvmlite), the
-    compiled read_part's halves after the backward (read_halves.py, here cut after the first
-    layer: where Paddle has no reduce hook) and read_part during the backward, from the
-    parameters' reduce hooks (early_read.py), once the compiled call runs (step 1 on)."""
+    """Both paths read a big model's gradients on two threads: NumPy's (no llvmlite) and the
+    compiled read_part's halves (read_halves.py), here cut after the first layer."""
     import threading
 
     from paddleviz_widget.runs import summary
-    from paddleviz_widget.runs.compiled_read import CompiledRead
     from paddleviz_widget.runs.grad_kernel import kernel
     from paddleviz_widget.runs.read_halves import ReadHalves
 
@@ -28,22 +25,14 @@ def test_big_gradients_read_on_two_threads_equal_the_gradients(tmp_path, monkeyp
         monkeypatch.setattr(summary, "kernel", lambda **_: None)
     elif kernel() is None:  # compiled now, not on the helper thread after step 0
         pytest.skip("llvmlite is not installed (the fast extra)")
-    if path == "halves":
-        monkeypatch.delattr(paddle.Tensor, "_register_backward_hook")
     halves: list[int] = []
-    early: list[int] = []  # per step read by read_rest: how many were read in the backward
-    read, rest = ReadHalves.read, CompiledRead.read_rest
+    read = ReadHalves.read
 
     def counted(self, args):
         halves.append(self._cut)
         return read(self, args)
 
-    def counted_rest(self):
-        early.append(len(self.early.sent) if self.early is not None else 0)
-        return rest(self)
-
     monkeypatch.setattr(ReadHalves, "read", counted)
-    monkeypatch.setattr(CompiledRead, "read_rest", counted_rest)
 
     paddle.seed(1)
     model = paddle.nn.Sequential(paddle.nn.Linear(1024, 1024), paddle.nn.Linear(1024, 1024),
@@ -81,8 +70,4 @@ def test_big_gradients_read_on_two_threads_equal_the_gradients(tmp_path, monkeyp
     assert want[2, 0, 1] + want[2, 0, 2] > 0
     assert want[4, 4, 1] == 1 and want[4, :4, 1:].sum() == 0
     if path == "halves":
-        assert halves == [2] * 6 and early == [0] * 3  # every step, cut after layer 0
-    if path == "early":  # captures (0; 3 and 5: after the Inf and the NaN) and step 1 (the
-        # compiled call starts) read by halves, steps 2 and 4 in their backward (all 6)
-        assert halves == [2] * 4 and early == [0, 6, 6]
-    assert not any(t.name.startswith("pvw-run-early") for t in threading.enumerate())
+        assert halves == [2] * 6  # every step read by the compiled halves, cut after layer 0

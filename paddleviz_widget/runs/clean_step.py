@@ -27,15 +27,8 @@ class CleanStep:
     """``run(step, loss)``: True (the step is recorded: clean, nothing fired), the summary
     tuple of GradSummary.read_step for the usual path, or None (read it the usual way)."""
 
-    def __init__(
-        self, summary: GradSummary, writer: RunLogWriter, finder: AnomalyFinder,
-        *, early: bool = False,
-    ) -> None:  # fmt: skip
-        """``early``: a big model's gradients may be read during its backward (early_read.py:
-        not where they change after their reduce hooks, as DataParallel's all-reduce does)."""
+    def __init__(self, summary: GradSummary, writer: RunLogWriter, finder: AnomalyFinder):
         self._summary = summary
-        self._early = early
-        self.early: Any = None  # the EarlyRead, once started
         self._writer = writer
         self._finder = finder
         self._params = summary.params
@@ -62,8 +55,6 @@ class CleanStep:
             frame[16:18].view(np.float64)[:] = factor, ratio
             frame[10:11].view(np.float64)[:] = fraction
         self._read, self._call = read, call
-        if self._early:
-            self.early = read.start_early(self._params)
         return True
 
     def run(self, step: int, loss: Any) -> Any:
@@ -78,7 +69,7 @@ class CleanStep:
         loss_addr, loss_kind, value = read.loss_address(loss)
         if absent or (value is not None and not math.isfinite(value)):  # NaN/Inf loss given
             row = 0
-        read.read_rest()
+        read.read_halves()
         writer = self._writer
         got = self._call(self._frame_at, loss_addr, loss_kind, writer.next_row(), bound, row)
         value = read.loss_read(loss_kind, value)

@@ -14,7 +14,6 @@ from typing import Any
 
 import numpy as np
 
-from .early_read import EarlyRead
 from .grad_kernel import kernel
 from .in_place import readable_in_place
 from .read_halves import ReadHalves, cut_at
@@ -62,10 +61,8 @@ class CompiledRead:
         # A big model's gradients: read by two threads before the kernel's call, which then
         # reads those below ``stop`` (none) and counts the flags of the rest
         cut = cut_at([p[2] for p in plain])
-        self._part = kernel("read_part")
-        self._halves = ReadHalves(self._part, n, cut) if cut else None
+        self._halves = ReadHalves(kernel("read_part"), n, cut) if cut else None
         self.stop = 0 if cut else n
-        self.early: EarlyRead | None = None  # read during the backward (early_read.py)
 
     def read(self, grads: list[Any], loss: Any) -> tuple[Any, ...] | None:
         absent = self.addresses(grads)
@@ -81,57 +78,10 @@ class CompiledRead:
         if self._halves is not None:
             self._halves.read(self._args)
 
-    def start_early(self, params: list[Any]) -> EarlyRead | None:
-        """A big model's gradients read during its backwards from now on (early_read.py), or
-        None: not a big model, or a parameter takes no reduce hook."""
-        if self._halves is not None and self.early is None:
-            try:
-                self.early = EarlyRead(params, self, self._part)
-            except ValueError:
-                return None
-        return self.early
-
-    def read_rest(self) -> None:
-        """After addresses(): the gradients not read during the backward at the address they
-        have now (an early read's, drained), or all of them as read_halves reads them."""
-        early = self.early
-        if early is None or not early.sent:
-            self.read_halves()
-            return
-        sent, early.sent = early.sent, {}  # (this backward's: never another step's)
-        part, args = self._part, self._args
-        for i, address in enumerate(self._addrs):
-            if not address or sent.get(i) != address:
-                part(*args, i, i + 1)
-
-    def part_args(self) -> tuple[int, ...]:
-        """read_part's first six arguments (its range follows)."""
-        return self._args
-
-    @property
-    def addrs(self) -> array.array[int]:
-        """The gradients' addresses the kernels read (addresses() writes them)."""
-        return self._addrs
-
-    def readable(self, i: int, g: Any, ptr: int) -> bool:
-        """addresses()' rule for one gradient at ``ptr`` (not 0): read in place as param i's."""
-        known = self._known[i]
-        if ptr in known and g.dtype is self._dtypes[i] and g.shape == self._shapes[i]:
-            return True
-        if not readable_in_place(g, self._dtypes[i], self._shapes[i]):
-            return False
-        if len(known) >= KEPT:
-            known.clear()
-        known.add(ptr)
-        return True
-
     def release(self) -> None:
-        """Let the helper threads go (the run ended); the reduce hooks go inert."""
+        """Let the helper thread go (the run ended)."""
         if self._halves is not None:
             self._halves.release()
-        if self.early is not None:
-            self.early.release()
-            self.early = None
 
     def frame_head(self) -> tuple[int, ...]:
         """read_grads' array addresses and count, then the loss's double (step_ir.py's frame;

@@ -36,7 +36,6 @@ from .unwatched import Unwatched, unwatched_line
 
 if TYPE_CHECKING:
     from ..tracer.capture.loss_scaling import LossScale
-    from .early_read import EarlyRead
 
 DEFAULT_EVERY = 100
 # The runs this process is writing: a child of os.fork() drops them (_forked_child).
@@ -71,7 +70,6 @@ class RunWatch:
         self._after_anomaly = False
         self.writer: RunLogWriter | None = None
         self._clean: CleanStep | None = None  # a clean step in one call, once started
-        self.early: EarlyRead | None = None  # a big model's gradients read in its backward
         self._local_steps = False  # a DataParallel's no_sync() steps are watched (no_sync.py)
         self._gave_up = False
         self.forked_away = False  # this is a child of os.fork() of the process that logs
@@ -124,10 +122,8 @@ class RunWatch:
             flush_every=flush_every(len(infos)),
         )  # fmt: skip
         _WRITING.add(self)
-        if self._summary.compiles:  # (gradients all-reduced after their reduce hooks: none
-            # read during the backward, early_read.py)
-            early = not job.launched and not _data_parallel(self.model)
-            self._clean = CleanStep(self._summary, self.writer, self._finder, early=early)
+        if self._summary.compiles:
+            self._clean = CleanStep(self._summary, self.writer, self._finder)
         self._no_sync = NoSync(self.model if job.launched else None, tensors)
         if self._no_sync.watched:  # the same list, written with run.json (parts, the end)
             self.writer.meta["no_sync"] = self._no_sync.steps
@@ -176,7 +172,6 @@ class RunWatch:
             self.after_backward(roots)  # (which never comes back here for this step)
             return
         got = clean.run(self.step, roots[0] if len(roots) == 1 else None)
-        self.early = clean.early  # (started with the compiled call, on a big model)
         if got is True:  # recorded in one call: clean, no rule fired (clean_step.py)
             self._after_anomaly = False
             self.step += 1
@@ -256,7 +251,6 @@ class RunWatch:
         it (its sys.exit(0) in the block closed the parent's live run "finished" and deleted
         its tail). Its backwards run plainly, as after fail(), silently."""
         self.writer, self._clean, self.model, self._gave_up = None, None, None, True
-        self.early = None
         self.forked_away = True  # (the CLI's closing line is the parent's to say)
 
     def fail(self, error: Exception) -> None:
@@ -269,7 +263,6 @@ class RunWatch:
             said = f"this run is not logged: {line}"
         print(f"paddleviz_widget: {said}", file=sys.stderr)
         writer, self.writer, self._gave_up, self.model = self.writer, None, True, None
-        self.early = None
         _WRITING.discard(self)
         summary = getattr(self, "_summary", None)
         if summary is not None:
@@ -313,12 +306,6 @@ class RunWatch:
             self.fail(failure)
         self.writer = None
         _WRITING.discard(self)
-
-
-def _data_parallel(model: Any) -> bool:
-    import paddle
-
-    return isinstance(model, paddle.DataParallel)
 
 
 def _forked_child() -> None:

@@ -2,11 +2,10 @@
 plain backward: once it returns.
 
 Python runs a SIGINT handler at the next line of Python, which inside Paddle's backward is a
-hook's: a capture's statistics hooks (GradNode post hooks) or a big model's reduce hooks
-(runs/early_read.py). Paddle 3.3 then loses the KeyboardInterrupt raised there, or reports it
-as ``OSError: (External) KeyboardInterrupt`` or ``SystemError: ... returned a result with an
-exception set``: a training loop's ``except KeyboardInterrupt`` (save a checkpoint, stop
-cleanly) never saw it.
+hook's: a capture's statistics hooks (GradNode post hooks). Paddle 3.3 then loses the
+KeyboardInterrupt raised there, or reports it as ``OSError: (External) KeyboardInterrupt``
+(reduce hooks: ``SystemError: ... returned a result with an exception set``): a training
+loop's ``except KeyboardInterrupt`` (save a checkpoint, stop cleanly) never saw it.
 """
 
 from __future__ import annotations

@@ -8,7 +8,6 @@ from typing import TYPE_CHECKING, Any
 
 from ...compat.zlib_guard import refuse_broken_zlib
 from ...gc_pause import gc_paused
-from .interrupts import sigint_deferred
 
 if TYPE_CHECKING:
     from ...runs.watch import RunWatch
@@ -62,20 +61,11 @@ def watched_backward(
     if not watch.full_due():  # a step between captures: no collector pause, few calls
         # A backward called inside this one (a reentrant recompute's PyLayer runs its block's
         # backward) is part of this step, not a step of its own: the session passes it on.
-        early = watch.early  # a big model's gradients read during it (runs/early_read.py)
-        if early is not None:
-            early.arm()
         session._in_backward = True
         try:
-            if early is None:
-                result = original(*args, **kwargs)
-            else:  # (its hooks are Python: a Ctrl-C in them would be lost: interrupts.py)
-                with sigint_deferred():
-                    result = original(*args, **kwargs)
+            result = original(*args, **kwargs)
         finally:
             session._in_backward = False
-            if early is not None:
-                early.drain()  # always: the user's code may free the gradients next
         _record_between(session, watch, roots)
         return result
     # Walks, hooks and their records allocate ~100k objects without cycles: with the
