@@ -33,8 +33,8 @@ def _plain_grads(model: paddle.nn.Layer, x: paddle.Tensor) -> list[np.ndarray]:
 
 def test_ctrl_c_in_a_traced_backward_is_a_keyboard_interrupt():
     """Paddle gave ``OSError: (External) KeyboardInterrupt`` for one raised in a capture's
-    statistics hook. Signals at a third and at two thirds of the hooked backward (timed on the
-    steps before, after the first capture's one-time set-up)."""
+    statistics hook. Signals at a quarter, a half and three quarters of the hooked backward
+    (timed on the steps before, after the first capture's one-time set-up)."""
     model, x = _model(), paddle.randn([64, 1024])
     with trace(model, stats=True):
         for _ in range(2):
@@ -44,9 +44,10 @@ def test_ctrl_c_in_a_traced_backward_is_a_keyboard_interrupt():
             took = time.perf_counter() - start
             model.clear_gradients()
         got = []
-        for part in (1 / 3, 2 / 3):
+        for part in (1 / 4, 1 / 2, 3 / 4):
             loss = model(x).square().mean()
-            threading.Timer(part * took, os.kill, (os.getpid(), signal.SIGINT)).start()
+            timer = threading.Timer(part * took, os.kill, (os.getpid(), signal.SIGINT))
+            timer.start()
             try:
                 loss.backward()
                 outcome = "returned"
@@ -55,11 +56,15 @@ def test_ctrl_c_in_a_traced_backward_is_a_keyboard_interrupt():
             except BaseException as error:  # noqa: BLE001 (what reaches the user is the point)
                 outcome = type(error).__name__
             try:
-                time.sleep(0.2)
+                timer.join()  # the signal is sent
+                time.sleep(0.05)  # and handled
             except KeyboardInterrupt:
-                outcome += ", then KeyboardInterrupt"  # (the signal came after the backward)
+                outcome += ", then KeyboardInterrupt"  # (it came after the backward)
             got.append(outcome)
             for a, b in zip([p.grad.numpy() for p in model.parameters()], _plain_grads(model, x)):
                 np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-7)  # the whole backward ran
             model.clear_gradients()
-    assert got == ["KeyboardInterrupt"] * 2
+    # Each Ctrl-C reached the loop as KeyboardInterrupt (on the code before: OSError, or none
+    # at all, "returned"), at least one from inside a backward (a machine's load moves them).
+    assert set(got) <= {"KeyboardInterrupt", "returned, then KeyboardInterrupt"}, got
+    assert "KeyboardInterrupt" in got, got
