@@ -10,6 +10,7 @@ from pathlib import Path
 
 import graphviz
 import paddle
+import pytest
 from graph_dicts import nested_graph
 from models import lenet_output
 from paddle_versions import requires_paddle_33
@@ -88,17 +89,23 @@ dot.render("viz-result.gv", format="png", view=False)
 """
 
 
+def _run_module(script: Path, monkeypatch: pytest.MonkeyPatch) -> subprocess.CompletedProcess:
+    """`python -m paddleviz_widget.run script` in the script's folder, this checkout first on
+    the path (not an installed copy)."""
+    monkeypatch.chdir(script.parent)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), str(Path(__file__).parent)])}
+    return subprocess.run(
+        [sys.executable, "-m", "paddleviz_widget.run", str(script)],
+        env=env, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+
+
 @requires_paddle_33
 def test_run_module_traces_a_seed_style_script(tmp_path, monkeypatch):
     """The seed's `python paddleviz/run.py example.py`, as `-m paddleviz_widget.run`."""
     script = tmp_path / "example.py"
     script.write_text(SEED_EXAMPLE)
-    monkeypatch.chdir(tmp_path)
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), str(Path(__file__).parent)])}
-    done = subprocess.run(
-        [sys.executable, "-m", "paddleviz_widget.run", str(script)],
-        env=env, capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
+    done = _run_module(script, monkeypatch)
     assert done.returncode == 0, done.stderr[-2000:]
     assert (tmp_path / "viz-result.gv.png").read_bytes()[:4] == b"\x89PNG"
     source = (tmp_path / "viz-result.gv").read_text()
@@ -110,12 +117,7 @@ def test_run_module_reports_a_failing_script_as_python_would(tmp_path, monkeypat
     """`python example.py`'s traceback (the script's frames only) and exit status."""
     script = tmp_path / "example.py"
     script.write_text(SEED_EXAMPLE.replace('dot = make_graph(y, dpi="72")', "1 / 0"))
-    monkeypatch.chdir(tmp_path)
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), str(Path(__file__).parent)])}
-    done = subprocess.run(
-        [sys.executable, "-m", "paddleviz_widget.run", str(script)],
-        env=env, capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
+    done = _run_module(script, monkeypatch)
     assert done.returncode == 1
     trace = done.stderr[done.stderr.index("Traceback (most recent call last):") :]
     assert trace.splitlines()[1].startswith(f'  File "{script}", line ')

@@ -28,7 +28,7 @@ def test_an_interrupt_comes_once_the_helper_has_read(tmp_path, monkeypatch):
     interrupt, helper_done = [False], threading.Event()
     made = read_halves.ReadHalves.__init__
 
-    def slowed(self, read_part, n, cut):
+    def slowed(self, read_part, n, cut, *helper):
         def part(*args):
             if threading.current_thread() is not threading.main_thread():
                 time.sleep(0.5)  # the helper: still reading when the signal comes
@@ -40,7 +40,7 @@ def test_an_interrupt_comes_once_the_helper_has_read(tmp_path, monkeypatch):
                 threading.Timer(0.05, os.kill, (os.getpid(), signal.SIGINT)).start()
             return read_part(*args)
 
-        made(self, part, n, cut)
+        made(self, part, n, cut, *helper)
 
     monkeypatch.setattr(read_halves.ReadHalves, "__init__", slowed)
     paddle.seed(0)

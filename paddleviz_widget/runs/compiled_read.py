@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from .grad_kernel import kernel
+from .helper_thread import HelperThread
 from .in_place import readable_in_place
 from .read_halves import ReadHalves, cut_at
 
@@ -28,7 +29,9 @@ class CompiledRead:
     gradient is not read in place: the caller takes the NumPy path for this step).
     ``clean``: every parameter has a gradient, all finite."""
 
-    def __init__(self, plain: list[tuple[Any, Any, int, list[int]]], big: Any):
+    def __init__(
+        self, plain: list[tuple[Any, Any, int, list[int]]], big: Any, helper: HelperThread
+    ) -> None:
         import paddle
 
         n = len(plain)
@@ -61,7 +64,7 @@ class CompiledRead:
         # A big model's gradients: read by two threads before the kernel's call, which then
         # reads those below ``stop`` (none) and counts the flags of the rest
         cut = cut_at([p[2] for p in plain])
-        self._halves = ReadHalves(kernel("read_part"), n, cut) if cut else None
+        self._halves = ReadHalves(kernel("read_part"), n, cut, helper) if cut else None
         self.stop = 0 if cut else n
 
     def read(self, grads: list[Any], loss: Any) -> tuple[Any, ...] | None:
@@ -77,11 +80,6 @@ class CompiledRead:
         """A big model's gradients read by two threads (read_halves.py), after addresses()."""
         if self._halves is not None:
             self._halves.read(self._args)
-
-    def release(self) -> None:
-        """Let the helper thread go (the run ended)."""
-        if self._halves is not None:
-            self._halves.release()
 
     def frame_head(self) -> tuple[int, ...]:
         """read_grads' array addresses and count, then the loss's double (step_ir.py's frame;

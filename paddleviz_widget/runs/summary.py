@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import ctypes
 import math
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
@@ -23,6 +22,7 @@ from ..tracer.capture.grad_stats import _reduce as reduce_on_device
 from ..tracer.capture.sparse_grads import merged_rows
 from .compiled_read import CompiledRead
 from .grad_kernel import kernel
+from .helper_thread import HelperThread
 from .in_place import readable_in_place
 
 _dot, _max, _min = np.dot, np.maximum.reduce, np.minimum.reduce
@@ -54,7 +54,7 @@ class GradSummary:
 
         self.params = params
         self._scratch: dict[Any, np.ndarray] = {}
-        self._helper: ThreadPoolExecutor | None = None
+        self._helper = HelperThread()  # the second thread of both reading paths
         # Per parameter: (paddle dtype, NumPy dtype, element count, shape) when its gradient
         # can be read in place (a float32/float64 parameter on the CPU), else None.
         self._plain: list[tuple[Any, Any, int, list[int]] | None] = []
@@ -91,7 +91,7 @@ class GradSummary:
         fn = kernel(wait=False)
         if fn is None:
             return False
-        self._compiled = CompiledRead(self._plain, self._big)  # type: ignore[arg-type]
+        self._compiled = CompiledRead(self._plain, self._big, self._helper)  # type: ignore[arg-type]
         self._compile = False
         return True
 
@@ -294,22 +294,18 @@ class GradSummary:
             side = 0 if load[0] <= load[1] else 1
             halves[side].append((i, a))
             load[side] += a.size
-        if self._helper is None:
-            self._helper = ThreadPoolExecutor(1, thread_name_prefix="pvw-run-summary")
-        theirs = self._helper.submit(self._quietly, halves[1])
-        return self._quietly(halves[0]) + theirs.result()
+        mine, theirs = self._helper.both(
+            lambda: self._quietly(halves[0]), lambda: self._quietly(halves[1])
+        )
+        return mine + theirs
 
     def _quietly(self, items: list[tuple[int, np.ndarray]]) -> list[tuple[int, list[float]]]:
         with np.errstate(all="ignore"):  # per thread
             return [(i, self._big(a)) for i, a in items]
 
     def release(self) -> None:
-        """Let the helper threads go (the run ended)."""
-        if self._compiled is not None:
-            self._compiled.release()
-        if self._helper is not None:
-            self._helper.shutdown()
-            self._helper = None
+        """Let the helper thread go (the run ended)."""
+        self._helper.release()
 
     def _buffer(self, dtype: Any, size: int) -> np.ndarray:
         held = self._scratch.get(dtype)

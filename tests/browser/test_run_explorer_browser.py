@@ -20,7 +20,8 @@ import pytest
 from explorer_page import Explorer, explorer_page
 from lab_page import save_screenshot
 from lab_server import LabServer, start_lab
-from playwright.sync_api import Browser, Route
+from local_only import route_local_only
+from playwright.sync_api import Browser
 from run_page import NONFINITE_RGB, RUN_ROOT, TIMEOUT_MS, RunView, close, write_run
 
 NOTEBOOKS = Path(__file__).resolve().parent / "notebooks"
@@ -28,7 +29,6 @@ NOTEBOOK = "run_explorer.ipynb"
 NAN_STEP = 137
 ORACLE_STEPS = (0, 250)
 LIVE_STEPS = 150  # the notebook's second run, written while the test watches
-LOCAL = ("file:", "blob:", "data:")
 
 
 @pytest.fixture(scope="module")
@@ -220,14 +220,7 @@ def test_the_saved_page_works_from_file_offline(
     blocked: list[str] = []
     errors: list[str] = []
 
-    def only_local(route: Route) -> None:
-        if route.request.url.startswith(LOCAL):
-            route.continue_()
-        else:
-            blocked.append(route.request.url)
-            route.abort()
-
-    page.route("**/*", only_local)
+    route_local_only(page, blocked)
     page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
     page.on("pageerror", lambda e: errors.append(str(e)))
     try:

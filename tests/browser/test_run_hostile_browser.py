@@ -14,7 +14,8 @@ from pathlib import Path
 
 import paddle
 from hostile_model import LAYERS, HostileModel
-from playwright.sync_api import Browser, Route
+from local_only import route_local_only
+from playwright.sync_api import Browser
 from run_page import RUN_ROOT, TIMEOUT_MS, RunView
 
 from paddleviz_widget import trace
@@ -23,7 +24,6 @@ from paddleviz_widget.runs.view_page import save_run_html
 
 NAN_STEP = 4
 STEPS = 8
-LOCAL = ("file:", "blob:", "data:")
 # Anything a name would leave in the page if it ever became markup.
 INJECTED_JS = """() => [
   ...document.querySelectorAll('img, iframe, object, embed, foreignObject, a[href]'),
@@ -61,14 +61,7 @@ def test_hostile_names_in_a_saved_run_page_stay_text(chromium_browser: Browser, 
     blocked: list[str] = []
     problems: list[str] = []
 
-    def only_local(route: Route) -> None:
-        if route.request.url.startswith(LOCAL):
-            route.continue_()
-        else:
-            blocked.append(route.request.url)
-            route.abort()
-
-    context.route("**/*", only_local)
+    route_local_only(context, blocked)
     page.on("console", lambda m: problems.append(m.text) if m.type == "error" else None)
     page.on("pageerror", lambda e: problems.append(f"uncaught: {e}"))
     page.on("dialog", lambda d: (problems.append(f"dialog: {d.message}"), d.dismiss()))

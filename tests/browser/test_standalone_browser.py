@@ -32,16 +32,16 @@ from fixtures.graphs.payload import (
     wrapper,
 )
 from hostile_model import CLASS, LAYERS, PARAM, hostile_output, hostile_params
+from local_only import LOCAL, route_local_only
 from models import traced_lenet_graph
 from PIL import Image
-from playwright.sync_api import Browser, Page, Route
+from playwright.sync_api import Browser, Page
 from stats_models import trained_with_stats
 
 from paddleviz_widget import build_graph, trace
 from paddleviz_widget.export.standalone import standalone_html
 
 SVG = "{http://www.w3.org/2000/svg}"
-LOCAL = ("file:", "blob:", "data:")
 VIEWPORT = {"width": 1300, "height": 860}
 TIMEOUT_MS = 20_000
 NODE_IDS_JS = (
@@ -94,14 +94,7 @@ def saved_page(browser: Browser, path: Path) -> Iterator[SavedPage]:
     context.set_offline(True)
     saved = SavedPage(context.new_page())
 
-    def only_local(route: Route) -> None:
-        if route.request.url.startswith(LOCAL):
-            route.continue_()
-        else:
-            saved.blocked.append(route.request.url)
-            route.abort()
-
-    context.route("**/*", only_local)
+    route_local_only(context, saved.blocked)
     page = saved.page
     page.on("request", lambda r: saved.requests.append(r.url))
     page.on("console", lambda m: saved.errors.append(m.text) if m.type == "error" else None)
