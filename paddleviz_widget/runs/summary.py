@@ -5,7 +5,8 @@ CPU gradients are read in place by NumPy: a sum of squares, a max and a min, whi
 finite gradient needs; only a gradient whose sum of squares is not finite is read again to
 count its NaN/Inf exactly (cpu_reduce.array_stats). Gradients on
 other devices are reduced there (grad_stats' tensor ops) and the results stacked into one
-tensor: one host copy per step, no synchronisation per parameter. Norms and max |g| are over
+tensor: one host copy per step (per device), the loss in it (device_rows.py), no
+synchronisation per parameter. Norms and max |g| are over
 the finite elements, as trace(stats=True) gives them on the graph's edges.
 """
 
@@ -18,9 +19,9 @@ from typing import Any
 import numpy as np
 
 from ..tracer.capture.cpu_reduce import CHUNK, SPLIT_FROM, array_stats
-from ..tracer.capture.grad_stats import _reduce as reduce_on_device
 from ..tracer.capture.sparse_grads import merged_rows
 from .compiled_read import CompiledRead
+from .device_rows import NOT_READ, device_rows
 from .grad_kernel import kernel
 from .helper_thread import HelperThread
 from .in_place import readable_in_place
@@ -116,22 +117,28 @@ class GradSummary:
             got = self._compiled.read(grads, loss)
             if got is not None:
                 return got
-        norm, max_abs, nan, inf = self.read()
-        return norm, max_abs, nan, inf, loss_value(loss), False
+        norm, max_abs, nan, inf, value = self._read_with(loss)
+        return norm, max_abs, nan, inf, loss_value(loss) if value is NOT_READ else value, False
 
     def read(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        return self._read_with(None)[:4]
+
+    def _read_with(self, loss: Any) -> tuple[Any, ...]:
+        """read(), and the loss's value when it came in the gradients' host copy (else
+        NOT_READ)."""
         grads = [p.grad for p in self.params]  # referenced until they are read
         views = self._views_now(grads)
+        value: Any = NOT_READ
         if views is None:  # some gradient is not read in place: the general path
             with self._paddle.no_grad():  # its tensor ops record no graph
-                out = self._read(grads)
+                out, value = self._read(grads, loss)
         else:
             steady = self._steady
             if steady is None or not steady.fits(views):
                 steady = self._steady = _Steady(views)
             with np.errstate(all="ignore"):  # overflowing squares are handled: no warning
                 out = steady.read(self, views)
-        return out[0], out[1], out[2], out[3]
+        return out[0], out[1], out[2], out[3], value
 
     def _views_now(self, grads: list[Any]) -> list[np.ndarray | None] | None:
         """Each gradient's in-place view (None: no gradient), or None if one cannot be."""
@@ -171,12 +178,12 @@ class GradSummary:
             memory = self._memory[i] = ctypes.c_char * (numel * np.dtype(np_dtype).itemsize)
         return np.frombuffer(memory.from_address(ptr), np_dtype)
 
-    def _read(self, grads: list[Any]) -> np.ndarray:
+    def _read(self, grads: list[Any], loss: Any) -> tuple[np.ndarray, Any]:
         paddle = self._paddle
         n = len(self.params)
         out = np.zeros((4, n))
         out[:2] = np.nan  # norm, max_abs NaN: no gradient (NaN/Inf counts stay 0)
-        on_device: list[tuple[int, Any, Any]] = []
+        on_device: list[tuple[int, Any]] = []
         small: dict[Any, list[tuple[int, np.ndarray]]] = {}
         big: list[tuple[int, np.ndarray]] = []
         keep = []  # the gradients read in place stay referenced until they are read
@@ -188,8 +195,7 @@ class GradSummary:
                 out[:, i] = self._big(merged_rows(paddle, g))
                 continue
             if a is None:
-                sizes, counts = reduce_on_device(paddle, g)
-                on_device.append((i, sizes, counts))
+                on_device.append((i, g))
                 continue
             keep.append(g)
             if a.size <= SMALL:
@@ -202,12 +208,12 @@ class GradSummary:
             for group in small.values():
                 self._small(group, out)
         del keep
-        if on_device:  # one copy to the host for all of them
-            flat = paddle.concat([paddle.concat([s, c.astype("float64")]) for _, s, c in on_device])
-            rows = np.asarray(flat.cpu().numpy(), np.float64).reshape(-1, 6)
-            for (i, _, _), r in zip(on_device, rows):
-                out[:, i] = [r[0], r[1], r[4], r[5] - r[4]]
-        return out
+        if not on_device:
+            return out, NOT_READ
+        rows, value = device_rows(paddle, on_device, loss)  # one host copy per device
+        for i, row in rows:
+            out[:, i] = row
+        return out, value
 
     def _cached_view(self, i: int, g: Any) -> np.ndarray | None:
         plain = self._plain[i]
