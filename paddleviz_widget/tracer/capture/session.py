@@ -325,6 +325,7 @@ class TraceSession:
             result, stats = run_with_stats(
                 run, walk, record.node_objects(),
                 [t for t in tensors if is_tensor(t)], self.programs.receivers,
+                copies=record.copies,
             )  # fmt: skip
         if self._finite is not None:
             stats.forward_culprit = self._finite.take()
