@@ -31,16 +31,21 @@ def param_statuses(walk: WalkResult, stats: BackwardStats) -> dict[int, str]:
     return statuses
 
 
-def stats_layer(stats: BackwardStats, walk: WalkResult) -> Annotations:
+def stats_layer(
+    stats: BackwardStats, walk: WalkResult, asked: Collection[int] | None = None
+) -> Annotations:
     """trace(stats=True)'s numbers of one traced backward, as a layer of their own."""
     layer = Annotations()
-    add_stats(layer, stats, walk)
+    add_stats(layer, stats, walk, asked)
     return layer
 
 
-def add_stats(ann: Annotations, stats: BackwardStats, walk: WalkResult) -> None:
+def add_stats(
+    ann: Annotations, stats: BackwardStats, walk: WalkResult, asked: Collection[int] | None = None
+) -> None:
     """A traced backward's statistics on the graph's edges and parameters (newest first:
-    what is already there wins)."""
+    what is already there wins). ``asked``: for paddle.grad, the nodes of its ``inputs``
+    (None: a backward, which sends every leaf its gradient)."""
     for key, value in stats.edges.items():
         ann.stats.setdefault(key, value)
     if ann.first_nonfinite is None and stats.first_nonfinite is not None:
@@ -49,6 +54,10 @@ def add_stats(ann: Annotations, stats: BackwardStats, walk: WalkResult) -> None:
     if ann.forward_culprit is None:
         ann.forward_culprit = stats.forward_culprit
     for ptr, status in param_statuses(walk, stats).items():
+        # paddle.grad computes what its inputs need only: a parameter it was not asked for
+        # gets nothing by design, which is no "no gradient reached it" problem.
+        if status == "none" and asked is not None and ptr not in asked:
+            continue
         ann.grad_status.setdefault(ptr, status)
     if stats.skipped:
         ann.notes.extend(skipped_notes(stats.skipped, walk))
