@@ -93,10 +93,13 @@ def stats_possible(watched: bool, say: bool = True) -> bool:
 def run_with_stats(
     run: Callable[[], Any], walk: WalkResult, nodes: Sequence[Any], outputs: Sequence[Any] = (),
     receivers: Callable[[int], list[Any] | None] | None = None, *, copies: bool = False,
+    user_hooked: Collection[int] = frozenset(),
 ) -> tuple[Any, BackwardStats]:  # fmt: skip
     """Run a backward over the walked graph with every hookable node of ``nodes`` (its
     GradNodes, in walk order) hooked; ``outputs``: the tensors it starts from, checked for
-    NaN/Inf of the forward; ``copies``: the backward is paddle.grad's (grad_copies.py)."""
+    NaN/Inf of the forward; ``copies``: the backward is paddle.grad's (grad_copies.py);
+    ``user_hooked``: the nodes whose incoming gradient a user's hook replaced, filled while the
+    backward runs (user_hooks.py)."""
     capture = StatsCapture()
     try:
         senders = senders_of(walk)
@@ -111,7 +114,9 @@ def run_with_stats(
             raise
         with vlog_silenced():
             raw = capture.collect()
-        stats = backward_stats(capture.runs, raw, capture.skipped, capture.output_rows, senders)
+        stats = backward_stats(
+            capture.runs, raw, capture.skipped, capture.output_rows, senders, user_hooked
+        )
         stats.grads, stats.received = capture.grads, capture.received
         return result, stats
     finally:

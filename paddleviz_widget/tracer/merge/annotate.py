@@ -105,6 +105,7 @@ class Annotations:
     stats: dict[tuple[int, int], GradStats] = field(default_factory=dict)
     first_nonfinite: int | None = None
     nonfinite_in_forward: bool = False
+    nonfinite_after_user_hook: bool = False  # its input passed a user's hook (user_hooks.py)
     grad_status: dict[int, str] = field(default_factory=dict)
     steps: list[Any] = field(default_factory=list)  # StepStats, oldest first
     step_positions: dict[int, int] = field(default_factory=dict)  # ptr -> position in steps
@@ -184,6 +185,7 @@ def merge_layer(ann: Annotations, layer: Annotations) -> None:
     if ann.first_nonfinite is None and layer.first_nonfinite is not None:
         ann.first_nonfinite = layer.first_nonfinite
         ann.nonfinite_in_forward = layer.nonfinite_in_forward
+        ann.nonfinite_after_user_hook = layer.nonfinite_after_user_hook
     if ann.forward_culprit is None:
         ann.forward_culprit = layer.forward_culprit
     if ann.loss_scale is None:
@@ -261,6 +263,8 @@ def stats_meta(ann: Annotations, walk: WalkResult) -> dict[str, Any]:
         if index is not None:
             meta["first_nonfinite"] = f"n{index}"
             meta["nonfinite_in_forward"] = ann.nonfinite_in_forward
+            if ann.nonfinite_after_user_hook:
+                meta["nonfinite_after_user_hook"] = True
     if len(ann.steps) > 1:
         norms: dict[str, list[float | None]] = {}
         bad: dict[str, list[int]] = {}

@@ -9,6 +9,7 @@ from ..read.program_nodes import is_program_node
 from ..read.replay_safety import is_pylayer
 from ..read.walk import WalkResult
 from .annotate import Annotations
+from .log_annotations import add_note
 
 
 def param_statuses(walk: WalkResult, stats: BackwardStats) -> dict[int, str]:
@@ -46,17 +47,24 @@ def add_stats(
     """A traced backward's statistics on the graph's edges and parameters (newest first:
     what is already there wins). ``asked``: for paddle.grad, the nodes of its ``inputs``
     (None: a backward, which sends every leaf its gradient)."""
+    changed = _into_user_hooked(stats, walk)
     for key, value in stats.edges.items():
-        ann.stats.setdefault(key, value)
+        if key not in changed:
+            ann.stats.setdefault(key, value)
+    if changed:
+        add_note(ann, USER_HOOK_NOTE.format(n=len(changed)))
     if ann.first_nonfinite is None and stats.first_nonfinite is not None:
         ann.first_nonfinite = stats.first_nonfinite
         ann.nonfinite_in_forward = stats.nonfinite_in_forward
+        ann.nonfinite_after_user_hook = stats.nonfinite_after_user_hook
     if ann.forward_culprit is None:
         ann.forward_culprit = stats.forward_culprit
     for ptr, status in param_statuses(walk, stats).items():
         # paddle.grad computes what its inputs need only: a parameter it was not asked for
         # gets nothing by design, which is no "no gradient reached it" problem.
         if status == "none" and asked is not None and ptr not in asked:
+            continue
+        if ptr in stats.user_hooked:  # (a user's hook on the parameter changed what it got)
             continue
         ann.grad_status.setdefault(ptr, status)
     if stats.skipped:
@@ -71,6 +79,22 @@ def add_stats(
             f"Divide the norms and max |g| shown by {scale.scale:g} for the gradients the "
             "optimizer applies (a watched run's log records them divided)."
         )
+
+
+USER_HOOK_NOTE = (
+    "{n} edge(s) lead into a tensor with a hook of yours (Tensor.register_hook), which changes "
+    "the gradient before its GradNode gets it: they show no statistics, so that nothing is "
+    "blamed on that GradNode for what the hook did."
+)
+
+
+def _into_user_hooked(stats: BackwardStats, walk: WalkResult) -> set[tuple[int, int]]:
+    """The edges (source ptr, slot) into nodes whose incoming gradient a user's hook changes:
+    their statistics are what the sender sent, not what the node received."""
+    if not stats.user_hooked:
+        return set()
+    ptrs, hooked = walk.ptrs, stats.user_hooked
+    return {(ptrs[src], slot) for src, dst, slot in walk.edges if ptrs[dst] in hooked}
 
 
 def skipped_notes(skipped: Collection[int], walk: WalkResult) -> list[str]:
