@@ -97,3 +97,22 @@ def test_a_hook_of_an_earlier_step_is_not_taken_for_this_ones(retain):
     doc = nested_dict(build_graph(y))
     assert all(e.get("stats") is not None for e in doc["edges"])
     assert not any("hook of yours" in line for line in doc["meta"].get("notices", []))
+
+
+def test_a_parameter_hook_keeps_its_edge_and_drops_its_status():
+    """A hook on a parameter (clipping, a freezing mask): its edge keeps what was sent (no op
+    after it to blame); its 0-grad status, read from what was sent, is not claimed."""
+    paddle.seed(0)
+    model = nn.Sequential(nn.Linear(6, 8), nn.Tanh(), nn.Linear(8, 2))
+    with trace(model, stats=True):
+        model[0].weight.register_hook(lambda g: g * 0.0 + 1.0)  # .grad all ones
+        y = (model(paddle.randn([3, 6])) * 0.0).sum()  # every gradient sent is zero
+        y.backward()
+    doc = nested_dict(build_graph(y))
+    nodes = {n["id"]: n for n in doc["nodes"]}
+    (weight,) = [n for n in nodes.values() if (n.get("param") or {}).get("name") == "0.weight"]
+    (edge,) = [e for e in doc["edges"] if e["target"] == weight["id"]]
+    assert edge["stats"]["zero_fraction"] == 1.0  # as sent
+    assert weight.get("grad_status") is None  # not "0 grad": its .grad is all ones
+    assert np.all(model[0].weight.grad.numpy() == 1.0)
+    assert not any(p["name"] == "0.weight" for p in doc["meta"].get("problems", []))

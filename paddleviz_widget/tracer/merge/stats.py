@@ -89,11 +89,14 @@ USER_HOOK_NOTE = (
 
 
 def _into_user_hooked(stats: BackwardStats, walk: WalkResult) -> set[tuple[int, int]]:
-    """The edges (source ptr, slot) into nodes whose incoming gradient a user's hook changes:
-    their statistics are what the sender sent, not what the node received."""
+    """The edges (source ptr, slot) into op nodes whose incoming gradient a user's hook
+    changed: their statistics are what the sender sent, not what the node received. (Into a
+    parameter they stay: nothing compares a leaf's input with its output; its status, from
+    what was sent, is left out instead.)"""
     if not stats.user_hooked:
         return set()
-    ptrs, hooked = walk.ptrs, stats.user_hooked
+    ptrs, leaves = walk.ptrs, walk.accumulation
+    hooked = stats.user_hooked - leaves
     return {(ptrs[src], slot) for src, dst, slot in walk.edges if ptrs[dst] in hooked}
 
 
