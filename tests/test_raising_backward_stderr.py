@@ -57,3 +57,21 @@ def test_a_raising_backward_prints_what_it_prints_untraced(stats):
     assert "While running Node" in untraced  # the one line Paddle writes (a warning)
     traced = _raising_backward(traced=True, stats=stats)
     assert traced == untraced
+
+
+def test_the_graph_of_a_backward_that_raised_does_not_say_to_wrap_it_in_trace():
+    """Its backward ran inside trace() and raised, so nothing was recorded and the graph is
+    half freed; the notice said to "wrap forward and backward in trace()", as if it had not
+    been."""
+    paddle.seed(0)
+    model = nn.Sequential(nn.Linear(6, 8), nn.Tanh(), nn.Linear(8, 2))
+    with trace(model):
+        h = model[0](paddle.randn([3, 6]))
+        h.register_hook(lambda grad: 1 / 0)
+        y = model[2](model[1](h)).sum()
+        with contextlib.suppress(OSError):
+            y.backward()
+        doc = build_graph(y)
+    notice = doc["meta"]["notice"]
+    assert "wrap forward and backward" not in notice, notice
+    assert "already freed this graph" in notice and "raised" in notice, notice
