@@ -103,6 +103,7 @@ class Annotations:
     # was born (and whether the forward had already made one), parameters' unusual status,
     # and earlier steps' norms by edge position (meta "steps").
     stats: dict[tuple[int, int], GradStats] = field(default_factory=dict)
+    no_stats: dict[tuple[int, int], str] = field(default_factory=dict)  # edge -> why none
     first_nonfinite: int | None = None
     nonfinite_in_forward: bool = False
     nonfinite_after_user_hook: bool = False  # its input passed a user's hook (user_hooks.py)
@@ -163,6 +164,7 @@ def merge_layer(ann: Annotations, layer: Annotations) -> None:
     _keep_first_noted(ann, "param", ann.params, layer)
     _keep_first(ann.programs, layer.programs)
     _keep_first(ann.stats, layer.stats)
+    _keep_first(ann.no_stats, layer.no_stats)
     _keep_first(ann.grad_status, layer.grad_status)
     if layer.groups and not ann.groups:  # the first source with layer groups gives them all
         ann.groups = layer.groups

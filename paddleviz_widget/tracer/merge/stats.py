@@ -53,6 +53,8 @@ def add_stats(
             ann.stats.setdefault(key, value)
     if changed:
         add_note(ann, USER_HOOK_NOTE.format(n=len(changed)))
+        for key in changed:
+            ann.no_stats.setdefault(key, USER_HOOK_NO_STATS)
     if ann.first_nonfinite is None and stats.first_nonfinite is not None:
         ann.first_nonfinite = stats.first_nonfinite
         ann.nonfinite_in_forward = stats.nonfinite_in_forward
@@ -85,6 +87,12 @@ USER_HOOK_NOTE = (
     "{n} edge(s) lead into a tensor with a hook of yours (Tensor.register_hook), which changes "
     "the gradient before its GradNode gets it: they show no statistics, so that nothing is "
     "blamed on that GradNode for what the hook did."
+)
+
+
+USER_HOOK_NO_STATS = (
+    "no statistics: a hook of yours (Tensor.register_hook) replaces this gradient before the "
+    "GradNode it leads to gets it"
 )
 
 
