@@ -120,3 +120,21 @@ def test_a_parameter_hook_keeps_its_edge_and_drops_its_status():
     assert weight.get("grad_status") is None  # not "0 grad": its .grad is all ones
     assert np.all(model[0].weight.grad.numpy() == 1.0)
     assert not any(p["name"] == "0.weight" for p in doc["meta"].get("problems", []))
+
+
+def test_the_step_slider_has_no_history_for_an_edge_without_statistics():
+    """With steps=K the slider's per-step norms of that edge are left out too: the edge says it
+    has no statistics, its tooltip at an earlier step gave one."""
+    paddle.seed(0)
+    model = nn.Sequential(nn.Linear(6, 8), nn.Tanh(), nn.Linear(8, 2))
+    with trace(model, stats=True, steps=2):
+        for _ in range(2):
+            t = model[1](model[0](paddle.randn([3, 6])))
+            t.register_hook(lambda g: g * 0.0)
+            y = model[2](t).sum()
+            y.backward()
+    raw = build_graph(y)
+    (edge,) = [e for e in raw["edges"] if "no_stats" in e]
+    steps = raw["meta"]["steps"]
+    assert steps["index"] == [0, 1] and edge["id"] not in steps["norm"]
+    assert len(steps["norm"]) == len(raw["edges"]) - 1  # every other edge has its history

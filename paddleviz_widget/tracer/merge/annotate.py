@@ -270,9 +270,11 @@ def stats_meta(ann: Annotations, walk: WalkResult) -> dict[str, Any]:
     if len(ann.steps) > 1:
         norms: dict[str, list[float | None]] = {}
         bad: dict[str, list[int]] = {}
+        unmeasured = ann.no_stats  # (a user's hook replaced what they carried: no history)
         for k, e in enumerate(walk.edges):
-            position = ann.step_positions.get(walk.nodes[e.source].ptr)
-            if position is None:
+            ptr = walk.nodes[e.source].ptr
+            position = ann.step_positions.get(ptr)
+            if position is None or (unmeasured and (ptr, e.slot) in unmeasured):
                 continue
             row = [s.edges.get((position, e.slot)) for s in ann.steps]
             if any(r is not None for r in row):
