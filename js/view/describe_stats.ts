@@ -106,8 +106,12 @@ function isFirstNonFinite(index: GraphIndex, id: string): boolean {
 
 /** Born in the forward or the backward: what the first NaN/Inf node's inspector says. */
 export function nonFiniteText(index: GraphIndex): string {
-  return index.graph.meta?.nonfinite_in_forward === true
-    ? "the forward: the loss was already NaN/Inf, and here the backward first made it"
+  const meta = index.graph.meta;
+  if (meta?.nonfinite_in_forward === true) {
+    return "the forward: the loss was already NaN/Inf, and here the backward first made it";
+  }
+  return meta?.nonfinite_after_user_hook === true
+    ? "the backward: here or in a hook of yours (Tensor.register_hook) on this GradNode's input"
     : "the backward: this GradNode made NaN/Inf gradients from finite ones";
 }
 

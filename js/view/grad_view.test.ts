@@ -108,7 +108,13 @@ describe("gradient statistics in the drawing", () => {
     expect(spark.value).toBe("1.0e+2 \u2013 NaN/Inf");
     const first = inspect(index, vg, graph.meta!.first_nonfinite as string)!;
     const born = first.sections.find((x) => x.title === "First NaN/Inf")!;
-    expect(born.items[0].value).toMatch(/^the backward/);
+    expect(born.items[0].value).toMatch(/^the backward: this GradNode made/);
+    // a user's hook on its input ran between its senders and it: not said to be its own
+    const hooked = buildIndex({ ...graph, meta: { ...graph.meta, nonfinite_after_user_hook: true } });
+    const hookedBorn = inspect(hooked, vg, graph.meta!.first_nonfinite as string)!;
+    expect(hookedBorn.sections.find((x) => x.title === "First NaN/Inf")!.items[0].value).toBe(
+      "the backward: here or in a hook of yours (Tensor.register_hook) on this GradNode's input",
+    );
     expect(inspect(index, vg, dead)!.sections.find((x) => x.title === "Gradient")!.items[0].value).toContain("0 grad");
     expect(nodeTooltip(index, vg, dead)).toContain("gradient: its gradient is all zeros (0 grad)");
     const closed = buildVisibleGraph(index, new Set(groupsToDepth(index, 0)));

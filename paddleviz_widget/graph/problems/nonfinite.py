@@ -203,6 +203,11 @@ def nonfinite(flow: Flow) -> list[Problem]:
             "the loss was already NaN/Inf when the backward started: the forward made it, at "
             f"or before this op; trace(model, stats=True) names the layer, {FLAGS_HINT}"
         )
+    elif meta.get("nonfinite_after_user_hook") is True:
+        reason = (
+            "the first NaN/Inf gradient appears here, but what reached this op passed through "
+            "a hook of yours (Tensor.register_hook) on its input: the hook or this op made it"
+        )
     else:
         reason = "the first NaN/Inf gradient was made here from finite ones"
         scaled = _scaler_handles(meta.get("loss_scale"))

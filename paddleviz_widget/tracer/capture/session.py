@@ -47,6 +47,7 @@ from .stats_watch import (
     stats_available,
     stats_possible,
 )
+from .user_hooks import UserHooks
 from .watched import watch_of, watched_backward
 
 # Slot names come from Paddle's VLOG 6, which costs about 0.5 ms per GradNode here (Paddle's
@@ -111,6 +112,7 @@ class TraceSession:
         self._backwards = 0
         self.programs = ProgramRuns()
         self._finite: ForwardFiniteWatch | None = None  # stats: first non-finite layer output
+        self._user_hooks = UserHooks()  # stats: nodes whose input a user's hook changes
         self._hooks_off = False  # watched.py's _arm_recorder left both off (True only then)
         self._params_seen: frozenset[int] | None = None  # _param_nodes
 
@@ -134,6 +136,8 @@ class TraceSession:
             self.scaled = ScaledRoots(self._swap)  # GradScaler.scale's losses, and by what
             self.programs.start()
             self._restore.append(self.programs.stop)
+            if self.stats:
+                self._user_hooks.watch(self._swap, lambda: self._in_backward)
             if self.stats and self.model is not None:
                 self._finite = ForwardFiniteWatch(self.model)
                 self._restore.append(self._finite.stop)
@@ -322,9 +326,11 @@ class TraceSession:
         walk = record.walk()
         assert walk is not None  # the roots are held while the backward runs
         with call_stacks_off():  # our reductions are ops too: no Python stack for each
+            self._user_hooks.changed.clear()  # (filled by this backward's user hooks)
             result, stats = run_with_stats(
                 run, walk, record.node_objects(),
                 [t for t in tensors if is_tensor(t)], self.programs.receivers,
+                copies=record.copies, user_hooked=self._user_hooks.changed,
             )  # fmt: skip
         if self._finite is not None:
             stats.forward_culprit = self._finite.take()

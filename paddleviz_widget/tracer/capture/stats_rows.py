@@ -3,7 +3,7 @@ edge and the GradNode where the first NaN/Inf was born. Pure: numbers and pointe
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -45,6 +45,11 @@ class BackwardStats:
     grads: dict[tuple[int, int], GradInfo] = field(default_factory=dict)
     received: dict[int, GradInfo] = field(default_factory=dict)
     loss_scale: Any = None  # loss_scaling.LossScale: a GradScaler scaled these gradients
+    # Nodes whose incoming gradient a user's hook changed (user_hooks.py): what their
+    # senders sent is not what they received
+    user_hooked: frozenset[int] = frozenset()
+    # the first NaN/Inf is at such a node: the user's hook or the node made it
+    nonfinite_after_user_hook: bool = False
 
 
 def _all_stats(raw: Any) -> tuple[list[GradStats], list[bool]]:
@@ -71,15 +76,17 @@ def backward_stats(
     skipped: Iterable[int] = (),
     output_rows: Iterable[int] = (),
     senders: Mapping[int, Iterable[tuple[int, int]]] | None = None,
+    user_hooked: Collection[int] = frozenset(),
 ) -> BackwardStats:
     """``runs`` in the order the nodes ran; ``raw``: the rows (None when nothing was reduced);
     ``output_rows``: rows of the tensors backward started from; ``senders``: node ptr -> the
     (source ptr, index) edges into it, so that what a node received is what they sent."""
-    out = BackwardStats(skipped=frozenset(skipped))
+    out = BackwardStats(skipped=frozenset(skipped), user_hooked=frozenset(user_hooked))
     stats, bad = _all_stats(raw) if raw is not None else ([], [])
     out.nonfinite_in_forward = any(bad[k] for k in output_rows)
     ran = []
     edges = out.edges
+    searching = True  # for the first node that sent a NaN/Inf and received none
     for run in runs:
         if run.complete:
             ran.append(run.ptr)
@@ -88,9 +95,12 @@ def backward_stats(
         for index, row in run.rows.items():
             edges[(ptr, index)] = stats[row]
             bad_out = bad_out or bad[row]
-        if out.first_nonfinite is None and bad_out:  # what it received, read only then
+        if searching and bad_out:  # what it received, read only then
             received = [edges.get(key) for key in (senders or {}).get(ptr, ())]
             if not any(s is not None and not s.finite for s in received):
+                searching = False
                 out.first_nonfinite = ptr
+                # a user's hook between its senders and it may have made the NaN/Inf
+                out.nonfinite_after_user_hook = ptr in user_hooked
     out.ran = frozenset(ran)
     return out

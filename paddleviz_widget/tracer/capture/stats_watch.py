@@ -24,6 +24,7 @@ from typing import Any
 
 from ...graph.parts import GradStats
 from ..read.walk import WalkResult
+from .grad_copies import free_failed_copies
 from .grad_stats import StatsCapture
 from .hooked_nodes import received_of
 from .stats_rows import BackwardStats, backward_stats
@@ -91,21 +92,31 @@ def stats_possible(watched: bool, say: bool = True) -> bool:
 
 def run_with_stats(
     run: Callable[[], Any], walk: WalkResult, nodes: Sequence[Any], outputs: Sequence[Any] = (),
-    receivers: Callable[[int], list[Any] | None] | None = None,
+    receivers: Callable[[int], list[Any] | None] | None = None, *, copies: bool = False,
+    user_hooked: Collection[int] = frozenset(),
 ) -> tuple[Any, BackwardStats]:  # fmt: skip
     """Run a backward over the walked graph with every hookable node of ``nodes`` (its
     GradNodes, in walk order) hooked; ``outputs``: the tensors it starts from, checked for
-    NaN/Inf of the forward."""
+    NaN/Inf of the forward; ``copies``: the backward is paddle.grad's (grad_copies.py);
+    ``user_hooked``: the nodes whose incoming gradient a user's hook replaced, filled while the
+    backward runs (user_hooks.py)."""
     capture = StatsCapture()
     try:
         senders = senders_of(walk)
         capture.arm(nodes, receivers, senders, received_of(walk), walk.nodes)
         with vlog_silenced():  # runs inside the backward's log capture: not Paddle's account
             capture.observe_outputs(outputs)
-        result = run()
+        try:
+            result = run()
+        except BaseException:
+            if copies:  # before disarm(): its copies of our hooks must not outlive it
+                free_failed_copies()
+            raise
         with vlog_silenced():
             raw = capture.collect()
-        stats = backward_stats(capture.runs, raw, capture.skipped, capture.output_rows, senders)
+        stats = backward_stats(
+            capture.runs, raw, capture.skipped, capture.output_rows, senders, user_hooked
+        )
         stats.grads, stats.received = capture.grads, capture.received
         return result, stats
     finally:

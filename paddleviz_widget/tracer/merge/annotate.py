@@ -103,8 +103,10 @@ class Annotations:
     # was born (and whether the forward had already made one), parameters' unusual status,
     # and earlier steps' norms by edge position (meta "steps").
     stats: dict[tuple[int, int], GradStats] = field(default_factory=dict)
+    no_stats: dict[tuple[int, int], str] = field(default_factory=dict)  # edge -> why none
     first_nonfinite: int | None = None
     nonfinite_in_forward: bool = False
+    nonfinite_after_user_hook: bool = False  # its input passed a user's hook (user_hooks.py)
     grad_status: dict[int, str] = field(default_factory=dict)
     steps: list[Any] = field(default_factory=list)  # StepStats, oldest first
     step_positions: dict[int, int] = field(default_factory=dict)  # ptr -> position in steps
@@ -162,6 +164,7 @@ def merge_layer(ann: Annotations, layer: Annotations) -> None:
     _keep_first_noted(ann, "param", ann.params, layer)
     _keep_first(ann.programs, layer.programs)
     _keep_first(ann.stats, layer.stats)
+    _keep_first(ann.no_stats, layer.no_stats)
     _keep_first(ann.grad_status, layer.grad_status)
     if layer.groups and not ann.groups:  # the first source with layer groups gives them all
         ann.groups = layer.groups
@@ -184,6 +187,7 @@ def merge_layer(ann: Annotations, layer: Annotations) -> None:
     if ann.first_nonfinite is None and layer.first_nonfinite is not None:
         ann.first_nonfinite = layer.first_nonfinite
         ann.nonfinite_in_forward = layer.nonfinite_in_forward
+        ann.nonfinite_after_user_hook = layer.nonfinite_after_user_hook
     if ann.forward_culprit is None:
         ann.forward_culprit = layer.forward_culprit
     if ann.loss_scale is None:
@@ -261,12 +265,16 @@ def stats_meta(ann: Annotations, walk: WalkResult) -> dict[str, Any]:
         if index is not None:
             meta["first_nonfinite"] = f"n{index}"
             meta["nonfinite_in_forward"] = ann.nonfinite_in_forward
+            if ann.nonfinite_after_user_hook:
+                meta["nonfinite_after_user_hook"] = True
     if len(ann.steps) > 1:
         norms: dict[str, list[float | None]] = {}
         bad: dict[str, list[int]] = {}
+        unmeasured = ann.no_stats  # (a user's hook replaced what they carried: no history)
         for k, e in enumerate(walk.edges):
-            position = ann.step_positions.get(walk.nodes[e.source].ptr)
-            if position is None:
+            ptr = walk.nodes[e.source].ptr
+            position = ann.step_positions.get(ptr)
+            if position is None or (unmeasured and (ptr, e.slot) in unmeasured):
                 continue
             row = [s.edges.get((position, e.slot)) for s in ann.steps]
             if any(r is not None for r in row):

@@ -243,7 +243,8 @@ def collect_annotations(
             merge_layer(ann, hooks_layer(record.stats, walk, instead_of_dump=captured.hooks_instead,
                                          guess=not captured.dump_read_whole))  # fmt: skip
         if record.stats is not None:
-            merge_layer(ann, stats_layer(record.stats, walk))
+            asked = (record.targets or frozenset()) if record.copies else None
+            merge_layer(ann, stats_layer(record.stats, walk, asked))
     pylayers = _pylayers(walk, model, records)
     if session is not None and session.history is not None:
         _add_steps(ann, session.history, records)

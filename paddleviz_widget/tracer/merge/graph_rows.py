@@ -67,7 +67,8 @@ def annotated_rows(
     edge_rows = Columns(
         list(map("e%d".__mod__, range(m))), list(map(ids.__getitem__, sources)),
         list(map(ids.__getitem__, targets)), slots_at, grads, out_slots,
-        list(map(ann.stats.get, keys)) if ann.stats else edge_nones, edge_nones, edge_nones,
+        list(map(ann.stats.get, keys)) if ann.stats else edge_nones, edge_nones,
+        list(map(ann.no_stats.get, keys)) if ann.no_stats else edge_nones,
     )  # fmt: skip
     groups = _used_groups(ann.groups, group_col)
     return GraphRows(node_rows, edge_rows, groups, _meta(ann, walk, srcs))

@@ -29,6 +29,14 @@ FREED_NOTICE = (
     "forward and backward in `with paddleviz_widget.trace(model):`, or build the graph before "
     "backward() (or after backward(retain_graph=True))."
 )
+# A trace() saw the forward but recorded no backward of this graph: the backward ran outside
+# its block, or it raised (a backward that raised is not recorded; its graph is half freed).
+TRACED_FREED_NOTICE = (
+    "backward() has already freed this graph, and trace() recorded no backward of it (it ran "
+    "outside the `with trace(...)` block, or it raised), so only parameter gradients have "
+    "shapes: build the graph from a backward() that completes inside the block, or before "
+    "backward()."
+)
 UNNAMED_LEAVES_NOTICE = (
     "{n} edge(s) into leaf tensors that are not parameters (made inside forward, e.g. a buffer "
     "filled in place) have no gradient shape: the replay differentiates only tensors it can "
@@ -114,7 +122,7 @@ def replay_into(
             captured = replay_backward([t for _, t in batch], leaves.tensors, log=log)
         except (RuntimeError, ValueError, OSError, SystemError) as exc:  # EnforceNotMet kinds
             if graph_was_freed(exc):
-                return ReplayOutcome(notice=FREED_NOTICE)
+                return ReplayOutcome(notice=TRACED_FREED_NOTICE if traced else FREED_NOTICE)
             return ReplayOutcome(notice=f"Could not replay the backward for annotations: {exc}")
         disagreed += _add_replayed(ann, captured, [p for p, _ in batch], nexts, names, leaves)
     if captured.problems and ann.notice is None:  # e.g. this Paddle cannot switch VLOG on

@@ -9,6 +9,7 @@ from ..read.program_nodes import is_program_node
 from ..read.replay_safety import is_pylayer
 from ..read.walk import WalkResult
 from .annotate import Annotations
+from .log_annotations import add_note
 
 
 def param_statuses(walk: WalkResult, stats: BackwardStats) -> dict[int, str]:
@@ -31,24 +32,42 @@ def param_statuses(walk: WalkResult, stats: BackwardStats) -> dict[int, str]:
     return statuses
 
 
-def stats_layer(stats: BackwardStats, walk: WalkResult) -> Annotations:
+def stats_layer(
+    stats: BackwardStats, walk: WalkResult, asked: Collection[int] | None = None
+) -> Annotations:
     """trace(stats=True)'s numbers of one traced backward, as a layer of their own."""
     layer = Annotations()
-    add_stats(layer, stats, walk)
+    add_stats(layer, stats, walk, asked)
     return layer
 
 
-def add_stats(ann: Annotations, stats: BackwardStats, walk: WalkResult) -> None:
+def add_stats(
+    ann: Annotations, stats: BackwardStats, walk: WalkResult, asked: Collection[int] | None = None
+) -> None:
     """A traced backward's statistics on the graph's edges and parameters (newest first:
-    what is already there wins)."""
+    what is already there wins). ``asked``: for paddle.grad, the nodes of its ``inputs``
+    (None: a backward, which sends every leaf its gradient)."""
+    changed = _into_user_hooked(stats, walk)
     for key, value in stats.edges.items():
-        ann.stats.setdefault(key, value)
+        if key not in changed:
+            ann.stats.setdefault(key, value)
+    if changed:
+        add_note(ann, USER_HOOK_NOTE.format(n=len(changed)))
+        for key in changed:
+            ann.no_stats.setdefault(key, USER_HOOK_NO_STATS)
     if ann.first_nonfinite is None and stats.first_nonfinite is not None:
         ann.first_nonfinite = stats.first_nonfinite
         ann.nonfinite_in_forward = stats.nonfinite_in_forward
+        ann.nonfinite_after_user_hook = stats.nonfinite_after_user_hook
     if ann.forward_culprit is None:
         ann.forward_culprit = stats.forward_culprit
     for ptr, status in param_statuses(walk, stats).items():
+        # paddle.grad computes what its inputs need only: a parameter it was not asked for
+        # gets nothing by design, which is no "no gradient reached it" problem.
+        if status == "none" and asked is not None and ptr not in asked:
+            continue
+        if ptr in stats.user_hooked:  # (a user's hook on the parameter changed what it got)
+            continue
         ann.grad_status.setdefault(ptr, status)
     if stats.skipped:
         ann.notes.extend(skipped_notes(stats.skipped, walk))
@@ -62,6 +81,31 @@ def add_stats(ann: Annotations, stats: BackwardStats, walk: WalkResult) -> None:
             f"Divide the norms and max |g| shown by {scale.scale:g} for the gradients the "
             "optimizer applies (a watched run's log records them divided)."
         )
+
+
+USER_HOOK_NOTE = (
+    "{n} edge(s) lead into a tensor with a hook of yours (Tensor.register_hook), which changes "
+    "the gradient before its GradNode gets it: they show no statistics, so that nothing is "
+    "blamed on that GradNode for what the hook did."
+)
+
+
+USER_HOOK_NO_STATS = (
+    "no statistics: a hook of yours (Tensor.register_hook) replaces this gradient before the "
+    "GradNode it leads to gets it"
+)
+
+
+def _into_user_hooked(stats: BackwardStats, walk: WalkResult) -> set[tuple[int, int]]:
+    """The edges (source ptr, slot) into op nodes whose incoming gradient a user's hook
+    changed: their statistics are what the sender sent, not what the node received. (Into a
+    parameter they stay: nothing compares a leaf's input with its output; its status, from
+    what was sent, is left out instead.)"""
+    if not stats.user_hooked:
+        return set()
+    ptrs, leaves = walk.ptrs, walk.accumulation
+    hooked = stats.user_hooked - leaves
+    return {(ptrs[src], slot) for src, dst, slot in walk.edges if ptrs[dst] in hooked}
 
 
 def skipped_notes(skipped: Collection[int], walk: WalkResult) -> list[str]:

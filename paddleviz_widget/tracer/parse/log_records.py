@@ -32,6 +32,13 @@ _NEWLINE = ord("\n")
 # TensorInfo: [ ...") starts them; only the dump's last line ends in "]" then "}".
 _LEGACY_DUMP = re.compile(r"[ \t]*\([^\n]*TensorInfo: \[")
 _LEGACY_DUMP_END = re.compile(r"^[^\n]*\][ \t]*\}[ \t]*(?:\n|$)", re.M)
+# Paddle's error report (FLAGS_call_stack_level >= 2), which it also logs at VLOG level when a
+# backward raises: a banner opened by a rule of dashes ("C++ Traceback ...", "Error Message
+# Summary:"), its brackets unbalanced (C++ signatures, "At:" frames), ending with the line that
+# says where it was raised: "  [Hint: ...] (at /paddle/.../backward.cc:204)". Its lines are the
+# record's, not the user's output (a traced backward that raised wrote them to their stderr).
+_RULE = re.compile(r"-{10,}")
+_REPORT_END = re.compile(r"^[^\n]*\(at [^\n]*:\d+\)[ \t]*(?:\n|$)", re.M)
 
 
 @dataclass(frozen=True)
@@ -62,6 +69,10 @@ def _record_length(chunk: str, message_start: int) -> int:
             pos = line_end
             if line.strip():
                 break
+        if _RULE.fullmatch(line.strip()):  # Paddle's error report, logged when an op raises
+            report_end = _REPORT_END.search(chunk, pos)
+            if report_end is not None:
+                return report_end.end()
     if depth <= 0 or pos >= len(chunk):
         return pos
     legacy_end = _LEGACY_DUMP_END.search(chunk, pos) if _LEGACY_DUMP.match(chunk, pos) else None

@@ -18,6 +18,7 @@ from typing import Any
 
 from ...graph.model import ParamInfo
 from .grad_node import grad_node_of
+from .params import accumulation_ptr
 from .replay_safety import PYLAYER_PREFIX, pylayer_label
 from .tensor_info import dtype_name
 from .walk import WalkResult, next_ptrs
@@ -64,12 +65,15 @@ def _layer_of(function: Any) -> Any:
     return None
 
 
-def _hidden_params(layer: Any, path: str | None) -> tuple[ParamInfo, ...]:
+def _hidden_params(layer: Any, path: str | None, shown: frozenset[int]) -> tuple[ParamInfo, ...]:
+    """The layer's trainable parameters but those with a node of their own in the graph
+    (``shown``: its accumulation nodes): recompute(self.block, h), a method of the model,
+    recomputes the model's layer but hides only what that method used."""
     prefix = f"{path}." if path else ""
     return tuple(
         ParamInfo(f"{prefix}{name}", tuple(int(d) for d in p.shape), dtype_name(p.dtype))
         for name, p in layer.named_parameters()
-        if not p.stop_gradient
+        if not p.stop_gradient and accumulation_ptr(p) not in shown
     )
 
 
@@ -99,9 +103,8 @@ def describe_pylayers(walk: WalkResult, model: Any = None) -> list[PyLayerInfo]:
             found.append(PyLayerInfo(node.ptr, cls))
             continue
         path = paths.get(id(layer))
-        found.append(
-            PyLayerInfo(node.ptr, cls, path, type(layer).__name__, _hidden_params(layer, path))
-        )
+        hidden = _hidden_params(layer, path, walk.accumulation)
+        found.append(PyLayerInfo(node.ptr, cls, path, type(layer).__name__, hidden))
     return found
 
 
