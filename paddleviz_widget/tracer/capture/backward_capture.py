@@ -104,6 +104,17 @@ def replay_dump_available() -> bool:
     return accepts_dump_kwarg(dygraph_base.grad)
 
 
+def _dump_dir() -> str | None:
+    """A temporary directory for Paddle's dump, or None where none can be made (TMPDIR, /tmp,
+    /var/tmp and the working directory all unwritable): the user's backward must still run.
+    The log then is the account of the edges (the same edges; call sites are the lines that
+    called each layer, as for a model too big for per-op stacks)."""
+    try:
+        return tempfile.mkdtemp(prefix="paddleviz-dump-")
+    except OSError:
+        return None
+
+
 def run_captured(
     run: Callable[[dict[str, Any]], Any],
     *,
@@ -132,8 +143,9 @@ def run_captured(
     if user_dump_dir is not None:
         extra[DUMP_KWARG] = user_dump_dir
     elif dump and function is not None and accepts_dump_kwarg(function):
-        tmp_dir = tempfile.mkdtemp(prefix="paddleviz-dump-")
-        extra[DUMP_KWARG] = tmp_dir
+        tmp_dir = _dump_dir()
+        if tmp_dir is not None:
+            extra[DUMP_KWARG] = tmp_dir
     if DUMP_KWARG not in extra and dump:
         # Paddle < 3.3 has no dump: the log is the only account of the edges, and asking for it
         # is what puts the way to get it (GLOG_v before import) into ``problems``.
