@@ -29,6 +29,15 @@ FREED_NOTICE = (
     "forward and backward in `with paddleviz_widget.trace(model):`, or build the graph before "
     "backward() (or after backward(retain_graph=True))."
 )
+# The forward was traced: the advice is never to use trace() (the user did), but what left the
+# graph without a record: a backward run after the `with` block, or one that raised (Paddle's
+# FLAGS_check_nan_inf stopping it at an Inf gradient records nothing).
+TRACED_FREED_NOTICE = (
+    "backward() has already freed this graph and no backward of it finished inside the trace() "
+    "that saw its forward (it ran after the `with` block, or it raised an error), so only "
+    "parameter gradients have shapes: build the graph before backward(), or run the backward "
+    "inside the block."
+)
 UNNAMED_LEAVES_NOTICE = (
     "{n} edge(s) into leaf tensors that are not parameters (made inside forward, e.g. a buffer "
     "filled in place) have no gradient shape: the replay differentiates only tensors it can "
@@ -114,7 +123,7 @@ def replay_into(
             captured = replay_backward([t for _, t in batch], leaves.tensors, log=log)
         except (RuntimeError, ValueError, OSError, SystemError) as exc:  # EnforceNotMet kinds
             if graph_was_freed(exc):
-                return ReplayOutcome(notice=FREED_NOTICE)
+                return ReplayOutcome(notice=TRACED_FREED_NOTICE if traced else FREED_NOTICE)
             return ReplayOutcome(notice=f"Could not replay the backward for annotations: {exc}")
         disagreed += _add_replayed(ann, captured, [p for p, _ in batch], nexts, names, leaves)
     if captured.problems and ann.notice is None:  # e.g. this Paddle cannot switch VLOG on
