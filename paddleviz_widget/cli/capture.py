@@ -27,6 +27,24 @@ from ..tracer.capture.session import RECENT_SESSIONS, TraceSession
 WHAT_COUNTS = "loss.backward(), paddle.autograd.backward(...) and paddle.grad(...)"
 
 
+def no_backward_call(what: str) -> str:
+    """Why there is nothing to write, said the same way by the graph mode and the run mode. A
+    script in static-graph mode (paddle.enable_static(), the executor running programs) makes
+    no backward call this command can see: said so, not "run the backward in it"."""
+    import paddle
+
+    if not paddle.in_dynamic_mode():
+        return (
+            f"the script runs in static-graph mode (paddle.enable_static()), so there is {what}: "
+            "its backward is a program the executor runs, which this command cannot watch; it "
+            f"watches dynamic-graph backward calls ({WHAT_COUNTS})"
+        )
+    return (
+        f"the script made no backward call ({WHAT_COUNTS}), so there is {what}: run the "
+        "forward and the backward of your model in it"
+    )
+
+
 class CliError(Exception):
     """A run that cannot give the graph asked for; the message says why and what to do."""
 
@@ -145,10 +163,7 @@ class GraphCollector:
     def write(self, calls: int) -> list[Path]:
         """Put the graphs in place once the script succeeded; the files written."""
         if calls == 0:
-            raise CliError(
-                f"the script made no backward call ({WHAT_COUNTS}), so there is no graph to "
-                "write: run the forward and the backward of your model in it"
-            )
+            raise CliError(no_backward_call("no graph to write"))
         if self.step is not None and self.step > calls:
             raise CliError(
                 f"--step {self.step}: the script made {calls} backward call"

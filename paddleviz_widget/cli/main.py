@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 from ..export.errors import StaticPictureUnavailable
+from ..export.picture import NO_DOT, dot_found
 from ..export.save import FORMATS, check_target, refuse_replacing, said
 from .capture import WHAT_COUNTS, BackwardCalls, CliError, GraphCollector
 from .script_runner import run_script
@@ -141,6 +142,9 @@ def main(argv: list[str] | None = None) -> int:
         refuse_replacing(output, force=options.force, numbered=options.all)
     except FileExistsError as error:
         parser.error(f"{error} (nothing was run)")
+    if output.suffix.lower() in (".svg", ".png") and not dot_found():  # not after the training
+        parser.error(f"-o {options.output}: {NO_DOT}; or write .html, .json or .dot, which "
+                     "need no Graphviz (nothing was run)")  # fmt: skip
 
     collector = GraphCollector(output, step=options.step, every=options.all)
     session = BackwardCalls(collector.seen, collector.settle)

@@ -15,6 +15,7 @@ from pathlib import Path
 from ..runs.errors import RunLogError
 from ..runs.format import rank_dir
 from ..runs.watch import DEFAULT_EVERY
+from .capture import no_backward_call
 from .script_runner import script_ending
 
 PROG = "python -m paddleviz_widget"
@@ -102,6 +103,10 @@ def main(argv: list[str]) -> int:
     if watch is not None and watch.step and not watch.forked_away:  # (a fork's child: none)
         where = rank_dir(options.run_dir, watch.job.rank) if watch.job.launched else options.run_dir
         print(f"paddleviz_widget: {_logged(Path(where))}", file=sys.stderr)
+    elif watch is not None and watching.recorded and not watch.forked_away and status == 0:
+        # No step, no log: said, or open_run(RUN_DIR) is the first to tell ("does not exist").
+        said = no_backward_call(f"no run log in {options.run_dir}")
+        print(f"paddleviz_widget: {said}", file=sys.stderr)
     return status
 
 

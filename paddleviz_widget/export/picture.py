@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 
 import graphviz
@@ -12,6 +13,11 @@ FORMATS = ("svg", "png")
 #: Longest a layout may take: past it ``dot`` is killed (a huge graph must not hang a kernel).
 TIMEOUT_S = 60.0
 NO_DOT = "Graphviz's `dot` is not installed: apt install graphviz / conda install graphviz"
+
+
+def dot_found() -> bool:
+    """Whether Graphviz's ``dot`` is on PATH (the command asks before a training run)."""
+    return shutil.which(str(graphviz.backend.DOT_BINARY)) is not None
 
 
 def render_picture(dot: str, fmt: str, *, timeout: float = TIMEOUT_S) -> bytes:

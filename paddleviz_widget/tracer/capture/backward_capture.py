@@ -13,6 +13,7 @@ import shutil
 import tempfile
 import time
 from collections.abc import Callable
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
@@ -30,7 +31,13 @@ from ..parse.log_parser import (
 from ..parse.paddle_dump import BackwardDump, find_dump_files, parse_backward_dot
 from .program_runs import QUIET, loud_again
 from .stderr_capture import capture_stderr
-from .vlog import VlogUnavailableError, info_logged, min_log_level, vlog_level
+from .vlog import (
+    VlogUnavailableError,
+    get_vlog_level,
+    info_logged,
+    min_log_level,
+    vlog_level,
+)
 
 DUMP_KWARG = "dump_backward_graph_path"
 
@@ -104,6 +111,22 @@ def replay_dump_available() -> bool:
     return accepts_dump_kwarg(dygraph_base.grad)
 
 
+def _dump_dir() -> str | None:
+    """A temporary directory for Paddle's dump, or None where none can be made (TMPDIR, /tmp,
+    /var/tmp and the working directory all unwritable): the user's backward must still run.
+    The log then is the account of the edges (the same edges; call sites are the lines that
+    called each layer, as for a model too big for per-op stacks)."""
+    try:
+        return tempfile.mkdtemp(prefix="paddleviz-dump-")
+    except OSError:
+        return None
+
+
+def logging_all() -> bool:
+    """Whether the VLOG level in effect (the user's GLOG_v) is at least the capture's."""
+    return get_vlog_level() >= REQUIRED_VLOG_LEVEL
+
+
 def run_captured(
     run: Callable[[dict[str, Any]], Any],
     *,
@@ -129,11 +152,16 @@ def run_captured(
     captured = CapturedBackward(hooks_instead=not dump and user_dump_dir is None)
     extra: dict[str, Any] = {}
     tmp_dir: str | None = None
+    # The user's own GLOG_v is at least ours: the log is theirs to see as without trace() (a
+    # line does not say its level, so below ours it is kept), and no dump of ours adds its
+    # "Save backward graph to file" lines to it (the log alone annotates every edge).
+    theirs = log and not quiet and min_log_level() == 0 and logging_all()
     if user_dump_dir is not None:
         extra[DUMP_KWARG] = user_dump_dir
-    elif dump and function is not None and accepts_dump_kwarg(function):
-        tmp_dir = tempfile.mkdtemp(prefix="paddleviz-dump-")
-        extra[DUMP_KWARG] = tmp_dir
+    elif dump and not theirs and function is not None and accepts_dump_kwarg(function):
+        tmp_dir = _dump_dir()
+        if tmp_dir is not None:
+            extra[DUMP_KWARG] = tmp_dir
     if DUMP_KWARG not in extra and dump:
         # Paddle < 3.3 has no dump: the log is the only account of the edges, and asking for it
         # is what puts the way to get it (GLOG_v before import) into ``problems``.
@@ -144,10 +172,13 @@ def run_captured(
             logged = True
             # Severities the user's GLOG_minloglevel lets through still reach them; the log is
             # written for us whatever it says (info_logged), and kept.
-            passed = "" if quiet else "WEF"[min(min_log_level(), 3) :]
+            passed = ("I" if theirs else "") + ("" if quiet else "WEF"[min(min_log_level(), 3) :])
             with gc_paused(), capture_stderr(passed=passed) as cap:
                 try:
-                    with info_logged(), vlog_level(REQUIRED_VLOG_LEVEL):
+                    # (a level already at ours is left alone: never lowered, no "Set the
+                    # VLOG level" line of ours in the user's log)
+                    level = nullcontext() if theirs else vlog_level(REQUIRED_VLOG_LEVEL)
+                    with info_logged(), level:
                         QUIET.capturing = True  # program nodes run with VLOG off
                         try:
                             result = run(extra)

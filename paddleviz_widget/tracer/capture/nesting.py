@@ -6,6 +6,7 @@ A graph through both models is seen by both: its layer groups are the union of t
 
 from __future__ import annotations
 
+import threading
 import weakref
 from itertools import count
 from typing import Any
@@ -14,6 +15,25 @@ _ACTIVE: list[Any] = []  # the sessions inside whose `with` block the program is
 _RELATED: weakref.WeakKeyDictionary[Any, weakref.WeakSet[Any]] = weakref.WeakKeyDictionary()
 _ORDER: weakref.WeakKeyDictionary[Any, int] = weakref.WeakKeyDictionary()
 _COUNTER = count()
+_THREAD: weakref.WeakKeyDictionary[Any, threading.Thread] = weakref.WeakKeyDictionary()
+
+
+def refuse_other_thread() -> None:
+    """A trace() entered while one in another thread is still active is refused: what a trace
+    switches on is process-wide (Paddle's backward entry points, its VLOG level, fd 2, the
+    call-stack flag), so two threads' blocks, which end in any order, would put back each
+    other's patches: Tensor.backward stayed patched by a finished trace, and both graphs came
+    out bare with a notice telling the user to use the trace() they were in."""
+    me = threading.current_thread()
+    for other in _ACTIVE:
+        thread = _THREAD.get(other, me)
+        if thread is not me:
+            raise RuntimeError(
+                f"trace() is already active in thread {thread.name!r}: what it switches on "
+                "(Paddle's backward entry points, its log level, stderr) is process-wide, so "
+                "one thread traces at a time. Run the traces one after the other, or nest "
+                "them in one thread (`with trace(a): with trace(b): ...`)."
+            )
 
 
 def entered(session: Any) -> None:
@@ -23,6 +43,7 @@ def entered(session: Any) -> None:
         for outer in _ACTIVE:
             _RELATED.setdefault(outer, weakref.WeakSet()).add(session)
     _ACTIVE.append(session)
+    _THREAD[session] = threading.current_thread()
 
 
 def exited(session: Any) -> None:

@@ -10,8 +10,9 @@ must not replay (their backward runs user code) are refused by ``replay_safety``
 
 from __future__ import annotations
 
+import contextlib
 import gc
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -98,14 +99,36 @@ def replay_backward(roots: list[Any], leaves: list[Any], *, log: bool = True) ->
     import paddle.base.dygraph.base as dygraph_base
 
     grad = dygraph_base.grad  # the unpatched entry point, even inside an active trace()
-    _, captured = run_captured(
-        lambda extra: grad(roots, leaves, retain_graph=True, allow_unused=True, **extra),
-        function=grad,
-        quiet=True,
-        log=log,
-        call_sites=False,  # the stacks are keyed by the copies' pointers
-    )
+    with _nan_check_off():
+        _, captured = run_captured(
+            lambda extra: grad(roots, leaves, retain_graph=True, allow_unused=True, **extra),
+            function=grad,
+            quiet=True,
+            log=log,
+            call_sites=False,  # the stacks are keyed by the copies' pointers
+        )
     return captured
+
+
+@contextlib.contextmanager
+def _nan_check_off() -> Iterator[None]:
+    """The user's FLAGS_check_nan_inf (set to find where a NaN starts) off for the replay, a
+    backward they did not run: with it on, a graph whose gradients hold an Inf failed the
+    replay, and Paddle printed its "[PRECISION] [ERROR]" line into the user's stdout and a
+    Python stack per op into their stderr. Their own backward is still checked."""
+    import paddle
+
+    try:
+        on = paddle.get_flags(["FLAGS_check_nan_inf"])["FLAGS_check_nan_inf"]
+    except (ValueError, KeyError):  # a Paddle without the flag
+        on = False
+    if on:
+        paddle.set_flags({"FLAGS_check_nan_inf": False})
+    try:
+        yield
+    finally:
+        if on:
+            paddle.set_flags({"FLAGS_check_nan_inf": on})
 
 
 def graph_was_freed(error: BaseException) -> bool:

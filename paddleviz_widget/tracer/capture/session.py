@@ -37,7 +37,7 @@ from .interrupts import deferred_call
 from .kept_traces import LOST, RecentSessions
 from .layer_scopes import LayerScopeRecorder, LayerScopes
 from .loss_scaling import ScaledRoots
-from .nesting import captured_elsewhere, entered, exited
+from .nesting import captured_elsewhere, entered, exited, refuse_other_thread
 from .program_runs import ProgramRuns
 from .stack_gate import LibraryForwardGate, call_stacks_off, call_stacks_recorded
 from .stats_watch import (
@@ -122,6 +122,7 @@ class TraceSession:
             raise RuntimeError("this trace() is already in use; start a new `with trace(...)`")
         if self.inert:
             return self
+        refuse_other_thread()
         self._gate = LibraryForwardGate()
         # A watched run claims each captured forward's nodes from its backward's walk.
         deferred = self.watch is not None

@@ -18,6 +18,7 @@ import sys
 import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import BinaryIO
 
 from ..parse.log_records import GlogRecord, join_records, separate_log
 
@@ -103,6 +104,18 @@ def _collect(data: bytes, result: CapturedStderr, passed: str) -> None:
     result.passed_through = other
 
 
+def _sink() -> BinaryIO:
+    """A file for fd 2 to go to: a temporary file or, where no temporary directory is writable
+    (TMPDIR, /tmp and the working directory read-only), an anonymous one in memory (Linux), so
+    a backward inside trace() does not fail for want of a place to put Paddle's log."""
+    try:
+        return tempfile.TemporaryFile()
+    except OSError:
+        if not hasattr(os, "memfd_create"):
+            raise
+        return os.fdopen(os.memfd_create("paddleviz-stderr"), "w+b")
+
+
 @contextlib.contextmanager
 def capture_stderr(
     *, pass_warnings: bool = True, passed: str | None = None
@@ -121,7 +134,7 @@ def capture_stderr(
     inheritable = os.get_inheritable(STDERR_FD)
     saved = os.dup(STDERR_FD)
     try:
-        with tempfile.TemporaryFile() as sink:
+        with _sink() as sink:
             os.dup2(sink.fileno(), STDERR_FD)
             try:
                 yield result

@@ -29,13 +29,14 @@ FREED_NOTICE = (
     "forward and backward in `with paddleviz_widget.trace(model):`, or build the graph before "
     "backward() (or after backward(retain_graph=True))."
 )
-# A trace() saw the forward but recorded no backward of this graph: the backward ran outside
-# its block, or it raised (a backward that raised is not recorded; its graph is half freed).
+# The forward was traced: the advice is never to use trace() (the user did), but what left the
+# graph without a record: a backward run after the `with` block, or one that raised (Paddle's
+# FLAGS_check_nan_inf stopping it at an Inf gradient records nothing).
 TRACED_FREED_NOTICE = (
-    "backward() has already freed this graph, and trace() recorded no backward of it (it ran "
-    "outside the `with trace(...)` block, or it raised), so only parameter gradients have "
-    "shapes: build the graph from a backward() that completes inside the block, or before "
-    "backward()."
+    "backward() has already freed this graph and no backward of it finished inside the trace() "
+    "that saw its forward (it ran after the `with` block, or it raised an error), so only "
+    "parameter gradients have shapes: build the graph before backward(), or run the backward "
+    "inside the block."
 )
 UNNAMED_LEAVES_NOTICE = (
     "{n} edge(s) into leaf tensors that are not parameters (made inside forward, e.g. a buffer "

@@ -60,9 +60,25 @@ def _left_out(value: Any) -> bool:
     return not _is_tensor(value) and not isinstance(value, (int, float, complex, str, bytes))
 
 
+def refuse_static_mode() -> None:
+    """Under paddle.enable_static() every Paddle op makes a static-graph Value, not a Tensor:
+    reading a graph (its probes, replay, statistics run ops) failed deep inside, with
+    "'pir.Value' object has no attribute 'grad_fn'". The mode is the user's: said, not
+    switched."""
+    import paddle
+
+    if not paddle.in_dynamic_mode():
+        raise RuntimeError(
+            "paddle.enable_static() is in effect: the backward graph is read in dynamic mode "
+            "only. Call paddle.disable_static() first (the tensor must come from a forward run "
+            "in dynamic mode)."
+        )
+
+
 def split_roots(y: Any) -> tuple[list[RootTensor], list[str]]:
     """The root tensors of ``y``, and the entries of a list/tuple/dict left out as not tensors
     (described for a notice), when at least one entry is a tensor."""
+    refuse_static_mode()
     entries = list(y.items()) if isinstance(y, Mapping) else None
     if entries is None and isinstance(y, (list, tuple)):
         entries = list(enumerate(y))
