@@ -1,0 +1,61 @@
+"""A diff of two training steps of a model with repeated blocks, in a real JupyterLab
+(tests/browser/notebooks/diff_fold.ipynb: four residual ``Block``s, traced with statistics at
+two SGD steps). The blocks are drawn folded into one node; that node stands for everything in
+them, so it must show the differences they hold, as a collapsed layer does (counted here from
+the graph document's own marks)."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import pytest
+from explorer_page import GRAPH, Explorer
+from lab_page import save_screenshot
+
+NOTEBOOK = "diff_fold.ipynb"
+
+
+@pytest.fixture(scope="module")
+def doc(explorer: Explorer) -> dict[str, Any]:
+    """The widget's graph document as the kernel holds it (schema 2.3: marks on nodes and
+    edges, groups by id with their parent)."""
+    return explorer.value("w.graph")
+
+
+def marks_inside(graph: dict[str, Any], prefix: str) -> dict[str, int]:
+    """Diff marks on the nodes inside the layers named ``<prefix>.<k>`` and on the edges those
+    nodes send, from the document's parent links (the count a collapsed layer shows)."""
+    parent = {g["id"]: g.get("parent") for g in graph["groups"]}
+    name = {g["id"]: g["name"] for g in graph["groups"]}
+    member = re.compile(rf"^{re.escape(prefix)}\.\d+$")
+
+    def inside(gid: str | None) -> bool:
+        while gid is not None:
+            if member.match(name[gid]):
+                return True
+            gid = parent.get(gid)
+        return False
+
+    nodes = {n["id"] for n in graph["nodes"] if inside(n.get("group"))}
+    tally = {"added": 0, "removed": 0, "changed": 0}
+    for n in graph["nodes"]:
+        if n["id"] in nodes and n.get("diff"):
+            tally[n["diff"]["status"]] += 1
+    for e in graph["edges"]:
+        if e["source"] in nodes and e.get("diff"):
+            tally[e["diff"]["status"]] += 1
+    return tally
+
+
+def test_a_folded_run_shows_the_differences_its_blocks_hold(
+    explorer: Explorer, doc: dict[str, Any]
+) -> None:
+    run = explorer.page.locator(f"{GRAPH} svg g.node.pvw-run")
+    assert run.count() == 1
+    assert "blocks.0\u20133 \u00b7 Block \u00d74" in (run.text_content() or "")
+    tally = marks_inside(doc, "blocks")
+    assert tally["changed"] > 0 and tally["added"] == tally["removed"] == 0, tally
+    assert f"\u0394 ~{tally['changed']}" in (run.text_content() or "")
+    assert {"pvw-diff-holds", "pvw-diff-changed"} <= set((run.get_attribute("class") or "").split())
+    save_screenshot(explorer.root, "diff_fold")
