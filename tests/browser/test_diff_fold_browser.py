@@ -2,7 +2,7 @@
 (tests/browser/notebooks/diff_fold.ipynb: four residual ``Block``s, traced with statistics at
 two SGD steps). The blocks are drawn folded into one node; that node stands for everything in
 them, so it must show the differences they hold, as a collapsed layer does (counted here from
-the graph document's own marks)."""
+the graph document's own marks), and its inspector must name every parameter in full."""
 
 from __future__ import annotations
 
@@ -14,6 +14,10 @@ from explorer_page import GRAPH, Explorer
 from lab_page import save_screenshot
 
 NOTEBOOK = "diff_fold.ipynb"
+
+# Per inspector row: its key's text, and whether the key shows all of it.
+KEYS_JS = """(el) => [...el.querySelectorAll('.pvw-key')].map((k) => ({
+  text: k.textContent, clipped: k.scrollWidth > k.clientWidth + 1 }))"""
 
 
 @pytest.fixture(scope="module")
@@ -59,3 +63,18 @@ def test_a_folded_run_shows_the_differences_its_blocks_hold(
     assert f"\u0394 ~{tally['changed']}" in (run.text_content() or "")
     assert {"pvw-diff-holds", "pvw-diff-changed"} <= set((run.get_attribute("class") or "").split())
     save_screenshot(explorer.root, "diff_fold")
+
+
+def test_the_inspector_names_a_blocks_parameters_in_full(
+    explorer: Explorer, doc: dict[str, Any]
+) -> None:
+    groups = {g["name"]: g["id"] for g in doc["groups"]}
+    explorer.run(f"w.selected = '{groups['blocks.2']}'")
+    inspector = explorer.page.get_by_test_id("pvw-inspector")
+    key = inspector.locator(".pvw-key", has_text="blocks.2.fc.weight")
+    key.wait_for()
+    key.scroll_into_view_if_needed()
+    keys = inspector.evaluate(KEYS_JS)
+    clipped = [k["text"] for k in keys if k["clipped"]]
+    assert not clipped, f"inspector keys cut off: {clipped}"
+    save_screenshot(explorer.root, "diff_fold_inspector")
