@@ -78,3 +78,28 @@ def test_the_inspector_names_a_blocks_parameters_in_full(
     clipped = [k["text"] for k in keys if k["clipped"]]
     assert not clipped, f"inspector keys cut off: {clipped}"
     save_screenshot(explorer.root, "diff_fold_inspector")
+
+
+# Per changed edge: the computed stroke of its line, and the diff colour the page defines.
+CHANGED_STROKES_JS = """(sel) => {
+  const want = document.createElement('div');
+  document.querySelector(sel).append(want);
+  want.style.color = 'var(--pvw-diff-changed)';
+  const colour = getComputedStyle(want).color;
+  want.remove();
+  const edges = [...document.querySelectorAll(`${sel} svg g.edge.pvw-diff-changed`)];
+  return { colour, strokes: edges.map((g) =>
+    getComputedStyle(g.querySelector('path:not(.pvw-hit)')).stroke) };
+}"""
+
+
+def test_changed_edges_keep_the_diff_colour_on_a_dark_theme(explorer: Explorer) -> None:
+    try:
+        for theme in ("JupyterLab Light", "JupyterLab Dark"):
+            explorer.set_theme(theme)
+            got = explorer.page.evaluate(CHANGED_STROKES_JS, GRAPH)
+            assert got["strokes"], "no changed edge drawn"
+            assert set(got["strokes"]) == {got["colour"]}, (theme, got)
+        save_screenshot(explorer.root, "diff_fold_dark")
+    finally:
+        explorer.set_theme("JupyterLab Light")
