@@ -103,3 +103,57 @@ def test_changed_edges_keep_the_diff_colour_on_a_dark_theme(explorer: Explorer) 
         save_screenshot(explorer.root, "diff_fold_dark")
     finally:
         explorer.set_theme("JupyterLab Light")
+
+
+ONE_CURRENT_JS = """(sel) =>
+  document.querySelector('[data-testid=pvw-root]').dataset.state === 'ready' &&
+  document.querySelectorAll(`${sel} svg .pvw-match-current`).length === 1"""
+
+
+def test_enter_in_search_visits_every_block_once_with_a_steady_count(
+    explorer: Explorer, doc: dict[str, Any]
+) -> None:
+    # Each block of the folded run holding a match is a stop, and each match outside; counted
+    # from the document: "add" matches AddGradNode (its name, and the forward op `add`).
+    parent = {g["id"]: g.get("parent") for g in doc["groups"]}
+    name = {g["id"]: g["name"] for g in doc["groups"]}
+
+    def block_of(gid: str | None) -> str | None:
+        while gid is not None:
+            if re.fullmatch(r"blocks\.\d+", name[gid]):
+                return gid
+            gid = parent.get(gid)
+        return None
+
+    adds = [n for n in doc["nodes"] if "add" in n["name"].lower()]
+    blocks = {block_of(n.get("group")) for n in adds} - {None}
+    outside = [n for n in adds if block_of(n.get("group")) is None]
+    total = len(blocks) + len(outside)
+    assert len(blocks) == 4 and outside
+    search = explorer.page.get_by_test_id("pvw-search")
+    count = explorer.page.get_by_test_id("pvw-search-count")
+    current = explorer.page.locator(f"{GRAPH} svg .pvw-match-current")
+    try:
+        search.fill("add")
+        seen = []
+        for step in range(total):
+            if step:
+                search.press("Enter")
+            explorer.page.wait_for_function(
+                """([sel, want]) => document.querySelector(sel).textContent === want""",
+                arg=["[data-testid=pvw-search-count]", f"{step + 1}/{total}"],
+                timeout=10_000,
+            )
+            # The redraw that unfolds (or folds back) a block, then one current match.
+            explorer.page.wait_for_timeout(300)
+            explorer.page.wait_for_function(ONE_CURRENT_JS, arg=GRAPH, timeout=10_000)
+            assert count.inner_text() == f"{step + 1}/{total}"
+            seen.append(current.get_attribute("id"))
+        # Every block was current once, drawn on its own, and so was every match outside.
+        assert len(set(seen)) == total, seen
+        assert {f"pvw-{b}" for b in blocks} <= set(seen), seen
+        search.press("Enter")
+        explorer.page.wait_for_timeout(300)
+        assert count.inner_text() == f"1/{total}"
+    finally:
+        search.fill("")
