@@ -47,3 +47,28 @@ def test_a_narrow_widget_keeps_the_graph_and_the_panel_controls_in_view(
     assert boxes["spilling"] == [], boxes["spilling"]
     save_screenshot(explorer.root, f"narrow_{width}")
     explorer.root.evaluate("(el) => { el.style.width = ''; }")
+
+
+# The right edge a header's text may reach (its content box), and its close button's left edge.
+HEADERS_JS = """(root) => [...root.querySelectorAll('.pvw-inspector-header, .pvw-pane-header')]
+  .filter((h) => h.offsetParent)
+  .map((h) => {
+    const box = h.getBoundingClientRect();
+    const text = box.right - parseFloat(getComputedStyle(h).paddingRight);
+    const close = h.querySelector('button').getBoundingClientRect();
+    return { text, close: close.left };
+  })"""
+
+
+def test_a_long_title_never_runs_under_the_close_button(explorer: Explorer) -> None:
+    # A title that wraps fills its lines up to the header's content edge: the close button
+    # must start beyond it (it sat 1-2 px inside, over the end of a long edge's name).
+    explorer.run("w.selected = ''")
+    for tab in ("pvw-tab-inspector", "pvw-tab-layers", "pvw-tab-flow"):
+        explorer.page.get_by_test_id(tab).click()
+        explorer.page.wait_for_timeout(300)
+        headers = explorer.root.evaluate(HEADERS_JS)
+        assert headers, tab
+        for h in headers:
+            assert h["text"] <= h["close"], (tab, h)
+    explorer.page.get_by_test_id("pvw-tab-inspector").click()
