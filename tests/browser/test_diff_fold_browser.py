@@ -10,7 +10,7 @@ import re
 from typing import Any
 
 import pytest
-from explorer_page import GRAPH, Explorer
+from explorer_page import GRAPH, Explorer, hover_edge
 from lab_page import save_screenshot
 
 NOTEBOOK = "diff_fold.ipynb"
@@ -157,3 +157,22 @@ def test_enter_in_search_visits_every_block_once_with_a_steady_count(
         assert count.inner_text() == f"1/{total}"
     finally:
         search.fill("")
+
+
+def test_an_edge_tooltip_says_its_statistics_are_of_abs_g(
+    explorer: Explorer, doc: dict[str, Any]
+) -> None:
+    # dloss/dy out of the square (Pow -> Add): of both signs, so its mean is not its mean |g|
+    # (0.125 against -0.08 at step 0): a bare "mean" named a number that is not the mean.
+    explorer.run("w.selected = ''")
+    explorer.page.get_by_test_id("pvw-fit").click()
+    explorer.page.wait_for_timeout(400)
+    (pow_node,) = [n["id"] for n in doc["nodes"] if n["name"].startswith("Pow")]
+    (edge,) = [e for e in doc["edges"] if e["source"] == pow_node]
+    hover_edge(explorer, f"pvw-{edge['id']}")
+    tip = explorer.page.get_by_test_id("pvw-tooltip").inner_text()
+    norm, max_abs, mean_abs = edge["stats"][:3]  # schema 2.3: norm, max |g|, mean |g|, ...
+    line = next(t for t in tip.split("\n") if "\u2016g\u2016" in t)
+    assert f"max |g| {max_abs:.1e}".replace("e-0", "e-").replace("e+0", "e+") in line, line
+    assert f"mean |g| {mean_abs:.1e}".replace("e-0", "e-").replace("e+0", "e+") in line, line
+    explorer.page.mouse.move(0, 0)
