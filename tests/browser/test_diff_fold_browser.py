@@ -176,3 +176,17 @@ def test_an_edge_tooltip_says_its_statistics_are_of_abs_g(
     assert f"max |g| {max_abs:.1e}".replace("e-0", "e-").replace("e+0", "e+") in line, line
     assert f"mean |g| {mean_abs:.1e}".replace("e-0", "e-").replace("e+0", "e+") in line, line
     explorer.page.mouse.move(0, 0)
+
+
+def test_a_run_hidden_in_a_collapsed_layer_offers_no_fold_again(
+    explorer: Explorer, doc: dict[str, Any]
+) -> None:
+    # Selected from Python (or from the other view of a widget shown twice) while its layers
+    # are collapsed: nothing of the run is drawn, so there is nothing to fold "again".
+    groups = {g["name"]: g["id"] for g in doc["groups"]}
+    explorer.set_expanded("w.collapse_all()")
+    explorer.run(f"w.selected = '{groups['blocks.0']}..{groups['blocks.3']}'")
+    inspector = explorer.page.get_by_test_id("pvw-inspector")
+    inspector.locator("text=blocks.0\u20133 \u00d74").first.wait_for()
+    assert inspector.locator("[data-action=fold]").count() == 0, inspector.inner_text()
+    explorer.run("w.selected = ''")
