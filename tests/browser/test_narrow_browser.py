@@ -72,3 +72,27 @@ def test_a_long_title_never_runs_under_the_close_button(explorer: Explorer) -> N
         for h in headers:
             assert h["text"] <= h["close"], (tab, h)
     explorer.page.get_by_test_id("pvw-tab-inspector").click()
+
+
+# The boxes of the Gradient flow axis' visible labels, left to right.
+TICKS_JS = """(root) => [...root.querySelectorAll('.pvw-flow-tick')]
+  .filter((t) => t.offsetParent)
+  .map((t) => { const b = t.getBoundingClientRect();
+    return { text: t.textContent, left: b.left, right: b.right }; })"""
+
+
+@pytest.mark.parametrize("width", [520, 1300])
+def test_the_gradient_flow_axis_labels_never_overlap(explorer: Explorer, width: int) -> None:
+    explorer.root.evaluate(f"(el) => {{ el.style.width = '{width}px'; }}")
+    try:
+        explorer.page.get_by_test_id("pvw-tab-flow").click()
+        explorer.page.get_by_test_id("pvw-flow-rows").wait_for()
+        explorer.page.wait_for_timeout(500)
+        ticks = explorer.root.evaluate(TICKS_JS)
+        assert len(ticks) >= 2, ticks
+        for a, b in zip(ticks, ticks[1:]):
+            assert a["right"] + 2 <= b["left"], (width, ticks)
+        save_screenshot(explorer.root, f"flow_{width}")
+    finally:
+        explorer.page.get_by_test_id("pvw-tab-inspector").click()
+        explorer.root.evaluate("(el) => { el.style.width = ''; }")
