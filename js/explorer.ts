@@ -20,7 +20,7 @@ import { EMPTY_PAYLOAD } from "./view/payload";
 import { answerKernel, answerUndone, graphBytes, loadGraph, type ReadGraph, tellPainted } from "./kernel_sync";
 import { createFirstViews } from "./first_views";
 import { createFoldControl } from "./fold_control";
-import { highlights, type SearchState } from "./view/highlights";
+import { highlights, newSearch, type SearchState } from "./view/highlights";
 import { visibleElementId } from "./view/search";
 import { createPointer } from "./pointer";
 import { buildVisibleGraph, truncateVisible, type VisibleGraph } from "./view/visible";
@@ -52,7 +52,7 @@ export function createExplorer(model: AnyModel<WidgetModel>, el: HTMLElement): (
   let index: GraphIndex = buildIndex(EMPTY_PAYLOAD); // onGraph() below reads the synced one
   let vg: VisibleGraph = buildVisibleGraph(index, new Set());
   let options: DotOptions = { ...DEFAULT_DOT_OPTIONS };
-  let search: SearchState = { query: "", matches: [], current: 0 };
+  let search: SearchState = newSearch("");
 
   const root = h("div", { className: "pvw-root", testid: "pvw-root" });
   const graphEl = h("div", { className: "pvw-graph", testid: "pvw-graph" });
@@ -118,7 +118,7 @@ export function createExplorer(model: AnyModel<WidgetModel>, el: HTMLElement): (
   );
   const searchBox = createSearchBox(
     (text) => {
-      search = { query: text, matches: [], current: 0 };
+      search = newSearch(text);
       decorate();
       folds.focusMatch(); // centres the first match, unfolding a run that hides it
     },

@@ -6,8 +6,7 @@ import type { WidgetModel } from "./model_contract";
 import { groupsToDepth } from "./view/expansion";
 import { foldRuns, membersToUnfold, parseRunId, type Folded, type FoldState } from "./view/folding";
 import type { GraphIndex } from "./view/graph_index";
-import { repeatsOf } from "./view/repeats";
-import { searchGraph } from "./view/search";
+import type { SearchState } from "./view/highlights";
 import type { VisibleGraph } from "./view/visible";
 
 export interface FoldDeps {
@@ -18,8 +17,8 @@ export interface FoldDeps {
   /** Run `fn` once the redraw scheduled last is drawn. */
   afterDraw(fn: () => void): void;
   centre(id: string): void;
-  /** The explorer's search state (its current match is a visible element id). */
-  search(): { query: string; matches: string[]; current: number };
+  /** The explorer's search state (view/highlights.ts). */
+  search(): SearchState;
   decorate(): void;
 }
 
@@ -39,8 +38,8 @@ export interface FoldControl {
   act(action: "unfold" | "fold", id: string): void;
   /** Unfold what hides payload id `id` (a member, or a run id) before it is selected. */
   reveal(id: string): void;
-  /** Centre the search's current match; if it is a folded run, unfold the block holding the
-   * first hit in it first (and fold back the one unfolded for the previous match). */
+  /** Centre the search's current match; if it is a block of a folded run, unfold it first
+   * (and fold back the one unfolded for the previous match). */
   focusMatch(): void;
   destroy(): void;
 }
@@ -103,32 +102,21 @@ export function createFoldControl(model: AnyModel<WidgetModel>, deps: FoldDeps):
     },
     focusMatch() {
       const search = deps.search();
-      const current = search.matches[search.current];
-      const run = current ? deps.vg().nodeById.get(current)?.run : undefined;
-      let target: string | null = null;
-      let shown: string | null = null;
-      if (run) {
-        // The first hit inside the folded run, and the member holding it.
-        const index = deps.index();
-        const repeats = repeatsOf(index);
-        const hit = searchGraph(index, search.query).find((h) => deps.vg().elementsOf(h.id).includes(current));
-        const chain = hit ? [hit.id, ...index.ancestors(hit.id)] : [];
-        shown = chain.find((g) => repeats.runOf(g) === run.run) ?? null;
-        target = shown ? (hit?.id ?? null) : null;
-      }
+      const stop = search.matches[search.current];
+      // A block holding the current match is shown on its own (folded back once the match
+      // moves on); the stops stay the same, so the current one is still current after it.
+      const shown = stop?.member ?? null;
       if (shown === searchShown) {
-        if (current) deps.centre(current);
+        if (stop) deps.centre(stop.element);
         return;
       }
       searchShown = shown;
       onFold();
       deps.afterDraw(() => {
+        deps.decorate(); // the stops' elements in the new view
         const s = deps.search();
-        const vg = deps.vg();
-        const el = target ? (vg.repOf.get(target) ?? target) : current;
-        if (target) s.current = Math.max(0, s.matches.indexOf(el));
-        deps.decorate();
-        if (el) deps.centre(el);
+        const now = s.matches[s.current];
+        if (now) deps.centre(now.element);
       });
     },
     destroy() {

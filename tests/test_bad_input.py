@@ -67,3 +67,21 @@ def test_from_run_of_what_is_not_a_run_says_what_to_pass(bad):
     """It raised AttributeError: 'int' object has no attribute 'steps'."""
     with pytest.raises(TypeError, match=f"run log's directory .*not {type(bad).__name__}"):
         GraphWidget.from_run(bad)
+
+
+@pytest.mark.parametrize("entry", [build_graph, GraphWidget], ids=["build_graph", "GraphWidget"])
+def test_a_graph_given_for_tensors_points_to_from_graph(entry, tmp_path):
+    # A graph document (what build_graph returned), a Graph, a saved .json path: each used to
+    # get "value for key 'schema_version' is a str" or "expected a paddle.Tensor, got str".
+    from paddleviz_widget.graph import Graph
+
+    w = paddle.create_parameter([2], "float32")
+    doc = build_graph((w * 2).sum())
+    saved = tmp_path / "g.json"
+    saved.write_text("{}")
+    for given in (doc, Graph.from_dict(doc), str(saved), saved):
+        with pytest.raises(TypeError) as info:
+            entry(given)
+        message = str(info.value)
+        assert "GraphWidget.from_graph" in message, message
+        assert "schema_version" not in message

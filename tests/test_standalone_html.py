@@ -127,6 +127,9 @@ def test_the_data_reads_back_exactly(lenet_doc: dict[str, Any]) -> None:
 
     default = Page(standalone_html(lenet_doc)).json_script("pvw-state")
     assert default["_request"] == {"id": 1, "depth": -1, "edits": []}  # the automatic depth
+    assert (default["view"], default["fold"]) == ("backward", True)  # GraphWidget's defaults
+    read = Page(standalone_html(lenet_doc, view="forward", fold=False)).json_script("pvw-state")
+    assert (read["view"], read["fold"]) == ("forward", False)
 
 
 def test_hostile_names_and_title_stay_text(hostile_doc: dict[str, Any]) -> None:
@@ -155,6 +158,10 @@ def test_bad_input_says_what_to_pass(lenet_doc: dict[str, Any]) -> None:
         standalone_html(lenet_doc, depth=-2)
     with pytest.raises(TypeError, match="list of layer-group ids"):
         standalone_html(lenet_doc, expanded="g1")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match='view must be "backward" or "forward"'):
+        standalone_html(lenet_doc, view="Forward")
+    with pytest.raises(TypeError, match="fold must be a bool"):
+        standalone_html(lenet_doc, fold="no")  # type: ignore[arg-type]
     broken = {**lenet_doc, "meta": {"norm": math.nan}}
     with pytest.raises(ValueError, match="JSON cannot carry"):
         standalone_html(broken)

@@ -2,7 +2,7 @@
 // order, bars of max and mean |grad| on a log axis at the step the step slider shows (the data:
 // js/view/grad_flow.ts). Clicking a row selects the parameter; the selected one is highlighted.
 import type { GraphIndex } from "../view/graph_index";
-import { axisFraction, barNonFinite, gradFlow, type FlowBar, type GradFlow } from "../view/grad_flow";
+import { axisFraction, barNonFinite, gradFlow, tickDecades, type FlowBar, type GradFlow } from "../view/grad_flow";
 import { formatNorm } from "../view/grad_stats";
 import { stepSeries, type StepSeries } from "../view/grad_view";
 import { h } from "./dom";
@@ -18,6 +18,8 @@ export interface GradFlowTab {
   /** The tab is on screen: draw kept step `step` (null: the last), highlight `selected`. */
   show(selected: string, step: number | null): void;
   reset(index: GraphIndex): void;
+  /** The pane's width changed: label the axis for it. */
+  resize(): void;
 }
 
 /** A bar from the axis' left end; `thin`: the mean, drawn inside the max. */
@@ -81,16 +83,21 @@ function barRow(b: FlowBar, flow: GradFlow, onPick: (node: string) => void): HTM
   return row;
 }
 
-function axis(flow: GradFlow): HTMLElement {
-  const decades = flow.hi - flow.lo;
-  const every = Math.ceil(decades / 6);
-  const ticks = h("span", { className: "pvw-flow-ticks" });
-  for (let d = flow.lo; d <= flow.hi; d += every) {
-    const tick = h("span", { className: "pvw-flow-tick", text: `1e${d}` });
-    tick.style.left = `${((d - flow.lo) / decades) * 100}%`;
-    ticks.append(tick);
-  }
+function axis(): HTMLElement {
+  const ticks = h("span", { className: "pvw-flow-ticks" }); // labelled by fitTicks, once laid out
   return h("div", { className: "pvw-flow-axis" }, [h("span", { text: "|grad|, log scale" }), ticks, h("span")]);
+}
+
+/** Label the axis for its width now (hidden: nothing to fit, left as it is). */
+function fitTicks(el: HTMLElement, flow: GradFlow | null): void {
+  const ticks = el.querySelector<HTMLElement>(".pvw-flow-ticks");
+  if (!ticks || !flow || ticks.clientWidth === 0) return;
+  const labels = tickDecades(flow.lo, flow.hi, ticks.clientWidth).map((d) => {
+    const tick = h("span", { className: "pvw-flow-tick", text: `1e${d}` });
+    tick.style.left = `${((d - flow.lo) / (flow.hi - flow.lo)) * 100}%`;
+    return tick;
+  });
+  ticks.replaceChildren(...labels);
 }
 
 function legend(flow: GradFlow): HTMLElement {
@@ -113,6 +120,7 @@ export function createGradFlowTab(onPick: (node: string) => void): GradFlowTab {
   let series: StepSeries | null = null;
   let drawn: string | null = null; // the step drawn for this graph ("" before any)
   let wanted = "";
+  let shown: GradFlow | null = null; // what the axis is labelled for
 
   function line(text: string): HTMLElement {
     return h("div", { className: "pvw-pane-line", testid: "pvw-flow-line", text });
@@ -120,6 +128,7 @@ export function createGradFlowTab(onPick: (node: string) => void): GradFlowTab {
 
   function draw(step: number | null): void {
     const flow = index ? gradFlow(index, series, step) : null;
+    shown = flow;
     if (!flow) {
       el.replaceChildren(line(NO_STATS));
       return;
@@ -137,7 +146,7 @@ export function createGradFlowTab(onPick: (node: string) => void): GradFlowTab {
     el.replaceChildren(
       legend(flow),
       ...(flow.note ? [line(flow.note)] : []),
-      axis(flow),
+      axis(),
       rows,
       ...(absent
         ? [
@@ -170,6 +179,7 @@ export function createGradFlowTab(onPick: (node: string) => void): GradFlowTab {
       if (redraw) {
         draw(step);
         drawn = key;
+        fitTicks(el, shown); // on screen now: its width is known
       }
       if (redraw || selected !== wanted) {
         wanted = selected;
@@ -180,6 +190,9 @@ export function createGradFlowTab(onPick: (node: string) => void): GradFlowTab {
       index = next;
       series = stepSeries(next.graph);
       drawn = null;
+    },
+    resize() {
+      fitTicks(el, shown);
     },
   };
 }

@@ -111,6 +111,12 @@ export function createPanelTabs(
     strip,
   ]);
 
+  // The flow pane's width follows the widget's: its axis is labelled for the width it has.
+  const resizer = new ResizeObserver(() => {
+    if (side.dataset.tab === "flow") flow.resize();
+  });
+  resizer.observe(side);
+
   /** Whether a pane shows: the inspector only with something in it, unless opened by hand. */
   function isOpen(): boolean {
     return active !== "inspector" || !inspector.el.hidden || pinned;
@@ -157,6 +163,7 @@ export function createPanelTabs(
     },
     destroy() {
       layers.destroy();
+      resizer.disconnect();
     },
   };
 }

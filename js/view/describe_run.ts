@@ -76,11 +76,17 @@ export function runTooltip(index: GraphIndex, s: RunSlice): string[] {
   ];
 }
 
-/** Members of `s` drawn on their own (open or unfolded) in `vg`. */
-function shownAlone(vg: VisibleGraph, members: readonly string[]): string[] {
+/** Members of `s` drawn on their own (open or unfolded) in `vg`: drawn as the member itself or
+ * as what it holds, not inside a collapsed layer around them (which offered "fold again" for a
+ * run nothing of which was drawn). */
+function shownAlone(index: GraphIndex, vg: VisibleGraph, members: readonly string[]): string[] {
   return members.filter((m) => {
     const rep = vg.repOf.get(m);
-    return rep !== undefined && !vg.nodeById.get(rep)?.run;
+    if (rep === undefined) return false;
+    const vn = vg.nodeById.get(rep);
+    if (vn?.run) return false;
+    const id = vn ? (vn.node?.id ?? vn.group?.id) : vg.clusterById.get(rep)?.group.id;
+    return id !== undefined && (id === m || index.ancestors(id).includes(m));
   });
 }
 
@@ -106,7 +112,7 @@ export function inspectRun(index: GraphIndex, vg: VisibleGraph, id: string): Ins
     });
   const members: InfoItem[] = s.members.map((m) => ({ label: "block", value: memberName(index, m), ref: m }));
   const folded = vg.nodeById.has(s.id) || s.members.some((m) => vg.nodeById.get(vg.repOf.get(m) ?? "")?.run);
-  const alone = shownAlone(vg, run.members);
+  const alone = shownAlone(index, vg, run.members);
   const parent = run.parent ? index.groups.get(run.parent) : undefined;
   const view: InfoItem[] = [
     ...(folded

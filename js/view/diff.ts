@@ -5,7 +5,7 @@ import type { InfoItem, InfoSection, Inspection } from "./inspection";
 import { formatShape, groupTitle, plural, shortOpName } from "./format";
 import type { GraphIndex } from "./graph_index";
 import { parseInstanceId } from "./graph_index";
-import type { DiffChange, DiffMark, GraphEdge, GraphNode, GraphPayload } from "./types";
+import type { DiffChange, DiffMark, GraphEdge, GraphGroup, GraphNode, GraphPayload } from "./types";
 import type { VisibleEdge, VisibleNode } from "./visible";
 
 export type DiffStatus = DiffMark["status"];
@@ -80,13 +80,27 @@ export function groupTally(index: GraphIndex, group: string, call: number): Tall
   return t;
 }
 
+/** Marks on the nodes of a folded run's blocks (every call of each) and on the edges they send. */
+function runTally(index: GraphIndex, members: readonly string[]): Tally {
+  const t = emptyTally();
+  for (const m of members) {
+    for (const n of index.descendantNodes(m)) {
+      const mark = index.nodes.get(n)?.diff;
+      if (mark) t[mark.status] += 1;
+      for (const e of index.outEdges.get(n) ?? []) if (e.diff) t[e.diff.status] += 1;
+    }
+  }
+  return t;
+}
+
 export function diffMarking(index: GraphIndex): DiffMarking {
   const tallies = new Map<string, Tally>(); // per group instance: a graph's marks never change
   const tallyOf = (vn: VisibleNode): Tally | null => {
-    if (!vn.group) return null;
+    // A folded run stands for every node of its blocks: it holds their marks as a layer does.
+    if (!vn.group && !vn.run) return null;
     let t = tallies.get(vn.id);
     if (!t) {
-      t = groupTally(index, vn.group.id, vn.call);
+      t = vn.run ? runTally(index, vn.run.members) : groupTally(index, (vn.group as GraphGroup).id, vn.call);
       tallies.set(vn.id, t);
     }
     return t;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { buildIndex } from "./graph_index";
-import { axisFraction, barNonFinite, forwardOrder, gradFlow } from "./grad_flow";
+import { axisFraction, barNonFinite, forwardOrder, gradFlow, TICK_SPACING_PX, tickDecades } from "./grad_flow";
 import { stepSeries } from "./grad_view";
 import { fixture } from "./test_fixtures";
 import type { GradStats, GraphPayload } from "./types";
@@ -163,5 +163,29 @@ describe("the gradient flow chart", () => {
     expect(axisFraction(NaN, -4, 0)).toBeNull();
     expect(axisFraction(null, -4, 0)).toBeNull();
     expect(axisFraction(1e-9, -4, 0)).toBe(0);
+  });
+});
+
+describe("the flow axis' labels", () => {
+  it("are as many as fit the axis' width, never closer than a label needs, at most 7", () => {
+    for (const [lo, hi] of [
+      [-2, 1],
+      [-12, 2],
+      [-1, 0],
+      [-30, 5],
+    ]) {
+      for (const width of [0, 60, 96, 150, 234, 500, 2000]) {
+        const ticks = tickDecades(lo, hi, width);
+        expect(ticks[0]).toBe(lo);
+        expect(ticks.length).toBeLessThanOrEqual(7);
+        expect(ticks.every((d) => d >= lo && d <= hi)).toBe(true);
+        const step = ticks.length > 1 ? ticks[1] - ticks[0] : hi - lo;
+        // Distance between neighbours on screen: the step's share of the width.
+        if (ticks.length > 1 && width >= TICK_SPACING_PX)
+          expect((step / (hi - lo)) * width).toBeGreaterThanOrEqual(TICK_SPACING_PX);
+      }
+    }
+    expect(tickDecades(-2, 1, 2000)).toEqual([-2, -1, 0, 1]); // room for every decade
+    expect(tickDecades(-2, 1, 96)).toEqual([-2, 0]);
   });
 });

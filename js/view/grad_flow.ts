@@ -140,6 +140,19 @@ export function axisFraction(value: number | null, lo: number, hi: number): numb
   return Math.min(1, Math.max(0, (Math.log10(value) - lo) / (hi - lo)));
 }
 
+/** Least distance between two labelled ticks: a label ("1e-10", 11px) and a gap. */
+export const TICK_SPACING_PX = 48;
+
+/** The powers of ten labelled on an axis `widthPx` wide: every k-th from 10^lo, at most 7, none
+ * closer than TICK_SPACING_PX (at a fixed 7, a narrow pane's "1e-2" and "1e-1" overlapped). */
+export function tickDecades(lo: number, hi: number, widthPx: number): number[] {
+  const room = Math.max(1, Math.floor(widthPx / TICK_SPACING_PX)); // intervals that fit
+  const every = Math.ceil((hi - lo) / Math.min(6, room));
+  const out: number[] = [];
+  for (let d = lo; d <= hi; d += every) out.push(d);
+  return out;
+}
+
 /** Whether the bar's gradient held NaN or Inf (drawn red). */
 export function barNonFinite(b: FlowBar): boolean {
   return b.nan > 0 || b.inf > 0;

@@ -80,7 +80,8 @@ describe("gradient statistics on the view", () => {
 
   it("says it in words", () => {
     expect(statsLine(s(2e-3, { zero_fraction: 0.25, inf: 1 }))).toBe(
-      "\u2016g\u2016 2.0e-3 \u00b7 max 1.0e-3 \u00b7 mean 2.0e-4 \u00b7 25% zeros \u00b7 1 Inf",
+      // "max" and "mean" of |g|, as the inspector says: the mean of g itself may be negative
+      "\u2016g\u2016 2.0e-3 \u00b7 max |g| 1.0e-3 \u00b7 mean |g| 2.0e-4 \u00b7 25% zeros \u00b7 1 Inf",
     );
     expect(formatNorm(0)).toBe("0");
     expect(firstNonFinite(graph([], { first_nonfinite: "n4" }))).toBe("n4");

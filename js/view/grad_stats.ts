@@ -85,12 +85,13 @@ export function formatShare(fraction: number, digits = 0): string {
   return `${pct.toFixed(digits)}%`;
 }
 
-/** One line for a tooltip: "‖g‖ 1.2e-3 · max 4.0e-4 · mean 1.0e-5 · 12% zeros · 2 NaN". */
+/** One line for a tooltip: "‖g‖ 1.2e-3 · max |g| 4.0e-4 · mean |g| 1.0e-5 · 12% zeros · 2 NaN"
+ * (of |g|, as the inspector says: a bare "mean" read as the mean of g, which may be negative). */
 export function statsLine(s: GradStats): string {
   const parts = [
     `\u2016g\u2016 ${formatNorm(s.norm)}`,
-    `max ${formatNorm(s.max_abs)}`,
-    `mean ${formatNorm(s.mean_abs)}`,
+    `max |g| ${formatNorm(s.max_abs)}`,
+    `mean |g| ${formatNorm(s.mean_abs)}`,
   ];
   if (s.zero_fraction > 0) parts.push(`${formatShare(s.zero_fraction)} zeros`);
   if (s.nan > 0) parts.push(`${s.nan} NaN`);

@@ -2,14 +2,19 @@
 // downstream of it, and the search matches (the current one apart). Pure: element id -> CSS
 // classes, computed once per decoration.
 import type { GraphIndex } from "./graph_index";
-import { searchGraph, visibleElementId, visibleMatches } from "./search";
+import { searchGraph, searchStops, visibleElementId, type SearchStop } from "./search";
 import { ROLE_CLASS, selectionClasses } from "./selection";
 import type { VisibleGraph } from "./visible";
 
 export interface SearchState {
   query: string;
-  matches: string[];
+  /** The stops Enter steps through (search.ts), the same while search unfolds blocks. */
+  matches: SearchStop[];
   current: number;
+}
+
+export function newSearch(query: string): SearchState {
+  return { query, matches: [], current: 0 };
 }
 
 /** The classes to set, and `search` with its matches in this view (current kept in range). */
@@ -20,10 +25,10 @@ export function highlights(
   search: SearchState,
 ): { classes: Map<string, Set<string>>; search: SearchState } {
   const classes = selected ? selectionClasses(index, vg, selected) : new Map<string, Set<string>>();
-  const matches = visibleMatches(vg, searchGraph(index, search.query));
+  const matches = searchStops(index, vg, searchGraph(index, search.query));
   const current = Math.min(search.current, Math.max(matches.length - 1, 0));
-  matches.forEach((id, i) => {
-    const elId = visibleElementId(vg, id);
+  matches.forEach((stop, i) => {
+    const elId = visibleElementId(vg, stop.element);
     if (!elId) return;
     const set = classes.get(elId) ?? new Set<string>();
     set.add(ROLE_CLASS.match);

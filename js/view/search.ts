@@ -4,6 +4,7 @@ import { clusterElementId, elementId } from "./dot";
 import { shortOpName } from "./format";
 import { forwardOpName } from "./forward";
 import type { GraphIndex } from "./graph_index";
+import { repeatsOf } from "./repeats";
 import type { VisibleGraph } from "./visible";
 
 export interface SearchHit {
@@ -44,6 +45,38 @@ export function visibleMatches(vg: VisibleGraph, hits: SearchHit[]): string[] {
     for (const el of vg.elementsOf(hit.id)) out.add(el);
   }
   return [...out];
+}
+
+/** One stop of Enter in the search box. `key` names it whatever search unfolds: a block of a
+ * folded run that holds a hit is its own stop (its group id, `member`), drawn folded or on
+ * its own; any other stop is the visible element. `element`: what it is drawn as now. */
+export interface SearchStop {
+  key: string;
+  element: string;
+  member: string | null;
+}
+
+/** The stops of `hits` in this view, in hit order. Counting visible elements instead, the
+ * list changed with every block search unfolded, so Enter skipped blocks (the first block of
+ * a run was never reached) and the count jumped (2/4, 3/5, 3/5, 3/3). */
+export function searchStops(index: GraphIndex, vg: VisibleGraph, hits: SearchHit[]): SearchStop[] {
+  const repeats = repeatsOf(index);
+  const out = new Map<string, SearchStop>(); // keeps first-seen order
+  for (const hit of hits) {
+    for (const element of vg.elementsOf(hit.id)) {
+      const vn = vg.nodeById.get(element);
+      let member: string | null = null;
+      if (vn?.run) {
+        const members = vn.run.members;
+        member = [hit.id, ...index.ancestors(hit.id)].find((g) => members.includes(g)) ?? null;
+      } else if (vn?.group && vn.calls === 1 && repeats.runOf(vn.group.id)) {
+        member = vn.group.id; // a block drawn on its own, closed
+      }
+      const key = member ?? element;
+      if (!out.has(key)) out.set(key, { key, element, member });
+    }
+  }
+  return [...out.values()];
 }
 
 /** SVG element id of a visible node, collapsed group or cluster. */

@@ -154,12 +154,18 @@ def _picture(fmt: str) -> Callable[..., bytes]:
 
 
 def _html(
-    payload: Mapping[str, Any], expanded: list[str] | None, depth: int | None, _: Any
+    payload: Mapping[str, Any], expanded: list[str] | None, depth: int | None, options: Any
 ) -> bytes:
     from .standalone import standalone_html
 
+    # Of the view's options, the page's traits (the reading, folding): the drawing's own
+    # (direction, labels, colours) are the toolbar's, which every new view starts afresh.
     return standalone_html(
-        payload, expanded=expanded, depth=-1 if depth is None else depth
+        payload,
+        expanded=expanded,
+        depth=-1 if depth is None else depth,
+        view="forward" if options.get("view") == "forward" else "backward",
+        fold=options.get("fold") is not False,
     ).encode()
 
 

@@ -108,16 +108,26 @@ def standalone_html(
     depth: int = -1,
     height: str = "100vh",
     selected: str = "",
+    view: str = "backward",
+    fold: bool = True,
 ) -> str:
     """The explorer of graph document ``payload`` (what build_graph returns) as the text of one
     HTML file that works offline, from ``file://``, with no kernel.
 
     ``expanded``: the layer groups open at first (None: those ``depth`` opens); ``depth``: open
     the groups to this level (-1: the explorer's automatic depth); ``height``: the explorer's
-    CSS height (the whole window by default); ``selected``: the id shown in the inspector.
+    CSS height (the whole window by default); ``selected``: the id shown in the inspector;
+    ``view``: the reading, "backward" or "forward"; ``fold``: repeated blocks folded (as
+    GraphWidget's traits of those names).
     """
     _check(payload, expanded, depth, height, selected, title)
-    state = _initial_state(expanded, depth, height, selected)
+    if view not in ("backward", "forward"):
+        raise ValueError(f'view must be "backward" or "forward", got {view!r}')
+    if not isinstance(fold, bool):
+        raise TypeError(f"fold must be a bool, got {type(fold).__name__}")
+    # The reading and folding are the page model's traits: without them a widget read forward
+    # (or unfolded) saved a page that opened backward (and folded).
+    state = {**_initial_state(expanded, depth, height, selected), "view": view, "fold": fold}
     state["_layer_rows"] = _layer_rows(payload)  # the Layers tab: no kernel to ask here
     return "".join(
         [

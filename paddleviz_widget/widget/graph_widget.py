@@ -273,7 +273,7 @@ class GraphWidget(anywidget.AnyWidget):
           reading, direction, edge labels, gradient colours and statistics step);
         - ``.svg`` / ``.png``: the picture of this view, laid out by Graphviz's ``dot``;
         - ``.html``: the explorer as one self-contained file (works offline, no kernel), opening
-          on this view's open layer groups.
+          on this view's open layer groups, reading and folding.
 
         The file appears whole or not at all. Before the widget is shown, the view is the one
         the page will open on. Raises ValueError for any other suffix, and

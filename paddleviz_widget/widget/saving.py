@@ -28,5 +28,6 @@ def save_view(
         return save_graph(graph, path, expanded=expanded, depth=depth, options=wanted)
     if expanded is None:  # the groups the page's pending request will open
         edits = list(wanted.get("edits", []))
-        expanded = static_view(graph, depth=int(depth), options={"edits": edits}).expanded
-    return save_graph(graph, path, expanded=expanded)
+        pending = {"edits": edits, "fold": wanted.get("fold", True)}
+        expanded = static_view(graph, depth=int(depth), options=pending).expanded
+    return save_graph(graph, path, expanded=expanded, options=wanted)

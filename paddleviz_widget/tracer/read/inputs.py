@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ...graph.model import Graph
 from .grad_node import grad_node_of
 
 USAGE = (
@@ -75,9 +77,32 @@ def refuse_static_mode() -> None:
         )
 
 
+def _graph_given(y: Any) -> str | None:
+    """What to call instead when ``y`` is a graph already: a graph document (what build_graph
+    returns, a dict with ``schema_version``), a Graph, or the path of a saved ``.json`` file.
+    Without this, a document got "value for key 'schema_version' is a str", which names no
+    way forward."""
+    if isinstance(y, Mapping) and "schema_version" in y:
+        what = "a graph document (what build_graph returns)"
+    elif isinstance(y, Graph):
+        what = "a Graph"
+    elif isinstance(y, (str, os.PathLike)) and str(y).lower().endswith(".json"):
+        what = f"the path {str(y)!r}"
+    else:
+        return None
+    return (
+        f"got {what}, not tensors: it is a graph already. Show it with "
+        "GraphWidget.from_graph(...) (a dict, a Graph or a .json path); to build a graph, "
+        "pass the tensor your model returned, e.g. GraphWidget(model(x))"
+    )
+
+
 def split_roots(y: Any) -> tuple[list[RootTensor], list[str]]:
     """The root tensors of ``y``, and the entries of a list/tuple/dict left out as not tensors
     (described for a notice), when at least one entry is a tensor."""
+    given = _graph_given(y)
+    if given is not None:
+        raise TypeError(given)
     refuse_static_mode()
     entries = list(y.items()) if isinstance(y, Mapping) else None
     if entries is None and isinstance(y, (list, tuple)):
