@@ -25,14 +25,15 @@ from ..graph.summary import Summary
 from ..tracer import build_graph
 from .diff import diff_document
 from .documents import saved_document
-from .late_picture import PAINTED, show_then_draw, widget_front_end
+from .late_picture import PAINTED
 from .layer_groups import LayerGroups, has_id
 from .reports import problems, summary
 from .resend import is_resend, resend_state
 from .saving import save_view
-from .static_picture import closed_text, static_output, view_now
+from .showing import ShownGraph
+from .static_picture import view_now
 from .view_requests import answered, new_request, with_edits
-from .wire import bundle, graph_from_json, graph_json, graph_to_json, resume_after_cell
+from .wire import bundle, graph_from_json, graph_to_json, resume_after_cell
 
 if TYPE_CHECKING:
     from ..runs.view_widget import RunWidget
@@ -45,7 +46,7 @@ class ViewError(traitlets.TraitError, ValueError):
     """A ``view`` that is not one of VIEWS (a TraitError, so traitlets undoes the change)."""
 
 
-class GraphWidget(anywidget.AnyWidget):
+class GraphWidget(ShownGraph, anywidget.AnyWidget):
     """Interactive view of the backward graph of ``y``.
 
     ``y`` is a paddle.Tensor, or a list/tuple/dict of them. The graph is built once, in the
@@ -280,34 +281,6 @@ class GraphWidget(anywidget.AnyWidget):
         ``StaticPictureUnavailable`` (saying why) when a picture cannot be made here.
         """
         return save_view(self.graph, path, self._view_now())
-
-    def _repr_mimebundle_(self, **kwargs: Any) -> Any:
-        # Beside the widget: a static picture and a text for where no widget runs.
-        result = super()._repr_mimebundle_(**kwargs)
-        if result is None:  # no view (anywidget's answer without a _view_name)
-            return None
-        data, metadata = result if isinstance(result, tuple) else (result, {})
-        sent = self.__dict__.pop("_graph_text", None)  # wire.graph_to_json's, used once
-        graph_text = lambda: graph_json(self.graph, sent)  # noqa: E731 - made only if needed
-        text, block = static_output(self.graph, graph_text, self._view_now)
-        return {**data, "text/plain": text, "text/html": block}, metadata
-
-    def _ipython_display_(self) -> None:
-        # How IPython shows the widget. Where widgets run, the picture for saved notebooks is
-        # made after the widget is shown, off the cell's time (late_picture.py).
-        from IPython.display import display
-
-        if self.comm is None:  # closed: ipywidgets' close() left no view to make, only words
-            return display({"text/plain": closed_text(self.graph)}, raw=True)
-        late = widget_front_end()
-        result = super()._repr_mimebundle_() if late else self._repr_mimebundle_()
-        if result is None:  # no view (anywidget's answer without a _view_name)
-            return
-        data, metadata = result if isinstance(result, tuple) else (result, {})
-        if not late:
-            return display(data, raw=True, metadata=metadata)
-        sent = self.__dict__.pop("_graph_text", None)
-        show_then_draw(data, metadata, self.graph, sent, self._view_now(), self._painted)
 
     def _view_now(self) -> dict[str, Any]:
         return view_now(
