@@ -1,0 +1,42 @@
+"""One long user session (a kernel or training process kept for hours): what trace() and the
+widget leave behind after each use stays bounded. Oracles: weak references to the user's
+models and tensors after Python's collector ran, counts of objects by type (gc), of open file
+descriptors (/proc/self/fd), of threads (/proc/self/task), of files in the temp directory,
+each read after a few uses and after many: what grows with the count is a leak."""
+
+from __future__ import annotations
+
+import gc
+import weakref
+
+import paddle
+
+from paddleviz_widget import trace
+
+
+def _small_model() -> paddle.nn.Layer:
+    return paddle.nn.Sequential(paddle.nn.Linear(8, 16), paddle.nn.ReLU(), paddle.nn.Linear(16, 2))
+
+
+def _alive(refs: list[weakref.ref[paddle.nn.Layer]]) -> int:
+    gc.collect()
+    return sum(r() is not None for r in refs)
+
+
+def test_nested_traces_do_not_keep_every_outer_model_alive() -> None:
+    """``with trace(G): ... with trace(D): backward`` again and again, a fresh model each time
+    (a notebook cell re-run): the inner trace's backward goes through the outer trace's
+    wrapper of Tensor.backward, which a forever cache keyed by the function kept, and with it
+    the outer session and its model, for every nesting ever run."""
+    refs: list[weakref.ref[paddle.nn.Layer]] = []
+    x = paddle.randn([4, 8])
+    for _ in range(12):
+        model = _small_model()
+        refs.append(weakref.ref(model))
+        with trace(model, stats=True):
+            loss = model(x).square().mean()
+            with trace(model, stats=True):
+                loss.backward()
+        del model, loss
+    # The newest finished traces keep their model (build_graph after the block), no more.
+    assert _alive(refs) <= 2, f"{_alive(refs)} of 12 models still alive"
