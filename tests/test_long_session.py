@@ -40,3 +40,24 @@ def test_nested_traces_do_not_keep_every_outer_model_alive() -> None:
         del model, loss
     # The newest finished traces keep their model (build_graph after the block), no more.
     assert _alive(refs) <= 2, f"{_alive(refs)} of 12 models still alive"
+
+
+def _tanh_sum() -> paddle.Tensor:
+    x = paddle.ones([2, 3])
+    x.stop_gradient = False
+    return paddle.tanh(x * 2).sum()
+
+
+def test_closed_widgets_are_freed_with_their_graph() -> None:
+    """GraphWidget(y) then ``w.close()``, again and again: each widget, and the graph document
+    it holds, is freed. anywidget turned a Path `_esm`/`_css` into a watched file and tied
+    every instance to its change signal strongly, so every widget ever made stayed alive."""
+    from paddleviz_widget import GraphWidget
+
+    made: list[weakref.ref[object]] = []
+    for _ in range(8):
+        w = GraphWidget(_tanh_sum())
+        made.append(weakref.ref(w))
+        w.close()
+        del w
+    assert _alive(made) == 0, f"{_alive(made)} of 8 closed GraphWidgets still alive"

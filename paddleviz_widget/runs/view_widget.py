@@ -18,8 +18,7 @@ import anywidget
 import numpy as np
 import traitlets
 
-from ..export.bundle import bundle_source, widget_esm
-from ..export.standalone import _static
+from ..export.bundle import bundle_source, widget_asset, widget_esm
 from ..widget.resend import is_resend, resend_state
 from .errors import RunLogError
 from .ranks import RankedRun, open_any
@@ -112,7 +111,7 @@ class RunWidget(anywidget.AnyWidget):
 
     _esm = widget_esm("run_widget.js")
     _bundle = traitlets.Unicode(bundle_source("run_widget.js")).tag(sync=True)
-    _css = _static("run_widget.css")
+    _css = widget_asset("run_widget.css")
 
     #: The run's description (view_data.run_description).
     run = traitlets.Dict().tag(sync=True)

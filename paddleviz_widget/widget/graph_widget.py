@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 import anywidget
 import traitlets
 
-from ..export.bundle import bundle_source, widget_esm
+from ..export.bundle import bundle_source, widget_asset, widget_esm
 from ..export.layer_rows import answer as layer_rows_answer
 from ..gc_pause import gc_paused
 from ..graph.diff import DEFAULT_RTOL
@@ -32,7 +32,7 @@ from .resend import is_resend, resend_state
 from .saving import save_view
 from .static_picture import closed_text, static_output, view_now
 from .view_requests import answered, new_request, with_edits
-from .wire import bundle, graph_from_json, graph_json, graph_to_json, resume_after_cell
+from .wire import graph_from_json, graph_json, graph_to_json, resume_after_cell
 
 if TYPE_CHECKING:
     from ..runs.view_widget import RunWidget
@@ -61,7 +61,7 @@ class GraphWidget(anywidget.AnyWidget):
 
     _esm = widget_esm("widget.js")
     _bundle = traitlets.Unicode(bundle_source("widget.js")).tag(sync=True)
-    _css = bundle("widget.css")
+    _css = widget_asset("widget.css")
 
     # -- the synced model (the page's side: js/kernel_sync.ts); who writes each key ------------
     #: The graph document (kernel; sent as one buffer of JSON text: wire.py).
