@@ -61,3 +61,22 @@ def test_closed_widgets_are_freed_with_their_graph() -> None:
         w.close()
         del w
     assert _alive(made) == 0, f"{_alive(made)} of 8 closed GraphWidgets still alive"
+
+
+def test_a_closed_widget_leaves_no_model_open() -> None:
+    """``w.close()`` closes every model the widget opened: ipywidgets left the Layout each
+    DOMWidget opens with itself open, one comm (and one page model) a widget, for good. A
+    Layout the user gave is theirs and stays open."""
+    from ipywidgets import Layout
+    from ipywidgets.widgets.widget import _instances
+
+    from paddleviz_widget import GraphWidget
+
+    open_before = len(_instances)
+    for _ in range(6):
+        GraphWidget(_tanh_sum()).close()
+    assert len(_instances) == open_before, [type(w).__name__ for w in _instances.values()]
+    theirs = Layout(width="50%")
+    GraphWidget(_tanh_sum(), layout=theirs).close()
+    assert theirs.comm is not None and theirs.model_id in _instances
+    theirs.close()

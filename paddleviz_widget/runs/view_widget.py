@@ -19,6 +19,7 @@ import numpy as np
 import traitlets
 
 from ..export.bundle import bundle_source, widget_asset, widget_esm
+from ..widget.own_layout import ClosesOwnLayout
 from ..widget.resend import is_resend, resend_state
 from .errors import RunLogError
 from .ranks import RankedRun, open_any
@@ -99,7 +100,7 @@ def graph_reply(
     return reply, buffers
 
 
-class RunWidget(anywidget.AnyWidget):
+class RunWidget(ClosesOwnLayout, anywidget.AnyWidget):
     """The run explorer of a run log written by ``trace(..., run_dir=...)``: a layer x step
     heatmap of gradient norms, the loss curve and a step picker; a fully captured step shows
     its backward graph, any other step its per-parameter summary.

@@ -27,6 +27,7 @@ from .diff import diff_document
 from .documents import saved_document
 from .late_picture import PAINTED, show_then_draw, widget_front_end
 from .layer_groups import LayerGroups, has_id
+from .own_layout import ClosesOwnLayout
 from .reports import problems, summary
 from .resend import is_resend, resend_state
 from .saving import save_view
@@ -45,7 +46,7 @@ class ViewError(traitlets.TraitError, ValueError):
     """A ``view`` that is not one of VIEWS (a TraitError, so traitlets undoes the change)."""
 
 
-class GraphWidget(anywidget.AnyWidget):
+class GraphWidget(ClosesOwnLayout, anywidget.AnyWidget):
     """Interactive view of the backward graph of ``y``.
 
     ``y`` is a paddle.Tensor, or a list/tuple/dict of them. The graph is built once, in the
@@ -114,8 +115,7 @@ class GraphWidget(anywidget.AnyWidget):
             try:
                 doc = build_graph(y, model=model, params=params)
             except BaseException:
-                self.layout.close()  # the DOMWidget's own child widget
-                self.close()
+                self.close()  # and its own Layout (own_layout.py)
                 raise
             self.graph = doc
             pause.resume_with(resume_after_cell(self))  # in a kernel: after the cell (wire.py)
