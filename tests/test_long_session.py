@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import gc
 import weakref
+from pathlib import Path
 
 import paddle
+import pytest
 
 from paddleviz_widget import trace
 
@@ -80,3 +82,25 @@ def test_a_closed_widget_leaves_no_model_open() -> None:
     GraphWidget(_tanh_sum(), layout=theirs).close()
     assert theirs.comm is not None and theirs.model_id in _instances
     theirs.close()
+
+
+@pytest.mark.parametrize("watched", [False, True], ids=["trace", "watched-run"])
+def test_a_finished_trace_does_not_keep_the_model_the_user_dropped(
+    watched: bool, tmp_path: Path
+) -> None:
+    """After ``with trace(model, stats=True): ...`` and ``del model`` (a notebook switching to
+    another model, wanting its memory back), the model is freed: the finished trace (and a
+    watched run's watch) held it strongly until two more traces ran. The graph of a tensor
+    still held keeps its parameter names."""
+    from graph_dicts import nested_graph
+
+    model = _small_model()
+    ref, expected = weakref.ref(model), {name for name, _ in model.named_parameters()}
+    run = {"every": 1, "run_dir": tmp_path / "run"} if watched else {}
+    with trace(model, stats=True, **run):
+        kept = model(paddle.randn([4, 8])).square().mean()
+        kept.backward()
+    del model
+    assert _alive([ref]) == 0, "the dropped model is still alive"
+    params = [n["param"] for n in nested_graph(kept)["nodes"] if n.get("param")]
+    assert {p["name"] for p in params} == expected
