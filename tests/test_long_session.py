@@ -50,19 +50,24 @@ def _tanh_sum() -> paddle.Tensor:
     return paddle.tanh(x * 2).sum()
 
 
-def test_closed_widgets_are_freed_with_their_graph() -> None:
-    """GraphWidget(y) then ``w.close()``, again and again: each widget, and the graph document
-    it holds, is freed. anywidget turned a Path `_esm`/`_css` into a watched file and tied
-    every instance to its change signal strongly, so every widget ever made stayed alive."""
+def test_closed_widgets_are_freed_with_their_graph(tmp_path: Path) -> None:
+    """GraphWidget(y) or the run explorer, then ``w.close()``, again and again: each widget,
+    and the document it holds, is freed. anywidget turned a Path `_esm`/`_css` into a watched
+    file and tied every instance to its change signal strongly: every widget ever made stayed
+    alive."""
     from paddleviz_widget import GraphWidget
+    from paddleviz_widget.runs.view_widget import RunWidget
 
+    model = _small_model()
+    with trace(model, stats=True, every=1, run_dir=tmp_path / "run"):
+        model(paddle.randn([4, 8])).square().mean().backward()
     made: list[weakref.ref[object]] = []
-    for _ in range(8):
-        w = GraphWidget(_tanh_sum())
+    for k in range(8):
+        w = GraphWidget(_tanh_sum()) if k % 2 else RunWidget(tmp_path / "run")
         made.append(weakref.ref(w))
         w.close()
         del w
-    assert _alive(made) == 0, f"{_alive(made)} of 8 closed GraphWidgets still alive"
+    assert _alive(made) == 0, f"{_alive(made)} of 8 closed widgets still alive"
 
 
 def test_a_closed_widget_leaves_no_model_open() -> None:
