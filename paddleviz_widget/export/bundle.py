@@ -33,10 +33,21 @@ def _hot_reload() -> bool:
     return os.environ.get("ANYWIDGET_HMR") == "1"
 
 
-def widget_esm(name: str) -> Path:
+def widget_asset(name: str) -> Path | str:
+    """A widget's `_esm` or `_css` file: its text, or under hot reload its Path. anywidget
+    turns a Path into a watched file and ties every instance to its change signal with a
+    strong reference: every widget ever made (and its graph) would stay alive, closed or not.
+    Text with a newline, which anywidget never takes for a file name."""
+    if _hot_reload():
+        return bundle(name)
+    text = bundle_text(name)
+    return text if "\n" in text else text + "\n"
+
+
+def widget_esm(name: str) -> Path | str:
     """A widget's `_esm`: the loader, or, under hot reload, the explorer ``name`` itself (a
     file anywidget watches; the loader would only reload itself)."""
-    return bundle(name if _hot_reload() else LOADER)
+    return widget_asset(name if _hot_reload() else LOADER)
 
 
 def bundle_source(name: str) -> str:

@@ -18,8 +18,8 @@ import anywidget
 import numpy as np
 import traitlets
 
-from ..export.bundle import bundle_source, widget_esm
-from ..export.standalone import _static
+from ..export.bundle import bundle_source, widget_asset, widget_esm
+from ..widget.own_layout import ClosesOwnLayout
 from ..widget.resend import is_resend, resend_state
 from .errors import RunLogError
 from .ranks import RankedRun, open_any
@@ -100,7 +100,7 @@ def graph_reply(
     return reply, buffers
 
 
-class RunWidget(anywidget.AnyWidget):
+class RunWidget(ClosesOwnLayout, anywidget.AnyWidget):
     """The run explorer of a run log written by ``trace(..., run_dir=...)``: a layer x step
     heatmap of gradient norms, the loss curve and a step picker; a fully captured step shows
     its backward graph, any other step its per-parameter summary.
@@ -112,7 +112,7 @@ class RunWidget(anywidget.AnyWidget):
 
     _esm = widget_esm("run_widget.js")
     _bundle = traitlets.Unicode(bundle_source("run_widget.js")).tag(sync=True)
-    _css = _static("run_widget.css")
+    _css = widget_asset("run_widget.css")
 
     #: The run's description (view_data.run_description).
     run = traitlets.Dict().tag(sync=True)

@@ -292,6 +292,7 @@ class RunWatch:
         if summary is not None:
             summary.release()
         if self.writer is None:
+            self.model = None  # the run ended: the model is the user's to free
             return
         if self.job.launched:
             self._check_siblings(self.writer)
@@ -304,7 +305,7 @@ class RunWatch:
                 self.writer.close("stopped", f"{type(error).__name__}: {error}")
         except Exception as failure:  # noqa: BLE001 (e.g. the run dir deleted meanwhile)
             self.fail(failure)
-        self.writer = None
+        self.writer, self.model = None, None  # the model is the user's to free
         _WRITING.discard(self)
 
 

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 import anywidget
 import traitlets
 
-from ..export.bundle import bundle_source, widget_esm
+from ..export.bundle import bundle_source, widget_asset, widget_esm
 from ..export.layer_rows import answer as layer_rows_answer
 from ..gc_pause import gc_paused
 from ..graph.diff import DEFAULT_RTOL
@@ -27,13 +27,14 @@ from .diff import diff_document
 from .documents import saved_document
 from .late_picture import PAINTED
 from .layer_groups import LayerGroups, has_id
+from .own_layout import ClosesOwnLayout
 from .reports import problems, summary
 from .resend import is_resend, resend_state
 from .saving import save_view
 from .showing import ShownGraph
 from .static_picture import view_now
 from .view_requests import answered, new_request, with_edits
-from .wire import bundle, graph_from_json, graph_to_json, resume_after_cell
+from .wire import graph_from_json, graph_to_json, resume_after_cell
 
 if TYPE_CHECKING:
     from ..runs.view_widget import RunWidget
@@ -46,7 +47,7 @@ class ViewError(traitlets.TraitError, ValueError):
     """A ``view`` that is not one of VIEWS (a TraitError, so traitlets undoes the change)."""
 
 
-class GraphWidget(ShownGraph, anywidget.AnyWidget):
+class GraphWidget(ShownGraph, ClosesOwnLayout, anywidget.AnyWidget):
     """Interactive view of the backward graph of ``y``.
 
     ``y`` is a paddle.Tensor, or a list/tuple/dict of them. The graph is built once, in the
@@ -62,7 +63,7 @@ class GraphWidget(ShownGraph, anywidget.AnyWidget):
 
     _esm = widget_esm("widget.js")
     _bundle = traitlets.Unicode(bundle_source("widget.js")).tag(sync=True)
-    _css = bundle("widget.css")
+    _css = widget_asset("widget.css")
 
     # -- the synced model (the page's side: js/kernel_sync.ts); who writes each key ------------
     #: The graph document (kernel; sent as one buffer of JSON text: wire.py).
@@ -115,8 +116,7 @@ class GraphWidget(ShownGraph, anywidget.AnyWidget):
             try:
                 doc = build_graph(y, model=model, params=params)
             except BaseException:
-                self.layout.close()  # the DOMWidget's own child widget
-                self.close()
+                self.close()  # and its own Layout (own_layout.py)
                 raise
             self.graph = doc
             pause.resume_with(resume_after_cell(self))  # in a kernel: after the cell (wire.py)

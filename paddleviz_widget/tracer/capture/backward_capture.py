@@ -8,14 +8,15 @@ The user's log level, stderr and any dump directory they asked for are left as t
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import shutil
 import tempfile
 import time
+import weakref
 from collections.abc import Callable
 from contextlib import nullcontext
 from dataclasses import dataclass, field
-from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -84,12 +85,23 @@ def log_format_known(version: str) -> bool:
     )
 
 
-@cache
+# Weakly keyed: inside a nested trace() the function is the outer trace's wrapper of
+# Tensor.backward, which holds that session and its model (a plain cache kept them forever).
+_ACCEPTS: weakref.WeakKeyDictionary[Callable[..., Any], bool] = weakref.WeakKeyDictionary()
+
+
 def accepts_dump_kwarg(function: Callable[..., Any]) -> bool:
     try:
-        return DUMP_KWARG in inspect.signature(function).parameters
+        return _ACCEPTS[function]
+    except (KeyError, TypeError):  # TypeError: not weakly referable
+        pass
+    try:
+        accepts = DUMP_KWARG in inspect.signature(function).parameters
     except (TypeError, ValueError):
-        return False
+        accepts = False
+    with contextlib.suppress(TypeError):
+        _ACCEPTS[function] = accepts
+    return accepts
 
 
 def _newest_dump(

@@ -106,6 +106,7 @@ class TraceSession:
         self._leftovers: tuple[Anchor, ...] = ()  # on exit: their outputs, to prove pointers
         self._own: tuple[Anchor, ...] = ()  # those of them this session's layers made
         self._recorder: LayerScopeRecorder | None = None
+        self._entered = False
         self._restore: list[Callable[[], None]] = []
         self._in_backward = False
         self._stop_stacks: Callable[[], None] | None = None
@@ -118,8 +119,9 @@ class TraceSession:
 
     # -- context manager -------------------------------------------------------------------
     def __enter__(self) -> TraceSession:
-        if self._recorder is not None:
+        if self._entered:  # its recorder is let go of on exit (let_go_of_model)
             raise RuntimeError("this trace() is already in use; start a new `with trace(...)`")
+        self._entered = True
         if self.inert:
             return self
         refuse_other_thread()
@@ -160,6 +162,7 @@ class TraceSession:
             if self.watch is not None:
                 self.watch.close(exc_info[1])
         RECENT_SESSIONS.add(self)
+        self.let_go_of_model()  # the user's to drop (its memory): held weakly once finished
 
     def _undo(self) -> None:
         try:
@@ -207,9 +210,10 @@ class TraceSession:
         if self.model is not None:
             ptrs = frozenset().union(*(r.node_ptrs() for r in self.records))
             named = param_infos_by_ptr(model=self.model)
-            self.kept_params = {p: info for p, info in named.items() if p in ptrs}
+            # No record (a watched run keeps none): its forwards' graphs may use any of them.
+            self.kept_params = {p: i for p, i in named.items() if p in ptrs} if ptrs else named
             self._weak_model, self.model = weakref.ref(self.model), None
-        self._recorder = None
+        self._recorder = self._finite = None  # stopped: each holds the model too
 
     def current_model(self) -> Any:
         return self.model if self.model is not None else self._weak_model()
