@@ -115,12 +115,14 @@ def test_widget_and_cli_do_not_import_each_other():
 
 def test_the_notebook_stack_stays_in_the_widget_class():
     # build_graph, export and the CLI run without Jupyter; the widget's helpers are plain
-    # functions of the graph document, unit-testable without a widget. Three exceptions, each
-    # talking to Jupyter: the class, the saved-notebook picture that updates the cell's output
-    # after display (late_picture.py), and the hidden model that starts the page's explorer
-    # before the first widget (page_preload.py).
+    # functions of the graph document, unit-testable without a widget. The exceptions, each
+    # talking to Jupyter: the class (and its ways of showing itself, showing.py), the
+    # saved-notebook picture that updates the cell's output after display (late_picture.py),
+    # and the hidden model that starts the page's explorer before the first widget
+    # (page_preload.py).
     talks_to_jupyter = (
         "widget/graph_widget.py",
+        "widget/showing.py",
         "widget/late_picture.py",
         "widget/page_preload.py",
     )
