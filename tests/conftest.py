@@ -10,6 +10,19 @@ sys.path.insert(0, str(Path(__file__).parent))
 # rank explorer's browser test alike.
 from launched_jobs import launched  # noqa: E402, F401
 
+
+@pytest.fixture(autouse=True)
+def _fresh_call_stack_budget():
+    """Each test traces as in a process of its own: per-op call sites are not cut off because
+    earlier tests of this worker spent the process's budget (stack_budget.py). Reset after
+    too, so that the next file's module fixtures start with a fresh one."""
+    from paddleviz_widget.tracer.capture import stack_budget
+
+    stack_budget.reset()
+    yield
+    stack_budget.reset()
+
+
 try:  # scripts/test.sh runs the suite on two workers (pytest-xdist)
     from xdist.scheduler import LoadScopeScheduling
 except ImportError:  # pragma: no cover - the test extra has it

@@ -39,6 +39,7 @@ from .layer_scopes import LayerScopeRecorder, LayerScopes
 from .loss_scaling import ScaledRoots
 from .nesting import captured_elsewhere, entered, exited, refuse_other_thread
 from .program_runs import ProgramRuns
+from .stack_budget import spend, stacks_allowed
 from .stack_gate import LibraryForwardGate, call_stacks_off, call_stacks_recorded
 from .stats_watch import (
     StatsHistory,
@@ -87,6 +88,7 @@ class TraceSession:
         self.kept_params: dict[int, ParamInfo] = {}  # let_go_of_model
         if call_sites is None:  # per-op Python stacks cost ~0.2 ms an op in the forward
             call_sites = model is None or layer_count(model) <= CALL_SITE_MAX_LAYERS
+            call_sites = call_sites and stacks_allowed()  # Paddle keeps them (stack_budget)
         self.call_sites = call_sites
         self.slots = slots
         if steps is not None and not stats:
@@ -300,6 +302,8 @@ class TraceSession:
         record.captured = captured
         self.records.append(record)
         self._backwards += 1
+        if self._stop_stacks is not None:
+            spend(len(record.node_ptrs()))
         stack_steps = 1 if self.watch is not None else CALL_STACK_STEPS
         if self._backwards >= stack_steps and self._stop_stacks is not None:
             self._stop_stacks()
