@@ -9,8 +9,9 @@ parameter's ``p.grad`` and its address, one compiled pass over the gradients and
 (the package's own read, compiled_read.py), and one ``os.write`` of a line for the tail that
 a SIGKILL must not lose. No anomaly rules, no Parquet, no session, no backward wrapper. What
 this costs is a floor under the watch mode's summary on this machine; the watch mode's own
-step (trace(every=10**9)) is timed in the same rotation for comparison. Then plain and floor
-steps take turns step by step (the medians of each): blocks drift with the machine's load.
+step (trace(every=10**9)) is timed in the same rotation for comparison. Then plain steps and
+the floor's pieces (p.grad and addresses; + the compiled pass; + the write) take turns step by
+step (the medians of each): whole blocks drift with the machine's load, turns do not.
 """
 
 from __future__ import annotations
@@ -54,14 +55,23 @@ def main() -> None:
         opt.step()
         opt.clear_grad()
 
-    def floor() -> None:
-        loss = model(x).astype("float32").square().mean()
-        loss.backward()
-        grads = [p.grad for p in params]
-        assert read.read(grads, loss) is not None
-        os.write(fd, line)
-        opt.step()
-        opt.clear_grad()
+    def floor_of(reads: bool, writes: bool) -> object:
+        def floor() -> None:
+            loss = model(x).astype("float32").square().mean()
+            loss.backward()
+            grads = [p.grad for p in params]
+            if reads:
+                assert read.read(grads, loss) is not None
+            else:
+                assert read.addresses(grads) is not None
+            if writes:
+                os.write(fd, line)
+            opt.step()
+            opt.clear_grad()
+
+        return floor
+
+    floor = floor_of(True, True)
 
     def block(step: object) -> float:
         times = []
@@ -79,25 +89,34 @@ def main() -> None:
         shutil.rmtree(run_dir)
         return took
 
-    def paired() -> tuple[float, float]:
-        """Plain and floor steps taking turns, step by step: the medians of each."""
+    def paired(other: object) -> tuple[float, float]:
+        """Plain and other steps taking turns, step by step: the medians of each."""
         times: tuple[list[float], list[float]] = ([], [])
         for k in range(2 * args.block):
             start = time.perf_counter()
-            (floor if k % 2 else plain)()
+            (other if k % 2 else plain)()  # type: ignore[operator]
             times[k % 2].append(time.perf_counter() - start)
         return median(times[0]), median(times[1])
+
+    # the floor's pieces, each against plain step by step: p.grad and addresses; + the
+    # compiled pass; + the tail's write
+    pieces = {
+        "p.grad + addresses": floor_of(False, False),
+        "+ the compiled pass": floor_of(True, False),
+        "+ the write (the floor)": floor,
+    }
 
     for _ in range(20):
         plain()
     rows: dict[str, list[float]] = {"plain": [], "floor": [], "watch": []}
-    turns: list[float] = []
+    turns: dict[str, list[float]] = {name: [] for name in pieces}
     for _ in range(args.reps):
         rows["plain"].append(block(plain))
         rows["floor"].append(block(floor))
         rows["watch"].append(watched_block())
-        p, f = paired()
-        turns.append(f / p)
+        for name, other in pieces.items():
+            p, f = paired(other)
+            turns[name].append(f / p)
     os.close(fd)
     shutil.rmtree(tmp)
     base = rows["plain"]
@@ -107,8 +126,10 @@ def main() -> None:
         ratios = [v / p for v, p in zip(values, base)]
         print(f"  {name:<6} {' '.join(f'{v * 1e6:6.0f}' for v in values)}   / plain: median "
               f"{median(ratios):.3f}x ({min(ratios):.3f}-{max(ratios):.3f})")  # fmt: skip
-    print(f"  floor / plain, steps taking turns: {' '.join(f'{r:.3f}' for r in turns)}   median "
-          f"{median(turns):.3f}x")  # fmt: skip
+    print("  against plain, steps taking turns (one figure a repetition):")
+    for name, ratios in turns.items():
+        print(f"    {name:<24} {' '.join(f'{r:.3f}' for r in ratios)}   median "
+              f"{median(ratios):.3f}x")  # fmt: skip
 
 
 if __name__ == "__main__":
