@@ -134,3 +134,15 @@ def test_view_command_writes_every_rank(tmp_path: Path, model: Any) -> None:
         env=env, capture_output=True, text=True, timeout=300,
     )  # fmt: skip
     assert done.returncode == 1 and "rank 1 of world size 2 missing" in done.stderr
+
+
+def test_a_prompt_shows_the_job_in_one_line(tmp_path: Path, model: Any) -> None:
+    """repr() where no front end runs (a prompt, a saved notebook's text): the job, its ranks,
+    the rank shown and what its log holds, not '<...RunWidget object at 0x...>'."""
+    ranked_run(tmp_path / "job", world_size=3, plant=Plant(nan=(1, 5)), **model)
+    w = GraphWidget.from_run(tmp_path / "job")
+    line = repr(w)
+    assert line.startswith(f"RunWidget: {tmp_path / 'job'}: 3 ranks, rank 1: 30 steps ("), line
+    n = len(w.run["anomalies"])
+    assert line.endswith(f" · {n} {'anomaly' if n == 1 else 'anomalies'}"), line
+    assert w._repr_mimebundle_()[0]["text/plain"] == line

@@ -34,3 +34,32 @@ def test_the_prompt_shows_what_the_graph_holds() -> None:
     assert len(shown) == 2, done.stdout
     assert shown[0].startswith("GraphWidget: ") and str(nodes) in shown[0], shown
     assert "closed" in shown[1] and "GraphWidget.from_graph(w.graph)" in shown[1], shown
+
+
+RUN = """import paddle
+from paddleviz_widget import GraphWidget, trace
+paddle.seed(0)
+m = paddle.nn.Linear(4, 2)
+opt = paddle.optimizer.SGD(0.1, parameters=m.parameters())
+with trace(m, stats=True, every=5, run_dir={run!r}):
+    for _ in range(7):
+        m(paddle.randn([3, 4])).sum().backward()
+        opt.step()
+        opt.clear_grad()
+
+GraphWidget.from_run({run!r})
+"""
+
+
+def test_the_prompt_shows_what_a_run_holds(tmp_path: Path) -> None:
+    run = str(tmp_path / "run")
+    done = subprocess.run(
+        [sys.executable, "-i", "-q"], input=RUN.format(run=run), capture_output=True,
+        text=True, cwd=ROOT, timeout=300,
+        env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin", "GLOG_minloglevel": "2"},
+    )  # fmt: skip
+    assert "Traceback" not in done.stderr, done.stderr
+    (line,) = [line for line in done.stdout.splitlines() if "RunWidget" in line]
+    assert line.endswith(
+        f"RunWidget: {run}: 7 steps (finished) · 2 parameters · 2 full captures · 0 anomalies"
+    ), line

@@ -169,3 +169,24 @@ def step_summary(run: RunLike, step: int) -> bytes:
     at = step_index(run, step)
     rows = [np.asarray(run.param_stat(s))[at] for s in SUMMARY_STATS]
     return _buffer(np.stack(rows), "f4")
+
+
+def run_line(run: Mapping[str, Any], ranks: int = 0, job: object = None, rank: int = -1) -> str:
+    """One line for the run explorer where no front end shows it (a prompt, a saved
+    notebook's text): its path, steps, status, parameters, captures and anomalies (of the
+    rank shown, for a job of ``ranks`` ranks in folder ``job``)."""
+    try:
+        meta = run.get("meta") or {}
+        status = str(meta.get("status") or "unknown")
+        anomalies = len(run.get("anomalies") or ())
+        parts = [
+            f"{int(run.get('steps') or 0):,} steps ({status})",
+            f"{len(run.get('params') or ()):,} parameters",
+            f"{len(run.get('captured') or ())} full captures",
+            f"{anomalies} {'anomaly' if anomalies == 1 else 'anomalies'}",
+        ]
+        if ranks:
+            return f"RunWidget: {job}: {ranks} ranks, rank {rank}: " + " · ".join(parts)
+        return f"RunWidget: {run.get('path', '?')}: " + " · ".join(parts)
+    except Exception:  # noqa: BLE001 - a repr must never fail
+        return "RunWidget: a training run's log"

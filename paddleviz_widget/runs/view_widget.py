@@ -28,6 +28,7 @@ from .view_data import (
     RunLike,
     run_buffers,
     run_description,
+    run_line,
     step_index,
 )
 from .view_ranks import missing_grad_diff, opening, rank_norms, ranks_description
@@ -151,6 +152,11 @@ class RunWidget(ClosesOwnLayout, anywidget.AnyWidget):
         if self.ranked is not None and (not self._ranks or self._rank_step != self.step):
             self._rank_state()
         self.on_msg(self._on_msg)
+
+    def __repr__(self) -> str:  # a prompt or a saved notebook's text: what the run holds
+        if self.ranked is None:
+            return run_line(self.run)
+        return run_line(self.run, len(self.ranked.ranks), self.ranked.path, self.rank)
 
     @traitlets.validate("rank")
     def _valid_rank(self, proposal: Any) -> int:
