@@ -25,7 +25,8 @@ norms are over the finite elements only).
 
 A layer whose gradient is exactly zero at a step is idle there: ``clear_grad()`` leaves zeros
 in the gradients of a layer the next backward does not reach (a GAN's generator during the
-critic's steps, an MoE expert no token went to, a head trained every k-th step). An idle
+critic's steps, an MoE expert no token went to, a head trained every k-th step); so is one
+with no gradient at all (None: ``clear_grad(set_to_zero=False)``). An idle
 step is left out of that layer's median (a median needs MIN_ACTIVE steps with a gradient in
 the window; fewer: no spike is claimed for the layer), and an idle layer is not vanishing:
 otherwise each return from idle would be a "spike" over a median of 0, and each idle step a
@@ -256,6 +257,9 @@ class AnomalyFinder:
         if not self._sorted_ok or self._replaced >= min(SORT_EVERY, self._low + 1):
             np.copyto(self._sorted, self._history)
             self._sorted.sort(axis=0)  # NaN last
+            # a column with steps without a gradient: its median is over fewer steps (the
+            # others, _medians), which no row of the sorted copy bounds: 0, the exact rules
+            self._sorted[:, np.isnan(self._sorted[-1])] = 0.0
             # the peak in the bounds: max(bound, peak x spike_peak / spike_factor) stays <=
             # the exact rule's max(median, the same of the peak now) (the peak only grows)
             np.fmax(self._peak, np.fmax.reduce(self._history, axis=0), out=self._peak)
@@ -385,11 +389,11 @@ class AnomalyFinder:
 
 
 def _medians(rows: np.ndarray) -> np.ndarray:
-    """Each column's median over ``rows``, its idle (exactly zero) steps left out; NaN: a
-    step without a gradient among them, or fewer than MIN_ACTIVE steps with one (np.median,
-    not nanmedian: this runs every step)."""
+    """Each column's median over ``rows``, its idle steps (exactly zero, or no gradient at
+    all: NaN) left out; NaN: fewer than MIN_ACTIVE steps with a gradient (np.median, not
+    nanmedian: this runs every step; a NaN step once made a NaN median: no spike, a window)."""
     median = np.median(rows, axis=0) if len(rows) else np.full(rows.shape[1], np.nan)
-    for j in np.flatnonzero((rows == 0).any(axis=0)):  # idle steps: module docstring
-        active = rows[:, j][rows[:, j] != 0]
+    for j in np.flatnonzero(((rows == 0) | np.isnan(rows)).any(axis=0)):  # module docstring
+        active = rows[:, j][(rows[:, j] != 0) & ~np.isnan(rows[:, j])]
         median[j] = np.median(active) if len(active) >= MIN_ACTIVE else np.nan
     return median
