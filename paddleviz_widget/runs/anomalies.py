@@ -3,8 +3,7 @@
 Rules (thresholds in DEFAULT_THRESHOLDS, settable by trace(..., thresholds={...}), kept in the
 run log's run.json):
 
-- ``nonfinite``: the loss or a gradient holds NaN/Inf, in a step after a finite one (the
-  first step of each such stretch): which parameters, how many NaN/Inf.
+- ``nonfinite``: the loss or a gradient holds NaN/Inf, first step of each such stretch.
 - ``spike``: a layer's gradient norm, or the total norm, above ``spike_factor`` times its
   median over the last ``spike_window`` finite steps and over the last ``spike_warmup`` ones
   (a real model's norms rise ~15x over its first tens of steps as it takes off from its
@@ -20,8 +19,8 @@ run log's run.json):
   rule sees it), once ``spike_warmup`` steps were seen; reported when it starts, like a
   spike. A layer spiking at that step is neither a neighbour nor the largest.
 
-Steps with a NaN/Inf are left out of the medians and of the spike and vanishing rules (their
-norms are over the finite elements only).
+Steps with a NaN/Inf are left out of the medians and the spike and vanishing rules. A layer
+going to exactly 0 for good: went_zero.py.
 
 A layer whose gradient is exactly zero at a step is idle there: ``clear_grad()`` leaves zeros
 in the gradients of a layer the next backward does not reach (a GAN's generator during the
@@ -217,6 +216,10 @@ class AnomalyFinder:
         layer_of, squares, sums, norms = self._at[:4]
         return layer_of, len(self.layers), squares, sums, norms
 
+    def last_row(self) -> tuple[int, np.ndarray]:
+        """(finite steps taken, the last one's layer norms and total: went_zero.py's)."""
+        return self._seen, self._history[(self._seen - 1) % len(self._history)]
+
     def quiet_factors(self) -> tuple[float, float, float]:
         return self.t["spike_factor"], self.t["vanishing_ratio"], self.t["vanishing_fraction"]
 
@@ -245,8 +248,7 @@ class AnomalyFinder:
         return bound, history_at + self._seen % window * row
 
     def quiet_settled(self) -> None:
-        """The state after quiet_step settled a step (its row written): check()'s for a clean
-        step where nothing fired."""
+        """The state after quiet_step settled a step (its row written): as check() leaves it."""
         self._in_nonfinite = self._in_skipped = False
         if self._seen >= self.t["spike_warmup"]:
             self._spiking, self._vanishing = self._none_spiking, self._none_vanishing
@@ -285,8 +287,7 @@ class AnomalyFinder:
         return not np.greater(norms, self.t["spike_factor"] * bound).any()  # NaN: False
 
     def _surely_no_vanishing(self, norms: np.ndarray) -> bool:
-        """Every layer has a norm: none under the ratio of its neighbours' smaller one, nor
-        under the fraction of the largest."""
+        """None under the ratio of its neighbours' smaller norm, nor the largest's fraction."""
         if len(norms) < 2:
             return True
         reference = self._reference

@@ -1,0 +1,83 @@
+"""A layer whose weights are set to 0 mid-run: from then on every layer before it gets a
+gradient of exactly 0 (SGD cannot move them again), and the run reported nothing, as 0 is
+idle for the summary rules (bug bash round 23). Now a layer that had a gradient at each of
+the last 20 steps and goes to exactly 0 gets the next step captured, and the graph's zero rule
+decides: reported at its step, with the op the zeros start at; a layer the backward no longer
+reaches (frozen, an auxiliary head switched off) is not (runs/went_zero.py)."""
+
+from __future__ import annotations
+
+import numpy as np
+import paddle
+import paddle.nn.functional as F
+
+from paddleviz_widget import open_run, trace
+
+
+def _train(tmp_path, change) -> tuple[object, list[np.ndarray]]:
+    """An MLP (layers 0, 2, 4 of a Sequential, ReLU between) plus an auxiliary head, SGD;
+    ``change(step, model, aux)`` before each step; the oracle: each layer's gradient norm from
+    .grad (0, 2, 4, aux) after each backward."""
+    paddle.seed(0)
+    model = paddle.nn.Sequential(
+        paddle.nn.Linear(20, 64), paddle.nn.ReLU(), paddle.nn.Linear(64, 64), paddle.nn.ReLU(),
+        paddle.nn.Linear(64, 1),
+    )  # fmt: skip
+    aux = paddle.nn.Linear(20, 1)
+    whole = paddle.nn.LayerList([model, aux])
+    opt = paddle.optimizer.SGD(0.01, parameters=whole.parameters())
+    oracle, use_aux = [], [True]
+    with trace(whole, stats=True, every=100, run_dir=tmp_path / "run"):
+        for step in range(40):
+            change(step, model, aux, use_aux)
+            rng = np.random.RandomState(step)
+            x = paddle.to_tensor(rng.randn(32, 20).astype("float32"))
+            y = paddle.to_tensor((np.tanh(rng.randn(32, 1))).astype("float32"))
+            loss = F.mse_loss(model(x), y)
+            if use_aux[0]:
+                loss = loss + 0.1 * F.mse_loss(aux(x), y)
+            loss.backward()
+            oracle.append(np.array([
+                np.sqrt(sum(float((p.grad.numpy().astype("float64") ** 2).sum())
+                            for p in layer.parameters() if p.grad is not None))
+                for layer in (model[0], model[2], model[4], aux)
+            ]))  # fmt: skip
+            opt.step()
+            opt.clear_grad()
+    return open_run(tmp_path / "run"), oracle
+
+
+def _zero_layer_2(step, model, aux, use_aux):
+    if step == 30:
+        for p in model[2].parameters():
+            p.set_value(paddle.zeros_like(p))
+
+
+def test_a_layer_zeroed_mid_run_is_found_at_its_step_with_where_the_zeros_start(tmp_path):
+    run, oracle = _train(tmp_path, _zero_layer_2)
+    norms = np.array(oracle)
+    assert (norms[:30] > 0).all()
+    # the oracle: from step 30 layers 0.0 and 0.2 get exactly 0 for good, the head does not
+    assert (norms[30:, :2] == 0).all() and (norms[30:, 2] > 0).all()
+    found = run.problems()
+    assert [(a.step, a.kind, a.layer) for a in found] == [
+        (30, "vanishing", "0.0"), (30, "vanishing", "0.2")
+    ], [str(a) for a in found]  # fmt: skip
+    first = found[0]
+    assert first.params == ["0.0.weight", "0.0.bias"]
+    assert "exactly 0 from this step" in str(first)
+    assert "start at ReluGradNode in layer 0.3" in str(first)  # the ReLU after the zeros
+    assert "learn nothing more" in str(first)
+
+
+def test_a_layer_frozen_or_a_head_switched_off_mid_run_is_no_problem(tmp_path):
+    def change(step, model, aux, use_aux):
+        if step == 30:
+            for p in model[0].parameters():
+                p.stop_gradient = True  # fine-tuning the rest from here: on purpose
+            use_aux[0] = False  # the auxiliary loss ends: the head gets no gradient
+
+    run, oracle = _train(tmp_path, change)
+    norms = np.array(oracle)
+    assert (norms[30:, 0] == 0).all() and (norms[30:, 3] == 0).all()  # both at 0 for good
+    assert run.problems() == []
