@@ -43,6 +43,9 @@ def test_the_capture_after_a_nan_step_says_the_weights_were_nan_already(tmp_path
     run = open_run(tmp_path / "run")
     [first] = run.problems()
     assert (first.step, first.kind) == (25, "nonfinite") and "the loss is nan" in str(first)
+    # a NaN loss makes every gradient NaN: the finding is the whole model's, not fc1's (the
+    # first layer listed), and it says where it began (it read as fc1's, in the explorer too)
+    assert first.layer == "" and "it began in the forward" in str(first)
     assert 26 in run.captured_steps  # the step after it, where the run points
     [problem] = run.graph(26)["meta"]["problems"]
     assert problem["kind"] == "nonfinite" and problem["layer"] == "fc1"
