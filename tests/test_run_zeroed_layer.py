@@ -81,3 +81,36 @@ def test_a_layer_frozen_or_a_head_switched_off_mid_run_is_no_problem(tmp_path):
     norms = np.array(oracle)
     assert (norms[30:, 0] == 0).all() and (norms[30:, 3] == 0).all()  # both at 0 for good
     assert run.problems() == []
+
+
+def test_a_layer_killed_by_a_nan_batch_says_the_nan_may_be_why(tmp_path):
+    """One NaN input at step 30: only 0.0.weight's gradient is NaN (the ReLU after it turns
+    NaN into 0, the loss stays finite), Adam writes NaN into it, and from step 31 layer 0.0's
+    output is NaN, zeroed by the ReLU: its gradient is exactly 0 for good. Said as a layer
+    cut off, as before, but no longer blaming "weights or outputs all zero, dead ReLUs, a
+    mask" alone: the NaN step's update is named as the likely cause."""
+
+    paddle.seed(0)
+    model = paddle.nn.Sequential(paddle.nn.Linear(20, 64), paddle.nn.ReLU(),
+                                 paddle.nn.Linear(64, 1))  # fmt: skip
+    opt = paddle.optimizer.Adam(1e-3, parameters=model.parameters())
+    zero_from = None
+    with trace(model, stats=True, every=100, run_dir=tmp_path / "run"):
+        for step in range(36):
+            rng = np.random.RandomState(step)
+            x = rng.randn(32, 20).astype("float32")
+            if step == 30:
+                x[3, 4] = np.nan
+            loss = F.mse_loss(model(paddle.to_tensor(x)),
+                              paddle.to_tensor(rng.randn(32, 1).astype("float32")))  # fmt: skip
+            loss.backward()
+            g = model[0].weight.grad.numpy()
+            if zero_from is None and step > 30 and not g.any():
+                zero_from = step  # the oracle: layer 0's gradient exactly 0 from here
+            opt.step()
+            opt.clear_grad()
+    assert zero_from == 31
+    found = open_run(tmp_path / "run").problems()
+    assert [(a.step, a.kind, a.layer) for a in found] == [(30, "nonfinite", "0"),
+                                                          (31, "vanishing", "0")]  # fmt: skip
+    assert "NaN/Inf that step 30's update wrote into weights (a ReLU makes them 0)" in str(found[1])

@@ -208,6 +208,8 @@ class RunWatch:
             found = self._finder.check(step, norm, nan, inf, loss, clean=clean, scale=scale)
         for anomaly in found:
             writer.write_anomaly(anomaly.to_json())
+            if anomaly.kind == "nonfinite":
+                self._went_zero.nonfinite_at = step
         if full:
             # The model's parameters read once for the two below (~3-8 ms on llama-10k)
             named = _named_params(model) if walk is not None else None

@@ -38,6 +38,7 @@ class WentZero:
         self._seen = 0  # the finder's finite steps already looked at
         self.pending: list[int] = []  # candidate layers of the step before
         self._from = -1  # the training step they went to 0 at
+        self.nonfinite_at = -1  # the last step a nonfinite anomaly started at (watch.py)
 
     def after(self, step: int, seen: int, row: np.ndarray) -> None:
         """After a recorded step: ``seen``, ``row`` the finder's count of finite steps and
@@ -80,14 +81,19 @@ class WentZero:
                 continue
             where = (f"{cause.name} in layer {cause.layer or '(model)'}"
                      + (f" ({cause.site})" if cause.site else ""))  # fmt: skip
+            why = "weights or outputs all zero there, dead ReLUs, a mask"
+            if self.nonfinite_at >= 0:  # its update may have put NaN/Inf in the weights,
+                # which a ReLU turns into zeros: the loss stays finite, the layer dead
+                why = (f"NaN/Inf that step {self.nonfinite_at}'s update wrote into weights "
+                       f"(a ReLU makes them 0), or {why}")  # fmt: skip
             found.append(Anomaly(
                 self._from, "vanishing", self.layers[j], names, 0.0, 0.0,
                 f"step {self._from}: vanishing gradient in layer {self.layers[j] or '(model)'}: "
                 f"exactly 0 from this step, after a gradient at each of the {self._need} "
                 f"steps or more before; the full capture of step {step} shows the backward "
                 f"still reaching its parameters and sending them only zeros, which start at "
-                f"{where} (weights or outputs all zero there, dead ReLUs, a mask): its "
-                f"weights learn nothing more; parameters {names_shown(names)}",
+                f"{where} ({why}): its weights learn nothing more; parameters "
+                f"{names_shown(names)}",
             ))  # fmt: skip
         self.pending = []
         return found
