@@ -114,3 +114,36 @@ def test_a_layer_killed_by_a_nan_batch_says_the_nan_may_be_why(tmp_path):
     assert [(a.step, a.kind, a.layer) for a in found] == [(30, "nonfinite", "0"),
                                                           (31, "vanishing", "0")]  # fmt: skip
     assert "NaN/Inf that step 30's update wrote into weights (a ReLU makes them 0)" in str(found[1])
+
+
+def test_a_head_resting_now_and_then_costs_one_extra_capture(tmp_path):
+    """The auxiliary head trained 24 steps out of 25: each rest after 24 steps with a
+    gradient made it a candidate, and each candidate a full capture of the next step (3x a
+    step on a big model): 6 in 150 steps; an MoE's experts did the same. Once a capture has
+    shown it resting, it is no candidate again."""
+
+    def change(step, model, aux, use_aux):
+        use_aux[0] = step % 25 != 24
+
+    paddle.seed(0)
+    model = paddle.nn.Sequential(paddle.nn.Linear(20, 16), paddle.nn.ReLU(),
+                                 paddle.nn.Linear(16, 1))  # fmt: skip
+    aux = paddle.nn.Linear(20, 1)
+    whole = paddle.nn.LayerList([model, aux])
+    opt = paddle.optimizer.SGD(0.01, parameters=whole.parameters())
+    use_aux = [True]
+    with trace(whole, stats=True, every=1000, run_dir=tmp_path / "run"):
+        for step in range(150):
+            change(step, model, aux, use_aux)
+            rng = np.random.RandomState(step)
+            x = paddle.to_tensor(rng.randn(8, 20).astype("float32"))
+            y = paddle.to_tensor(rng.randn(8, 1).astype("float32"))
+            loss = F.mse_loss(model(x), y)
+            if use_aux[0]:
+                loss = loss + F.mse_loss(aux(x), y)
+            loss.backward()
+            opt.step()
+            opt.clear_grad()
+    run = open_run(tmp_path / "run")
+    assert run.problems() == []
+    assert run.captured_steps == [0, 25]  # step 0, and the first rest's next step only

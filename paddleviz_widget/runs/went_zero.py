@@ -12,7 +12,9 @@ and has exactly 0 at a step is a candidate; the next step is fully captured, and
 own ``zero`` rule (graph/problems/zeros.py) decides: only when the backward still reaches its
 parameters, sends them only zeros and the rule names it a problem (not an MoE expert run on no
 tokens, not a frozen parameter, which the backward does not reach) is it reported, as
-``vanishing`` at the step it started, with the op where the zeros start.
+``vanishing`` at the step it started, with the op where the zeros start. A layer a capture showed
+resting is never a candidate again: an MoE expert or a head resting now and then costs one
+extra capture for the run, not one each time.
 """
 
 from __future__ import annotations
@@ -39,6 +41,9 @@ class WentZero:
         self.pending: list[int] = []  # candidate layers of the step before
         self._from = -1  # the training step they went to 0 at
         self.nonfinite_at = -1  # the last step a nonfinite anomaly started at (watch.py)
+        # Layers a capture showed resting (not reached, or back at once): never candidates
+        # again, so that an MoE expert or a head resting now and then costs one capture.
+        self._rests = np.zeros(len(layers), bool)
 
     def after(self, step: int, seen: int, row: np.ndarray) -> None:
         """After a recorded step: ``seen``, ``row`` the finder's count of finite steps and
@@ -55,7 +60,7 @@ class WentZero:
         zero = layers == 0
         if row[-1] > 0:  # some layer has a gradient: not a step that touched nothing
             ran = at - self._last_zero - 1  # steps in a row with a gradient before this one
-            self.pending = np.flatnonzero(zero & (ran >= self._need)).tolist()
+            self.pending = np.flatnonzero(zero & (ran >= self._need) & ~self._rests).tolist()
             self._from = step
         self._last_zero[zero] = at
 
@@ -74,10 +79,10 @@ class WentZero:
         found = []
         for j in self.pending:
             names = [self._names[i] for i in self._index[j]]
-            if any(norm[i] != 0 for i in self._index[j]):
-                continue  # back at once: a rest, not a layer cut off
+            back = any(norm[i] != 0 for i in self._index[j])  # a rest, not a layer cut off
             cause = next((p for p in zeros if set(names) & {p.name, *p.affected}), None)
-            if cause is None:
+            if back or cause is None:
+                self._rests[j] = True
                 continue
             where = (f"{cause.name} in layer {cause.layer or '(model)'}"
                      + (f" ({cause.site})" if cause.site else ""))  # fmt: skip
