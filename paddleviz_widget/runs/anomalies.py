@@ -3,8 +3,7 @@
 Rules (thresholds in DEFAULT_THRESHOLDS, settable by trace(..., thresholds={...}), kept in the
 run log's run.json):
 
-- ``nonfinite``: the loss or a gradient holds NaN/Inf, in a step after a finite one (the
-  first step of each such stretch): which parameters, how many NaN/Inf.
+- ``nonfinite``: the loss or a gradient holds NaN/Inf, first step of each such stretch.
 - ``spike``: a layer's gradient norm, or the total norm, above ``spike_factor`` times its
   median over the last ``spike_window`` finite steps and over the last ``spike_warmup`` ones
   (a real model's norms rise ~15x over its first tens of steps as it takes off from its
@@ -20,12 +19,13 @@ run log's run.json):
   rule sees it), once ``spike_warmup`` steps were seen; reported when it starts, like a
   spike. A layer spiking at that step is neither a neighbour nor the largest.
 
-Steps with a NaN/Inf are left out of the medians and of the spike and vanishing rules (their
-norms are over the finite elements only).
+Steps with a NaN/Inf are left out of the medians and the spike and vanishing rules. A layer
+going to exactly 0 for good: went_zero.py.
 
 A layer whose gradient is exactly zero at a step is idle there: ``clear_grad()`` leaves zeros
 in the gradients of a layer the next backward does not reach (a GAN's generator during the
-critic's steps, an MoE expert no token went to, a head trained every k-th step). An idle
+critic's steps, an MoE expert no token went to, a head trained every k-th step); so is one
+with no gradient at all (None: ``clear_grad(set_to_zero=False)``). An idle
 step is left out of that layer's median (a median needs MIN_ACTIVE steps with a gradient in
 the window; fewer: no spike is claimed for the layer), and an idle layer is not vanishing:
 otherwise each return from idle would be a "spike" over a median of 0, and each idle step a
@@ -216,6 +216,10 @@ class AnomalyFinder:
         layer_of, squares, sums, norms = self._at[:4]
         return layer_of, len(self.layers), squares, sums, norms
 
+    def last_row(self) -> tuple[int, np.ndarray]:
+        """(finite steps taken, the last one's layer norms and total: went_zero.py's)."""
+        return self._seen, self._history[(self._seen - 1) % len(self._history)]
+
     def quiet_factors(self) -> tuple[float, float, float]:
         return self.t["spike_factor"], self.t["vanishing_ratio"], self.t["vanishing_fraction"]
 
@@ -244,8 +248,7 @@ class AnomalyFinder:
         return bound, history_at + self._seen % window * row
 
     def quiet_settled(self) -> None:
-        """The state after quiet_step settled a step (its row written): check()'s for a clean
-        step where nothing fired."""
+        """The state after quiet_step settled a step (its row written): as check() leaves it."""
         self._in_nonfinite = self._in_skipped = False
         if self._seen >= self.t["spike_warmup"]:
             self._spiking, self._vanishing = self._none_spiking, self._none_vanishing
@@ -256,6 +259,9 @@ class AnomalyFinder:
         if not self._sorted_ok or self._replaced >= min(SORT_EVERY, self._low + 1):
             np.copyto(self._sorted, self._history)
             self._sorted.sort(axis=0)  # NaN last
+            # a column with steps without a gradient: its median is over fewer steps (the
+            # others, _medians), which no row of the sorted copy bounds: 0, the exact rules
+            self._sorted[:, np.isnan(self._sorted[-1])] = 0.0
             # the peak in the bounds: max(bound, peak x spike_peak / spike_factor) stays <=
             # the exact rule's max(median, the same of the peak now) (the peak only grows)
             np.fmax(self._peak, np.fmax.reduce(self._history, axis=0), out=self._peak)
@@ -281,8 +287,7 @@ class AnomalyFinder:
         return not np.greater(norms, self.t["spike_factor"] * bound).any()  # NaN: False
 
     def _surely_no_vanishing(self, norms: np.ndarray) -> bool:
-        """Every layer has a norm: none under the ratio of its neighbours' smaller one, nor
-        under the fraction of the largest."""
+        """None under the ratio of its neighbours' smaller norm, nor the largest's fraction."""
         if len(norms) < 2:
             return True
         reference = self._reference
@@ -385,11 +390,11 @@ class AnomalyFinder:
 
 
 def _medians(rows: np.ndarray) -> np.ndarray:
-    """Each column's median over ``rows``, its idle (exactly zero) steps left out; NaN: a
-    step without a gradient among them, or fewer than MIN_ACTIVE steps with one (np.median,
-    not nanmedian: this runs every step)."""
+    """Each column's median over ``rows``, its idle steps (exactly zero, or no gradient at
+    all: NaN) left out; NaN: fewer than MIN_ACTIVE steps with a gradient (np.median, not
+    nanmedian: this runs every step; a NaN step once made a NaN median: no spike, a window)."""
     median = np.median(rows, axis=0) if len(rows) else np.full(rows.shape[1], np.nan)
-    for j in np.flatnonzero((rows == 0).any(axis=0)):  # idle steps: module docstring
-        active = rows[:, j][rows[:, j] != 0]
+    for j in np.flatnonzero(((rows == 0) | np.isnan(rows)).any(axis=0)):  # module docstring
+        active = rows[:, j][(rows[:, j] != 0) & ~np.isnan(rows[:, j])]
         median[j] = np.median(active) if len(active) >= MIN_ACTIVE else np.nan
     return median

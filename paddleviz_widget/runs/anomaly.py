@@ -71,8 +71,13 @@ def nonfinite_anomaly(step: int, params: list[Any], nan: np.ndarray, inf: np.nda
               zip(which, np.flatnonzero(bad))]  # fmt: skip
     layers = list(dict.fromkeys(p.layer for p in which))
     parts = []
-    if loss is not None and not np.isfinite(loss):
-        parts.append(f"the loss is {loss}")
+    loss_bad = loss is not None and not np.isfinite(loss)
+    if loss_bad:
+        # every gradient comes from the loss: none says where the NaN/Inf began, and the
+        # first layer listed is no culprit (layer "": the whole model, as for the loss)
+        parts.append(f"the loss is {loss}: it began in the forward, and every gradient the "
+                     "backward makes from it is NaN/Inf, none saying where (a full capture of "
+                     "the step names the layer and op: run.graph(step))")  # fmt: skip
     if names:
         shown = [layer or "(model)" for layer in layers]
         where = f"layer{'s' if len(shown) > 1 else ''} {names_shown(shown, 3)}"
@@ -84,7 +89,7 @@ def nonfinite_anomaly(step: int, params: list[Any], nan: np.ndarray, inf: np.nda
         why = ": not an overflow of the loss scaling" if scale.dynamic else ""
         parts.append(f"under a GradScaler whose loss scale is {scale.scale:g}{why}")
     return Anomaly(
-        step, "nonfinite", layers[0] if layers else "", names,
+        step, "nonfinite", layers[0] if layers and not loss_bad else "", names,
         float(np.nansum(nan) + np.nansum(inf)), 0.0,
         f"step {step}: first non-finite step: " + "; ".join(parts),
     )  # fmt: skip

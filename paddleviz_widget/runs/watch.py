@@ -33,6 +33,7 @@ from .rank_dirs import check_run_dir, siblings_message, siblings_seen
 from .rank_writer import RankLogWriter
 from .summary import GradSummary
 from .unwatched import Unwatched, unwatched_line
+from .went_zero import WentZero
 
 if TYPE_CHECKING:
     from ..tracer.capture.loss_scaling import LossScale
@@ -68,6 +69,7 @@ class RunWatch:
         self.thresholds = thresholds_from(thresholds)
         self.step = 0  # the step the next backward is
         self._after_anomaly = False
+        self._went_zero = WentZero([], [], 1)  # the model's once started
         self.writer: RunLogWriter | None = None
         self._clean: CleanStep | None = None  # a clean step in one call, once started
         self._local_steps = False  # a DataParallel's no_sync() steps are watched (no_sync.py)
@@ -111,6 +113,7 @@ class RunWatch:
         self._unwatched = Unwatched(tensors, [info.name for info in infos])
         self._summary = GradSummary(tensors)
         self._finder = AnomalyFinder(infos, layers, self.thresholds)
+        self._went_zero = WentZero(infos, layers, int(self.thresholds["spike_warmup"]))
         job = self.job
         if not self.recorded:
             return
@@ -139,7 +142,7 @@ class RunWatch:
 
     def full_due(self) -> bool:
         """Whether the next backward gets the full capture."""
-        return self.step % self.every == 0 or self._after_anomaly
+        return self.step % self.every == 0 or self._after_anomaly or self._went_zero_due()
 
     def after_backward(
         self, roots: list[Any], *, full: bool = False, model: Any = None, walk: Any = None,
@@ -174,6 +177,7 @@ class RunWatch:
         got = clean.run(self.step, roots[0] if len(roots) == 1 else None)
         if got is True:  # recorded in one call: clean, no rule fired (clean_step.py)
             self._after_anomaly = False
+            self._went_zero.after(self.step, *self._finder.last_row())
             self.step += 1
             return
         self._record(roots, got, False, None, None, None, False)
@@ -204,6 +208,8 @@ class RunWatch:
             found = self._finder.check(step, norm, nan, inf, loss, clean=clean, scale=scale)
         for anomaly in found:
             writer.write_anomaly(anomaly.to_json())
+            if anomaly.kind == "nonfinite":
+                self._went_zero.nonfinite_at = step
         if full:
             # The model's parameters read once for the two below (~3-8 ms on llama-10k)
             named = _named_params(model) if walk is not None else None
@@ -211,11 +217,13 @@ class RunWatch:
             from ..tracer.build import build_graph, captured_graph
 
             if walk is not None:
-                self._capture(
+                document = self._capture(
                     step, lambda: captured_graph(roots[0], walk, model=model, named_params=named)
                 )
             else:
-                self._capture(step, lambda: build_graph(roots[0], model=model))
+                document = self._capture(step, lambda: build_graph(roots[0], model=model))
+            found += self._went_zero_confirmed(step, norm, document)
+        self._went_zero.after(step, *self._finder.last_row())
         self._after_anomaly = bool(found)
         self.step += 1
 
@@ -233,7 +241,21 @@ class RunWatch:
         except Exception:  # noqa: BLE001 (a notice of ours never stops the training)
             return
 
-    def _capture(self, step: int, graph: Callable[[], dict[str, Any]]) -> None:
+    def _went_zero_due(self) -> bool:
+        return bool(self._went_zero.pending)  # a layer gone to 0: went_zero.py
+
+    def _went_zero_confirmed(self, step: int, norm: Any, document: Any) -> list[Any]:
+        """went_zero.py's layers this capture shows cut off, written to the log."""
+        assert self.writer is not None
+        try:
+            found = [] if document is None else self._went_zero.confirm(step, norm, document)
+        except Exception:  # noqa: BLE001 (a check of ours never stops the training)
+            return []
+        for anomaly in found:
+            self.writer.write_anomaly(anomaly.to_json())
+        return found
+
+    def _capture(self, step: int, graph: Callable[[], dict[str, Any]]) -> dict[str, Any] | None:
         """A capture that fails is said on stderr once; the run and its summaries go on."""
         assert self.writer is not None
         try:
@@ -241,9 +263,10 @@ class RunWatch:
         except Exception as exc:  # noqa: BLE001 (never stop the user's training)
             line = traceback.format_exception_only(type(exc), exc)[-1].strip()
             print(f"paddleviz_widget: no full capture of step {step}: {line}", file=sys.stderr)
-            return
+            return None
         document.setdefault("meta", {})["step"] = step
         self.writer.write_capture(step, document)
+        return document
 
     def forked(self) -> None:
         """In a child of os.fork() (a probe, an evaluation forked from the loop): the log is

@@ -136,6 +136,16 @@ def _forward(flow: Flow, first: str, entry: dict[str, Any]) -> Problem:
         )
         return Problem("nonfinite", str(entry.get("layer_type")), reason, None, layer, site=at)
     kind = str(entry.get("layer_type"))
+    bad = [str(n) for n in entry.get("bad_params") or ()]
+    if bad:  # not made by this forward: its ops ran on weights already NaN/Inf
+        reason = (
+            f"this {kind}'s own parameters already held a NaN/Inf when it ran "
+            f"({', '.join(bad[:4])}{' ...' if len(bad) > 4 else ''}): an earlier step's update "
+            "wrote them (the optimizer applied a NaN/Inf gradient), not an op of this forward; "
+            "the cause is at the first step whose gradients held NaN/Inf (a watched run's "
+            "run.problems() names it)"
+        ) + (f"; {entry['found_by']}" if entry.get("found_by") else "")  # inside a program
+        return Problem("nonfinite", kind, reason, None, layer, site=at)
     before = entry.get("before")
     first_held = (
         f"the first NaN/Inf of the forward was made by this {kind}'s own code, before it "

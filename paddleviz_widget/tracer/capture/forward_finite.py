@@ -54,6 +54,8 @@ class ForwardCulprit:
     program: str | None = None
     found_by: str | None = None
     source: tuple[str, int, int] | None = None  # the culprit's forward code: file, lines
+    # Its own parameters that already held NaN/Inf when it ran (an earlier update wrote them)
+    bad_params: tuple[str, ...] = ()
 
 
 def found_by_rerun(program: str) -> str:
@@ -263,7 +265,8 @@ class ForwardFiniteWatch:
     ) -> ForwardCulprit:  # fmt: skip
         if inputs_finite:
             return ForwardCulprit(self._path(layer), type(layer).__name__, True,
-                                  source=forward_source(layer))  # fmt: skip
+                                  source=forward_source(layer),
+                                  bad_params=self._bad(layer))  # fmt: skip
         if caller is None:  # the model's own input: the data
             return ForwardCulprit(self._path(layer), type(layer).__name__, False)
         if data:  # the model's arguments held it, passed on as they came: the data
@@ -276,6 +279,13 @@ class ForwardFiniteWatch:
         # Made by the caller's own ops, before it called this layer.
         return ForwardCulprit(self._path(caller), type(caller).__name__, True, self._path(layer),
                               source=forward_source(caller))  # fmt: skip
+
+    def _bad(self, layer: Any) -> tuple[str, ...]:
+        """The layer's own parameters holding a NaN/Inf: then its output's came from an
+        earlier step's update (a NaN/Inf gradient applied), not from an op of this forward."""
+        prefix = "" if layer is self._model else f"{self._path(layer)}."  # (the root: its class)
+        own = layer.named_parameters(include_sublayers=False)
+        return tuple(prefix + n for n, p in own if not _all_finite(p))
 
     def _rerun(self, frame: ProgramFrame, found: ForwardCulprit) -> ForwardCulprit:
         """The culprit inside a compiled layer, from one eager re-run of its forward; else

@@ -294,6 +294,8 @@ def forward_nonfinite_meta(ann: Annotations, walk: WalkResult) -> dict[str, Any]
                              "inputs_finite": c.inputs_finite}  # fmt: skip
     if c.before is not None:
         entry["before"] = c.before
+    if getattr(c, "bad_params", ()):  # its weights were NaN/Inf already: an earlier update
+        entry["bad_params"] = list(c.bad_params)
     if getattr(c, "found_by", None) is not None:  # a compiled program was involved
         entry["found_by"] = c.found_by
     if getattr(c, "program", None) is not None:  # found by re-running it (program_rerun)
