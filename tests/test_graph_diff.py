@@ -95,9 +95,10 @@ def nothing(summary: dict[str, Any]) -> bool:
 
 
 def test_the_same_model_twice_and_a_renamed_version_have_no_differences() -> None:
-    a = traced(Net())
-    b = traced(Net())  # other weights, other input, other GradNode pointers
-    c = traced(NetV2())
+    # other weights, other input, other GradNode pointers (the models held: a freed model's
+    # parameters' nodes would leave their addresses to the next model's)
+    models = Net(), Net(), NetV2()
+    a, b, c = (traced(m) for m in models)
     assert {n["ptr"] for n in a["nodes"]} != {n["ptr"] for n in b["nodes"]}
     for other in (b, c):
         summary = diffed(a, other)
