@@ -9,7 +9,8 @@ NOSYNC_STEP taken inside DataParallel.no_sync()); stall (no DataParallel: rank 1
 its trace() until rank 0's log is finished, so any collective of ours would hang rank 0);
 disagree (each rank gives trace() its own run dir); accumulate (gradient
 accumulation: each even step's forward and backward inside DataParallel.no_sync(), the
-optimizer step after the odd one); raises (rank 1's script raises at step
+optimizer step after the odd one); killed (rank 1, its steps done, is SIGKILLed inside
+its trace() once OUT/kill exists, rank 0 having finished); raises (rank 1's script raises at step
 RAISE_STEP, before its backward: the launcher then stops rank 0, waiting in the all-reduce).
 
 With --api-run-dir the script records itself (``with trace(dp, stats=True, run_dir=...)``);
@@ -23,6 +24,7 @@ import argparse
 import contextlib
 import json
 import os
+import signal
 import time
 import zlib  # noqa: F401  before paddle, as the README says for Paddle 2.6
 from pathlib import Path
@@ -118,6 +120,9 @@ def main():
                 _wait_for_log(args.api_run_dir, 1, ("running", "finished"))  # both recording
             if scenario == "stall" and rank == 1 and step == 1:
                 waited = _wait_for_log(args.api_run_dir, 0, ("finished",))
+        if scenario == "killed" and rank == 1:  # still in its trace(): killed when told
+            _wait_for_file(Path(args.out) / "kill")
+            os.kill(os.getpid(), signal.SIGKILL)
     np.savez(out / "grads.npz", **grads)
     np.savez(out / "final.npz", **{n: p.numpy() for n, p in model.named_parameters()})
     result = {"rank": rank, "world_size": world, "losses": losses, "patched": patched,
@@ -185,6 +190,12 @@ def _wait_for_log(run_dir, rank, statuses, timeout=120.0):
             pass
         time.sleep(0.05)
     return None
+
+
+def _wait_for_file(path, timeout=120.0):
+    start = time.monotonic()
+    while not path.exists() and time.monotonic() - start < timeout:
+        time.sleep(0.05)
 
 
 def _write_plan(out, scenario, world, model):
