@@ -34,10 +34,11 @@ SCENARIOS = {
     "subset": (2, "cli", "healthy", ["--ranks", "1"]),
     "disagree": (2, "api", "disagree", []),
     "raises": (2, "api", "raises", []),
+    "interrupted": (2, "api", "interrupted", []),
     "accumulate": (2, "cli", "accumulate", []),
 }
 # Jobs that fail on purpose: launched once, kept when the planted error is in a worker's log.
-FAILING = {"raises": "RuntimeError: planted failure"}
+FAILING = {"raises": "RuntimeError: planted failure", "interrupted": "KeyboardInterrupt"}
 
 
 @dataclass

@@ -77,6 +77,15 @@ def test_a_rank_that_raised_and_the_rank_stopped_after_it_are_named(launched):
     assert [run.rank(r).steps.tolist() for r in (0, 1)] == [[0, 1, 2], [0, 1, 2]]
 
 
+def test_a_rank_stopped_by_ctrl_c_is_named_by_its_exception_alone(launched):
+    """Rank 1 gets SIGINT at step 3 (KeyboardInterrupt, str() empty). Before, its run.json's
+    error was "KeyboardInterrupt: " and the note "stopped by KeyboardInterrupt: : read up"."""
+    job = launched("interrupted")
+    run = ranks_api.open_ranks(job.run_dir)
+    assert meta(job.run_dir, 1)["error"] == "KeyboardInterrupt"
+    assert run.notes[0] == "rank 1 stopped by KeyboardInterrupt: read up to its last step"
+
+
 def test_gradient_accumulation_under_no_sync_is_not_unsynced(launched):
     """Paddle's gradient accumulation (each even step's forward and backward inside
     DataParallel.no_sync(), the optimizer step after the odd one, under the CLI, the backward

@@ -11,7 +11,8 @@ disagree (each rank gives trace() its own run dir); accumulate (gradient
 accumulation: each even step's forward and backward inside DataParallel.no_sync(), the
 optimizer step after the odd one); killed (rank 1, its steps done, is SIGKILLed inside
 its trace() once OUT/kill exists, rank 0 having finished); raises (rank 1's script raises at step
-RAISE_STEP, before its backward: the launcher then stops rank 0, waiting in the all-reduce).
+RAISE_STEP, before its backward: the launcher then stops rank 0, waiting in the all-reduce);
+interrupted (the same, rank 1 sent SIGINT: a KeyboardInterrupt, whose message is empty).
 
 With --api-run-dir the script records itself (``with trace(dp, stats=True, run_dir=...)``);
 without it, it is the plain script the CLI wraps. Either way it writes its own oracle:
@@ -95,6 +96,9 @@ def main():
             inputs = (paddle.to_tensor(x),)
             if scenario == "raises" and rank == RAISE_RANK and step == RAISE_STEP:
                 raise RuntimeError(f"planted failure at step {step}")
+            if scenario == "interrupted" and rank == RAISE_RANK and step == RAISE_STEP:
+                os.kill(os.getpid(), signal.SIGINT)  # Ctrl-C on this rank alone
+                time.sleep(5)  # KeyboardInterrupt is raised here
             branch = scenario == "branch" and rank == BRANCH_RANK
             if scenario == "nosync" and step == NOSYNC_STEP:
                 with model.no_sync():  # the bug planted: a step on unsynchronised gradients
