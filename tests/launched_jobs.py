@@ -35,6 +35,7 @@ SCENARIOS = {
     "disagree": (2, "api", "disagree", []),
     "raises": (2, "api", "raises", []),
     "interrupted": (2, "api", "interrupted", []),
+    "extra": (2, "api", "extra", []),
     "accumulate": (2, "cli", "accumulate", []),
 }
 # Jobs that fail on purpose: launched once, kept when the planted error is in a worker's log.

@@ -114,3 +114,14 @@ def test_gradient_accumulation_under_no_sync_is_not_unsynced(launched):
     (found,) = ranks_api.open_ranks(bug.run_dir).report()
     assert found.kind == "unsynced" and found.step == 3
     assert "no_sync() whose gradients were then stepped on or cleared" in str(found)
+
+
+def test_a_rank_with_one_backward_more_is_said_ahead_not_unsynced_after(launched):
+    """Rank 1 runs one backward more after step 3 (under no_sync(), cleared): from there its
+    step numbers run one ahead, its steps 5-8 the same all-reduced gradients as rank 0's 4-7.
+    Before, the report named both ranks and said "3 later steps differ too"."""
+    run = ranks_api.open_ranks(launched("extra").run_dir)
+    (found,) = run.report()
+    assert (found.kind, found.step, found.ranks) == ("unsynced", 4, [1])
+    assert "later step" not in str(found)
+    assert "rank 1 ran 1 backward more at step 4: its steps from 5 on are" in str(found)

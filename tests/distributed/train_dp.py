@@ -12,7 +12,9 @@ accumulation: each even step's forward and backward inside DataParallel.no_sync(
 optimizer step after the odd one); killed (rank 1, its steps done, is SIGKILLed inside
 its trace() once OUT/kill exists, rank 0 having finished); raises (rank 1's script raises at step
 RAISE_STEP, before its backward: the launcher then stops rank 0, waiting in the all-reduce);
-interrupted (the same, rank 1 sent SIGINT: a KeyboardInterrupt, whose message is empty).
+extra (rank 1 runs one backward more after step NOSYNC_STEP, inside no_sync(), its
+gradients cleared: its later steps are numbered one ahead); interrupted (the same as raises,
+rank 1 sent SIGINT: a KeyboardInterrupt, whose message is empty).
 
 With --api-run-dir the script records itself (``with trace(dp, stats=True, run_dir=...)``);
 without it, it is the plain script the CLI wraps. Either way it writes its own oracle:
@@ -117,6 +119,10 @@ def main():
                 loss = _step(model, inputs, y, branch, grads, step)
                 opt.step()
             if scenario != "accumulate" or step % 2 == 1:
+                opt.clear_grad()
+            if scenario == "extra" and rank == 1 and step == NOSYNC_STEP:
+                with model.no_sync():  # one backward more on this rank (a probe), cleared
+                    (model(*inputs) ** 2).mean().backward()
                 opt.clear_grad()
             losses.append(float(loss))
             print(f"rank {rank} step {step} loss {float(loss):.8f}", flush=True)
