@@ -36,6 +36,7 @@ SCENARIOS = {
     "raises": (2, "api", "raises", []),
     "interrupted": (2, "api", "interrupted", []),
     "extra": (2, "api", "extra", []),
+    "accumulate_inf": (2, "api", "accumulate_inf", []),
     "accumulate": (2, "cli", "accumulate", []),
 }
 # Jobs that fail on purpose: launched once, kept when the planted error is in a worker's log.

@@ -125,3 +125,14 @@ def test_a_rank_with_one_backward_more_is_said_ahead_not_unsynced_after(launched
     assert (found.kind, found.step, found.ranks) == ("unsynced", 4, [1])
     assert "later step" not in str(found)
     assert "rank 1 ran 1 backward more at step 4: its steps from 5 on are" in str(found)
+
+
+def test_an_inf_on_an_accumulation_micro_step_is_not_unsynced(launched):
+    """Gradient accumulation under no_sync(), an Inf in rank 1's batch at micro-step 4: that
+    rank went non-finite first, and its gradients were carried into step 5 as usual. Before,
+    the carried check read the norm with the Inf (inf != the logged finite norm): run.json said
+    [4, false] and the report "synchronised gradients differ ... stepped on or cleared"."""
+    job = launched("accumulate_inf")
+    assert [4, True] in meta(job.run_dir, 1)["no_sync"]
+    found = ranks_api.open_ranks(job.run_dir).report()
+    assert [(f.kind, f.step, f.ranks) for f in found] == [("nonfinite", 4, [1])], found

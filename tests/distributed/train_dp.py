@@ -9,7 +9,8 @@ NOSYNC_STEP taken inside DataParallel.no_sync()); stall (no DataParallel: rank 1
 its trace() until rank 0's log is finished, so any collective of ours would hang rank 0);
 disagree (each rank gives trace() its own run dir); accumulate (gradient
 accumulation: each even step's forward and backward inside DataParallel.no_sync(), the
-optimizer step after the odd one); killed (rank 1, its steps done, is SIGKILLed inside
+optimizer step after the odd one); accumulate_inf (the same, an Inf in rank 1's batch at
+step NAN_STEP - 1, a micro-step); killed (rank 1, its steps done, is SIGKILLed inside
 its trace() once OUT/kill exists, rank 0 having finished); raises (rank 1's script raises at step
 RAISE_STEP, before its backward: the launcher then stops rank 0, waiting in the all-reduce);
 extra (rank 1 runs one backward more after step NOSYNC_STEP, inside no_sync(), its
@@ -95,6 +96,8 @@ def main():
             y = rng.randn(4, 4).astype("float32")
             if scenario == "nan" and rank == NAN_RANK and step == NAN_STEP:
                 y[1, 3] = np.nan  # rank 2's loss goes NaN; the all-reduce spreads its gradient
+            if scenario == "accumulate_inf" and rank == 1 and step == NAN_STEP - 1:
+                y[1, 3] = np.inf  # on a micro-step inside no_sync(): rank 1's gradients alone
             inputs = (paddle.to_tensor(x),)
             if scenario == "raises" and rank == RAISE_RANK and step == RAISE_STEP:
                 raise RuntimeError(f"planted failure at step {step}")
@@ -106,7 +109,7 @@ def main():
                 with model.no_sync():  # the bug planted: a step on unsynchronised gradients
                     loss = _step(model, inputs, y, branch, grads, step)
                     opt.step()
-            elif scenario == "accumulate":  # even steps: the next backward adds them up
+            elif scenario.startswith("accumulate"):  # even steps: the next backward adds them up
                 with model.no_sync() if step % 2 == 0 else contextlib.nullcontext():
                     # Here, not in _step: this frame names `net` before `model`, so the CLI
                     # finds the layer inside DataParallel first (its parameters are the same)
@@ -118,7 +121,7 @@ def main():
             else:
                 loss = _step(model, inputs, y, branch, grads, step)
                 opt.step()
-            if scenario != "accumulate" or step % 2 == 1:
+            if not scenario.startswith("accumulate") or step % 2 == 1:
                 opt.clear_grad()
             if scenario == "extra" and rank == 1 and step == NOSYNC_STEP:
                 with model.no_sync():  # one backward more on this rank (a probe), cleared
