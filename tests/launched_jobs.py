@@ -37,6 +37,7 @@ SCENARIOS = {
     "interrupted": (2, "api", "interrupted", []),
     "extra": (2, "api", "extra", []),
     "accumulate_inf": (2, "api", "accumulate_inf", []),
+    "nan_unrecorded": (3, "api", "nan", ["--ranks", "0"]),  # NaN in rank 2's batch
     "accumulate": (2, "cli", "accumulate", []),
 }
 # Jobs that fail on purpose: launched once, kept when the planted error is in a worker's log.

@@ -60,6 +60,7 @@ class RankFinding:
 
 class RanksLike(Protocol):
     ranks: list[int]
+    unrecorded: list[int]  # not recorded by choice (ranks=)
     params: list[ParamInfo]
     layers: list[str]
     notes: list[str]
@@ -121,7 +122,16 @@ def _nonfinite(run: RanksLike, steps: dict[int, dict[str, np.ndarray]]) -> list[
     layers = _layers_of(run, params)
     losses = ", ".join(f"rank {r}: {float(_at(steps[r], 'loss', step)):g}" for r in by_loss)
     words = [f"step {step}: {_ranks(named)} went non-finite first"]
-    if not by_loss and len(named) == len(run.ranks) > 1:  # every rank, none by its loss
+    # ranks the job chose not to record (ranks=): the all-reduce may have brought it from one
+    unrecorded = run.unrecorded
+    if not by_loss and len(named) == len(run.ranks) and unrecorded:
+        words = [
+            f"step {step}: NaN/Inf gradients on every recorded rank at once and no recorded "
+            "rank's loss non-finite: DataParallel's all-reduce gives one rank's NaN/Inf to "
+            f"all, so it likely came from {_ranks(unrecorded)}, not recorded (the job's "
+            "ranks=), or from a NaN/Inf input or activation that did not reach the loss"
+        ]
+    elif not by_loss and len(named) == len(run.ranks) > 1:  # every rank, none by its loss
         words = [
             f"step {step}: NaN/Inf gradients on every rank at once and no rank's loss "
             "non-finite: DataParallel's all-reduce gives one rank's NaN/Inf to all, so the "

@@ -141,8 +141,9 @@ class RankedRun:
         self.layers: list[str] = list(first["layers"])
         self._chosen: list[str] = []
         recorded = first.get("ranks")
+        self.unrecorded: list[int] = []  # the ranks the job chose not to record (ranks=)
         if recorded is not None and len(recorded) < self.world_size:
-            others = sorted(set(range(self.world_size)) - set(recorded))
+            others = self.unrecorded = sorted(set(range(self.world_size)) - set(recorded))
             self._chosen.append(f"rank{'s' if len(others) > 1 else ''} {_span(others)} not "
                                 f"recorded: the job chose ranks={_span(recorded)}")  # fmt: skip
         self._logs: dict[int, RunLog] = {}

@@ -136,3 +136,13 @@ def test_an_inf_on_an_accumulation_micro_step_is_not_unsynced(launched):
     assert [4, True] in meta(job.run_dir, 1)["no_sync"]
     found = ranks_api.open_ranks(job.run_dir).report()
     assert [(f.kind, f.step, f.ranks) for f in found] == [("nonfinite", 4, [1])], found
+
+
+def test_a_nan_from_a_rank_not_recorded_is_not_blamed_on_a_recorded_one(launched):
+    """3 ranks, only rank 0 recorded (ranks=0), the NaN in rank 2's batch at step 5: the
+    all-reduce gives it to rank 0's gradients, its loss stays finite. Before, the report said
+    "step 5: rank 0 went non-finite first"."""
+    (found,) = ranks_api.open_ranks(launched("nan_unrecorded").run_dir).report()
+    assert (found.kind, found.step) == ("nonfinite", 5)
+    assert "went non-finite first" not in str(found)
+    assert "ranks 1, 2, not recorded" in str(found), str(found)
