@@ -34,10 +34,14 @@ SCENARIOS = {
     "subset": (2, "cli", "healthy", ["--ranks", "1"]),
     "disagree": (2, "api", "disagree", []),
     "raises": (2, "api", "raises", []),
+    "interrupted": (2, "api", "interrupted", []),
+    "extra": (2, "api", "extra", []),
+    "accumulate_inf": (2, "api", "accumulate_inf", []),
+    "nan_unrecorded": (3, "api", "nan", ["--ranks", "0"]),  # NaN in rank 2's batch
     "accumulate": (2, "cli", "accumulate", []),
 }
 # Jobs that fail on purpose: launched once, kept when the planted error is in a worker's log.
-FAILING = {"raises": "RuntimeError: planted failure"}
+FAILING = {"raises": "RuntimeError: planted failure", "interrupted": "KeyboardInterrupt"}
 
 
 @dataclass

@@ -60,6 +60,7 @@ class RankFinding:
 
 class RanksLike(Protocol):
     ranks: list[int]
+    unrecorded: list[int]  # not recorded by choice (ranks=)
     params: list[ParamInfo]
     layers: list[str]
     notes: list[str]
@@ -121,7 +122,16 @@ def _nonfinite(run: RanksLike, steps: dict[int, dict[str, np.ndarray]]) -> list[
     layers = _layers_of(run, params)
     losses = ", ".join(f"rank {r}: {float(_at(steps[r], 'loss', step)):g}" for r in by_loss)
     words = [f"step {step}: {_ranks(named)} went non-finite first"]
-    if not by_loss and len(named) == len(run.ranks) > 1:  # every rank, none by its loss
+    # ranks the job chose not to record (ranks=): the all-reduce may have brought it from one
+    unrecorded = run.unrecorded
+    if not by_loss and len(named) == len(run.ranks) and unrecorded:
+        words = [
+            f"step {step}: NaN/Inf gradients on every recorded rank at once and no recorded "
+            "rank's loss non-finite: DataParallel's all-reduce gives one rank's NaN/Inf to "
+            f"all, so it likely came from {_ranks(unrecorded)}, not recorded (the job's "
+            "ranks=), or from a NaN/Inf input or activation that did not reach the loss"
+        ]
+    elif not by_loss and len(named) == len(run.ranks) > 1:  # every rank, none by its loss
         words = [
             f"step {step}: NaN/Inf gradients on every rank at once and no rank's loss "
             "non-finite: DataParallel's all-reduce gives one rank's NaN/Inf to all, so the "
@@ -285,6 +295,10 @@ def _unsynced(
     value = float(rel[order[0]]) if len(order) else 0.0
     layer = run.params[order[0]].layer if len(order) else ""
     more = len(hits) - 1
+    ahead = _ahead(run, step) if more else None
+    if ahead is not None:  # the later "differences" are its steps numbered ahead
+        r, d = ahead
+        differ, more = [r], 0
     message = (
         f"step {step}: synchronised gradients differ across {_ranks(differ)}"
         + (f" in {len(names)} parameter{'s' if len(names) > 1 else ''}, most in layer "
@@ -292,12 +306,39 @@ def _unsynced(
            " (their NaN/Inf counts differ)")
         + f"; largest relative difference of a gradient norm {value:.3g}"
         + (f"; {more} later step{'s' if more > 1 else ''} differ too" if more else "")
+        + (f"; rank {ahead[0]} ran {ahead[1]} backward{'s' if ahead[1] > 1 else ''} more at "
+           f"step {step}: its steps from {step + ahead[1]} on are the others' from {step} on, "
+           f"equal (its step numbers run {ahead[1]} ahead)" if ahead else "")
         + (" (a backward under DataParallel.no_sync() whose gradients were then stepped on "
            "or cleared before a synchronised backward added them up)" if dropped[s] else
            " (a gradient that escaped the all-reduce, e.g. an optimizer step inside "
            "DataParallel.no_sync())")
     )  # fmt: skip
     return [RankFinding("unsynced", step, differ, layer, names, value, message)]
+
+
+def _ahead(run: RanksLike, step: int) -> tuple[int, int] | None:
+    """(rank, d): the one rank that ran d backwards more at ``step`` (a probe, a retried
+    micro-batch: step numbers count backwards), told by its digests from step + d on
+    equalling every other rank's from ``step`` on; None if no rank's do."""
+    for r in run.ranks:
+        mine = run.steps_of(r)
+        for d in (1, 2, 3):
+            pairs, equal = 0, True
+            for q in (q for q in run.ranks if q != r):
+                theirs = run.steps_of(q)
+                later = theirs["step"] >= step
+                want = theirs["step"][later] + d
+                at = np.searchsorted(mine["step"], want)
+                inside = at < len(mine["step"])
+                at, want = at[inside], want[inside]
+                found = mine["step"][at] == want
+                same = mine["digest"][at] == theirs["digest"][later][inside]
+                equal &= bool(found.all() and same.all())
+                pairs += int(found.sum())
+            if equal and pairs:
+                return r, d
+    return None
 
 
 def _no_sync_steps(run: RanksLike, common: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -69,7 +69,10 @@ class NoSync:
         grad = self._tensors[i].grad
         carried = False
         if grad is not None:
-            now = float(np.linalg.norm(np.asarray(grad.numpy(), np.float64).ravel()))
+            g = np.asarray(grad.numpy(), np.float64).ravel()
+            # over the finite elements, as the logged norm is: a NaN/Inf among them (a bad
+            # micro-batch) made it NaN/Inf, "not carried", and the report said unsynced
+            now = float(np.linalg.norm(g[np.isfinite(g)]))
             carried = bool(np.isclose(now, norm, rtol=1e-5, atol=0.0))
         self.steps.append([step, carried])
 

@@ -29,6 +29,8 @@ def check_run_dir(run_dir: str | os.PathLike[str], job: JobRank) -> None:
         return
     ranked = _rank_logs(path)
     own = fmt.rank_dir(path, job.rank) if job.launched else path
+    if job.launched:  # another job's logs first: every rank of this job says the same then
+        _refuse_other_job(path, job, ranked)
     if (own / fmt.META).exists() and (job.launched or not ranked):
         raise RunLogError(f"{own} already holds a run log{_written_now(own)}")
     if not job.launched:
@@ -43,13 +45,19 @@ def check_run_dir(run_dir: str | os.PathLike[str], job: JobRank) -> None:
             f"{path} holds the run log of a single process ({fmt.META}): rank {job.rank} of "
             f"{job.world_size} would write beside it; {NEW_DIR}"
         )
+
+
+def _refuse_other_job(path: Path, job: JobRank, ranked: dict[int, dict[str, Any]]) -> None:
     others = {r: meta for r, meta in ranked.items() if meta.get("run_id") != job.run_id}
     if others:
         ids = sorted({str(m.get("run_id")) for m in others.values()})
+        live = any(effective_status(m) == "running" for m in others.values())
         raise RunLogError(
             f"{path} holds rank logs of another job (run_id {', '.join(ids)}: "
-            f"{_listed(sorted(others))}); this job is {job.run_id}: {NEW_DIR}"
-        )
+            f"{_listed(sorted(others))}); this job is {job.run_id}: "
+            + ("give this launch a new directory (e.g. runs/exp2): that job may still be "
+               "writing them" if live else NEW_DIR)
+        )  # fmt: skip
 
 
 def _written_now(path: Path) -> str:

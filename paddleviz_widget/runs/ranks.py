@@ -141,8 +141,9 @@ class RankedRun:
         self.layers: list[str] = list(first["layers"])
         self._chosen: list[str] = []
         recorded = first.get("ranks")
+        self.unrecorded: list[int] = []  # the ranks the job chose not to record (ranks=)
         if recorded is not None and len(recorded) < self.world_size:
-            others = sorted(set(range(self.world_size)) - set(recorded))
+            others = self.unrecorded = sorted(set(range(self.world_size)) - set(recorded))
             self._chosen.append(f"rank{'s' if len(others) > 1 else ''} {_span(others)} not "
                                 f"recorded: the job chose ranks={_span(recorded)}")  # fmt: skip
         self._logs: dict[int, RunLog] = {}
@@ -211,6 +212,7 @@ class RankedRun:
         not started."""
         self.notes = list(self._chosen) + stopped_notes(self._metas)
         running, waiting = self._running(), self.waiting
+        self._noted_running = running
         if running:
             self.notes.append(
                 f"rank{'s' if len(running) > 1 else ''} {_span(running)} still being written: "
@@ -332,6 +334,9 @@ class RankedRun:
                 same_run(self._dirs[r], self._metas[r], meta)
                 changed |= meta != self._metas[r]
                 self._metas[r] = meta
+        # A rank killed since (SIGKILL, out of memory) leaves its run.json as it was: only its
+        # process being gone says so, and notes must stop calling it still being written
+        changed |= self._running() != self._noted_running
         if changed:
             self._report = None
             self._note_state()

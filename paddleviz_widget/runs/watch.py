@@ -325,7 +325,9 @@ class RunWatch:
             if error is None:
                 self.writer.close("finished")
             else:
-                self.writer.close("stopped", f"{type(error).__name__}: {error}")
+                said = str(error)  # empty for a Ctrl-C's KeyboardInterrupt: its name alone
+                name = type(error).__name__
+                self.writer.close("stopped", f"{name}: {said}" if said else name)
         except Exception as failure:  # noqa: BLE001 (e.g. the run dir deleted meanwhile)
             self.fail(failure)
         self.writer, self.model = None, None  # the model is the user's to free

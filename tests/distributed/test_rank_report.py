@@ -77,6 +77,15 @@ def test_a_rank_that_raised_and_the_rank_stopped_after_it_are_named(launched):
     assert [run.rank(r).steps.tolist() for r in (0, 1)] == [[0, 1, 2], [0, 1, 2]]
 
 
+def test_a_rank_stopped_by_ctrl_c_is_named_by_its_exception_alone(launched):
+    """Rank 1 gets SIGINT at step 3 (KeyboardInterrupt, str() empty). Before, its run.json's
+    error was "KeyboardInterrupt: " and the note "stopped by KeyboardInterrupt: : read up"."""
+    job = launched("interrupted")
+    run = ranks_api.open_ranks(job.run_dir)
+    assert meta(job.run_dir, 1)["error"] == "KeyboardInterrupt"
+    assert run.notes[0] == "rank 1 stopped by KeyboardInterrupt: read up to its last step"
+
+
 def test_gradient_accumulation_under_no_sync_is_not_unsynced(launched):
     """Paddle's gradient accumulation (each even step's forward and backward inside
     DataParallel.no_sync(), the optimizer step after the odd one, under the CLI, the backward
@@ -105,3 +114,35 @@ def test_gradient_accumulation_under_no_sync_is_not_unsynced(launched):
     (found,) = ranks_api.open_ranks(bug.run_dir).report()
     assert found.kind == "unsynced" and found.step == 3
     assert "no_sync() whose gradients were then stepped on or cleared" in str(found)
+
+
+def test_a_rank_with_one_backward_more_is_said_ahead_not_unsynced_after(launched):
+    """Rank 1 runs one backward more after step 3 (under no_sync(), cleared): from there its
+    step numbers run one ahead, its steps 5-8 the same all-reduced gradients as rank 0's 4-7.
+    Before, the report named both ranks and said "3 later steps differ too"."""
+    run = ranks_api.open_ranks(launched("extra").run_dir)
+    (found,) = run.report()
+    assert (found.kind, found.step, found.ranks) == ("unsynced", 4, [1])
+    assert "later step" not in str(found)
+    assert "rank 1 ran 1 backward more at step 4: its steps from 5 on are" in str(found)
+
+
+def test_an_inf_on_an_accumulation_micro_step_is_not_unsynced(launched):
+    """Gradient accumulation under no_sync(), an Inf in rank 1's batch at micro-step 4: that
+    rank went non-finite first, and its gradients were carried into step 5 as usual. Before,
+    the carried check read the norm with the Inf (inf != the logged finite norm): run.json said
+    [4, false] and the report "synchronised gradients differ ... stepped on or cleared"."""
+    job = launched("accumulate_inf")
+    assert [4, True] in meta(job.run_dir, 1)["no_sync"]
+    found = ranks_api.open_ranks(job.run_dir).report()
+    assert [(f.kind, f.step, f.ranks) for f in found] == [("nonfinite", 4, [1])], found
+
+
+def test_a_nan_from_a_rank_not_recorded_is_not_blamed_on_a_recorded_one(launched):
+    """3 ranks, only rank 0 recorded (ranks=0), the NaN in rank 2's batch at step 5: the
+    all-reduce gives it to rank 0's gradients, its loss stays finite. Before, the report said
+    "step 5: rank 0 went non-finite first"."""
+    (found,) = ranks_api.open_ranks(launched("nan_unrecorded").run_dir).report()
+    assert (found.kind, found.step) == ("nonfinite", 5)
+    assert "went non-finite first" not in str(found)
+    assert "ranks 1, 2, not recorded" in str(found), str(found)

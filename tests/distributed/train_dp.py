@@ -9,8 +9,13 @@ NOSYNC_STEP taken inside DataParallel.no_sync()); stall (no DataParallel: rank 1
 its trace() until rank 0's log is finished, so any collective of ours would hang rank 0);
 disagree (each rank gives trace() its own run dir); accumulate (gradient
 accumulation: each even step's forward and backward inside DataParallel.no_sync(), the
-optimizer step after the odd one); raises (rank 1's script raises at step
-RAISE_STEP, before its backward: the launcher then stops rank 0, waiting in the all-reduce).
+optimizer step after the odd one); accumulate_inf (the same, an Inf in rank 1's batch at
+step NAN_STEP - 1, a micro-step); killed (rank 1, its steps done, is SIGKILLed inside
+its trace() once OUT/kill exists, rank 0 having finished); raises (rank 1's script raises at step
+RAISE_STEP, before its backward: the launcher then stops rank 0, waiting in the all-reduce);
+extra (rank 1 runs one backward more after step NOSYNC_STEP, inside no_sync(), its
+gradients cleared: its later steps are numbered one ahead); interrupted (the same as raises,
+rank 1 sent SIGINT: a KeyboardInterrupt, whose message is empty).
 
 With --api-run-dir the script records itself (``with trace(dp, stats=True, run_dir=...)``);
 without it, it is the plain script the CLI wraps. Either way it writes its own oracle:
@@ -23,6 +28,7 @@ import argparse
 import contextlib
 import json
 import os
+import signal
 import time
 import zlib  # noqa: F401  before paddle, as the README says for Paddle 2.6
 from pathlib import Path
@@ -90,15 +96,20 @@ def main():
             y = rng.randn(4, 4).astype("float32")
             if scenario == "nan" and rank == NAN_RANK and step == NAN_STEP:
                 y[1, 3] = np.nan  # rank 2's loss goes NaN; the all-reduce spreads its gradient
+            if scenario == "accumulate_inf" and rank == 1 and step == NAN_STEP - 1:
+                y[1, 3] = np.inf  # on a micro-step inside no_sync(): rank 1's gradients alone
             inputs = (paddle.to_tensor(x),)
             if scenario == "raises" and rank == RAISE_RANK and step == RAISE_STEP:
                 raise RuntimeError(f"planted failure at step {step}")
+            if scenario == "interrupted" and rank == RAISE_RANK and step == RAISE_STEP:
+                os.kill(os.getpid(), signal.SIGINT)  # Ctrl-C on this rank alone
+                time.sleep(5)  # KeyboardInterrupt is raised here
             branch = scenario == "branch" and rank == BRANCH_RANK
             if scenario == "nosync" and step == NOSYNC_STEP:
                 with model.no_sync():  # the bug planted: a step on unsynchronised gradients
                     loss = _step(model, inputs, y, branch, grads, step)
                     opt.step()
-            elif scenario == "accumulate":  # even steps: the next backward adds them up
+            elif scenario.startswith("accumulate"):  # even steps: the next backward adds them up
                 with model.no_sync() if step % 2 == 0 else contextlib.nullcontext():
                     # Here, not in _step: this frame names `net` before `model`, so the CLI
                     # finds the layer inside DataParallel first (its parameters are the same)
@@ -110,7 +121,11 @@ def main():
             else:
                 loss = _step(model, inputs, y, branch, grads, step)
                 opt.step()
-            if scenario != "accumulate" or step % 2 == 1:
+            if not scenario.startswith("accumulate") or step % 2 == 1:
+                opt.clear_grad()
+            if scenario == "extra" and rank == 1 and step == NOSYNC_STEP:
+                with model.no_sync():  # one backward more on this rank (a probe), cleared
+                    (model(*inputs) ** 2).mean().backward()
                 opt.clear_grad()
             losses.append(float(loss))
             print(f"rank {rank} step {step} loss {float(loss):.8f}", flush=True)
@@ -118,6 +133,9 @@ def main():
                 _wait_for_log(args.api_run_dir, 1, ("running", "finished"))  # both recording
             if scenario == "stall" and rank == 1 and step == 1:
                 waited = _wait_for_log(args.api_run_dir, 0, ("finished",))
+        if scenario == "killed" and rank == 1:  # still in its trace(): killed when told
+            _wait_for_file(Path(args.out) / "kill")
+            os.kill(os.getpid(), signal.SIGKILL)
     np.savez(out / "grads.npz", **grads)
     np.savez(out / "final.npz", **{n: p.numpy() for n, p in model.named_parameters()})
     result = {"rank": rank, "world_size": world, "losses": losses, "patched": patched,
@@ -185,6 +203,12 @@ def _wait_for_log(run_dir, rank, statuses, timeout=120.0):
             pass
         time.sleep(0.05)
     return None
+
+
+def _wait_for_file(path, timeout=120.0):
+    start = time.monotonic()
+    while not path.exists() and time.monotonic() - start < timeout:
+        time.sleep(0.05)
 
 
 def _write_plan(out, scenario, world, model):
