@@ -336,13 +336,12 @@ export function createRunExplorer(model: AnyModel<RunModel>, el: HTMLElement, so
     const i = nearestIndex(data.steps, value);
     if (i >= 0) commit({ step: data.steps[i] });
   });
-  onRunKeys(
+  const stopKeys = onRunKeys(
     root,
     () => [data?.layerIndex.get(model.get("layer")) ?? -1, data?.L ?? 0],
     (a) =>
       a.kind === "step" ? move(a.delta) : commit({ layer: a.kind === "layer" ? (data?.desc.layers[a.row] ?? "") : "" }),
   );
-
   let timer: ReturnType<typeof setInterval> | null = null;
   function autoRefresh(on: boolean): void {
     const tick = (): unknown => [source.refresh(), showStatus()]; // the line: the age of its last step
@@ -395,6 +394,7 @@ export function createRunExplorer(model: AnyModel<RunModel>, el: HTMLElement, so
     graph.destroy();
     source.destroy();
     heat.destroy();
+    stopKeys();
     root.remove(); // out of the view's el, which the front end keeps (js/explorer.ts says why)
   };
 }
