@@ -106,3 +106,24 @@ def test_a_narrow_explorer_keeps_the_steps_graph_usable(opened: RunView) -> None
     assert boxes["pvw-run-status"]["top"] >= boxes["pvw-graph"]["bottom"] - 1, boxes
     root_box = opened.root.bounding_box()
     assert root_box and boxes["pvw-run-status"]["bottom"] <= root_box["y"] + root_box["height"] + 1
+
+
+def test_the_tables_sort_headers_take_enter_and_space(opened: RunView) -> None:
+    page = opened.page
+    opened.root.get_by_test_id("pvw-run-step-input").fill("1")
+    opened.root.get_by_test_id("pvw-run-step-input").press("Enter")
+    opened.wait_detail(1, "params")
+
+    def norms() -> list[float]:
+        return [float(r["cells"][3].split()[-1]) for r in opened.summary_rows()]
+
+    forward = norms()
+    assert forward != sorted(forward, reverse=True)  # else sorting could not be seen
+    header = opened.root.locator("[data-testid=pvw-run-summary] th", has_text="norm")
+    header.focus()
+    assert page.evaluate("() => document.activeElement.textContent") == "norm"
+    page.keyboard.press("Enter")
+    assert norms() == sorted(forward, reverse=True)
+    assert header.get_attribute("aria-sort") == "descending"
+    page.keyboard.press(" ")  # again: back to the forward order
+    assert norms() == forward
