@@ -117,7 +117,7 @@ def test_view_command_writes_every_rank(tmp_path: Path, model: Any) -> None:
         env=env, capture_output=True, text=True, timeout=300,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
-    assert "2 ranks, 1 cross-rank findings" in done.stderr
+    assert "2 ranks, 1 cross-rank finding\n" in done.stderr
     text = out.read_text(encoding="utf-8")
     data = json.loads(re.search(r'id="pvw-run-data">(.*?)</script>', text).group(1))
     state = json.loads(re.search(r'id="pvw-state">(.*?)</script>', text).group(1))

@@ -15,6 +15,7 @@ import { fillLegend } from "./run_legend";
 import { createRankPanel } from "./run_ranks";
 import { kindLabel, type RankFinding } from "../view/run_ranks";
 import { createProblemPicker } from "./run_problems";
+import { onRunKeys } from "./run_keyboard";
 import {
   fullWindow,
   keepWindow,
@@ -41,7 +42,8 @@ export function createRunExplorer(model: AnyModel<RunModel>, el: HTMLElement, so
   let shown: StepData | null = null;
 
   const root = h("div", { className: "pvw-root pvw-run", testid: "pvw-run-root" });
-  root.tabIndex = 0;
+  root.tabIndex = 0; // keys: js/view/run_keys.ts
+  root.setAttribute("aria-label", "Run explorer: \u2190 \u2192 step, \u2191 \u2193 layer, Escape clears the layer");
   const title = h("span", { className: "pvw-run-title", testid: "pvw-run-title" });
   const stepInput = h("input", {
     className: "pvw-search-input pvw-run-step",
@@ -192,7 +194,7 @@ export function createRunExplorer(model: AnyModel<RunModel>, el: HTMLElement, so
     title.title = `${data.desc.path}: ${String(data.desc.meta.status ?? "")}`;
     root.dataset.steps = String(data.S);
     // A few layers need no third of the widget: rows up to 22 px, the rest to the detail.
-    heat.el.style.flexBasis = `min(34%, ${data.L * 22 + 32}px)`;
+    heat.el.style.flexBasis = `min(calc(var(--pvw-run-h) * 0.34), ${data.L * 22 + 32}px)`;
     fillLegend(legend, data, scale);
     ranksChanged();
     let step = model.get("step");
@@ -334,14 +336,12 @@ export function createRunExplorer(model: AnyModel<RunModel>, el: HTMLElement, so
     const i = nearestIndex(data.steps, value);
     if (i >= 0) commit({ step: data.steps[i] });
   });
-  root.addEventListener("keydown", (event) => {
-    if (event.target !== root) return;
-    if (event.key === "ArrowLeft") move(-1);
-    else if (event.key === "ArrowRight") move(1);
-    else return;
-    event.preventDefault();
-  });
-
+  const stopKeys = onRunKeys(
+    root,
+    () => [data?.layerIndex.get(model.get("layer")) ?? -1, data?.L ?? 0],
+    (a) =>
+      a.kind === "step" ? move(a.delta) : commit({ layer: a.kind === "layer" ? (data?.desc.layers[a.row] ?? "") : "" }),
+  );
   let timer: ReturnType<typeof setInterval> | null = null;
   function autoRefresh(on: boolean): void {
     const tick = (): unknown => [source.refresh(), showStatus()]; // the line: the age of its last step
@@ -367,7 +367,7 @@ export function createRunExplorer(model: AnyModel<RunModel>, el: HTMLElement, so
   }
 
   const onHeight = (): void => {
-    root.style.height = model.get("height") || "720px";
+    root.style.setProperty("--pvw-run-h", model.get("height") || "720px"); // the least: run_widget.css
     drawCharts();
   };
   const listeners: [string, () => void][] = [
@@ -394,6 +394,7 @@ export function createRunExplorer(model: AnyModel<RunModel>, el: HTMLElement, so
     graph.destroy();
     source.destroy();
     heat.destroy();
+    stopKeys();
     root.remove(); // out of the view's el, which the front end keeps (js/explorer.ts says why)
   };
 }

@@ -5,7 +5,7 @@
 // a layer.
 import { h } from "./dom";
 import { isProblem, nearestIndex, type RunData } from "../view/run_data";
-import { roundSteps } from "../view/run_window";
+import { NAMED_ROW, roundSteps, rowLayout } from "../view/run_window";
 import { argmaxInBin, columnOf, poolRow } from "../view/run_pool";
 import type { LogColour } from "../view/run_colour";
 import { formatNorm } from "../view/grad_stats";
@@ -13,7 +13,6 @@ import { formatNorm } from "../view/grad_stats";
 export const LABEL_W = 150; // CSS px of layer names left of the cells
 const MARK_H = 12; // strip above the cells: anomalies (red) and full captures (dark)
 const AXIS_H = 22; // the picked step's mark and step numbers below
-const MIN_ROW = 4;
 
 export interface HeatmapHost {
   data(): RunData | null;
@@ -42,20 +41,13 @@ export function createHeatmap(host: HeatmapHost): Heatmap {
   const el = h("div", { className: "pvw-run-heat" }, [canvas, tip]);
   const ctx = canvas.getContext("2d");
   const cells = document.createElement("canvas"); // one pixel per (column, row), scaled up
-  let geometry = { width: 0, height: 0, rowH: MIN_ROW, rows: 0, cellW: 0 };
+  let geometry = { width: 0, height: 0, rowH: NAMED_ROW, rows: 0, cellW: 0 };
 
   function layout(d: RunData): void {
     const width = Math.max(LABEL_W + 20, el.clientWidth);
     const height = Math.max(60, el.clientHeight);
     const avail = height - MARK_H - AXIS_H;
-    const rowH = Math.max(MIN_ROW, Math.min(22, Math.floor(avail / Math.max(1, d.L))));
-    geometry = {
-      width,
-      height,
-      rowH,
-      rows: Math.max(1, Math.min(d.L, Math.floor(avail / rowH))),
-      cellW: width - LABEL_W,
-    };
+    geometry = { width, height, ...rowLayout(avail, d.L), cellW: width - LABEL_W };
   }
 
   function draw(): void {
@@ -157,18 +149,17 @@ export function createHeatmap(host: HeatmapHost): Heatmap {
     ctx.font = `${Math.min(11, Math.max(8, rowH - 1))}px ${style.fontFamily}`;
     ctx.textBaseline = "middle";
     ctx.textAlign = "right";
-    if (rowH >= 8) {
-      for (let r = 0; r < shown; r++) {
-        ctx.fillStyle = top + r === layer ? accent : fg;
-        ctx.fillText(clip(ctx, layerName(d.desc.layers[top + r]), LABEL_W - 8), LABEL_W - 4, MARK_H + (r + 0.5) * rowH);
-      }
-    } else {
-      ctx.fillStyle = muted;
-      ctx.fillText(`${d.L} layers, ${top + 1}-${top + shown}`, LABEL_W - 4, MARK_H + (shown * rowH) / 2);
+    for (let r = 0; r < shown; r++) {
+      ctx.fillStyle = top + r === layer ? accent : fg;
+      ctx.fillText(clip(ctx, layerName(d.desc.layers[top + r]), LABEL_W - 8), LABEL_W - 4, MARK_H + (r + 0.5) * rowH);
     }
     ctx.fillStyle = muted;
     ctx.textBaseline = "top";
     ctx.font = `10px ${style.fontFamily}`;
+    // Rows that do not all fit say so under the names (the wheel scrolls them), clear of
+    // the first step's number.
+    if (shown < d.L)
+      ctx.fillText(`rows ${top + 1}\u2013${top + shown} of ${d.L}`, LABEL_W - 14, MARK_H + shown * rowH + 9);
     ctx.textAlign = "center";
     for (const step of roundSteps(d.steps[w.from], d.steps[w.to - 1], Math.max(2, Math.floor(cellW / 90)))) {
       const i = nearestIndex(d.steps, step);
@@ -177,6 +168,7 @@ export function createHeatmap(host: HeatmapHost): Heatmap {
     canvas.dataset.from = String(w.from);
     canvas.dataset.to = String(w.to);
     canvas.dataset.top = String(top);
+    canvas.dataset.rows = String(shown);
     canvas.dataset.columns = String(cols);
   }
 

@@ -20,11 +20,22 @@ export function createSummaryTable(onLayer: (layer: string) => void): SummaryTab
   let sortBy: Column = "order";
   let last: { params: RunParam[]; summary: ParamSummary; scale: LogColour } | null = null;
   let lit = "";
+  const sorters = new Map<Column, HTMLElement>();
+  // A sorting header is a keyboard stop too: Enter or Space sorts, as a click does.
   const header = (label: string, column: Column, title: string): HTMLElement => {
-    const th = h("th", { text: label, title });
-    th.addEventListener("click", () => {
+    const th = h("th", { text: label, title, className: column === "order" ? "" : "pvw-run-num" });
+    th.tabIndex = 0;
+    sorters.set(column, th);
+    const sort = (): void => {
       sortBy = sortBy === column ? "order" : column;
       if (last) render();
+    };
+    th.addEventListener("click", sort);
+    th.addEventListener("keydown", (event) => {
+      if (event.key !== "Enter" && event.key !== " ") return;
+      event.preventDefault();
+      event.stopPropagation();
+      sort();
     });
     return th;
   };
@@ -47,6 +58,8 @@ export function createSummaryTable(onLayer: (layer: string) => void): SummaryTab
   function render(): void {
     if (!last) return;
     const { params, summary, scale } = last;
+    for (const [column, th] of sorters)
+      th.setAttribute("aria-sort", column === sortBy && column !== "order" ? "descending" : "none");
     const order = params.map((_, i) => i);
     if (sortBy !== "order") {
       const col = summary[sortBy];

@@ -8,7 +8,9 @@ import {
   neighbourCapture,
   openingStep,
   pan,
+  NAMED_ROW,
   reveal,
+  rowLayout,
   showRow,
   zoom,
 } from "./run_window";
@@ -178,5 +180,22 @@ describe("layer rows and graph groups", () => {
     expect(links.layerOf("n2")).toBe(""); // fc.1 has no parameters: the model's row
     expect(links.groupOf("")).toBe("g0");
     expect(layerLinks(doc, ["fc.0"]).layerOf("n3")).toBe("");
+  });
+});
+
+describe("the heatmap's rows", () => {
+  it("fit when they can, up to 22 px each", () => {
+    expect(rowLayout(300, 5)).toEqual({ rowH: 22, rows: 5 });
+    expect(rowLayout(300, 20)).toEqual({ rowH: 15, rows: 20 });
+  });
+  it("are never too low for their names: the rest scroll", () => {
+    // ResNet-18's 41 layers in a 720 px explorer's heatmap (about 210 px of rows)
+    const { rowH, rows } = rowLayout(210, 41);
+    expect(rowH).toBeGreaterThanOrEqual(NAMED_ROW);
+    expect(rows).toBe(Math.floor(210 / rowH));
+    expect(rowLayout(210, 500).rows).toBe(26);
+  });
+  it("show at least one row", () => {
+    expect(rowLayout(3, 10).rows).toBe(1);
   });
 });

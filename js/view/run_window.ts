@@ -97,3 +97,14 @@ export function roundSteps(first: number, last: number, most: number): number[] 
   for (let v = Math.ceil(first / step) * step; v <= last; v += step) out.push(v);
   return out;
 }
+
+/** Least row height at which the heatmap draws a row's layer name. */
+export const NAMED_ROW = 8;
+
+/** The heatmap's rows in `avail` px: each between NAMED_ROW and 22 px high, so that every row
+ * shown is named (a ResNet-18's 41 layers at 5 px were 41 nameless stripes); the rows that do
+ * not fit scroll with the wheel. */
+export function rowLayout(avail: number, L: number): { rowH: number; rows: number } {
+  const rowH = Math.max(NAMED_ROW, Math.min(22, Math.floor(avail / Math.max(1, L))));
+  return { rowH, rows: Math.max(1, Math.min(L, Math.floor(avail / rowH))) };
+}

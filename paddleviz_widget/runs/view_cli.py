@@ -59,14 +59,20 @@ def main(argv: list[str]) -> int:
         return 1
     size = written.stat().st_size / 1e6
     if isinstance(run, RankedRun):
-        _say(f"wrote {written} ({size:.1f} MB): {len(run.ranks)} ranks, "
-             f"{len(run.report())} cross-rank findings")  # fmt: skip
+        _say(f"wrote {written} ({size:.1f} MB): {_count(len(run.ranks), 'rank')}, "
+             f"{_count(len(run.report()), 'cross-rank finding')}")  # fmt: skip
         return 0
     _say(
-        f"wrote {written} ({size:.1f} MB): {len(run.steps)} steps, "
-        f"{len(run.captured_steps)} full captures, {len(run.problems())} problems"
+        f"wrote {written} ({size:.1f} MB): {_count(len(run.steps), 'step')}, "
+        f"{_count(len(run.captured_steps), 'full capture')}, "
+        f"{_count(len(run.problems()), 'problem')}"
     )
     return 0
+
+
+def _count(n: int, noun: str) -> str:
+    """'1 problem', '3 problems'."""
+    return f"{n} {noun}{'' if n == 1 else 's'}"
 
 
 def _say(message: str) -> None:
