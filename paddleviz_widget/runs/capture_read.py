@@ -5,6 +5,11 @@ captured_graph): the problem rules are a function of the document alone (what
 ``GraphWidget.problems()`` runs too), so they run here, on reading, not in the training step
 (~60 ms of a 10k-GradNode capture step). Documents of older logs hold them and are returned as
 written. Each capture's problems are kept by the reader: a second read does not run the rules.
+
+Since run_schema 3.0 a watched capture's file holds what its document is made from (the walk
+and its annotations as columns, tracer/merge/capture_columns.py), not the document: the rows
+are made and encoded here, by the same code the training step ran before (~0.1 s of a
+10k-GradNode capture step moved out of training). A file says which it holds (its LAYOUT key).
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ from ..gc_pause import gc_paused
 from ..graph.model import Graph
 from ..graph.parts import GraphParts
 from ..graph.problems import find_problems
+from ..tracer.merge.capture_columns import document_of, is_columns
 from .errors import RunLogError
 
 # (path, size, mtime_ns) -> the problems found in that file's document
@@ -37,10 +43,13 @@ def read_capture(path: Path, cache: ProblemsCache) -> dict[str, Any]:
                           "step's summary is still in the run log") from None  # fmt: skip
     try:
         with gc_paused():
+            if is_columns(document):
+                document = document_of(document)
             graph = Graph.from_dict(document)  # the one document check (graph/check.py)
-    except ValueError as exc:
+    except (ValueError, KeyError, TypeError, IndexError, AttributeError) as exc:
+        # (columns of another shape than capture_columns writes fail as any of these)
         raise RunLogError(
-            f"{path} holds no valid graph document ({exc}): the file was damaged; the "
+            f"{path} holds no valid graph document ({_said(exc)}): the file was damaged; the "
             "step's summary is still in the run log"
         ) from None
     meta = document.get("meta")
@@ -54,6 +63,10 @@ def read_capture(path: Path, cache: ProblemsCache) -> dict[str, Any]:
         if problems is not None:
             document["meta"] = _with_problems(meta, copy.deepcopy(problems))
     return document
+
+
+def _said(exc: Exception) -> str:
+    return str(exc) if isinstance(exc, ValueError) else f"{type(exc).__name__}: {exc}"
 
 
 def _with_problems(meta: dict[str, Any], problems: list[dict[str, Any]]) -> dict[str, Any]:

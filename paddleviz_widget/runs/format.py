@@ -1,4 +1,4 @@
-"""The run log on disk (run_schema 2.x; 1.x read too). One writer per process; no file is
+"""The run log on disk (run_schema 3.x; 1.x and 2.x read too). One writer per process; no file is
 shared between writers and none is locked, so many ranks can write beside each other on
 NFS/Lustre.
 
@@ -37,7 +37,12 @@ NFS/Lustre.
     RUN_DIR/captures/capture-STEP.json.gz
                                      the full capture of a step: its graph document (schema 2.x),
                                      gzipped, written atomically; (2.0) without meta.problems
-                                     (found on reading: runs/capture_read.py)
+                                     (found on reading: runs/capture_read.py); (3.0) a watched
+                                     capture holds what its document is made from instead:
+                                     the walked graph and its annotations as JSON columns in
+                                     walk order (tracer/merge/capture_columns.py, told apart
+                                     by its LAYOUT key), the document encoded by the reader;
+                                     one file, written atomically, as before
     RUN_DIR/captures/unreached.jsonl (1.2) one line per full capture, appended once its file is
                                      in place: {"step", "params": names of the parameters its
                                      backward graph does not reach}; what the cross-rank report
@@ -64,8 +69,11 @@ from typing import Any
 # layer norms and cross-rank digest, digest.py). 1.0/1.1 logs read the same (computed).
 # 2.0: captures leave meta.problems to the reader (capture_read.py; older ones hold them). A
 # major: a 1.x reader would show such a capture without its problems, not refuse it.
-RUN_SCHEMA = "2.0"
-READS_MAJOR = 2  # run_schema majors this reader understands (and every earlier one)
+# 3.0: a watched capture holds the columns its document is made from (capture_columns.py):
+# a 2.x reader would call such a file damaged; a major makes it refuse the log with its upgrade
+# message instead. Captures of older logs are whole documents, read as before.
+RUN_SCHEMA = "3.0"
+READS_MAJOR = 3  # run_schema majors this reader understands (and every earlier one)
 META = "run.json"
 STEPS = "steps"
 DIGESTS = "digests"  # 1.2: digest parts, one per part in steps/

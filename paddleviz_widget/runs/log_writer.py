@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from ..tracer.merge.capture_columns import is_columns, unreached_of
 from . import format as fmt
 from .digest import COLUMNS, LayerGroups, summarise
 from .errors import RunLogError
@@ -155,6 +156,8 @@ class RunLogWriter:
             f.write(json.dumps(record) + "\n")
 
     def write_capture(self, step: int, document: dict[str, Any]) -> None:
+        """``document``: the step's graph document, or (3.0) the columns it is made from
+        (tracer/merge/capture_columns.py), which the reader encodes: one file either way."""
         try:  # orjson: ~6x faster than json on a 10k-GradNode document (a document has no NaN)
             import orjson
 
@@ -163,7 +166,11 @@ class RunLogWriter:
             text = json.dumps(document, separators=(",", ":")).encode()
         data = gzip.compress(text, 1)
         fmt.write_atomic(self.path / fmt.CAPTURES / fmt.capture_name(step), data)
-        unreached = (document.get("meta") or {}).get("unreached_params") or []
+        unreached = (
+            unreached_of(document)
+            if is_columns(document)
+            else (document.get("meta") or {}).get("unreached_params")
+        ) or []
         names = [e.get("name") for e in unreached if isinstance(e, dict)]  # the schema's shape
         line = {"step": step, "params": [n for n in names if isinstance(n, str)]}
         with open(self.path / fmt.CAPTURES / fmt.UNREACHED, "a", encoding="utf-8") as f:
