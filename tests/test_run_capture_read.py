@@ -47,10 +47,12 @@ def _run(run_dir: Any) -> None:
             opt.clear_grad()
 
 
-def _as_before(y: Any, walk: Any, *, model: Any = None, named_params: Any = None) -> dict[str, Any]:
+def _as_before(
+    y: Any, walk: Any, *, model: Any = None, named_params: Any = None, columns: bool = False
+) -> dict[str, Any]:
     """captured_graph as main-line run logs (run_schema <= 1.2) ran it: problems found in the
-    training step (and the model's parameters read by the build itself, ``named_params``
-    unused)."""
+    training step, the whole document written (and the model's parameters read by the build
+    itself: ``named_params``, ``columns`` unused)."""
     return build._encoded(build._trace_graph(y, model=model, params=None, replay=True, walk=walk))
 
 
@@ -78,7 +80,7 @@ def test_captures_read_back_as_if_their_problems_were_found_while_training(tmp_p
     for step in now.captured_steps:
         raw = json.loads(gzip.decompress((tmp_path / "now" / "captures" /
                                           f"capture-{step:09d}.json.gz").read_bytes()))  # fmt: skip
-        assert "problems" not in raw["meta"]  # left to the reader
+        assert "problems" not in raw["meta"]  # left to the reader (3.0: columns, no document)
         doc, reference = now.graph(step), before.graph(step)
         assert list(doc["meta"]) == list(reference["meta"])  # key for key, in order
         assert _ptrs_numbered(doc) == _ptrs_numbered(reference)

@@ -46,27 +46,31 @@ def read_capture(path: Path, cache: ProblemsCache) -> dict[str, Any]:
             if is_columns(document):
                 document = document_of(document)
             graph = Graph.from_dict(document)  # the one document check (graph/check.py)
-    except (ValueError, KeyError, TypeError, IndexError, AttributeError) as exc:
-        # (columns of another shape than capture_columns writes fail as any of these)
-        raise RunLogError(
-            f"{path} holds no valid graph document ({_said(exc)}): the file was damaged; the "
-            "step's summary is still in the run log"
-        ) from None
+    except _DAMAGE as exc:  # (columns of another shape than capture_columns.py writes)
+        raise RunLogError(_damaged(path, exc)) from None
     meta = document.get("meta")
     if isinstance(meta, dict) and "problems" not in meta:
         key = (str(path), len(data), stat.st_mtime_ns)
         problems = cache.get(key)
         if problems is None and any(e.stats is not None for e in graph.edges):
-            with gc_paused():  # as build_graph finds them (tracer/build.py)
-                parts = GraphParts(graph.nodes, graph.edges, graph.groups, graph.meta)
-                problems = cache[key] = [p.to_dict() for p in find_problems(parts)]
+            try:
+                with gc_paused():  # as build_graph finds them (tracer/build.py)
+                    parts = GraphParts(graph.nodes, graph.edges, graph.groups, graph.meta)
+                    problems = cache[key] = [p.to_dict() for p in find_problems(parts)]
+            except _DAMAGE as exc:  # meta the document check lets by (unreached_params: [null])
+                raise RunLogError(_damaged(path, exc)) from None
         if problems is not None:
             document["meta"] = _with_problems(meta, copy.deepcopy(problems))
     return document
 
 
-def _said(exc: Exception) -> str:
-    return str(exc) if isinstance(exc, ValueError) else f"{type(exc).__name__}: {exc}"
+_DAMAGE = (ValueError, KeyError, TypeError, IndexError, AttributeError)
+
+
+def _damaged(path: Path, exc: Exception) -> str:
+    said = str(exc) if isinstance(exc, ValueError) else f"{type(exc).__name__}: {exc}"
+    return (f"{path} holds no valid graph document ({said}): the file was damaged; the step's "
+            "summary is still in the run log")  # fmt: skip
 
 
 def _with_problems(meta: dict[str, Any], problems: list[dict[str, Any]]) -> dict[str, Any]:
