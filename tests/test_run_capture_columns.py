@@ -308,3 +308,21 @@ def test_columns_with_a_value_changed_read_or_say_so(columns_run, tmp_path, data
         open_run(copy).graph(0)
     except PaddlevizError as error:
         assert str(path) in str(error), str(error)
+
+
+@requires_post_hooks
+def test_the_reader_builds_the_document_without_paddle(columns_run):
+    """The run log's reader (and so the explorer) encodes a columns capture without importing
+    Paddle: the pure build is tracer/merge's, which imports none."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; from paddleviz_widget import open_run; "
+        f"doc = open_run({str(columns_run)!r}).graph(0); "
+        "assert doc['nodes'] and 'paddle' not in sys.modules, sorted(sys.modules)"
+    )
+    root = Path(__file__).resolve().parents[1]
+    done = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True,
+                          env={"PYTHONPATH": str(root), "PATH": "/usr/bin:/bin"})  # fmt: skip
+    assert done.returncode == 0, done.stderr

@@ -65,6 +65,8 @@ def test_sigkill_mid_run_reads_back_to_its_last_step(tmp_path, part_steps):
     assert len(run.steps) in (last + 1, last + 2)  # a step recorded, not yet printed: fine
     np.testing.assert_array_equal(run.loss[: last + 1], [losses[s] for s in range(last + 1)])
     assert run.captured_steps[:5] == [0, 50, 100, 150, 200]
+    for step in run.captured_steps:  # every capture written before the kill: whole (3.0 columns)
+        run.graph(step)
     last_graph = run.graph(run.captured_steps[-1])  # its problems are found now, on reading
     if HAS_POST_HOOKS:  # the capture's statistics (Paddle >= 3.0)
         assert "problems" in last_graph["meta"] and any(e.get("stats") for e in last_graph["edges"])
