@@ -37,7 +37,7 @@ def read_capture(path: Path, cache: ProblemsCache) -> dict[str, Any]:
     try:
         data = path.read_bytes()
         stat = path.stat()  # after the read: a file replaced meanwhile is only cached anew
-        document = json.loads(gzip.decompress(data))
+        document = _loads(gzip.decompress(data))
     except (OSError, EOFError, ValueError, zlib.error) as exc:
         raise RunLogError(f"{path} cannot be read ({exc}): the file was damaged; the "
                           "step's summary is still in the run log") from None  # fmt: skip
@@ -62,6 +62,18 @@ def read_capture(path: Path, cache: ProblemsCache) -> dict[str, Any]:
         if problems is not None:
             document["meta"] = _with_problems(meta, copy.deepcopy(problems))
     return document
+
+
+def _loads(text: bytes) -> Any:
+    """json.loads' value of ``text``: by orjson (~3x faster on a capture) when it takes the
+    text; what it does not (NaN/Infinity of the json writer's fallback, integers over 64 bits,
+    lone surrogates) or no orjson: by json, as before."""
+    try:
+        import orjson
+
+        return orjson.loads(text)
+    except Exception:  # noqa: BLE001 - not installed, or text only json reads (or none does)
+        return json.loads(text)
 
 
 _DAMAGE = (ValueError, KeyError, TypeError, IndexError, AttributeError)

@@ -18,10 +18,10 @@ and referred to by index. Pure: no Paddle.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from itertools import repeat
+from itertools import compress, repeat
 from operator import attrgetter
 from types import SimpleNamespace
-from typing import Any
+from typing import Any, NamedTuple
 
 from ...graph.codec import encode_rows
 from ...graph.model import CallSite, GradInfo, GradStats, Group, ParamInfo, Slot
@@ -47,6 +47,18 @@ _BARE = EdgeNote()
 _NO_STATS = SimpleNamespace(**dict.fromkeys(GradStats.FIELDS))  # an edge without statistics
 _NO_CODE = "."  # a node field's source code where it has none (codes are one letter)
 _stats_values = attrgetter(*GradStats.FIELDS)
+
+
+class _StatsRow(NamedTuple):
+    """An edge's statistics as read back: what encode_rows reads of a GradStats (its FIELDS,
+    by name), made ~10x faster than the frozen dataclass (11k a 10k-GradNode capture)."""
+
+    norm: float
+    max_abs: float
+    mean_abs: float
+    zero_fraction: float
+    nan: int
+    inf: int
 
 
 def rows_of(
@@ -185,14 +197,16 @@ def _read(columns: dict[str, Any]) -> tuple[WalkResult, Annotations, dict[int, G
         loss_scale=None if a["loss_scale"] is None else SimpleNamespace(**a["loss_scale"]),
     )  # fmt: skip
     grads = _column(_deref(edge["grad"], tensors), m)
-    ann.edges = {
-        k: EdgeNote(g, s, c)
-        for k, g, s, c in zip(keys, grads, edge["slot"], edge["src"])
-        if g is not None or s is not None or c is not None
-    }
+    # Every edge gets its note, a bare one too (annotated_rows reads a missing note as bare):
+    # made in C, no loop per edge (11k on the 10k-GradNode Llama)
+    ann.edges = dict(zip(keys, map(EdgeNote, grads, edge["slot"], edge["src"])))
     if edge["stats"] is not None:
         stats = _column(edge["stats"], m)
-        ann.stats = {k: GradStats(*s) for k, s in zip(keys, stats) if s[0] is not None}
+        given = [s[0] is not None for s in stats]
+        read: dict[tuple[int, int], Any] = dict(
+            zip(compress(keys, given), map(_StatsRow._make, compress(stats, given)))
+        )
+        ann.stats = read  # (encode_rows reads a GradStats' FIELDS by name: _StatsRow has them)
     if node["slots"] is not None:
         ann.slots = {
             p: NodeSlots(_slots_of(s[0], tensors), _slots_of(s[1], tensors))
@@ -266,9 +280,12 @@ def _same_length(n: int, *columns: Any) -> None:
 
 
 def _deref(refs: list[int | None] | None, table: list[Any]) -> list[Any] | None:
+    """The objects ``refs`` index in ``table`` (None stays None; another index: KeyError)."""
     if refs is None:
         return None
-    return [None if k is None else table[_index(k)] for k in refs]
+    at: dict[int | None, Any] = dict(enumerate(table))
+    at[None] = None
+    return list(map(at.__getitem__, refs))
 
 
 def _index(k: Any) -> int:
