@@ -172,8 +172,8 @@ def test_a_second_run_into_the_same_dir_is_refused(tmp_path):
             ["no run_schema", "not a paddleviz_widget run log"],
         ),
         (
-            lambda p: (p.mkdir(), (p / "run.json").write_text(json.dumps({"run_schema": "3.0"}))),
-            ["newer paddleviz_widget", "run_schema 3.0", "pip install -U"],
+            lambda p: (p.mkdir(), (p / "run.json").write_text(json.dumps({"run_schema": "4.0"}))),
+            ["newer paddleviz_widget", "run_schema 4.0", "pip install -U"],
         ),
     ],
     ids=["missing", "empty", "file", "not-a-run", "half-written", "no-schema", "newer"],
