@@ -214,6 +214,8 @@ def test_every_annotations_field_is_written_or_known_unread():
     names = {f.name for f in dataclasses.fields(annotate.Annotations)}
     assert names == capture_columns.WRITTEN | capture_columns.NOT_READ
     assert not capture_columns.WRITTEN & capture_columns.NOT_READ
+    # the statistics read back carry what encode_rows reads of a GradStats, in its order
+    assert capture_columns._StatsRow._fields == capture_columns.GradStats.FIELDS
 
 
 @pytest.fixture(scope="module")
