@@ -117,7 +117,7 @@ def columns_of(
         },
         "root_tensors": [[i, tensors.ref(g)] for i, g in root_tensors.items()],
         "groups": [[g.id, g.name, g.type, g.parent] for g in ann.groups],
-        "group_sites": [[gid, sites.ref(s)] for gid, s in ann.group_sites.items()],
+        "group_sites": [list(ann.group_sites), sites.refs(list(ann.group_sites.values()))],
         "tensors": tensors.values,
         "sites": sites.values,
         "ann": {
@@ -188,7 +188,7 @@ def _read(columns: dict[str, Any]) -> tuple[WalkResult, Annotations, dict[int, G
         params=_table(ptrs, _params_of(node["param"])),
         call_sites=_table(ptrs, _deref(node["call_site"], sites)),
         grad_status=_table(ptrs, node["grad_status"]),
-        group_sites={gid: sites[k] for gid, k in columns["group_sites"]},
+        group_sites=_group_sites(columns["group_sites"], sites),
         node_src={f: _codes(ptrs, codes) for f, codes in node["src"].items()},
         sources=list(a["sources"]), notice=a["notice"], notes=list(a["notes"]),
         trace_lost=a["trace_lost"], pylayers=list(a["pylayers"]), unreached=list(a["unreached"]),
@@ -220,6 +220,12 @@ def _read(columns: dict[str, Any]) -> tuple[WalkResult, Annotations, dict[int, G
 def _node_fields(walk: WalkResult) -> tuple[Sequence[str], Sequence[int], list[int]]:
     _, names, ptrs, roots, _ = zip(*walk.nodes) if walk.nodes else ((),) * 5
     return names, ptrs, list(map(int, roots))
+
+
+def _group_sites(value: list[Any], sites: list[CallSite]) -> dict[str, CallSite]:
+    ids, refs = value
+    _same_length(len(ids), refs)
+    return dict(zip(ids, _deref(refs, sites) or ()))
 
 
 def _params(params: dict[int, ParamInfo], ptrs: Sequence[int]) -> list[Any] | None:
