@@ -8,7 +8,7 @@ written. Each capture's problems are kept by the reader: a second read does not 
 
 Since run_schema 3.0 a watched capture's file holds what its document is made from (the walk
 and its annotations as columns, tracer/merge/capture_columns.py), not the document: the rows
-are made and encoded here, by the same code the training step ran before (~0.1 s of a
+are made and encoded here, by the same code the training step ran before (~40-60 ms of a
 10k-GradNode capture step moved out of training). A file says which it holds (its LAYOUT key).
 """
 

@@ -133,7 +133,7 @@ def captured_graph(
     ``named_params``: ``model.named_parameters()``, if the caller has just read it (the
     watch's check for unwatched parameters, in the same step after the same backward): not
     read again. ``columns``: what the document is made from instead, where that can stand for
-    it (merge/capture_columns.py: the run log's reader encodes it; ~0.1 s of a 10k-GradNode
+    it (merge/capture_columns.py: the run log's reader encodes it; ~40-60 ms of a 10k-GradNode
     capture step moved out of training)."""
     with gc_paused():
         traced = _trace_graph(

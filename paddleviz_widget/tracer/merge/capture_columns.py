@@ -5,7 +5,7 @@ The training step gathers what only the live process can read (collect_annotatio
 session's records and layer scopes matched by live GradNode pointers, the model's parameter
 names, unreached parameters, PyLayer contexts) and writes it as these columns; the run log's
 reader makes the rows and encodes the document from them (annotated_rows + encode_rows, the same
-code build_graph runs): ~70-110 ms of a 10k-GradNode capture step moved out of training. Plain
+code build_graph runs): ~40-60 ms of a 10k-GradNode capture step moved out of training. Plain
 JSON types only (orjson/json), never pickle: a run dir is shared, and reading it runs no code.
 
 Every table is aligned with the walk (one entry per node or edge, null where the Annotations
