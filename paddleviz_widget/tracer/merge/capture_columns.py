@@ -38,11 +38,12 @@ WRITTEN = frozenset({
     "edges", "slots", "groups", "group_of_ptr", "params", "call_sites", "sources", "notice",
     "notes", "trace_lost", "pylayers", "stats", "first_nonfinite", "nonfinite_in_forward",
     "grad_status", "unreached", "forward_culprit", "loss_scale", "group_sites", "node_src",
+    "no_stats", "nonfinite_after_user_hook",
 })  # fmt: skip
 NOT_READ = frozenset({"regroup", "silent", "programs", "static_names", "layer_types", "src",
                       "steps", "step_positions"})  # fmt: skip
 CULPRIT_FIELDS = ("layer", "layer_type", "inputs_finite", "before", "program", "found_by",
-                  "source")  # fmt: skip
+                  "source", "bad_params")  # fmt: skip
 _BARE = EdgeNote()
 _NO_STATS = SimpleNamespace(**dict.fromkeys(GradStats.FIELDS))  # an edge without statistics
 _NO_CODE = "."  # a node field's source code where it has none (codes are one letter)
@@ -114,6 +115,8 @@ def columns_of(
             "slot": out_slots,
             "src": srcs,
             "stats": stats,
+            # why an edge has no statistics (a user's gradient hook changed it), or null
+            "no_stats": list(map(ann.no_stats.get, keys)) if ann.no_stats else None,
         },
         "root_tensors": [[i, tensors.ref(g)] for i, g in root_tensors.items()],
         "groups": [[g.id, g.name, g.type, g.parent] for g in ann.groups],
@@ -128,6 +131,7 @@ def columns_of(
             "pylayers": ann.pylayers,
             "unreached": ann.unreached,
             "first_nonfinite": ann.first_nonfinite,
+            "nonfinite_after_user_hook": ann.nonfinite_after_user_hook,
             "nonfinite_in_forward": ann.nonfinite_in_forward,
             "forward_culprit": _culprit(ann.forward_culprit),
             "loss_scale": None
@@ -193,6 +197,7 @@ def _read(columns: dict[str, Any]) -> tuple[WalkResult, Annotations, dict[int, G
         sources=list(a["sources"]), notice=a["notice"], notes=list(a["notes"]),
         trace_lost=a["trace_lost"], pylayers=list(a["pylayers"]), unreached=list(a["unreached"]),
         first_nonfinite=a["first_nonfinite"], nonfinite_in_forward=a["nonfinite_in_forward"],
+        nonfinite_after_user_hook=bool(a.get("nonfinite_after_user_hook")),
         forward_culprit=_culprit_of(a["forward_culprit"]),
         loss_scale=None if a["loss_scale"] is None else SimpleNamespace(**a["loss_scale"]),
     )  # fmt: skip
@@ -207,6 +212,9 @@ def _read(columns: dict[str, Any]) -> tuple[WalkResult, Annotations, dict[int, G
             zip(compress(keys, given), map(_StatsRow._make, compress(stats, given)))
         )
         ann.stats = read  # (encode_rows reads a GradStats' FIELDS by name: _StatsRow has them)
+    no_stats = edge.get("no_stats")
+    if no_stats is not None:
+        ann.no_stats = {k: v for k, v in zip(keys, _column(no_stats, m)) if v is not None}
     if node["slots"] is not None:
         ann.slots = {
             p: NodeSlots(_slots_of(s[0], tensors), _slots_of(s[1], tensors))
