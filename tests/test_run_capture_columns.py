@@ -8,7 +8,6 @@ a 2.0 log's captures (whole documents) read as before; a damaged columns file sa
 from __future__ import annotations
 
 import dataclasses
-import gzip
 import json
 from pathlib import Path
 from typing import Any
@@ -16,6 +15,7 @@ from typing import Any
 import orjson
 import paddle
 import paddle.nn.functional as F
+import pyarrow as pa
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -125,6 +125,16 @@ def _ptrs_numbered(doc: Any, seen: dict[Any, int] | None = None) -> Any:
     return doc
 
 
+def _unzstd(path: Path) -> bytes:
+    """A capture file's bytes, by pyarrow's zstd stream (not the package's reader)."""
+    with pa.CompressedInputStream(pa.BufferReader(path.read_bytes()), "zstd") as stream:
+        return stream.read()
+
+
+def _zstd(data: bytes) -> bytes:
+    return pa.Codec("zstd").compress(data, asbytes=True)
+
+
 def _capture_file(run_dir: Path, step: int) -> Path:
     return run_dir / fmt.CAPTURES / fmt.capture_name(step)
 
@@ -163,9 +173,9 @@ def test_a_run_reads_back_as_the_whole_documents_did(name, monkeypatch, tmp_path
     now, before = open_run(tmp_path / "now"), open_run(tmp_path / "before")
     assert now.captured_steps == before.captured_steps == [0, 2, 4]
     for step in now.captured_steps:
-        raw = json.loads(gzip.decompress(_capture_file(tmp_path / "now", step).read_bytes()))
+        raw = json.loads(_unzstd(_capture_file(tmp_path / "now", step)))
         assert capture_columns.is_columns(raw) and raw["meta"] == {"step": step}
-        old = json.loads(gzip.decompress(_capture_file(tmp_path / "before", step).read_bytes()))
+        old = json.loads(_unzstd(_capture_file(tmp_path / "before", step)))
         assert not capture_columns.is_columns(old)
         doc, reference = now.graph(step), before.graph(step)
         assert json.dumps(_ptrs_numbered(doc)) == json.dumps(_ptrs_numbered(reference))
@@ -200,7 +210,7 @@ def test_a_2_0_log_reads_its_whole_documents_as_before(monkeypatch, tmp_path):
     monkeypatch.setattr(capture_columns, "document_of", lambda c: 1 / 0)
     run = open_run(tmp_path / "run")
     for step in run.captured_steps:
-        written = json.loads(gzip.decompress(_capture_file(tmp_path / "run", step).read_bytes()))
+        written = json.loads(_unzstd(_capture_file(tmp_path / "run", step)))
         got = run.graph(step)
         assert {k: v for k, v in got["meta"].items() if k != "problems"} == written["meta"]
         assert {k: v for k, v in got.items() if k != "meta"} == {
@@ -226,7 +236,7 @@ def columns_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def _damaged(path: Path, columns: Any) -> None:
-    path.write_bytes(gzip.compress(json.dumps(columns).encode()))
+    path.write_bytes(_zstd(json.dumps(columns).encode()))
 
 
 def _says_damaged(run_dir: Path, path: Path) -> None:
@@ -241,7 +251,7 @@ def test_columns_of_another_version_are_not_read(columns_run, tmp_path):
 
     shutil.copytree(columns_run, tmp_path / "run")
     path = _capture_file(tmp_path / "run", 0)
-    columns = json.loads(gzip.decompress(path.read_bytes()))
+    columns = json.loads(_unzstd(path))
     columns[capture_columns.LAYOUT] = capture_columns.VERSION + 1
     _damaged(path, columns)
     _says_damaged(tmp_path / "run", path)
@@ -296,7 +306,7 @@ def test_columns_with_a_value_changed_read_or_say_so(columns_run, tmp_path, data
         shutil.rmtree(copy)
     shutil.copytree(columns_run, copy)
     path = _capture_file(copy, 0)
-    columns = json.loads(gzip.decompress(path.read_bytes()))
+    columns = json.loads(_unzstd(path))
     where = data.draw(st.sampled_from(_paths(columns)), label="where")
     owner = columns
     for k in where[:-1]:

@@ -202,8 +202,8 @@ def test_older_minor_version_reads_and_missing_capture_is_named(tmp_path):
     assert run.captured_steps == [0] and run.graph(0)["nodes"] == []
     with pytest.raises(RunLogError, match="step 3 .* no full capture; captured steps: 0"):
         run.graph(3)
-    (tmp_path / "run" / "captures" / "capture-000000000.json.gz").write_bytes(b"garbage")
-    with pytest.raises(RunLogError, match="capture-000000000.json.gz cannot be read"):
+    (tmp_path / "run" / "captures" / "capture-000000000.json.zst").write_bytes(b"garbage")
+    with pytest.raises(RunLogError, match="capture-000000000.json.zst cannot be read"):
         run.graph(0)
     assert gzip  # the capture format: gzip over JSON, tested through write_capture above
 

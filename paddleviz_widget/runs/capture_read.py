@@ -1,4 +1,5 @@
-"""A full capture's graph document read back from the run log (captures/capture-STEP.json.gz).
+"""A full capture's graph document read back from the run log (captures/capture-STEP.json.zst,
+.json.gz before run_schema 3.0).
 
 Since run_schema 2.0 a watched capture leaves its ``meta.problems`` out (tracer/build.py
 captured_graph): the problem rules are a function of the document alone (what
@@ -15,7 +16,6 @@ are made and encoded here, by the same code the training step ran before (~40-60
 from __future__ import annotations
 
 import copy
-import gzip
 import json
 import zlib
 from pathlib import Path
@@ -26,6 +26,7 @@ from ..graph.model import Graph
 from ..graph.parts import GraphParts
 from ..graph.problems import find_problems
 from ..tracer.merge.capture_columns import document_of, is_columns
+from .capture_file import decompressed
 from .errors import RunLogError
 
 # (path, size, mtime_ns) -> the problems found in that file's document
@@ -37,7 +38,7 @@ def read_capture(path: Path, cache: ProblemsCache) -> dict[str, Any]:
     try:
         data = path.read_bytes()
         stat = path.stat()  # after the read: a file replaced meanwhile is only cached anew
-        document = _loads(gzip.decompress(data))
+        document = _loads(decompressed(path.name, data))
     except (OSError, EOFError, ValueError, zlib.error) as exc:
         raise RunLogError(f"{path} cannot be read ({exc}): the file was damaged; the "
                           "step's summary is still in the run log") from None  # fmt: skip

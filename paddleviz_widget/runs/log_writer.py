@@ -11,7 +11,6 @@ price paid for not waiting on the disk during training.
 from __future__ import annotations
 
 import datetime
-import gzip
 import json
 import os
 import socket
@@ -23,6 +22,7 @@ import numpy as np
 
 from ..tracer.merge.capture_columns import is_columns, unreached_of
 from . import format as fmt
+from .capture_file import compressed
 from .digest import COLUMNS, LayerGroups, summarise
 from .errors import RunLogError
 from .params import ParamInfo
@@ -164,7 +164,7 @@ class RunLogWriter:
             text = bytes(orjson.dumps(document))
         except Exception:  # noqa: BLE001 - not installed, or a value orjson does not take
             text = json.dumps(document, separators=(",", ":")).encode()
-        data = gzip.compress(text, 1)
+        data = compressed(text)
         fmt.write_atomic(self.path / fmt.CAPTURES / fmt.capture_name(step), data)
         unreached = (
             unreached_of(document)
