@@ -65,6 +65,8 @@ import os
 from pathlib import Path
 from typing import Any
 
+from ..digits import is_int_text
+
 # 1.1: parts tagged step-major (LAYOUT_KEY); 1.2: a digest part beside each part (per-step
 # layer norms and cross-rank digest, digest.py). 1.0/1.1 logs read the same (computed).
 # 2.0: captures leave meta.problems to the reader (capture_read.py; older ones hold them). A
@@ -162,7 +164,7 @@ def capture_step(name: str) -> int | None:
         for suffix in CAPTURE_SUFFIXES:
             if name.endswith(suffix):
                 digits = name[len("capture-") : -len(suffix)]
-                return int(digits) if digits.isdigit() else None
+                return int(digits) if is_int_text(digits) else None
     return None
 
 
