@@ -11,6 +11,7 @@ from typing import Any
 
 import paddle
 import paddle.nn.functional as F
+import pyarrow as pa
 from paddle_versions import requires_post_hooks
 
 from paddleviz_widget import open_run, trace
@@ -33,6 +34,12 @@ class Troubled(paddle.nn.Layer):
         return self.fc2(F.relu(self.fc1(x))) + 0.0 * self.muted(x)
 
 
+def _unzstd(path: Any) -> bytes:
+    """A zstd file's bytes, by pyarrow's stream (not the package's reader)."""
+    with pa.CompressedInputStream(pa.BufferReader(path.read_bytes()), "zstd") as stream:
+        return stream.read()
+
+
 def _run(run_dir: Any) -> None:
     paddle.seed(0)
     model = Troubled()
@@ -47,10 +54,12 @@ def _run(run_dir: Any) -> None:
             opt.clear_grad()
 
 
-def _as_before(y: Any, walk: Any, *, model: Any = None, named_params: Any = None) -> dict[str, Any]:
+def _as_before(
+    y: Any, walk: Any, *, model: Any = None, named_params: Any = None, columns: bool = False
+) -> dict[str, Any]:
     """captured_graph as main-line run logs (run_schema <= 1.2) ran it: problems found in the
-    training step (and the model's parameters read by the build itself, ``named_params``
-    unused)."""
+    training step, the whole document written (and the model's parameters read by the build
+    itself: ``named_params``, ``columns`` unused)."""
     return build._encoded(build._trace_graph(y, model=model, params=None, replay=True, walk=walk))
 
 
@@ -76,9 +85,8 @@ def test_captures_read_back_as_if_their_problems_were_found_while_training(tmp_p
     now, before = open_run(tmp_path / "now"), open_run(tmp_path / "before")
     assert now.captured_steps == before.captured_steps == [0, 2, 4]
     for step in now.captured_steps:
-        raw = json.loads(gzip.decompress((tmp_path / "now" / "captures" /
-                                          f"capture-{step:09d}.json.gz").read_bytes()))  # fmt: skip
-        assert "problems" not in raw["meta"]  # left to the reader
+        raw = json.loads(_unzstd(tmp_path / "now" / "captures" / f"capture-{step:09d}.json.zst"))
+        assert "problems" not in raw["meta"]  # left to the reader (3.0: columns, no document)
         doc, reference = now.graph(step), before.graph(step)
         assert list(doc["meta"]) == list(reference["meta"])  # key for key, in order
         assert _ptrs_numbered(doc) == _ptrs_numbered(reference)
@@ -111,8 +119,28 @@ def test_an_older_logs_captures_read_as_written(tmp_path, monkeypatch):
     meta["run_schema"] = "1.2"  # as main's writer wrote it
     (tmp_path / "run" / "run.json").write_text(json.dumps(meta))
     monkeypatch.setattr(capture_read, "find_problems", lambda g: 1 / 0)
+    for path in (tmp_path / "run" / "captures").glob("capture-*.json.zst"):  # as 1.2 wrote them
+        older = path.with_name(path.name.replace(".json.zst", ".json.gz"))
+        older.write_bytes(gzip.compress(_unzstd(path), 1))
+        path.unlink()
     run = open_run(tmp_path / "run")
+    assert run.captured_steps == [0, 2, 4]
     for step in run.captured_steps:
         path = tmp_path / "run" / "captures" / f"capture-{step:09d}.json.gz"
         assert run.graph(step) == json.loads(gzip.decompress(path.read_bytes()))
     assert run.graph(4)["meta"]["problems"]
+
+
+def test_a_capture_file_is_a_standard_zstd_frame(tmp_path):
+    """What the README says: `zstd -d` reads a capture file (the zstd tool, when installed)."""
+    import shutil
+    import subprocess
+
+    import pytest
+
+    if shutil.which("zstd") is None:
+        pytest.skip("the zstd command is not installed")
+    _run(tmp_path / "run")
+    path = tmp_path / "run" / "captures" / "capture-000000000.json.zst"
+    text = subprocess.run(["zstd", "-dc", str(path)], capture_output=True, check=True).stdout
+    assert json.loads(text)["meta"]["step"] == 0

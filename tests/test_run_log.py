@@ -65,6 +65,8 @@ def test_sigkill_mid_run_reads_back_to_its_last_step(tmp_path, part_steps):
     assert len(run.steps) in (last + 1, last + 2)  # a step recorded, not yet printed: fine
     np.testing.assert_array_equal(run.loss[: last + 1], [losses[s] for s in range(last + 1)])
     assert run.captured_steps[:5] == [0, 50, 100, 150, 200]
+    for step in run.captured_steps:  # every capture written before the kill: whole (3.0 columns)
+        run.graph(step)
     last_graph = run.graph(run.captured_steps[-1])  # its problems are found now, on reading
     if HAS_POST_HOOKS:  # the capture's statistics (Paddle >= 3.0)
         assert "problems" in last_graph["meta"] and any(e.get("stats") for e in last_graph["edges"])
@@ -170,8 +172,8 @@ def test_a_second_run_into_the_same_dir_is_refused(tmp_path):
             ["no run_schema", "not a paddleviz_widget run log"],
         ),
         (
-            lambda p: (p.mkdir(), (p / "run.json").write_text(json.dumps({"run_schema": "3.0"}))),
-            ["newer paddleviz_widget", "run_schema 3.0", "pip install -U"],
+            lambda p: (p.mkdir(), (p / "run.json").write_text(json.dumps({"run_schema": "4.0"}))),
+            ["newer paddleviz_widget", "run_schema 4.0", "pip install -U"],
         ),
     ],
     ids=["missing", "empty", "file", "not-a-run", "half-written", "no-schema", "newer"],
@@ -200,8 +202,8 @@ def test_older_minor_version_reads_and_missing_capture_is_named(tmp_path):
     assert run.captured_steps == [0] and run.graph(0)["nodes"] == []
     with pytest.raises(RunLogError, match="step 3 .* no full capture; captured steps: 0"):
         run.graph(3)
-    (tmp_path / "run" / "captures" / "capture-000000000.json.gz").write_bytes(b"garbage")
-    with pytest.raises(RunLogError, match="capture-000000000.json.gz cannot be read"):
+    (tmp_path / "run" / "captures" / "capture-000000000.json.zst").write_bytes(b"garbage")
+    with pytest.raises(RunLogError, match="capture-000000000.json.zst cannot be read"):
         run.graph(0)
     assert gzip  # the capture format: gzip over JSON, tested through write_capture above
 

@@ -17,8 +17,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from paddleviz_widget import PaddlevizError, open_run
+from paddleviz_widget.graph.model import CallSite, GradInfo, GradStats, Group
+from paddleviz_widget.graph.model import ParamInfo as GraphParam
 from paddleviz_widget.runs.log_writer import RunLogWriter
 from paddleviz_widget.runs.params import ParamInfo
+from paddleviz_widget.tracer.merge.annotate import Annotations, EdgeNote
+from paddleviz_widget.tracer.merge.capture_columns import columns_of
+from paddleviz_widget.tracer.read.walk import WalkedEdge, WalkedNode, WalkResult
 
 STEPS = 230  # two Parquet parts (100 steps each) and a tail of 30
 
@@ -36,7 +41,32 @@ def valid_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
                      "value": 9.0, "threshold": 10.0, "message": "step 7: spike"})  # fmt: skip
     w.write_capture(0, {"schema_version": "2.2", "tensors": [], "files": [], "sites": [],
                         "ops": {}, "nodes": [], "edges": [], "groups": []})  # fmt: skip
-    return path  # not closed: a run in progress (its tail still there)
+    w.write_capture(100, _columns())  # run_schema 3.0: what a watched capture writes
+    return path
+
+
+def _columns() -> dict[str, Any]:
+    """A small graph's capture columns (tracer/merge/capture_columns.py), made without Paddle:
+    matmul <- add <- the parameter fc0.weight, with statistics, a layer group, call sites."""
+    walk = WalkResult(
+        (WalkedNode(0, "matmul_grad", 11, True, 1), WalkedNode(1, "add_grad", 12, False, 1),
+         WalkedNode(2, "GradNodeAccumulation", 13, False, 0)),
+        (WalkedEdge(0, 1, 0), WalkedEdge(1, 2, 0)), (0,),
+    )  # fmt: skip
+    grad, site = GradInfo("float32", (4, 4), "cpu"), CallSite("train.py", 3, "step")
+    ann = Annotations(
+        edges={(11, 0): EdgeNote(grad, None, "h"), (12, 0): EdgeNote(grad, None, "h")},
+        stats={(11, 0): GradStats(1.5, 0.5, 0.25, 0.0, 0, 0),
+               (12, 0): GradStats(2.0, 1.0, 0.5, 0.1, 1, 0)},
+        groups=(Group("g0", "fc0", "Linear"),), group_of_ptr={11: "g0", 12: "g0"},
+        params={13: GraphParam("fc0.weight", (4, 4), "float32")},
+        call_sites={11: site, 12: site}, sources=["hooks"],
+        node_src={"group": {11: "t", 12: "t"}, "param": {13: "m"}},
+    )  # fmt: skip
+    columns = columns_of(walk, ann, {0: GradInfo("float32", (), "cpu")}, {"outputs": []})
+    assert columns is not None
+    columns["meta"]["step"] = 100
+    return columns  # not closed: a run in progress (its tail still there)
 
 
 def read_everything(path: Path) -> None:
@@ -49,6 +79,16 @@ def read_everything(path: Path) -> None:
     for step in run.captured_steps:
         run.graph(step)
     run.refresh()
+
+
+def test_the_valid_run_reads_both_capture_layouts(valid_run: Path) -> None:
+    run = open_run(valid_run)
+    assert run.captured_steps == [0, 100]
+    doc = run.graph(100)
+    assert [n["name"] for n in doc["nodes"]] == ["matmul_grad", "add_grad", "GradNodeAccumulation"]
+    assert doc["edges"][1]["stats"] == [2.0, 1.0, 0.5, 0.1, 1, 0]
+    assert doc["meta"]["step"] == 100 and "problems" in doc["meta"]  # the rules ran on reading
+    assert doc["meta"]["sources"]["nodes"] == {"group": "tt.", "param": "..m"}
 
 
 def files_of(path: Path) -> list[str]:

@@ -137,5 +137,5 @@ def test_a_watched_run_around_a_nested_trace_records_every_step(tmp_path, capfd)
         for _ in range(3):
             with trace(d):
                 d(g(z)).mean().backward()
-    assert len(list((tmp_path / "captures").glob("capture-*.json.gz"))) == 3
+    assert len(list((tmp_path / "captures").glob("capture-*.json.zst"))) == 3
     assert "Traceback" not in capfd.readouterr().err

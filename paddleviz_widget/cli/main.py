@@ -12,6 +12,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from ..digits import is_int_text
 from ..export.errors import StaticPictureUnavailable
 from ..export.picture import NO_DOT, dot_found
 from ..export.save import FORMATS, check_target, refuse_replacing, said
@@ -96,7 +97,7 @@ def _take_trailing(parser: argparse.ArgumentParser, options: argparse.Namespace)
             options.output, args = args[-1], args[:-2]
         elif args[-1].startswith("--output="):
             options.output, args = args[-1].split("=", 1)[1], args[:-1]
-        elif len(args) >= 2 and args[-2] == "--step" and args[-1].lstrip("-").isdigit():
+        elif len(args) >= 2 and args[-2] == "--step" and is_int_text(args[-1], signed=True):
             options.step, args = int(args[-1]), args[:-2]
         elif args[-1] == "--all":
             options.all, args = True, args[:-1]

@@ -1,4 +1,4 @@
-"""The run log on disk (run_schema 2.x; 1.x read too). One writer per process; no file is
+"""The run log on disk (run_schema 3.x; 1.x and 2.x read too). One writer per process; no file is
 shared between writers and none is locked, so many ranks can write beside each other on
 NFS/Lustre.
 
@@ -34,10 +34,15 @@ NFS/Lustre.
                                      (lists in run.json's params order, null: no gradient; a
                                      line cut off by a crash is not read); gone at the end
     RUN_DIR/anomalies.jsonl          one JSON object a line, appended when found
-    RUN_DIR/captures/capture-STEP.json.gz
+    RUN_DIR/captures/capture-STEP.json.zst (3.0; .json.gz before)
                                      the full capture of a step: its graph document (schema 2.x),
                                      gzipped, written atomically; (2.0) without meta.problems
-                                     (found on reading: runs/capture_read.py)
+                                     (found on reading: runs/capture_read.py); (3.0) a watched
+                                     capture holds what its document is made from instead:
+                                     the walked graph and its annotations as JSON columns in
+                                     walk order (tracer/merge/capture_columns.py, told apart
+                                     by its LAYOUT key), the document encoded by the reader;
+                                     one file, written atomically, as before
     RUN_DIR/captures/unreached.jsonl (1.2) one line per full capture, appended once its file is
                                      in place: {"step", "params": names of the parameters its
                                      backward graph does not reach}; what the cross-rank report
@@ -60,12 +65,17 @@ import os
 from pathlib import Path
 from typing import Any
 
+from ..digits import is_int_text
+
 # 1.1: parts tagged step-major (LAYOUT_KEY); 1.2: a digest part beside each part (per-step
 # layer norms and cross-rank digest, digest.py). 1.0/1.1 logs read the same (computed).
 # 2.0: captures leave meta.problems to the reader (capture_read.py; older ones hold them). A
 # major: a 1.x reader would show such a capture without its problems, not refuse it.
-RUN_SCHEMA = "2.0"
-READS_MAJOR = 2  # run_schema majors this reader understands (and every earlier one)
+# 3.0: a watched capture holds the columns its document is made from (capture_columns.py):
+# a 2.x reader would call such a file damaged; a major makes it refuse the log with its upgrade
+# message instead. Captures of older logs are whole documents, read as before.
+RUN_SCHEMA = "3.0"
+READS_MAJOR = 3  # run_schema majors this reader understands (and every earlier one)
 META = "run.json"
 STEPS = "steps"
 DIGESTS = "digests"  # 1.2: digest parts, one per part in steps/
@@ -130,15 +140,31 @@ def digest_of_part(name: str) -> str:
     return "digest-" + name[len("part-") :]
 
 
+# A capture's file: zstd-compressed JSON since 3.0 (~3 ms for a 10k-GradNode capture at level 1,
+# smaller than gzip's, which took ~22 ms of the training step); gzip before, still read.
+CAPTURE_SUFFIXES = (".json.zst", ".json.gz")
+
+
 def capture_name(step: int) -> str:
-    return f"capture-{step:09d}.json.gz"
+    return f"capture-{step:09d}{CAPTURE_SUFFIXES[0]}"
+
+
+def capture_path(folder: Path, step: int) -> Path:
+    """The capture of ``step`` in ``folder``: the file written now, or an older log's."""
+    path = folder / capture_name(step)
+    if not path.exists():
+        older = folder / f"capture-{step:09d}{CAPTURE_SUFFIXES[1]}"
+        if older.exists():
+            return older
+    return path
 
 
 def capture_step(name: str) -> int | None:
-    if name.startswith("capture-") and name.endswith(".json.gz"):
-        digits = name[len("capture-") : -len(".json.gz")]
-        if digits.isdigit():
-            return int(digits)
+    if name.startswith("capture-"):
+        for suffix in CAPTURE_SUFFIXES:
+            if name.endswith(suffix):
+                digits = name[len("capture-") : -len(suffix)]
+                return int(digits) if is_int_text(digits) else None
     return None
 
 

@@ -21,6 +21,7 @@ import os
 import threading
 from typing import Any
 
+from .finite_ir import ALL_FINITE
 from .kernel_ir import QUIET_STEP, READ_GRADS
 from .step_ir import WATCH_STEP
 
@@ -30,6 +31,7 @@ _ARGS = {
     "watch_step": (ctypes.c_int64,) * 6,
     "read_upto": (ctypes.c_int64,) * 10,
     "read_part": (ctypes.c_int64,) * 8,
+    "all_finite": (ctypes.c_int64,) * 3,
 }
 # Called without the GIL: two threads read a big model's gradients at once (compiled_read.py).
 _RELEASING = {"read_part"}
@@ -60,6 +62,11 @@ def kernel(name: str = "read_grads", *, wait: bool = True) -> Any:
     return None
 
 
+def settled() -> bool:
+    """The compiling has ended: kernel() now gives the functions, or None for good."""
+    return "engine" in _state
+
+
 def _compile_once() -> None:
     with _lock:
         if "engine" in _state:
@@ -87,7 +94,7 @@ def _compile() -> dict[str, Any]:
 
     llvm.initialize_native_target()
     llvm.initialize_native_asmprinter()
-    module = llvm.parse_assembly(READ_GRADS + QUIET_STEP + WATCH_STEP)
+    module = llvm.parse_assembly(READ_GRADS + QUIET_STEP + WATCH_STEP + ALL_FINITE)
     module.verify()
     machine = llvm.Target.from_default_triple().create_target_machine(
         cpu=llvm.get_host_cpu_name(), features=llvm.get_host_cpu_features().flatten(), opt=3

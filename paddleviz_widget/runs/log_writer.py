@@ -11,7 +11,6 @@ price paid for not waiting on the disk during training.
 from __future__ import annotations
 
 import datetime
-import gzip
 import json
 import os
 import socket
@@ -21,7 +20,9 @@ from typing import Any
 
 import numpy as np
 
+from ..tracer.merge.capture_columns import is_columns, unreached_of
 from . import format as fmt
+from .capture_file import compressed
 from .digest import COLUMNS, LayerGroups, summarise
 from .errors import RunLogError
 from .params import ParamInfo
@@ -155,15 +156,21 @@ class RunLogWriter:
             f.write(json.dumps(record) + "\n")
 
     def write_capture(self, step: int, document: dict[str, Any]) -> None:
+        """``document``: the step's graph document, or (3.0) the columns it is made from
+        (tracer/merge/capture_columns.py), which the reader encodes: one file either way."""
         try:  # orjson: ~6x faster than json on a 10k-GradNode document (a document has no NaN)
             import orjson
 
             text = bytes(orjson.dumps(document))
         except Exception:  # noqa: BLE001 - not installed, or a value orjson does not take
             text = json.dumps(document, separators=(",", ":")).encode()
-        data = gzip.compress(text, 1)
+        data = compressed(text)
         fmt.write_atomic(self.path / fmt.CAPTURES / fmt.capture_name(step), data)
-        unreached = (document.get("meta") or {}).get("unreached_params") or []
+        unreached = (
+            unreached_of(document)
+            if is_columns(document)
+            else (document.get("meta") or {}).get("unreached_params")
+        ) or []
         names = [e.get("name") for e in unreached if isinstance(e, dict)]  # the schema's shape
         line = {"step": step, "params": [n for n in names if isinstance(n, str)]}
         with open(self.path / fmt.CAPTURES / fmt.UNREACHED, "a", encoding="utf-8") as f:

@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from ..digits import is_int_text
 from . import format as fmt
 from .errors import RunLogError
 from .logs_below import logs_below
@@ -51,7 +52,7 @@ def read_meta(path: Path) -> dict[str, Any]:
             f"{meta_path} has no run_schema: {path} is not a paddleviz_widget run log"
         )
     major = version.split(".")[0]
-    if not major.isdigit() or int(major) > fmt.READS_MAJOR:
+    if not is_int_text(major) or int(major) > fmt.READS_MAJOR:
         raise RunLogError(
             f"{path} was written by a newer paddleviz_widget (run_schema {version}; this one "
             f"reads {fmt.READS_MAJOR}.x): upgrade it (pip install -U paddleviz_widget)"

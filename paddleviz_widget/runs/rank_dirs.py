@@ -11,6 +11,7 @@ import socket
 from pathlib import Path
 from typing import Any
 
+from ..digits import is_int_text
 from . import format as fmt
 from .errors import RunLogError
 from .job_rank import JobRank
@@ -135,7 +136,7 @@ def _rank_logs(path: Path) -> dict[int, dict[str, Any]]:
         return found
     for entry in entries:
         digits = entry.name[len(fmt.RANK_PREFIX) :]
-        if not entry.name.startswith(fmt.RANK_PREFIX) or not digits.isdigit():
+        if not entry.name.startswith(fmt.RANK_PREFIX) or not is_int_text(digits):
             continue
         meta_path = Path(entry.path) / fmt.META
         if not meta_path.is_file():

@@ -201,7 +201,7 @@ class RunLog:
     def graph(self, step: int) -> dict[str, Any]:
         """The graph document (schema 2.x) of a fully captured step."""
         self._same.check(self.path, self.meta)  # a capture of that name: another run's?
-        path = self.path / fmt.CAPTURES / fmt.capture_name(int(step))
+        path = fmt.capture_path(self.path / fmt.CAPTURES, int(step))
         if not path.exists():
             shown = ", ".join(map(str, self.captured_steps[:20])) or "none yet"
             raise RunLogError(f"step {step} of {self.path} has no full capture; captured steps: "

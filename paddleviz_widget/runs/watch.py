@@ -217,9 +217,8 @@ class RunWatch:
             from ..tracer.build import build_graph, captured_graph
 
             if walk is not None:
-                document = self._capture(
-                    step, lambda: captured_graph(roots[0], walk, model=model, named_params=named)
-                )
+                document = self._capture(step, lambda: captured_graph(
+                    roots[0], walk, model=model, named_params=named, columns=True))  # fmt: skip
             else:
                 document = self._capture(step, lambda: build_graph(roots[0], model=model))
             found += self._went_zero_confirmed(step, norm, document)
@@ -248,7 +247,13 @@ class RunWatch:
         """went_zero.py's layers this capture shows cut off, written to the log."""
         assert self.writer is not None
         try:
-            found = [] if document is None else self._went_zero.confirm(step, norm, document)
+            if document is None or not self._went_zero.pending:
+                return []
+            from ..tracer.merge.capture_columns import document_of, is_columns
+
+            if is_columns(document):  # what the reader encodes, made here for a candidate only
+                document = document_of(document)
+            found = self._went_zero.confirm(step, norm, document)
         except Exception:  # noqa: BLE001 (a check of ours never stops the training)
             return []
         for anomaly in found:

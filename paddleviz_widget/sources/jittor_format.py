@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..digits import is_int_text
 from ..errors import PaddlevizError, SourceFileError
 
 FORMAT_HINT = (
@@ -146,7 +147,7 @@ def _key(mapping: Mapping[str, Any], key: str, where: str) -> Any:
 
 def _int(value: Any, where: str) -> int:
     """An id: an int, or its decimal text (JSON turns dict keys into strings)."""
-    if type(value) is str and 0 < len(value) <= _MAX_ID_DIGITS and value.isdigit():
+    if type(value) is str and 0 < len(value) <= _MAX_ID_DIGITS and is_int_text(value):
         value = int(value)
     if type(value) is not int or not 0 <= value < 10**_MAX_ID_DIGITS:
         shown = repr(value) if len(repr(value)) < 60 else f"{repr(value)[:40]}... (too long)"
@@ -231,6 +232,6 @@ def parse_shape(text: str | None) -> tuple[int, ...] | None:
     if not (body.startswith("[") and body.endswith("]")):
         return None
     dims = [d.strip() for d in body[1:-1].split(",") if d.strip()]
-    if not all(len(d) <= _MAX_ID_DIGITS and d.lstrip("-").isdigit() for d in dims):
+    if not all(len(d) <= _MAX_ID_DIGITS and is_int_text(d, signed=True) for d in dims):
         return None
     return tuple(int(d) for d in dims)

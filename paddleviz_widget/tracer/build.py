@@ -10,6 +10,7 @@ from ..graph.model import Graph
 from ..graph.parts import GraphParts, GraphRows, edge_column, parts_of, row_views
 from ..graph.problems import find_problems
 from .capture.recorded_walk import recorded_walk
+from .merge.capture_columns import columns_of, rows_of
 from .merge.collect import NO_TRACE_NOTICE, collect_annotations
 from .merge.graph_rows import annotated_rows
 from .merge.program_ops import with_program_ops
@@ -37,18 +38,22 @@ def trace_graph(y: Any, *, model: Any = None, params: Any = None, replay: bool =
 
     with gc_paused():
         traced = _trace_graph(y, model=model, params=params, replay=replay)
+        assert not isinstance(traced, dict)  # (columns only when asked for)
         return traced if isinstance(traced, Graph) else Graph(*parts_of(traced))
 
 
 def _trace_graph(
     y: Any, *, model: Any, params: Any, replay: bool, walk: WalkResult | None = None,
     problems: bool = True, named_params: list[tuple[str, Any]] | None = None,
-) -> Graph | GraphRows:  # fmt: skip
+    columns: bool = False,
+) -> Graph | GraphRows | dict[str, Any]:  # fmt: skip
     """The traced graph: as rows (what build_graph encodes, no object per node and edge), or
     as a Graph where a step reads Node and Edge objects (to_static programs' ops, the problem
     rules of trace(stats=True)). ``problems`` False: a rows graph leaves meta.problems out
     (a watched capture: the run log's reader adds them, runs/capture_read.py);
-    ``named_params``: ``model.named_parameters()`` as the caller read it just now."""
+    ``named_params``: ``model.named_parameters()`` as the caller read it just now;
+    ``columns``: what the rows are made from, as a watched run's capture file holds it
+    (merge/capture_columns.py), where those columns can stand for the document."""
     import paddle
 
     roots, left_out = split_roots(y)
@@ -69,19 +74,21 @@ def _trace_graph(
         ann.notice = TOO_BIG_NOTICE.format(n=len(walk.nodes), limit=REPLAY_MAX_NODES)
     if left_out:
         ann.notes.append(LEFT_OUT_NOTICE.format(", ".join(left_out)))
-    rows = annotated_rows(walk, ann, root_tensors)
     about = {
         "paddle_version": paddle.__version__,
         "outputs": [
             {"label": r.label, "node": f"n{idx}"} for idx, r in zip(walk.root_indices, roots)
         ],
     }
+    if columns and (kept := columns_of(walk, ann, root_tensors, about)) is not None:
+        return kept
     if not ann.programs:  # rows: the problem rules read them as attribute views, not objects
-        meta = {**rows.meta, **about}
+        rows = rows_of(walk, ann, root_tensors, about)
+        meta = rows.meta
         if problems and ann.stats and any(s is not None for s in edge_column(rows, "stats")):
             meta["problems"] = [p.to_dict() for p in find_problems(row_views(rows, meta))]
         return rows._replace(meta=meta)
-    graph = Graph(*parts_of(rows))
+    graph = Graph(*parts_of(annotated_rows(walk, ann, root_tensors)))
     # to_static: each program node opens into its program's backward ops
     index_of = {n.ptr: n.index for n in walk.nodes}
     programs = {index_of[p]: r for p, r in ann.programs.items() if p in index_of}
@@ -93,7 +100,9 @@ def _trace_graph(
     return Graph(nodes=graph.nodes, edges=graph.edges, groups=graph.groups, meta=meta)
 
 
-def _encoded(traced: Graph | GraphRows) -> dict[str, Any]:
+def _encoded(traced: Graph | GraphRows | dict[str, Any]) -> dict[str, Any]:
+    if isinstance(traced, dict):  # capture columns: encoded by the run log's reader
+        return traced
     return traced.to_dict() if isinstance(traced, Graph) else encode_rows(traced)
 
 
@@ -115,6 +124,7 @@ def captured_graph(
     *,
     model: Any = None,
     named_params: list[tuple[str, Any]] | None = None,
+    columns: bool = False,
 ) -> dict[str, Any]:
     """``build_graph(y, model=model)`` for a watched run's full capture, whose backward just
     walked the graph of ``y`` (one tensor): that walk is used, not made again. Its problems
@@ -122,7 +132,9 @@ def captured_graph(
     ~60 ms of a 10k-GradNode capture step moved out of training; runs/capture_read.py).
     ``named_params``: ``model.named_parameters()``, if the caller has just read it (the
     watch's check for unwatched parameters, in the same step after the same backward): not
-    read again."""
+    read again. ``columns``: what the document is made from instead, where that can stand for
+    it (merge/capture_columns.py: the run log's reader encodes it; ~40-60 ms of a 10k-GradNode
+    capture step moved out of training)."""
     with gc_paused():
         traced = _trace_graph(
             y,
@@ -132,5 +144,6 @@ def captured_graph(
             walk=walk,
             problems=False,
             named_params=named_params,
+            columns=columns,
         )
         return _encoded(traced)

@@ -4,7 +4,6 @@ training script itself saved (p.grad after each backward, OUT/rank-R/grads.npz).
 
 from __future__ import annotations
 
-import gzip
 import json
 from pathlib import Path
 from typing import Any
@@ -41,11 +40,12 @@ def anomalies(run_dir: Path, rank: int) -> list[dict[str, Any]]:
 
 
 def captures(run_dir: Path, rank: int) -> dict[int, dict[str, Any]]:
-    found = {}
-    for path in sorted((rank_path(run_dir, rank) / "captures").glob("capture-*.json.gz")):
-        document = json.loads(gzip.decompress(path.read_bytes()))
-        found[int(path.name.split("-")[1].split(".")[0])] = document
-    return found
+    """Each captured step's graph document, as the reader makes it (since run_schema 3.0 the
+    file holds the columns it is made from), with what the rank's writer added to its meta."""
+    from paddleviz_widget.runs import open_run
+
+    run = open_run(rank_path(run_dir, rank))
+    return {step: run.graph(step) for step in run.captured_steps}
 
 
 def script_grads(out: Path, rank: int) -> dict[tuple[int, str], np.ndarray]:

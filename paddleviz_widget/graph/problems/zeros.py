@@ -4,6 +4,7 @@ zeros reach are affected, in one problem. A zero parameter no such node explains
 
 from __future__ import annotations
 
+from ...digits import is_int_text
 from .empty_input import EMPTY_REASON, empty_input_params
 from .flow import Flow
 from .problem import Problem
@@ -72,7 +73,7 @@ def zeros(flow: Flow) -> list[Problem]:
     empty = empty_input_params(flow, zero_params)
     info = [
         Problem("zero", _param_name(flow, p), EMPTY_REASON, p, flow.layer_of(p), severity="info")
-        for p in sorted(empty, key=lambda i: int(i[1:]) if i[1:].isdigit() else 0)
+        for p in sorted(empty, key=lambda i: int(i[1:]) if is_int_text(i[1:]) else 0)
     ]
     zero_params -= empty  # never merged into another cause below
     found, explained = [], set()
@@ -93,7 +94,7 @@ def zeros(flow: Flow) -> list[Problem]:
         )
         found.append(Problem("zero", n.name, reason, n.id, flow.layer_of(n.id),
                              affected=names, site=flow.site_of(n.id)))  # fmt: skip
-    rest = sorted(zero_params - explained, key=lambda i: int(i[1:]) if i[1:].isdigit() else 0)
+    rest = sorted(zero_params - explained, key=lambda i: int(i[1:]) if is_int_text(i[1:]) else 0)
     if found and rest:
         # A weight fed the dead layer's all-zero output gets a zero gradient too (its input
         # is zero in the forward): the same cause, listed with it.

@@ -34,6 +34,7 @@ import numpy as np
 
 from ..read.program_nodes import is_program_node
 from ..read.tensor_info import cpu_only_build
+from .grad_stats import _addressable
 from .program_rerun import ProgramFrame, enter_frame, forward_source, rerun
 from .stack_gate import call_stacks_off
 
@@ -117,10 +118,18 @@ _MAX, _MIN = np.maximum.reduce, np.minimum.reduce  # ndarray.max/min without the
 def _cpu_finite(t: Any, dtype: Any = None) -> bool | None:
     """Finite, read by NumPy (small: a copy, else in place); None when NumPy cannot read it
     (half types, odd layouts). ``dtype``: ``t.dtype``, if read already."""
-    if (t.dtype if dtype is None else dtype) not in _types()[2]:
+    dtype = t.dtype if dtype is None else dtype
+    read = _types()[2]
+    if dtype not in read:
         return None
     if not t.is_dense():  # a paddle.sparse output (~0.1 us): not read (sparse_grads.py)
         return True
+    check = _compiled_check()
+    if check is not None and t.is_contiguous():  # read at its address, one compiled pass
+        n = math.prod(t.shape)
+        address = t.data_ptr() if n else 0
+        if n == 0 or address:
+            return n == 0 or bool(check(address, n, 0 if dtype is read[0] else 1))
     try:
         if math.prod(t.shape) <= COPY_LIMIT:
             a = np.asarray(t.numpy())
@@ -130,6 +139,25 @@ def _cpu_finite(t: Any, dtype: Any = None) -> bool | None:
         return None
     # max/min propagate NaN, and an Inf is its own max or min: two passes, no array made.
     return a.size == 0 or (math.isfinite(_MAX(a, axis=None)) and math.isfinite(_MIN(a, axis=None)))
+
+
+_CHECK: list[Any] = []  # all_finite once settled (None: not compiled here)
+
+
+def _compiled_check() -> Any:
+    """runs/finite_ir.py's all_finite, once compiled (the compiling starts on a helper thread
+    at the first call; until then, and without llvmlite or Tensor.data_ptr, NumPy reads)."""
+    if _CHECK:
+        return _CHECK[0]
+    if not _addressable():
+        _CHECK.append(None)
+        return None
+    from ...runs import grad_kernel  # (the run log's package: imported here once)
+
+    check = grad_kernel.kernel("all_finite", wait=False)
+    if check is not None or grad_kernel.settled():
+        _CHECK.append(check)
+    return check
 
 
 def _device_flag(t: Any) -> Any:

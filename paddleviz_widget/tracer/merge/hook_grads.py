@@ -13,6 +13,7 @@ in the hook's list is ambiguous) is left bare with one line saying why.
 from __future__ import annotations
 
 from collections import Counter
+from itertools import compress, count, repeat
 
 from ..capture.stats_rows import BackwardStats
 from ..read.replay_safety import is_pylayer
@@ -33,6 +34,9 @@ PYLAYER_UNSURE_NOTICE = (
 )
 
 
+_NONE_ID = id(None)  # gradients told from None by identity, in C
+
+
 def hooks_layer(
     stats: BackwardStats, walk: WalkResult, *, instead_of_dump: bool, guess: bool = True
 ) -> Annotations:
@@ -46,29 +50,31 @@ def hooks_layer(
     layer = Annotations()
     if not stats.grads and not stats.received:
         return layer
-    # One pass over the edges as plain tuples (11k a 10k-node graph): pointers by index, no
-    # attribute or property read per edge.
-    ptrs, leaves, edges = walk.ptrs, walk.accumulation, layer.edges
-    sent, received = stats.grads.get, (stats.received if guess else {}).get
+    # The edges' gradients looked up in C (11k a 10k-node graph); the loop runs only over the
+    # edges whose sender's hooks gave none.
+    ptrs, leaves, walked = walk.ptrs, walk.accumulation, walk.edges
+    keys = walk.edge_keys
+    grads = list(map(stats.grads.get, keys))
+    received = (stats.received if guess else {}).get
     unseen = 0
     shared: Counter[int] | None = None  # senders per target, counted once when first needed
     unsure = 0
-    for source, target, slot in walk.edges:
-        key = (ptrs[source], slot)
-        grad = sent(key)
-        if grad is None and guess:
+    for k in compress(count(), map(_NONE_ID.__eq__, map(id, grads))):
+        source, target, _ = walked[k]
+        if guess:
             # A PyLayer may have returned None for this input: what a target with other
             # senders received is theirs (Paddle < 3.3 writes no dump to say so).
             if is_pylayer(walk.nodes[source].name):
-                shared = shared or Counter(t for _, t, _ in walk.edges)
+                shared = shared or Counter(t for _, t, _ in walked)
                 if shared[target] > 1:
                     unsure += 1
                     continue
-            grad = received(ptrs[target])
-        if grad is not None:
-            edges[key] = EdgeNote(grad, None, "h")
-        elif ptrs[target] not in leaves:
+            grads[k] = received(ptrs[target])
+        if grads[k] is None and ptrs[target] not in leaves:
             unseen += 1
+    known = list(map(_NONE_ID.__ne__, map(id, grads)))
+    notes = map(EdgeNote, compress(grads, known), repeat(None), repeat("h"))
+    layer.edges = dict(zip(compress(keys, known), notes))
     layer.sources.append("hooks")
     if instead_of_dump and unseen:
         layer.notes.append(UNSEEN_NOTICE.format(n=unseen))

@@ -39,6 +39,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from ...digits import is_int_text
 from ...graph.groups import with_ancestors
 from ...graph.model import Group, ParamInfo
 from ..read.walk import WalkResult
@@ -229,4 +230,4 @@ def ensure_layer_group(ann: Annotations, model: Any, path: str) -> str | None:
 
 
 def _number(gid: str) -> int:
-    return int(gid[1:]) if gid[1:].isdigit() else -1
+    return int(gid[1:]) if is_int_text(gid[1:]) else -1

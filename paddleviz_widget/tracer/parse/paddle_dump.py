@@ -11,6 +11,7 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
+from ...digits import is_int_text
 from ...graph.model import GradInfo
 
 _NODE = re.compile(r'^\s*(node_\d+)\s*\[label="([^"\\]+)\\nPtr:\s*(0x[0-9a-fA-F]+)"')
@@ -44,7 +45,7 @@ def parse_grad_label(label: str) -> GradInfo | None:
     place, dtype, dims = match.groups()
     parts = [d.strip() for d in dims.split(",") if d.strip()]
     # A dimension is an int64: longer digit strings are not a shape Paddle wrote.
-    if not all(len(d) <= _MAX_DIM_DIGITS and d.lstrip("-").isdigit() for d in parts):
+    if not all(len(d) <= _MAX_DIM_DIGITS and is_int_text(d, signed=True) for d in parts):
         return GradInfo(dtype=dtype, shape=None, place=place)
     return GradInfo(dtype=dtype, shape=tuple(int(d) for d in parts), place=place)
 
