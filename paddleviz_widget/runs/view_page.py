@@ -29,7 +29,7 @@ from ..export.standalone import (
     script_json,
 )
 from .ranks import RankedRun
-from .view_data import RunLike, run_buffers, run_description, summary_matrix
+from .view_data import RunLike, run_buffers, run_description, summary_matrix, summary_width
 from .view_ranks import missing_grad_diff, opening, ranks_description
 
 #: Element ids js/run_standalone.ts reads (PAGE_IDS there), beside standalone.py's.
@@ -61,15 +61,22 @@ def _graphs(run: RunLike) -> dict[str, Any]:
     return graphs
 
 
-def _run_data(run: RunLike) -> dict[str, str]:
+def _run_data(run: RunLike) -> dict[str, Any]:
     buffers = run_buffers(run)
-    return {
+    summaries = summary_matrix(run)
+    # float32 halves the page; float64 only when a NaN/Inf count is past float32's exact
+    # integers (js/run_standalone.ts reads "summary_width")
+    width = summary_width(summaries[:, 2:])
+    data: dict[str, Any] = {
         "steps": _packed(buffers["steps"]),
         "loss": _packed(buffers["loss"]),
         "norms": _packed(buffers["norms"]),
         "bad": _packed(buffers["bad"]),
-        "summaries": _packed(summary_matrix(run).astype("<f4").tobytes()),
+        "summaries": _packed(summaries.astype(f"<f{width}").tobytes()),
     }
+    if width == 8:
+        data["summary_width"] = 8
+    return data
 
 
 def run_html(run: RunLike | RankedRun, *, title: str | None = None, height: str = "100vh") -> str:
