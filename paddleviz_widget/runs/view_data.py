@@ -150,9 +150,12 @@ def _layer_flags(run: RunLike, shape: tuple[int, ...]) -> tuple[np.ndarray, np.n
 
 
 def summary_matrix(run: RunLike) -> np.ndarray:
-    """(S, 4, P): every step's per-parameter summary, rows as in SUMMARY_STATS (float64: the
-    counts as the reader gives them, exact)."""
-    return np.stack([np.asarray(run.param_stat(s), dtype=np.float64) for s in SUMMARY_STATS], 1)
+    """(S, 4, P): every step's per-parameter summary, rows as in SUMMARY_STATS; float32, or
+    float64 when a NaN/Inf count is past float32's exact integers (summary_width)."""
+    grids = [np.asarray(run.param_stat(s)) for s in SUMMARY_STATS]
+    wide = max(summary_width(g) for g in grids[2:]) == 8
+    dtype = np.float64 if wide else np.float32
+    return np.stack([g.astype(dtype, copy=False) for g in grids], 1)
 
 
 #: NaN/Inf counts up to this are exact in float32 (past it 16,777,219 reads 16,777,220).

@@ -29,7 +29,7 @@ from ..export.standalone import (
     script_json,
 )
 from .ranks import RankedRun
-from .view_data import RunLike, run_buffers, run_description, summary_matrix, summary_width
+from .view_data import RunLike, run_buffers, run_description, summary_matrix
 from .view_ranks import missing_grad_diff, opening, ranks_description
 
 #: Element ids js/run_standalone.ts reads (PAGE_IDS there), beside standalone.py's.
@@ -66,7 +66,7 @@ def _run_data(run: RunLike) -> dict[str, Any]:
     summaries = summary_matrix(run)
     # float32 halves the page; float64 only when a NaN/Inf count is past float32's exact
     # integers (js/run_standalone.ts reads "summary_width")
-    width = summary_width(summaries[:, 2:])
+    width = summaries.dtype.itemsize
     data: dict[str, Any] = {
         "steps": _packed(buffers["steps"]),
         "loss": _packed(buffers["loss"]),
