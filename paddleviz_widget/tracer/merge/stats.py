@@ -25,7 +25,10 @@ def param_statuses(walk: WalkResult, stats: BackwardStats) -> dict[int, str]:
         if any(src not in stats.ran for src, _ in edges):
             continue  # a sender that was not hooked or did not run: nothing is known
         got = [stats.edges[key] for key in edges if key in stats.edges]
-        if not got and not any(key in stats.past_range for key in edges):
+        # A gradient the hooks saw but did not reduce (complex, or past float64's range) came:
+        # it is no "none" (a complex parameter was called "no gradient reached it")
+        sent = any(key in stats.grads or key in stats.past_range for key in edges)
+        if not got and not sent:
             statuses[ptr] = "none"
         elif len(got) == len(edges) and all(s.zero_fraction == 1.0 for s in got):
             statuses[ptr] = "zero"
