@@ -144,10 +144,11 @@ export function kernelSource(model: AnyModel): RunSource {
   };
 }
 
-/** A saved page's data: every step's summary (float32 (S, 4, P)) and the captured graphs. */
+/** A saved page's data: every step's summary ((S, 4, P): float32, or float64 when a NaN/Inf
+ * count is past float32's exact integers) and the captured graphs. */
 export interface PageRunData {
   steps: Float64Array;
-  summaries: Float32Array;
+  summaries: Float32Array | Float64Array;
   graphs: Record<string, { graph: unknown; layer_rows: unknown }>;
   /** A multi-rank page's graph differences, by finding index (runs/view_page.py). */
   diffs?: Record<string, { graph?: unknown; layer_rows?: unknown; title?: string; error?: string }>;

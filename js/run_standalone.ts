@@ -32,6 +32,8 @@ interface RankData {
   norms: string;
   bad: string;
   summaries: string;
+  /** 8: the summaries are float64 (a NaN/Inf count past 2**24: runs/view_page.py); else float32 */
+  summary_width?: number;
   run?: unknown;
 }
 
@@ -64,7 +66,12 @@ async function rankKeys(
     _loss: new DataView(loss),
     _norms: new DataView(norms),
     _bad: new DataView(bad),
-    _page: { steps: new Float64Array(steps), summaries: new Float32Array(summaries), graphs, diffs },
+    _page: {
+      steps: new Float64Array(steps),
+      summaries: data.summary_width === 8 ? new Float64Array(summaries) : new Float32Array(summaries),
+      graphs,
+      diffs,
+    },
   };
 }
 

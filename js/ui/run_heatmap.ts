@@ -8,7 +8,7 @@ import { isProblem, nearestIndex, type RunData } from "../view/run_data";
 import { NAMED_ROW, roundSteps, rowLayout } from "../view/run_window";
 import { argmaxInBin, columnOf, poolRow } from "../view/run_pool";
 import type { LogColour } from "../view/run_colour";
-import { formatNorm } from "../view/grad_stats";
+import { formatLogged } from "../view/grad_stats";
 
 export const LABEL_W = 150; // CSS px of layer names left of the cells
 const MARK_H = 12; // strip above the cells: anomalies (red) and full captures (dark)
@@ -231,7 +231,7 @@ export function createHeatmap(host: HeatmapHost): Heatmap {
     const norm =
       v < 0
         ? "no gradient"
-        : `gradient norm ${Number.isNaN(v) ? "NaN" : formatNorm(v)}${flagged ? " (finite elements; NaN/Inf elements too)" : ""}`;
+        : `gradient norm ${formatLogged(v)}${flagged ? " (finite elements; NaN/Inf elements too)" : ""}`;
     const lines = [layerName(d.desc.layers[cell.row]), `step ${d.steps[cell.i]}: ${norm}`];
     if (d.captured.has(d.steps[cell.i])) lines.push("full capture: click to see its graph");
     for (const a of marks) lines.push(a.message);

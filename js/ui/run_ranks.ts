@@ -7,7 +7,7 @@ import type { AnyModel } from "@anywidget/types";
 import type { RunModel } from "../run_model_contract";
 import { h, button } from "./dom";
 import type { LogColour } from "../view/run_colour";
-import { formatNorm } from "../view/grad_stats";
+import { formatLogged } from "../view/grad_stats";
 import {
   cellAt,
   decodeRanks,
@@ -165,7 +165,7 @@ export function createRankPanel(o: RankPanelOptions): RankPanel {
     const c = cell(event);
     if (!c || !info || !grid) return;
     const v = grid[c.rank * o.layers().length + c.layer];
-    const what = Number.isNaN(v) ? "NaN/Inf gradient" : v < 0 ? "no gradient" : `norm ${formatNorm(v)}`;
+    const what = Number.isNaN(v) ? "NaN/Inf gradient" : v < 0 ? "no gradient" : `norm ${formatLogged(v)}`;
     tip.textContent = `rank ${info.ranks[c.rank]}, ${o.layers()[c.layer] || "(model)"}: ${what}`;
   });
   canvas.addEventListener("click", (event) => {

@@ -4,7 +4,7 @@
 // its layer.
 import { h } from "./dom";
 import type { ParamSummary, RunParam } from "../view/run_data";
-import { formatNorm } from "../view/grad_stats";
+import { formatLogged } from "../view/grad_stats";
 import type { LogColour } from "../view/run_colour";
 
 type Column = "order" | "norm" | "maxAbs" | "nan" | "inf";
@@ -114,7 +114,7 @@ export function createSummaryTable(onLayer: (layer: string) => void): SummaryTab
 }
 
 function fmt(v: number): string {
-  return Number.isNaN(v) ? "NaN" : v === Infinity ? "Inf" : formatNorm(v);
+  return formatLogged(v);
 }
 
 function count(v: number): string {

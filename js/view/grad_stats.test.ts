@@ -4,6 +4,7 @@ import {
   aggregateText,
   extremeEdges,
   firstNonFinite,
+  formatLogged,
   formatNorm,
   formatShare,
   NONFINITE_COLOUR,
@@ -86,6 +87,14 @@ describe("gradient statistics on the view", () => {
     expect(formatNorm(0)).toBe("0");
     expect(firstNonFinite(graph([], { first_nonfinite: "n4" }))).toBe("n4");
     expect(firstNonFinite(graph([]))).toBeNull();
+  });
+
+  it("reads a run log's float32 inf as a size past float32's range, not an infinite gradient", () => {
+    // runs/format.py stores norms as float32: a finite 4.2e38 is inf there, its NaN/Inf count 0
+    expect(formatLogged(Infinity)).toBe("> 3.4e+38");
+    expect(formatLogged(Math.fround(3e38))).toBe("3.0e+38");
+    expect(formatLogged(NaN)).toBe("NaN");
+    expect(formatLogged(0)).toBe("0");
   });
 
   it("never rounds a share of zeros to 0% or 100% unless it is exactly that", () => {

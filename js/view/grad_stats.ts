@@ -74,6 +74,16 @@ export function formatNorm(value: number): string {
   return value.toExponential(1);
 }
 
+/** A run log's norm or max |g| (float32, over the finite elements: runs/format.py): +Infinity
+ * there is a finite size past float32's range (3.4e+38), which the log rounds to inf, so it
+ * reads "> 3.4e+38"; "Inf" read as an infinite gradient, whose NaN/Inf count said 0. */
+export function formatLogged(value: number): string {
+  if (value === Infinity) return `> ${formatNorm(FLOAT32_MAX)}`;
+  return Number.isNaN(value) ? "NaN" : formatNorm(value);
+}
+
+const FLOAT32_MAX = 3.4028234663852886e38;
+
 /** A share as a percentage, rounded to `digits` decimals but never to 0% or 100% unless it is
  * exactly that: 0.998 of a gradient's elements zero is ">99%", not "100%" (which reads as an
  * all-zero, dead gradient next to a non-zero norm), and 0.002 is "<1%", not "0%". */

@@ -154,16 +154,19 @@ export function nearestIndex(steps: Float64Array, step: number): number {
   return lo;
 }
 
-/** One step's per-parameter summary (float32 (4, P): norm, max|g|, NaN, Inf). */
+/** One step's per-parameter summary ((4, P): norm, max|g|, NaN, Inf), float32, or float64 when
+ * a NaN/Inf count is past float32's exact integers (2**24: runs/view_data.py summary_width). */
 export interface ParamSummary {
-  norm: Float32Array;
-  maxAbs: Float32Array;
-  nan: Float32Array;
-  inf: Float32Array;
+  norm: Float32Array | Float64Array;
+  maxAbs: Float32Array | Float64Array;
+  nan: Float32Array | Float64Array;
+  inf: Float32Array | Float64Array;
 }
 
 export function decodeSummary(value: unknown, P: number): ParamSummary | string {
-  const all = float32s(value);
+  // float64 by its size: 4P values of 8 bytes (float32's 4P would be 16P bytes)
+  const wide = P > 0 && (bytesOf(value)?.byteLength ?? 0) === 32 * P;
+  const all = wide ? float64s(value) : float32s(value);
   if (all.length !== 4 * P)
     return `The step's summary has ${all.length} values, expected ${4 * P} (4 statistics x ${P} parameters).`;
   return {

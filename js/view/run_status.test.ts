@@ -20,6 +20,23 @@ describe("the run explorer's status line", () => {
     expect(runStatusText(run({ status: "finished" }), false, true)).not.toContain("refreshing");
   });
 
+  it("words each count by its number", () => {
+    const one = run({ status: "finished", every: 100 });
+    const data = {
+      ...one,
+      desc: {
+        ...one.desc,
+        layers: ["a"],
+        params: [{ name: "a.w", layer: "a", shape: [2], dtype: "float32" }],
+        captured: [0],
+      },
+      L: 1,
+    } as unknown as RunData;
+    expect(runStatusText(data, false, false)).toMatch(
+      /^3 steps \(0\u20132\), 1 layer, 1 parameter, 1 full capture \(every/,
+    );
+  });
+
   it("says how long a running run has been silent, and when its process may be gone", () => {
     const at = (written: number, readAt: number, extra = {}): RunData => {
       const data = run({ status: "running", started: "2026-11-29T10:00:00+00:00", ...extra });

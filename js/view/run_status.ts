@@ -69,9 +69,11 @@ export function runStatusText(data: RunData, running: boolean, live: boolean, no
   // Information (the steps a GradScaler skipped) is not a problem: the picker says so too.
   const problems = desc.anomalies.filter(isProblem).length;
   const info = desc.anomalies.length - problems;
+  // counts worded by number: "1 layer, 1 parameter, 1 full capture" (it said "1 layers")
+  const n = (k: number, word: string): string => `${k} ${word}${k === 1 ? "" : "s"}`;
   let text =
-    `${S} step${S === 1 ? "" : "s"} (${span}), ${data.L} layers, ${desc.params.length} parameters, ` +
-    `${desc.captured.length} full captures${every}; ${problems} problem${problems === 1 ? "" : "s"}` +
+    `${n(S, "step")} (${span}), ${n(data.L, "layer")}, ${n(desc.params.length, "parameter")}, ` +
+    `${n(desc.captured.length, "full capture")}${every}; ${n(problems, "problem")}` +
     `${info ? ` (${info} for information)` : ""}; ` +
     `${meta.status === "running" ? runningWords(data, live, now) : `run ${String(meta.status ?? "unknown")}`}` +
     `${running && live ? ", refreshing" : ""}`;

@@ -153,6 +153,16 @@ describe("decoding", () => {
     expect(Array.from(summary.nan)).toEqual([0, 5]);
     expect(decodeSummary(new DataView(new ArrayBuffer(4)), 2)).toMatch(/expected 8/);
   });
+
+  it("reads a float64 summary, whose NaN/Inf counts past 2**24 are exact", () => {
+    // runs/view_data.py sends float64 when a count is past float32's exact integers:
+    // 16,777,219 NaN read as float32 is 16,777,220
+    const wide = decodeSummary(new DataView(Float64Array.from([1, 2, 3, 4, 16777219, 5, 0, 2 ** 40 + 1]).buffer), 2);
+    if (typeof wide === "string") throw new Error(wide);
+    expect(Array.from(wide.nan)).toEqual([16777219, 5]);
+    expect(Array.from(wide.inf)).toEqual([0, 2 ** 40 + 1]);
+    expect(Array.from(wide.norm)).toEqual([1, 2]);
+  });
 });
 
 describe("layer rows and graph groups", () => {

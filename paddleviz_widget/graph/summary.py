@@ -32,6 +32,9 @@ class Summary:
     rows: list[LayerRow] = field(default_factory=list)
     total_params: int = 0
     trainable_params: int = 0
+    # What the counts cover when they come from the graph alone (no model): its parameter
+    # nodes, which leave out frozen and unreached ones ("" when the model's own counts).
+    counting: str = ""
 
     HEADERS = ("Layer", "Type", "Params", "Trainable", "GradNodes", "Grad in", "Grad out")
 
@@ -57,7 +60,8 @@ class Summary:
         text.insert(1, line)
         text += [
             line,
-            f"Total params: {self.total_params:,}  (trainable {self.trainable_params:,})",
+            f"Total params: {self.total_params:,}  (trainable {self.trainable_params:,})"
+            + self.counting,
         ]
         return "\n".join(text)
 
@@ -68,7 +72,10 @@ class Summary:
             "<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in row) + "</tr>"
             for row in self._cells()
         )
-        foot = f"<p>Total params: {self.total_params:,} (trainable {self.trainable_params:,})</p>"
+        foot = (
+            f"<p>Total params: {self.total_params:,} (trainable {self.trainable_params:,})"
+            f"{html.escape(self.counting)}</p>"
+        )
         return (
             '<table class="pvw-summary" style="font-family:monospace;white-space:pre">'
             f"<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>{foot}"
@@ -137,4 +144,21 @@ def summarize(
     tops = [r for r in summary.rows if r.depth == 0]
     summary.total_params = sum(r.params for r in tops)
     summary.trainable_params = sum(r.trainable for r in tops)
+    if layer_params is None:
+        summary.counting = _graph_counting(graph.meta)
     return summary
+
+
+def _graph_counting(meta: Mapping[str, object] | None) -> str:
+    """The footer's words for counts made from the graph's parameter nodes: a frozen layer's
+    weight has none (a frozen Linear(3, 3) read "Params 3" and the model's total 46 for 55,
+    unqualified, where summary(y, model=model) counts every parameter)."""
+    missing = (meta or {}).get("unreached_params")
+    words = ", counting the parameters in this graph"
+    if isinstance(missing, list) and missing:
+        n = len(missing)
+        words += (
+            f"; {n} more {'is' if n == 1 else 'are'} not in it (frozen or unreached): "
+            "paddleviz_widget.summary(y, model=model) counts every parameter"
+        )
+    return words

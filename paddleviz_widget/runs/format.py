@@ -93,6 +93,16 @@ FLUSH_ROWS = 10_000
 FLUSH_MOST = 1000
 
 STATS = ("norm", "max_abs", "nan", "inf")
+#: The counts among them, read as float64: exact to 2**53 elements (float32 rounded a count
+#: past 2**24, 16,777,219 NaN read as 16,777,220), NaN still marking "no gradient".
+COUNTS = ("nan", "inf")
+
+
+def stat_dtype(name: str) -> str:
+    """The NumPy dtype the reader gives statistic ``name`` (float32 sizes, float64 counts)."""
+    return "float64" if name in COUNTS else "float32"
+
+
 # A part's Parquet schema metadata: its rows are step-major, each step's in run.json's params
 # order (the reader reshapes instead of placing row by row; untagged parts are checked).
 LAYOUT_KEY = b"paddleviz_widget.layout"

@@ -56,16 +56,15 @@ class Part:
             self._check_order()
         values = self._stats.get(name)
         if values is None:
-            values = self._stats[name] = self._float32(name)
+            values = self._stats[name] = self._floats(name)
         if self._placement is None:
             return values, None, None
         return values, self.step_of_row, self._placement
 
-    def _float32(self, name: str) -> np.ndarray:
-        """Stat column ``name`` as float32, NaN where null. A NaN / Inf count over 2**24 is
-        rounded as the reader's float32 grid rounds the tail's (a safe cast would refuse it);
-        a column of another type than numbers, or of another length than the part's steps,
-        is a damaged part, said as such."""
+    def _floats(self, name: str) -> np.ndarray:
+        """Stat column ``name`` as float32 (norm, max |g|) or float64 (NaN / Inf counts: exact
+        past 2**24), NaN where null; a column of another type than numbers, or of another
+        length than the part's steps, is a damaged part, said as such."""
         import pyarrow as pa
 
         column = self._read([name]).column(name)
@@ -74,7 +73,8 @@ class Part:
         elif len(column) != self.rows:
             wrong = f"has {len(column)} rows where its steps have {self.rows}"
         else:
-            return column.cast(pa.float32(), safe=False).fill_null(float("nan")).to_numpy()
+            to = pa.float64() if name in fmt.COUNTS else pa.float32()
+            return column.cast(to, safe=False).fill_null(float("nan")).to_numpy()
         raise RunLogError(
             f"{self.path}: its {name!r} column {wrong}: it was damaged after it was written; "
             "move it away to read the rest"

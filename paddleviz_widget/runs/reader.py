@@ -102,8 +102,8 @@ class RunLog:
         return meta
 
     def param_stat(self, stat: str) -> np.ndarray:
-        """float32 (steps, params): "norm", "max_abs", "nan" or "inf"; NaN where a parameter
-        had no gradient at that step."""
+        """(steps, params): "norm", "max_abs" (float32), "nan" or "inf" (float64: a count is
+        exact); NaN where a parameter had no gradient at that step."""
         if stat not in fmt.STATS:
             raise ValueError(f"stat must be one of {', '.join(fmt.STATS)}, got {stat!r}")
         grid = self._stats.get(stat)
@@ -163,7 +163,8 @@ class RunLog:
         return out
 
     def param_row(self, stat: str, step: int) -> np.ndarray:
-        """float32 (params,): one recorded step's stat, reading only the part holding it."""
+        """(params,): one recorded step's stat (param_stat's dtype), reading only the part
+        holding it."""
         n, tail = len(self.params), self._tail
         if stat in self._stats or stat not in fmt.STATS:
             return self.param_stat(stat)[np.searchsorted(self.steps, step)]
@@ -255,7 +256,7 @@ class RunLog:
     def _grid(self, stat: str) -> np.ndarray:
         """(steps, params) of one stat from the parts (read now if not yet) and the tail."""
         n = len(self.params)
-        grid = np.full((len(self.steps), n), np.nan, np.float32)
+        grid = np.full((len(self.steps), n), np.nan, fmt.stat_dtype(stat))
         for name in sorted(self._parts):
             part = self._parts[name]
             values, step_of_row, param = part.stat(stat)

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from ..tracer.capture.cpu_reduce import CHUNK, SPLIT_FROM, array_stats
+from ..tracer.capture.cpu_reduce import CHUNK, SPLIT_FROM, TINY, array_stats
 from ..tracer.capture.sparse_grads import merged_rows
 from .compiled_read import CompiledRead
 from .device_rows import NOT_READ, device_rows
@@ -282,9 +282,11 @@ class GradSummary:
             c = a[k : k + CHUNK]
             squares += float(_dot(c, c))
             top = max(top, float(_max(c)), -float(_min(c)))
-        if math.isfinite(squares):
+        # (a largest |g| under TINY: its float32 squares underflow, 1e-23s summed to a norm of
+        # 0, an "idle" layer where a vanishing one was; array_stats scales them)
+        if math.isfinite(squares) and not 0 < top < TINY:
             return [math.sqrt(squares), top, 0.0, 0.0]
-        # NaN/Inf, or finite values whose squares overflow: the exact account
+        # NaN/Inf, finite values whose squares overflow or underflow: the exact account
         norm, max_abs, _, _, nan, nonfinite = array_stats(a, np.empty(CHUNK, a.dtype))
         return [norm, max_abs, nan, nonfinite - nan]
 
@@ -373,7 +375,8 @@ class _Steady:
         for i, a in big:
             squares = float(_dot(a, a))
             if math.isfinite(squares):
-                out[0, i] = math.sqrt(squares)
-                out[1, i] = max(float(_max(a)), -float(_min(a)))
-            else:  # NaN/Inf, or squares that overflow: as _big reads it
-                out[:, i] = summary._big(a)
+                top = max(float(_max(a)), -float(_min(a)))
+                if not 0 < top < TINY:
+                    out[0, i], out[1, i] = math.sqrt(squares), top
+                    continue
+            out[:, i] = summary._big(a)  # NaN/Inf, squares that overflow or underflow

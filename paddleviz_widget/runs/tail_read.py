@@ -35,7 +35,7 @@ def read_tail(path: Path, n: int) -> dict[str, np.ndarray] | None:
     }
     for stat in fmt.STATS:
         values = [np.nan if v is None else v for r in rows for v in r[stat]]
-        out[stat] = np.array(values, np.float32)
+        out[stat] = np.array(values, fmt.stat_dtype(stat))
     return out
 
 

@@ -9,7 +9,8 @@ when a gradient held NaN/Inf, and -1 where none of the layer's parameters had a 
 that step (the reader's NaN for "no gradient", kept apart from a NaN gradient); ``bad`` uint8
 (S, L): 1 where a parameter of the layer had NaN or Inf gradient elements (the norm the writer
 records is that of the finite ones, so the cell's colour says so instead). One step's
-per-parameter summary (``step_summary``) is float32 (4, P): norm, max|g|, NaN count, Inf count.
+per-parameter summary (``step_summary``) is (4, P): norm, max|g|, NaN count, Inf count, float32,
+or float64 when a count is past float32's exact integers (``summary_width``).
 """
 
 from __future__ import annotations
@@ -149,8 +150,29 @@ def _layer_flags(run: RunLike, shape: tuple[int, ...]) -> tuple[np.ndarray, np.n
 
 
 def summary_matrix(run: RunLike) -> np.ndarray:
-    """float32 (S, 4, P): every step's per-parameter summary, rows as in SUMMARY_STATS."""
-    return np.stack([np.asarray(run.param_stat(s), dtype=np.float32) for s in SUMMARY_STATS], 1)
+    """(S, 4, P): every step's per-parameter summary, rows as in SUMMARY_STATS; float32, or
+    float64 when a NaN/Inf count is past float32's exact integers (summary_width)."""
+    grids = [np.asarray(run.param_stat(s)) for s in SUMMARY_STATS]
+    wide = max(summary_width(g) for g in grids[2:]) == 8
+    dtype = np.float64 if wide else np.float32
+    return np.stack([g.astype(dtype, copy=False) for g in grids], 1)
+
+
+#: NaN/Inf counts up to this are exact in float32 (past it 16,777,219 reads 16,777,220).
+EXACT_IN_F32 = 1 << 24
+
+
+def summary_width(counts: np.ndarray) -> int:
+    """Bytes per value of a summary buffer holding NaN/Inf ``counts``: 4 (float32, half the
+    bytes of a saved page's every-step summaries) unless a count is past EXACT_IN_F32, then 8
+    (float64; js/view/run_data.ts decodeSummary reads either)."""
+    with np.errstate(invalid="ignore"):  # NaN: a parameter without a gradient
+        return 8 if bool(np.any(np.asarray(counts) > EXACT_IN_F32)) else 4
+
+
+def summary_bytes(rows: np.ndarray) -> bytes:
+    """One step's (4, P) summary as the page reads it (summary_width's float32 or float64)."""
+    return _buffer(rows, f"f{summary_width(rows[2:])}")
 
 
 def step_index(run: RunLike, step: int) -> int:
@@ -165,10 +187,10 @@ def step_index(run: RunLike, step: int) -> int:
 
 
 def step_summary(run: RunLike, step: int) -> bytes:
-    """Step ``step``'s per-parameter summary: float32 (4, P) as bytes."""
+    """Step ``step``'s per-parameter summary: (4, P) as bytes (summary_bytes)."""
     at = step_index(run, step)
-    rows = [np.asarray(run.param_stat(s))[at] for s in SUMMARY_STATS]
-    return _buffer(np.stack(rows), "f4")
+    rows = [np.asarray(run.param_stat(s), np.float64)[at] for s in SUMMARY_STATS]
+    return summary_bytes(np.stack(rows))
 
 
 def run_line(run: Mapping[str, Any], ranks: int = 0, job: object = None, rank: int = -1) -> str:

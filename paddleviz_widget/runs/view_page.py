@@ -61,15 +61,22 @@ def _graphs(run: RunLike) -> dict[str, Any]:
     return graphs
 
 
-def _run_data(run: RunLike) -> dict[str, str]:
+def _run_data(run: RunLike) -> dict[str, Any]:
     buffers = run_buffers(run)
-    return {
+    summaries = summary_matrix(run)
+    # float32 halves the page; float64 only when a NaN/Inf count is past float32's exact
+    # integers (js/run_standalone.ts reads "summary_width")
+    width = summaries.dtype.itemsize
+    data: dict[str, Any] = {
         "steps": _packed(buffers["steps"]),
         "loss": _packed(buffers["loss"]),
         "norms": _packed(buffers["norms"]),
         "bad": _packed(buffers["bad"]),
-        "summaries": _packed(summary_matrix(run).astype("<f4").tobytes()),
+        "summaries": _packed(summaries.astype(f"<f{width}").tobytes()),
     }
+    if width == 8:
+        data["summary_width"] = 8
+    return data
 
 
 def run_html(run: RunLike | RankedRun, *, title: str | None = None, height: str = "100vh") -> str:

@@ -30,6 +30,7 @@ from .view_data import (
     run_description,
     run_line,
     step_index,
+    summary_bytes,
 )
 from .view_ranks import missing_grad_diff, opening, rank_norms, ranks_description
 
@@ -234,14 +235,15 @@ class RunWidget(ClosesOwnLayout, anywidget.AnyWidget):
     def _summary(self, step: int) -> bytes:
         at = step_index(self._log, step)
         if self.ranked is not None:  # ranks switch often: only the part holding the step
-            rows = np.stack([self._log.param_row(s, step) for s in SUMMARY_STATS])
-            return np.ascontiguousarray(rows, dtype="<f4").tobytes()
+            rows = np.stack([np.asarray(self._log.param_row(s, step), np.float64)
+                             for s in SUMMARY_STATS])  # fmt: skip
+            return summary_bytes(rows)
         # Each stat read once per refresh: a click then costs one row of each.
         for stat in SUMMARY_STATS:
             if stat not in self._stats:
                 self._stats[stat] = np.asarray(self._log.param_stat(stat))
-        rows = np.stack([self._stats[s][at] for s in SUMMARY_STATS])
-        return np.ascontiguousarray(rows, dtype="<f4").tobytes()
+        rows = np.stack([np.asarray(self._stats[s][at], np.float64) for s in SUMMARY_STATS])
+        return summary_bytes(rows)  # exact counts: float64 past 2**24
 
     def _on_msg(self, widget: Any, content: Any, buffers: Any) -> None:
         if not isinstance(content, Mapping):

@@ -80,6 +80,15 @@ def array_stats(a: np.ndarray, buffer: np.ndarray) -> list[float]:
     """The statistics of flat float array ``a``; ``buffer``: CHUNK elements of ``a``'s dtype
     that may be overwritten. Read chunk by chunk: each chunk's |x| stays in the core's cache
     for the four reductions that read it, so memory is read about once."""
+    # A sum of |x| past the dtype's range (an exploding gradient: 1e37s in float32) is what
+    # the NaN/Inf branch below handles: NumPy's overflow warning would be printed into the
+    # user's output, and under warnings-as-errors it raised inside Paddle's backward (an
+    # OSError from loss.backward()). errstate is per thread: each reading thread sets its own.
+    with np.errstate(over="ignore", invalid="ignore"):
+        return _array_stats(a, buffer)
+
+
+def _array_stats(a: np.ndarray, buffer: np.ndarray) -> list[float]:
     if a.size <= CHUNK:  # most gradients: one chunk, no totals to keep
         squares, *rest = _chunk_stats(a, buffer)
         if math.isfinite(squares) and not 0 < rest[0] < TINY:

@@ -57,8 +57,13 @@ class NodeRun:
 def _reduce(paddle: Any, t: Any) -> tuple[Any, Any]:
     """(float64 [norm, max_abs, abs_sum], int64 [zeros, nan, non-finite]) of one gradient, on
     its device: sizes over the finite elements, a few cheap tensor ops, no host copy. The
-    norm is taken on values scaled by their maximum, so squares cannot overflow."""
-    x = t if t.dtype in (paddle.float32, paddle.float64) else t.astype("float32")
+    norm is taken on values scaled by their maximum, so squares cannot overflow. A complex
+    gradient (a watched run's complex parameter) is reduced as its elements' moduli: cast to
+    float32 it kept the real parts alone (a norm of 12.8 for 21.3)."""
+    if t.dtype in (paddle.complex64, paddle.complex128):
+        x = paddle.abs(t)  # float32 / float64 |g|, zero exactly where g is
+    else:
+        x = t if t.dtype in (paddle.float32, paddle.float64) else t.astype("float32")
     zero = paddle.zeros([], x.dtype)
     finite = paddle.isfinite(x)
     a = paddle.where(finite, x, zero).abs()

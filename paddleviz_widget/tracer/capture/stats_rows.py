@@ -50,11 +50,17 @@ class BackwardStats:
     user_hooked: frozenset[int] = frozenset()
     # the first NaN/Inf is at such a node: the user's hook or the node made it
     nonfinite_after_user_hook: bool = False
+    # Edges whose float64 gradient's norm or mean |g| is past float64's range (finite
+    # elements near 1e308): no statistics, and their largest |g| for the words saying why
+    past_range: dict[tuple[int, int], float] = field(default_factory=dict)
 
 
-def _all_stats(raw: Any) -> tuple[list[GradStats], list[bool]]:
+def _all_stats(raw: Any) -> tuple[list[GradStats | None], list[bool]]:
     """Every row's GradStats and whether it holds a NaN/Inf, column by column (~11k rows):
-    sizes over the finite elements (mean_abs 0 when none is), zero_fraction over all."""
+    sizes over the finite elements (mean_abs 0 when none is), zero_fraction over all. None
+    for a row whose norm or mean |g| is not finite: float64 elements near 1e308 sum past
+    float64's range, and an Infinity for a finite gradient is no number JSON can carry (the
+    page refused the whole graph, save() raised)."""
     import numpy as np
 
     table = np.asarray(raw, dtype=np.float64)
@@ -66,7 +72,9 @@ def _all_stats(raw: Any) -> tuple[list[GradStats], list[bool]]:
     zeros = np.divide(table[:, ZEROS], numel, out=np.zeros(len(table)), where=numel > 0)
     nans, infs = nan.astype(np.int64), inf.astype(np.int64)
     columns = (table[:, NORM], table[:, MAX_ABS], mean_abs, zeros, nans, infs)
-    stats = list(map(GradStats, *(c.tolist() for c in columns)))
+    stats: list[GradStats | None] = list(map(GradStats, *(c.tolist() for c in columns)))
+    for k in np.flatnonzero(~(np.isfinite(table[:, NORM]) & np.isfinite(mean_abs))).tolist():
+        stats[k] = None
     return stats, ((nans != 0) | (infs != 0)).tolist()
 
 
@@ -87,20 +95,27 @@ def backward_stats(
     ran = []
     edges = out.edges
     searching = True  # for the first node that sent a NaN/Inf and received none
+    sent_bad: set[tuple[int, int]] = set()  # edges whose gradient held a NaN/Inf
     for run in runs:
         if run.complete:
             ran.append(run.ptr)
         bad_out = False
         ptr = run.ptr
         for index, row in run.rows.items():
-            edges[(ptr, index)] = stats[row]
-            bad_out = bad_out or bad[row]
-        if searching and bad_out:  # what it received, read only then
-            received = [edges.get(key) for key in (senders or {}).get(ptr, ())]
-            if not any(s is not None and not s.finite for s in received):
-                searching = False
-                out.first_nonfinite = ptr
-                # a user's hook between its senders and it may have made the NaN/Inf
-                out.nonfinite_after_user_hook = ptr in user_hooked
+            got = stats[row]
+            if got is not None:
+                edges[(ptr, index)] = got
+            else:
+                out.past_range[(ptr, index)] = float(raw[row][MAX_ABS])
+            if bad[row]:
+                bad_out = True
+                sent_bad.add((ptr, index))
+        # what it received, read only then: finite, and this node made the first NaN/Inf
+        if (searching and bad_out
+                and not any(key in sent_bad for key in (senders or {}).get(ptr, ()))):  # fmt: skip
+            searching = False
+            out.first_nonfinite = ptr
+            # a user's hook between its senders and it may have made the NaN/Inf
+            out.nonfinite_after_user_hook = ptr in user_hooked
     out.ran = frozenset(ran)
     return out

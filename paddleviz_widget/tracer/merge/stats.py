@@ -30,7 +30,10 @@ def param_statuses(walk: WalkResult, stats: BackwardStats) -> dict[int, str]:
         if any(src not in stats.ran for src, _ in edges):
             continue  # a sender that was not hooked or did not run: nothing is known
         got = [stats.edges[key] for key in edges if key in stats.edges]
-        if not got:
+        # A gradient the hooks saw but did not reduce (complex, or past float64's range) came:
+        # it is no "none" (a complex parameter was called "no gradient reached it")
+        sent = any(key in stats.grads or key in stats.past_range for key in edges)
+        if not got and not sent:
             statuses[ptr] = "none"
         elif len(got) == len(edges) and all(s.zero_fraction == 1.0 for s in got):
             statuses[ptr] = "zero"
@@ -63,6 +66,10 @@ def add_stats(
         add_note(ann, USER_HOOK_NOTE.format(n=len(changed)))
         for key in changed:
             ann.no_stats.setdefault(key, USER_HOOK_NO_STATS)
+    if stats.past_range:
+        add_note(ann, PAST_RANGE_NOTE.format(n=len(stats.past_range)))
+        for key, top in stats.past_range.items():
+            ann.no_stats.setdefault(key, PAST_RANGE_NO_STATS.format(top=top))
     if ann.first_nonfinite is None and stats.first_nonfinite is not None:
         ann.first_nonfinite = stats.first_nonfinite
         ann.nonfinite_in_forward = stats.nonfinite_in_forward
@@ -101,6 +108,18 @@ USER_HOOK_NOTE = (
 USER_HOOK_NO_STATS = (
     "no statistics: a hook of yours (Tensor.register_hook) replaces this gradient before the "
     "GradNode it leads to gets it"
+)
+
+
+PAST_RANGE_NOTE = (
+    "{n} edge(s) carry a float64 gradient whose L2 norm or mean |g| is past float64's range "
+    "(finite elements near 1e308): they show no statistics."
+)
+
+
+PAST_RANGE_NO_STATS = (
+    "no statistics: this gradient's L2 norm or mean |g| is past float64's range (its largest "
+    "|g| is {top:.3g})"
 )
 
 
