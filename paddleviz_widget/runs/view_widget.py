@@ -19,6 +19,7 @@ import numpy as np
 import traitlets
 
 from ..export.bundle import bundle_source, widget_asset, widget_esm
+from ..widget.options import check_keywords, css_height
 from ..widget.own_layout import ClosesOwnLayout
 from ..widget.resend import is_resend, resend_state
 from .errors import RunLogError
@@ -137,8 +138,10 @@ class RunWidget(ClosesOwnLayout, anywidget.AnyWidget):
     def __init__(
         self, run: str | os.PathLike[str] | RunLike, *, height: str | int = "720px", **kwargs: Any
     ) -> None:
-        if isinstance(height, int):
-            height = f"{height}px"
+        height = css_height(height, what="GraphWidget.from_run")
+        # the run's own state is read from the log: the rest are the traits a user may set
+        check_keywords(kwargs, set(self.trait_names()) - {"run"}, ("height", "step", "layer"),
+                       what="GraphWidget.from_run")  # fmt: skip
         loaded = load_run(run)
         self.ranked: RankedRun | None = loaded if isinstance(loaded, RankedRun) else None
         extra: dict[str, Any] = {}

@@ -27,6 +27,7 @@ from .diff import diff_document
 from .documents import saved_document
 from .late_picture import PAINTED
 from .layer_groups import LayerGroups, has_id
+from .options import check_keywords, checked_depth, css_height
 from .own_layout import ClosesOwnLayout
 from .reports import problems, summary
 from .resend import is_resend, resend_state
@@ -41,6 +42,8 @@ if TYPE_CHECKING:
 
 #: The readings the page can draw (js/view/forward.ts holds what each one means).
 VIEWS = ("backward", "forward")
+#: The constructors' keyword options a user reads of (README "In the notebook").
+OPTIONS = ("height", "depth", "fold", "view", "selected", "expanded")
 
 
 class ViewError(traitlets.TraitError, ValueError):
@@ -210,9 +213,11 @@ class GraphWidget(ShownGraph, ClosesOwnLayout, anywidget.AnyWidget):
     def _start(
         self, doc: Mapping[str, Any], height: str | int, depth: int | None, kwargs: Any
     ) -> None:
-        height = f"{height}px" if isinstance(height, int) else height
-        if depth is not None and depth < 0:
-            raise ValueError(f"depth must be >= 0 (or None for automatic), got {depth}")
+        what = type(self).__name__
+        height = css_height(height, what=what)
+        depth = checked_depth(depth, what=what)
+        # the graph is the constructor's own: the rest are the traits a user may set
+        check_keywords(kwargs, set(self.trait_names()) - {"graph"}, OPTIONS, what=what)
         self._auto = depth is None
         self._painted = threading.Event()
         super().__init__(graph=doc, height=height, depth=-1 if depth is None else depth, **kwargs)
