@@ -128,7 +128,7 @@ def main(argv: list[str] | None = None) -> int:
     if options.output is None:
         _take_trailing(parser, options)
     if options.output is None:
-        parser.error("pass the file to write with -o, e.g. -o graph.html")
+        parser.error(_no_output(options.args))
     if options.step is not None and options.step < 1:
         parser.error(f"--step counts backward calls from 1, got {options.step}")
     script = Path(options.script)
@@ -167,6 +167,22 @@ def main(argv: list[str] | None = None) -> int:
         collector.discard()
     _say(_summary(written, session.calls, options.step))
     return 0
+
+
+def _no_output(args: list[str]) -> str:
+    """Why no -o was taken: none given, or one among the script's arguments, which our
+    options at the end are only when nothing follows them that is not ours."""
+    for i, arg in enumerate(args):
+        if arg in ("-o", "--output") or arg.startswith("--output="):
+            after = args[i + (1 if "=" in arg else 2) :]
+            return (
+                f"{arg} was taken as the script's own argument, as {' '.join(after)!r} follows "
+                "it: our options go before SCRIPT.py, or at the very end with nothing of the "
+                f"script's after them ({PROG} -o graph.html train.py ARGS)"
+            )
+    if args[-1:] == ["--run-dir"]:
+        return "--run-dir takes the run log's directory: train.py ARGS --run-dir runs/exp1"
+    return "pass the file to write with -o, e.g. -o graph.html"
 
 
 def _per_rank(output: Path) -> Path:
