@@ -51,10 +51,10 @@ EPILOG = f"""\
 examples:
   {PROG} -o graph.html train.py --epochs 1
   {PROG} -o graph.svg --step 2 train.py     # the second backward call
-  {PROG} -o out/graph.json --all train.py   # out/graph_001.json, ...
+  {PROG} -o graph.json --all train.py       # graph_001.json, graph_002.json, ...
   {PROG} train.py --run-dir runs/exp1       # log the whole run (--every N: full captures)
   {PROG} view runs/exp1 -o run.html         # a run log's explorer (see view --help)
-  python -m paddle.distributed.launch --nproc_per_node 4 $({PROG} --script-path) \
+  python -m paddle.distributed.launch --nproc_per_node 4 $({PROG} --script-path) \\
       train.py --run-dir runs/exp1           # one log per rank (--ranks 0 / 0,2: some)
 """
 
