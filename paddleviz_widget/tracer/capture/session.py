@@ -43,6 +43,7 @@ from .stack_budget import spend, stacks_allowed
 from .stack_gate import LibraryForwardGate, call_stacks_off, call_stacks_recorded
 from .stats_watch import (
     StatsHistory,
+    check_steps,
     graph_signature,
     run_with_stats,
     stats_available,
@@ -91,6 +92,7 @@ class TraceSession:
             call_sites = call_sites and stacks_allowed()  # Paddle keeps them (stack_budget)
         self.call_sites = call_sites
         self.slots = slots
+        check_steps(steps)  # before anything is switched on (0 read as 1, 2.5 failed later)
         if steps is not None and not stats:
             raise ValueError("steps= keeps gradient statistics: use trace(model, stats=True, "
                              f"steps={steps})")  # fmt: skip
