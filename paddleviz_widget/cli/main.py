@@ -45,6 +45,9 @@ If the script fails (an exception, or sys.exit with a non-zero status), its trac
 printed as Python prints it, the exit status is the script's, and no file is written;
 sys.exit(0) is success. A script that makes no backward call is an error (status 1), and so
 are bad arguments (status 2, before the script runs).
+
+With --run-dir RUN_DIR instead of -o, the whole run is logged (--every N, --ranks R):
+`{PROG} --run-dir RUN_DIR --help` says how.
 """
 
 EPILOG = f"""\

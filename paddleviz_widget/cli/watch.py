@@ -21,6 +21,24 @@ from .script_runner import script_ending
 PROG = "python -m paddleviz_widget"
 
 
+# Its own usage: argparse's would read "--run-dir RUN_DIR [-h] --run-dir RUN_DIR ...", no script.
+USAGE = f"""\
+{PROG} --run-dir RUN_DIR [--every N] [--ranks all|R|R,R] SCRIPT.py [ARGS ...]
+       {PROG} SCRIPT.py [ARGS ...] --run-dir RUN_DIR [--every N] [--ranks all|R|R,R]"""
+
+DESCRIPTION = """\
+Run a PaddlePaddle script as `python SCRIPT.py ARGS` would, inside
+paddleviz_widget.trace(stats=True, every=N, run_dir=RUN_DIR), so that the whole run is
+logged: every step's per-parameter gradient summary, the anomalies found, and full captures
+(the backward graph) of step 0, every N-th step and the step after an anomaly. Read it with
+paddleviz_widget.open_run(RUN_DIR), GraphWidget.from_run(RUN_DIR) or
+`python -m paddleviz_widget view RUN_DIR -o run.html`. The model is the nn.Layer whose
+parameters the script's first backward reaches; the script's output and exit status are its own.
+
+Our options go before SCRIPT.py (then every later argument is the script's, its own --run-dir
+included), or at the very end. Under paddle.distributed.launch each rank logs to
+RUN_DIR/rank-NNNNN."""
+
 _TAKES_VALUE = ("-o", "--output", "--step", "--run-dir", "--every", "--ranks")
 _TRAILING = ("--run-dir", "--every", "--ranks")
 
@@ -62,7 +80,8 @@ def _split(argv: list[str]) -> tuple[list[str], list[str]]:
 
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(
-        prog=f"{PROG} --run-dir RUN_DIR", description=__doc__.split("\n\n")[0],
+        prog=PROG, usage=USAGE, description=DESCRIPTION,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )  # fmt: skip
     parser.add_argument("--run-dir", required=True, metavar="RUN_DIR",
                         help="a new directory for the run log (open_run, view)")  # fmt: skip
