@@ -305,5 +305,10 @@ def load_dump_graph(path: str | os.PathLike[str], *, which: str | None = None) -
 def build_graph_from_dump(
     path: str | os.PathLike[str], *, which: str | None = None
 ) -> dict[str, Any]:
-    """``load_dump_graph`` as the JSON document (schema 2.2), like ``build_graph(y)``."""
+    """The backward graph in the files ``loss.backward(dump_backward_graph_path=DIR)`` wrote
+    (Paddle >= 3.3), as the JSON document ``build_graph(y)`` returns (``SCHEMA_VERSION``).
+    ``path``: DIR (its newest dump; ``meta.notice`` says so when there are several) or one
+    dump's ``.dot``; ``which``: the timestamp prefix of another dump in DIR. A dump has no
+    layer groups, parameter names or slot names. FileNotFoundError when there is nothing to
+    read, ``SourceFileError`` (a ValueError) naming the file that is not a dump."""
     return load_dump_graph(path, which=which).to_dict()
