@@ -34,3 +34,14 @@ def test_the_main_help_leads_to_the_watch_modes_help(tmp_path):
         assert option in watch.split("options:")[1]
     assert "``" not in watch  # reST markup of a docstring, not words for a terminal
     assert list(tmp_path.iterdir()) == []  # help makes no run dir
+
+
+def test_a_command_with_no_script_asks_for_the_script_only(tmp_path):
+    # argparse counts a REMAINDER positional as required: "required: SCRIPT.py, args", while
+    # a script with no arguments of its own is fine
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    for module, script in (("paddleviz_widget", "SCRIPT.py"), ("paddleviz_widget.run", "script")):
+        done = subprocess.run([sys.executable, "-m", module], env=env, cwd=tmp_path,
+                              capture_output=True, text=True, timeout=300)  # fmt: skip
+        assert done.returncode == 2
+        assert done.stderr.rstrip().endswith(f"the following arguments are required: {script}")

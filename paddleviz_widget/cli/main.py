@@ -86,7 +86,11 @@ def _parser() -> argparse.ArgumentParser:
         help="replace the -o file (with --all, the numbered files) if it exists",
     )  # fmt: skip
     parser.add_argument("script", metavar="SCRIPT.py", help="the Python file to run")
-    parser.add_argument("args", nargs=argparse.REMAINDER, help="arguments for the script")
+    script_args = parser.add_argument(
+        "args", nargs=argparse.REMAINDER, help="arguments for the script"
+    )
+    # argparse counts it required: "required: SCRIPT.py, args" for a script given none
+    script_args.required = False
     return parser
 
 
