@@ -4,6 +4,7 @@ user who had passed one; `train.py --run-dir` (no directory after it) said the s
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -12,6 +13,16 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
+TRAIN = """\
+import sys
+import paddle
+steps = int(sys.argv[sys.argv.index("--steps") + 1])
+model = paddle.nn.Linear(3, 1)
+for _ in range(steps):
+    model(paddle.randn([2, 3])).mean().backward()
+    model.clear_gradients()
+print("steps", steps)
+"""
 
 
 def _run(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
@@ -40,6 +51,33 @@ def test_an_o_among_the_scripts_arguments_is_said(tmp_path, args, follows):
     assert "pass the file to write with -o" not in done.stderr
     assert "must not run" not in done.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == ["train.py"]
+
+
+def test_a_run_dir_among_the_scripts_arguments_is_said(tmp_path):
+    done = _run(tmp_path, "train.py", "--run-dir", "runs/exp1", "--bogus")
+    assert done.returncode == 2
+    assert (
+        "--run-dir was taken as the script's own argument, as '--bogus' follows it" in done.stderr
+    )
+    assert "--run-dir runs/exp1 train.py ARGS" in done.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["train.py"]
+
+
+def test_the_equals_form_at_the_end_watches_the_run(tmp_path):
+    # `train.py ARGS --run-dir=DIR --every=2` went to the graph mode ("pass the file to write
+    # with -o"): only "--run-dir DIR" was looked for at the end
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    (tmp_path / "train.py").write_text(TRAIN)
+    done = subprocess.run(
+        [sys.executable, "-m", "paddleviz_widget", "train.py", "--steps", "5",
+         "--run-dir=runs/exp1", "--every=2"],
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout == "steps 5\n"  # the script got its own argument, and only it
+    meta = json.loads((tmp_path / "runs" / "exp1" / "run.json").read_text())
+    assert meta["every"] == 2 and meta["status"] == "finished"
+    assert "run log of 5 steps" in done.stderr
 
 
 def test_a_run_dir_without_its_directory_is_said(tmp_path):

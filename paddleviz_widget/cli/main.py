@@ -178,17 +178,20 @@ def main(argv: list[str] | None = None) -> int:
 
 def _no_output(args: list[str]) -> str:
     """Why no -o was taken: none given, or one among the script's arguments, which our
-    options at the end are only when nothing follows them that is not ours."""
+    options at the end are only when nothing follows them that is not ours (a --run-dir so
+    placed asked for the watch mode: the same rule)."""
+    if args[-1:] == ["--run-dir"]:
+        return "--run-dir takes the run log's directory: train.py ARGS --run-dir runs/exp1"
     for i, arg in enumerate(args):
-        if arg in ("-o", "--output") or arg.startswith("--output="):
+        ours = arg in ("-o", "--output", "--run-dir")
+        if ours or arg.startswith(("--output=", "--run-dir=")):
             after = args[i + (1 if "=" in arg else 2) :]
+            first = "--run-dir runs/exp1" if arg.startswith("--run-dir") else "-o graph.html"
             return (
                 f"{arg} was taken as the script's own argument, as {' '.join(after)!r} follows "
                 "it: our options go before SCRIPT.py, or at the very end with nothing of the "
-                f"script's after them ({PROG} -o graph.html train.py ARGS)"
+                f"script's after them ({PROG} {first} train.py ARGS)"
             )
-    if args[-1:] == ["--run-dir"]:
-        return "--run-dir takes the run log's directory: train.py ARGS --run-dir runs/exp1"
     return "pass the file to write with -o, e.g. -o graph.html"
 
 

@@ -63,7 +63,7 @@ def wants_run_dir(argv: list[str]) -> bool:
         return True
     if any(a in ("-o", "--output") or a.startswith("--output=") for a in lead):
         return False  # the graph mode, its options before the script: the rest is the script's
-    return "--run-dir" in _split(argv)[0]
+    return any(_is_run_dir(a) for a in _split(argv)[0])
 
 
 def _split(argv: list[str]) -> tuple[list[str], list[str]]:
@@ -73,9 +73,13 @@ def _split(argv: list[str]) -> tuple[list[str], list[str]]:
     ours, rest = list(argv[:n]), list(argv[n:])
     if any(_is_run_dir(a) for a in ours):
         return ours, rest  # the script's arguments are all its own (its --run-dir included)
-    while len(rest) >= 3 and rest[-2] in _TRAILING:
-        ours, rest = ours + rest[-2:], rest[:-2]
-    return ours, rest
+    while True:  # "--every 5" or "--every=5", as before SCRIPT.py
+        if len(rest) >= 3 and rest[-2] in _TRAILING:
+            ours, rest = rest[-2:] + ours, rest[:-2]
+        elif len(rest) >= 2 and rest[-1].startswith(tuple(f"{t}=" for t in _TRAILING)):
+            ours, rest = rest[-1:] + ours, rest[:-1]
+        else:
+            return ours, rest
 
 
 def main(argv: list[str]) -> int:
