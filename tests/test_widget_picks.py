@@ -63,3 +63,12 @@ def test_the_pages_own_ids_are_taken(widget):
     with pytest.raises(ValueError, match="'zz'"):
         widget.selected = "zz..g1"
     widget.selected = ""
+
+
+def test_a_depth_below_the_automatic_one_is_refused(widget):
+    widget.depth = 1
+    with pytest.raises(ValueError, match="depth: -7 is no level: 0 or more, or -1"):
+        widget.depth = -7
+    assert widget.depth == 1
+    widget.depth = -1  # the automatic depth, as before
+    assert widget.depth == -1

@@ -339,7 +339,7 @@ class GraphWidget(ShownGraph, ClosesOwnLayout, anywidget.AnyWidget):
             self._groups_read = (self.graph, LayerGroups(self.graph))
         return self._groups_read[1]
 
-    @traitlets.validate("selected", "expanded")
+    @traitlets.validate("selected", "expanded", "depth")
     def _check_pick(self, proposal: Mapping[str, Any]) -> Any:
         # Set in Python: what the graph has, said if not (a layer path in `expanded`, "conv",
         # opened nothing and stayed there, a wrong `selected` selected nothing). The page's

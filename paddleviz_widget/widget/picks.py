@@ -1,6 +1,7 @@
-"""``w.selected`` and ``w.expanded`` set in Python, checked against the graph: a layer path
-where a group id goes (``w.expanded = ["conv"]``) opened nothing and stayed in the trait, and a
-``selected`` the graph has not selected nothing, both silently."""
+"""``w.selected``, ``w.expanded`` and ``w.depth`` set in Python, checked against the graph: a
+layer path where a group id goes (``w.expanded = ["conv"]``) opened nothing and stayed in the
+trait, a ``selected`` the graph has not selected nothing, and ``depth = -7`` meant -1, all
+silently."""
 
 from __future__ import annotations
 
@@ -11,8 +12,12 @@ from .layer_groups import LayerGroups, has_id
 
 
 def picked(graph: Mapping[str, Any], groups: LayerGroups, name: str, value: Any) -> Any:
-    """``value`` for trait ``name`` ("selected" or "expanded"), or a ValueError saying what
-    the graph holds and the call that takes a layer path."""
+    """``value`` for trait ``name`` ("selected", "expanded" or "depth"), or a ValueError
+    saying what the graph holds and the call that takes a layer path."""
+    if name == "depth":  # -7 was read as -1, the automatic depth, without a word
+        if value < -1:
+            raise ValueError(f"depth: {value} is no level: 0 or more, or -1 for the automatic one")
+        return value
     if name == "expanded":
         wanted = [value] if isinstance(value, str) else list(value)
         ids: list[str] = []
