@@ -49,6 +49,7 @@ from .stats_watch import (
     stats_available,
     stats_possible,
 )
+from .switches import check_switches
 from .user_hooks import UserHooks
 from .watched import watch_of, watched_backward
 
@@ -93,6 +94,7 @@ class TraceSession:
         self.call_sites = call_sites
         self.slots = slots
         check_steps(steps)  # before anything is switched on (0 read as 1, 2.5 failed later)
+        check_switches(stats=stats, call_sites=call_sites, slots=slots)
         if steps is not None and not stats:
             raise ValueError("steps= keeps gradient statistics: use trace(model, stats=True, "
                              f"steps={steps})")  # fmt: skip
