@@ -107,6 +107,8 @@ def select_dump(
     ``path``: a dump directory or one of a dump's files. ``which``: a dump's prefix (or a file
     name of it) in that directory; by default the newest dump.
     """
+    if which is not None and not isinstance(which, str):
+        raise TypeError(f"which= is a dump's timestamp prefix (a str), got {which!r}")
     p = Path(path).expanduser()
     if not p.exists():
         raise FileNotFoundError(
@@ -114,7 +116,14 @@ def select_dump(
             "whole, if it was written on another machine)"
         )
     if p.is_file():
-        return _siblings(p), None, 1
+        files = _siblings(p)
+        named = _split(Path(which)) if which is not None else None
+        if which is not None and (named[0] if named else which) != files.prefix:  # was ignored
+            raise SourceFileError(
+                p, f"which={which!r} picks a dump in a directory, and this is dump "
+                f"{files.prefix!r}'s file: pass its directory with which=, or only the file"
+            )  # fmt: skip
+        return files, None, 1
     dumps = list_dumps(p)
     if not dumps:
         raise FileNotFoundError(
