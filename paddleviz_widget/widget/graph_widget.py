@@ -52,7 +52,7 @@ class ViewError(traitlets.TraitError, ValueError):
 
 
 class PickError(traitlets.TraitError, ValueError):
-    """A ``selected`` or ``expanded`` the graph has not (traitlets then keeps the old value)."""
+    """A ``selected``, ``expanded`` or ``depth`` the graph cannot take (traitlets keeps the old)."""
 
 
 class GraphWidget(ShownGraph, ClosesOwnLayout, anywidget.AnyWidget):
