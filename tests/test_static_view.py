@@ -117,7 +117,8 @@ def test_bad_options_name_the_fix() -> None:
     with pytest.raises(ValueError, match="fmt must be one of 'svg', 'png', got 'gif'"):
         render_picture("digraph { a }", "gif")
     with pytest.raises(ValueError, match="not a JSON graph document .*pass build_graph"):
-        view_dot({"nodes": [object()]})
+        # (a dict with no version at all: test_view_dot_input.py)
+        view_dot({"schema_version": "2.3", "nodes": [object()]})
     with pytest.raises(StaticPictureUnavailable, match='schema_version "9" is a newer .*upgrade'):
         view_dot({"schema_version": "9"})
 

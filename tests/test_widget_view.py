@@ -144,6 +144,6 @@ def test_selection_survives_only_while_its_id_exists() -> None:
     w.graph = load("nested")
     nested_ids = {n["id"] for n in load("nested")["nodes"]}
     assert w.selected == (graph["nodes"][3]["id"] if graph["nodes"][3]["id"] in nested_ids else "")
-    w.selected = "no_such_id"
+    w.selected = "n29"  # nested's, not lenet's (an id no graph has is refused: test_widget_picks)
     w.graph = load("lenet")
     assert w.selected == ""

@@ -46,16 +46,19 @@ If the script fails (an exception, or sys.exit with a non-zero status), its trac
 printed as Python prints it, the exit status is the script's, and no file is written;
 sys.exit(0) is success. A script that makes no backward call is an error (status 1), and so
 are bad arguments (status 2, before the script runs).
+
+With --run-dir RUN_DIR instead of -o, the whole run is logged (--every N, --ranks R):
+`{PROG} --run-dir RUN_DIR --help` says how.
 """
 
 EPILOG = f"""\
 examples:
   {PROG} -o graph.html train.py --epochs 1
   {PROG} -o graph.svg --step 2 train.py     # the second backward call
-  {PROG} -o out/graph.json --all train.py   # out/graph_001.json, ...
+  {PROG} -o graph.json --all train.py       # graph_001.json, graph_002.json, ...
   {PROG} train.py --run-dir runs/exp1       # log the whole run (--every N: full captures)
   {PROG} view runs/exp1 -o run.html         # a run log's explorer (see view --help)
-  python -m paddle.distributed.launch --nproc_per_node 4 $({PROG} --script-path) \
+  python -m paddle.distributed.launch --nproc_per_node 4 $({PROG} --script-path) \\
       train.py --run-dir runs/exp1           # one log per rank (--ranks 0 / 0,2: some)
 """
 
@@ -84,7 +87,11 @@ def _parser() -> argparse.ArgumentParser:
         help="replace the -o file (with --all, the numbered files) if it exists",
     )  # fmt: skip
     parser.add_argument("script", metavar="SCRIPT.py", help="the Python file to run")
-    parser.add_argument("args", nargs=argparse.REMAINDER, help="arguments for the script")
+    script_args = parser.add_argument(
+        "args", nargs=argparse.REMAINDER, help="arguments for the script"
+    )
+    # argparse counts it required: "required: SCRIPT.py, args" for a script given none
+    script_args.required = False
     return parser
 
 
@@ -129,7 +136,7 @@ def main(argv: list[str] | None = None) -> int:
     if options.output is None:
         _take_trailing(parser, options)
     if options.output is None:
-        parser.error("pass the file to write with -o, e.g. -o graph.html")
+        parser.error(_no_output(options.args))
     if options.step is not None and options.step < 1:
         parser.error(f"--step counts backward calls from 1, got {options.step}")
     script = Path(options.script)
@@ -168,6 +175,25 @@ def main(argv: list[str] | None = None) -> int:
         collector.discard()
     _say(_summary(written, session.calls, options.step))
     return 0
+
+
+def _no_output(args: list[str]) -> str:
+    """Why no -o was taken: none given, or one among the script's arguments, which our
+    options at the end are only when nothing follows them that is not ours (a --run-dir so
+    placed asked for the watch mode: the same rule)."""
+    if args[-1:] == ["--run-dir"]:
+        return "--run-dir takes the run log's directory: train.py ARGS --run-dir runs/exp1"
+    for i, arg in enumerate(args):
+        ours = arg in ("-o", "--output", "--run-dir")
+        if ours or arg.startswith(("--output=", "--run-dir=")):
+            after = args[i + (1 if "=" in arg else 2) :]
+            first = "--run-dir runs/exp1" if arg.startswith("--run-dir") else "-o graph.html"
+            return (
+                f"{arg} was taken as the script's own argument, as {' '.join(after)!r} follows "
+                "it: our options go before SCRIPT.py, or at the very end with nothing of the "
+                f"script's after them ({PROG} {first} train.py ARGS)"
+            )
+    return "pass the file to write with -o, e.g. -o graph.html"
 
 
 def _per_rank(output: Path) -> Path:

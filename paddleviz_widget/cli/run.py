@@ -20,7 +20,10 @@ def main(argv: list[str] | None = None) -> int:
         description="Run a Paddle script with its backward passes traced for paddleviz_widget.",
     )
     parser.add_argument("script", help="the Python file to run, e.g. example.py")
-    parser.add_argument("args", nargs=argparse.REMAINDER, help="arguments for the script")
+    script_args = parser.add_argument(
+        "args", nargs=argparse.REMAINDER, help="arguments for the script"
+    )
+    script_args.required = False  # argparse's own: "required: script, args" for a script with none
     options = parser.parse_args(argv)
     script = Path(options.script)
     if not script.is_file():

@@ -21,6 +21,24 @@ from .script_runner import script_ending
 PROG = "python -m paddleviz_widget"
 
 
+# Its own usage: argparse's would read "--run-dir RUN_DIR [-h] --run-dir RUN_DIR ...", no script.
+USAGE = f"""\
+{PROG} --run-dir RUN_DIR [--every N] [--ranks all|R|R,R] SCRIPT.py [ARGS ...]
+       {PROG} SCRIPT.py [ARGS ...] --run-dir RUN_DIR [--every N] [--ranks all|R|R,R]"""
+
+DESCRIPTION = """\
+Run a PaddlePaddle script as `python SCRIPT.py ARGS` would, inside
+paddleviz_widget.trace(stats=True, every=N, run_dir=RUN_DIR), so that the whole run is
+logged: every step's per-parameter gradient summary, the anomalies found, and full captures
+(the backward graph) of step 0, every N-th step and the step after an anomaly. Read it with
+paddleviz_widget.open_run(RUN_DIR), GraphWidget.from_run(RUN_DIR) or
+`python -m paddleviz_widget view RUN_DIR -o run.html`. The model is the nn.Layer whose
+parameters the script's first backward reaches; the script's output and exit status are its own.
+
+Our options go before SCRIPT.py (then every later argument is the script's, its own --run-dir
+included), or at the very end. Under paddle.distributed.launch each rank logs to
+RUN_DIR/rank-NNNNN."""
+
 _TAKES_VALUE = ("-o", "--output", "--step", "--run-dir", "--every", "--ranks")
 _TRAILING = ("--run-dir", "--every", "--ranks")
 
@@ -45,7 +63,7 @@ def wants_run_dir(argv: list[str]) -> bool:
         return True
     if any(a in ("-o", "--output") or a.startswith("--output=") for a in lead):
         return False  # the graph mode, its options before the script: the rest is the script's
-    return "--run-dir" in _split(argv)[0]
+    return any(_is_run_dir(a) for a in _split(argv)[0])
 
 
 def _split(argv: list[str]) -> tuple[list[str], list[str]]:
@@ -55,14 +73,19 @@ def _split(argv: list[str]) -> tuple[list[str], list[str]]:
     ours, rest = list(argv[:n]), list(argv[n:])
     if any(_is_run_dir(a) for a in ours):
         return ours, rest  # the script's arguments are all its own (its --run-dir included)
-    while len(rest) >= 3 and rest[-2] in _TRAILING:
-        ours, rest = ours + rest[-2:], rest[:-2]
-    return ours, rest
+    while True:  # "--every 5" or "--every=5", as before SCRIPT.py
+        if len(rest) >= 3 and rest[-2] in _TRAILING:
+            ours, rest = rest[-2:] + ours, rest[:-2]
+        elif len(rest) >= 2 and rest[-1].startswith(tuple(f"{t}=" for t in _TRAILING)):
+            ours, rest = rest[-1:] + ours, rest[:-1]
+        else:
+            return ours, rest
 
 
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(
-        prog=f"{PROG} --run-dir RUN_DIR", description=__doc__.split("\n\n")[0],
+        prog=PROG, usage=USAGE, description=DESCRIPTION,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )  # fmt: skip
     parser.add_argument("--run-dir", required=True, metavar="RUN_DIR",
                         help="a new directory for the run log (open_run, view)")  # fmt: skip

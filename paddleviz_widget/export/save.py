@@ -34,7 +34,17 @@ def check_target(path: str | os.PathLike[str]) -> Path:
     """``path`` as a Path (``~`` is the home directory, as for every path the package reads),
     or a clear error if no graph can be saved there (bad suffix, no such directory, a directory
     that takes no new file): lets a caller fail before doing the work that makes the graph."""
+    if not isinstance(path, (str, os.PathLike)):
+        raise TypeError(
+            f"cannot save a graph to {path!r} ({type(path).__name__}): pass the file's path, "
+            "e.g. 'graph.html'"
+        )
     target = Path(path).expanduser()
+    if target.suffix.lower() not in FORMATS and target.is_dir():  # '.', '~': no name to show
+        raise IsADirectoryError(
+            f"cannot save as {str(path)!r}: it is a directory; name a file in it, e.g. "
+            f"{str(target / 'graph.html')!r}"
+        )
     if target.suffix.lower() not in FORMATS:
         raise ValueError(
             f"cannot save a graph as {target.name!r}: the file name's suffix picks the format, "

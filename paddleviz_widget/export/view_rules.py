@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..errors import GraphDocumentError
 from .errors import StaticPictureUnavailable
 
 BUNDLE = Path(__file__).resolve().parents[1] / "static" / "view_rules.js"
@@ -149,6 +150,14 @@ def static_view(
     statistics), ``step`` (a position in meta.steps.index; default the last); and ``static``
     (colours written into the DOT, default True here). Raises ValueError for options the graph
     cannot honour, StaticPictureUnavailable when the view rules cannot run."""
+    if not isinstance(payload, Mapping) or "schema_version" not in payload:
+        # the page reads {} as "no graph yet" and draws nothing: view_dot({}) or None gave an
+        # empty digraph, and save_graph({}, "g.svg") an empty picture, without a word
+        raise GraphDocumentError(
+            "schema_version",
+            f"view_dot/static_view take a graph document, got {_what(payload)}: pass "
+            "build_graph(y), or a dict it returned (json.load of a saved .json)",
+        )
     wanted: dict[str, Any] = {"static": True, **(options or {})}
     if expanded is not None:
         wanted["expanded"] = list(expanded)
@@ -161,6 +170,14 @@ def static_view(
             f"payload is not a JSON graph document ({err}): pass build_graph(y)"
         ) from err
     return static_view_of_json(payload_json, wanted)
+
+
+def _what(payload: Any) -> str:
+    if hasattr(payload, "to_dict"):  # a Graph: its document is one call away
+        return f"a {type(payload).__name__} (its .to_dict() is the document)"
+    if isinstance(payload, Mapping):
+        return "a dict with no schema_version" if payload else "an empty dict"
+    return f"a {type(payload).__name__}"
 
 
 def view_dot(

@@ -64,6 +64,12 @@ def decode_parts(doc: Mapping[str, Any]) -> GraphParts:
                 f"graph schema_version {shown(version)} is a newer paddleviz_widget's ({reads}): "
                 "upgrade it (pip install -U paddleviz_widget)",
             )
+        if isinstance(version, (int, float)) and f"{version}" in (*READS, "1.0"):
+            raise GraphDocumentError(  # said "unknown graph schema_version 2.3: reads '2.3'"
+                "schema_version",
+                f"is the number {version}, not the string '{version}' every document holds; "
+                f'write it as "schema_version": "{version}"',
+            )
         raise GraphDocumentError(
             "schema_version",
             f"unknown graph schema_version {shown(version)}: {reads}; this is not a graph "

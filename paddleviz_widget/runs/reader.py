@@ -31,6 +31,11 @@ _INT_STATS = ("nan", "inf")
 
 def open_run(path: str | os.PathLike[str]) -> RunLog:
     """The run log in directory ``path``; RunLogError names the path and the fix."""
+    if not isinstance(path, (str, os.PathLike)):  # else pathlib's words, naming no argument
+        raise TypeError(
+            f"open_run takes a run log's directory (a str or path: the run_dir of "
+            f"trace(..., run_dir=) or --run-dir), not {type(path).__name__}"
+        )
     return RunLog(Path(path).expanduser())  # ~: as pandas reads it too
 
 

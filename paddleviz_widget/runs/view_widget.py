@@ -10,6 +10,7 @@ not send 10,000 summaries up front.
 from __future__ import annotations
 
 import json
+import operator
 import os
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -19,6 +20,7 @@ import numpy as np
 import traitlets
 
 from ..export.bundle import bundle_source, widget_asset, widget_esm
+from ..widget.options import check_keywords, css_height
 from ..widget.own_layout import ClosesOwnLayout
 from ..widget.resend import is_resend, resend_state
 from .errors import RunLogError
@@ -102,6 +104,9 @@ def graph_reply(
     return reply, buffers
 
 
+WHAT = "GraphWidget.from_run"  # the constructor users call, in its errors
+
+
 class RunWidget(ClosesOwnLayout, anywidget.AnyWidget):
     """The run explorer of a run log written by ``trace(..., run_dir=...)``: a layer x step
     heatmap of gradient norms, the loss curve and a step picker; a fully captured step shows
@@ -138,13 +143,17 @@ class RunWidget(ClosesOwnLayout, anywidget.AnyWidget):
     def __init__(
         self, run: str | os.PathLike[str] | RunLike, *, height: str | int = "720px", **kwargs: Any
     ) -> None:
-        if isinstance(height, int):
-            height = f"{height}px"
+        height = css_height(height, what=WHAT)
+        # the run's own state is read from the log: the rest are the traits a user may set
+        named = ("height", "step", "layer", "rank")
+        check_keywords(kwargs, set(self.trait_names()) - {"run"}, named, what=WHAT)
         loaded = load_run(run)
         self.ranked: RankedRun | None = loaded if isinstance(loaded, RankedRun) else None
         extra: dict[str, Any] = {}
         if self.ranked is not None:
             shown, step = opening(self.ranked)
+            if "rank" in kwargs:  # from_run(..., rank=1): that rank, at the opening step
+                shown = self._valid_rank({"value": kwargs.pop("rank")})
             self._log = self.ranked.rank(shown)
             extra = {"rank": shown, "step": kwargs.pop("step", step)}
         else:
@@ -161,7 +170,14 @@ class RunWidget(ClosesOwnLayout, anywidget.AnyWidget):
 
     @traitlets.validate("rank")
     def _valid_rank(self, proposal: Any) -> int:
-        value = int(proposal["value"])
+        if isinstance(proposal["value"], bool):
+            raise traitlets.TraitError(f"rank is a rank's number (rank=1), got {proposal['value']}")
+        try:  # a NumPy integer too
+            value = operator.index(proposal["value"])
+        except TypeError:
+            raise traitlets.TraitError(
+                f"rank is a rank's number (rank=1), got {proposal['value']!r}"
+            ) from None
         if self.ranked is not None and value not in self.ranked.ranks:
             raise traitlets.TraitError(
                 f"rank {value} is not in this run: its ranks are {self.ranked.ranks}"

@@ -275,5 +275,9 @@ def load_jittor_graph(data: Any) -> Graph:
 
 
 def build_graph_from_jittor(data: Any) -> dict[str, Any]:
-    """``load_jittor_graph`` as the JSON document (schema 2.2), like ``build_graph(y)``."""
+    """The graph of Jittor trace data as the JSON document ``build_graph(y)`` returns
+    (``SCHEMA_VERSION``): ``data`` is the dict ``jt.dump_trace_data()`` returns, or the path of
+    a .json, .pkl or .pickle file holding it. Unpickling runs whatever code the file names:
+    only pass .pkl files you made or trust. Data not in the format raises
+    ``JittorFormatError`` naming the missing key; a file, ``JittorFileError`` naming it."""
     return load_jittor_graph(data).to_dict()

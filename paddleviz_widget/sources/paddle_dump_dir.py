@@ -107,6 +107,8 @@ def select_dump(
     ``path``: a dump directory or one of a dump's files. ``which``: a dump's prefix (or a file
     name of it) in that directory; by default the newest dump.
     """
+    if which is not None and not isinstance(which, str):
+        raise TypeError(f"which= is a dump's timestamp prefix (a str), got {which!r}")
     p = Path(path).expanduser()
     if not p.exists():
         raise FileNotFoundError(
@@ -114,7 +116,14 @@ def select_dump(
             "whole, if it was written on another machine)"
         )
     if p.is_file():
-        return _siblings(p), None, 1
+        files = _siblings(p)
+        named = _split(Path(which)) if which is not None else None
+        if which is not None and (named[0] if named else which) != files.prefix:  # was ignored
+            raise SourceFileError(
+                p, f"which={which!r} picks a dump in a directory, and this is dump "
+                f"{files.prefix!r}'s file: pass its directory with which=, or only the file"
+            )  # fmt: skip
+        return files, None, 1
     dumps = list_dumps(p)
     if not dumps:
         raise FileNotFoundError(
@@ -305,5 +314,10 @@ def load_dump_graph(path: str | os.PathLike[str], *, which: str | None = None) -
 def build_graph_from_dump(
     path: str | os.PathLike[str], *, which: str | None = None
 ) -> dict[str, Any]:
-    """``load_dump_graph`` as the JSON document (schema 2.2), like ``build_graph(y)``."""
+    """The backward graph in the files ``loss.backward(dump_backward_graph_path=DIR)`` wrote
+    (Paddle >= 3.3), as the JSON document ``build_graph(y)`` returns (``SCHEMA_VERSION``).
+    ``path``: DIR (its newest dump; ``meta.notice`` says so when there are several) or one
+    dump's ``.dot``; ``which``: the timestamp prefix of another dump in DIR. A dump has no
+    layer groups, parameter names or slot names. FileNotFoundError when there is nothing to
+    read, ``SourceFileError`` (a ValueError) naming the file that is not a dump."""
     return load_dump_graph(path, which=which).to_dict()

@@ -13,6 +13,11 @@ from .read.params import layer_param_counts
 
 
 def summary(y: Any, *, model: Any = None, params: Any = None) -> Summary:
+    """The per-layer table of ``y``'s backward graph: each layer's type, parameters (the
+    model's own, frozen and hidden ones included: ``model=``, or the live nn.Layer owning the
+    graph's parameters), GradNodes and gradient shapes in and out. ``print(summary(y))`` shows
+    the table; ``y``, ``model`` and ``params`` as for ``build_graph``. A GraphWidget's own
+    table is ``w.summary()`` (its parameter counts: those in the graph)."""
     graph = trace_graph(y, model=model, params=params)
     if model is None and params is None:
         accumulation = {int(n.ptr, 16) for n in graph.nodes if n.kind == "param"}

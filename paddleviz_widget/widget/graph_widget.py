@@ -27,7 +27,9 @@ from .diff import diff_document
 from .documents import saved_document
 from .late_picture import PAINTED
 from .layer_groups import LayerGroups, has_id
+from .options import check_keywords, checked_depth, css_height
 from .own_layout import ClosesOwnLayout
+from .picks import picked
 from .reports import problems, summary
 from .resend import is_resend, resend_state
 from .saving import save_view
@@ -41,10 +43,16 @@ if TYPE_CHECKING:
 
 #: The readings the page can draw (js/view/forward.ts holds what each one means).
 VIEWS = ("backward", "forward")
+#: The constructors' keyword options a user reads of (README "In the notebook").
+OPTIONS = ("height", "depth", "fold", "view", "selected")
 
 
 class ViewError(traitlets.TraitError, ValueError):
     """A ``view`` that is not one of VIEWS (a TraitError, so traitlets undoes the change)."""
+
+
+class PickError(traitlets.TraitError, ValueError):
+    """A ``selected``, ``expanded`` or ``depth`` the graph cannot take (traitlets keeps the old)."""
 
 
 class GraphWidget(ShownGraph, ClosesOwnLayout, anywidget.AnyWidget):
@@ -210,9 +218,11 @@ class GraphWidget(ShownGraph, ClosesOwnLayout, anywidget.AnyWidget):
     def _start(
         self, doc: Mapping[str, Any], height: str | int, depth: int | None, kwargs: Any
     ) -> None:
-        height = f"{height}px" if isinstance(height, int) else height
-        if depth is not None and depth < 0:
-            raise ValueError(f"depth must be >= 0 (or None for automatic), got {depth}")
+        what = type(self).__name__
+        height = css_height(height, what=what)
+        depth = checked_depth(depth, what=what)
+        # the graph is the constructor's own: the rest are the traits a user may set
+        check_keywords(kwargs, set(self.trait_names()) - {"graph"}, OPTIONS, what=what)
         self._auto = depth is None
         self._painted = threading.Event()
         super().__init__(graph=doc, height=height, depth=-1 if depth is None else depth, **kwargs)
@@ -328,6 +338,19 @@ class GraphWidget(ShownGraph, ClosesOwnLayout, anywidget.AnyWidget):
         if self._groups_read is None or self._groups_read[0] is not self.graph:
             self._groups_read = (self.graph, LayerGroups(self.graph))
         return self._groups_read[1]
+
+    @traitlets.validate("selected", "expanded", "depth")
+    def _check_pick(self, proposal: Mapping[str, Any]) -> Any:
+        # Set in Python: what the graph has, said if not (a layer path in `expanded`, "conv",
+        # opened nothing and stayed there, a wrong `selected` selected nothing). The page's
+        # and the kernel's own values, and those before the graph, are not checked.
+        name, value = proposal["trait"].name, proposal["value"]
+        if self._quiet or self._from_browser(name) or not self.graph:
+            return value
+        try:
+            return picked(self.graph, self._groups, name, value)
+        except ValueError as error:
+            raise PickError(str(error)) from None
 
     @traitlets.observe("graph")
     def _on_graph(self, change: Mapping[str, Any]) -> None:

@@ -43,11 +43,13 @@ from .stack_budget import spend, stacks_allowed
 from .stack_gate import LibraryForwardGate, call_stacks_off, call_stacks_recorded
 from .stats_watch import (
     StatsHistory,
+    check_steps,
     graph_signature,
     run_with_stats,
     stats_available,
     stats_possible,
 )
+from .switches import check_switches
 from .user_hooks import UserHooks
 from .watched import watch_of, watched_backward
 
@@ -91,6 +93,8 @@ class TraceSession:
             call_sites = call_sites and stacks_allowed()  # Paddle keeps them (stack_budget)
         self.call_sites = call_sites
         self.slots = slots
+        check_steps(steps)  # before anything is switched on (0 read as 1, 2.5 failed later)
+        check_switches(stats=stats, call_sites=call_sites, slots=slots)
         if steps is not None and not stats:
             raise ValueError("steps= keeps gradient statistics: use trace(model, stats=True, "
                              f"steps={steps})")  # fmt: skip

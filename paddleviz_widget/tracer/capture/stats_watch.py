@@ -187,6 +187,20 @@ def by_position(
     return StepStats(step, signature, stats.edges, index, first)
 
 
+def check_steps(steps: Any) -> None:
+    """trace(steps=K) before the session starts: a K that is not a whole number >= 1 was taken
+    (2.5, "3") and failed in the first backward's statistics, deep inside the user's loop."""
+    if steps is None:
+        return
+    if isinstance(steps, bool) or not isinstance(steps, int):
+        raise TypeError(
+            f"steps is how many backward passes to keep, a whole number >= 1 (steps=50), got "
+            f"{type(steps).__name__} {steps!r}"
+        )
+    if steps < 1:
+        raise ValueError(f"steps must be >= 1 (how many backward passes to keep), got {steps}")
+
+
 class StatsHistory:
     """The last ``size`` steps of each of the last GRAPHS graphs; memory is bounded by
     ``size`` times GRAPHS times one step's edges. A step is numbered with the training step it

@@ -25,6 +25,11 @@ def watch_of(
                 "trace(model, stats=True, every=100, run_dir='runs/exp1')"
             )
         return None
+    if not isinstance(run_dir, (str, os.PathLike)):  # else pathlib's words, naming no option
+        raise TypeError(
+            f"run_dir is the run log's directory, a path (run_dir='runs/exp1'), got "
+            f"{type(run_dir).__name__} {run_dir!r}"
+        )
     refuse_broken_zlib()  # before pyarrow is imported (compat/zlib_guard.py)
     from ...runs.watch import RunWatch
 
