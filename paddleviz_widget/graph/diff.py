@@ -179,6 +179,19 @@ def _read(doc: Any, label: str) -> GraphParts:
             f"graph {label!r} is not a graph document build_graph wrote ({exc}); pass the dict "
             "build_graph(y) returned, or json.load of a file it was saved to"
         ) from exc
+    made = graph.meta.get("diff")
+    if isinstance(made, Mapping):  # a union: a's removed nodes would be read as present
+        names = made.get("labels")
+        was = (
+            f" of {names[0]!r} and {names[1]!r}"
+            if isinstance(names, list) and len(names) == 2
+            else ""
+        )
+        raise ValueError(
+            f"graph {label!r} is already a diff{was}: it holds both graphs' nodes, so what it "
+            "marks removed would be compared as present; diff the graph documents it was made "
+            "from (build_graph(y) of each, or the .json files they were saved to)"
+        )
     ids = {n.id for n in graph.nodes}
     if len(ids) != len(graph.nodes):
         raise ValueError(f"graph {label!r}: duplicate node ids")
