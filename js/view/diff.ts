@@ -188,15 +188,22 @@ function nodeName(node: GraphNode): string {
   return node.kind === "param" ? (node.param?.name ?? "leaf") : shortOpName(node.name);
 }
 
-/** One line per marked node or edge, for lists: "fc1 · Matmul" / "fc1 · Matmul → Add". */
+/** One line per marked node or edge, for lists: "fc1 · Matmul" / "fc1 · Matmul → Add"; an
+ * edge into another layer's op names that layer too ("layers.3 · Add → layers.2 · Add"):
+ * a block's two residual Adds, one sending to the block before, read alike without it. */
 export function entryTitle(index: GraphIndex, id: string): string {
   const node = index.nodes.get(id);
   const edge = node ? undefined : index.edges.get(id);
   const source = node ?? (edge ? index.nodes.get(edge.source) : undefined);
   if (!source) return id;
-  const target = edge ? index.nodes.get(edge.target) : undefined;
-  const name = target ? `${nodeName(source)} \u2192 ${nodeName(target)}` : nodeName(source);
   const layer = layerName(index, source);
+  const target = edge ? index.nodes.get(edge.target) : undefined;
+  let name = nodeName(source);
+  if (target) {
+    // (a parameter's name is its full path already)
+    const where = target.kind === "param" || target.group === source.group ? null : layerName(index, target);
+    name += ` \u2192 ${where ? `${where} \u00b7 ` : ""}${nodeName(target)}`;
+  }
   return layer ? `${layer} \u00b7 ${name}` : name;
 }
 
