@@ -93,7 +93,8 @@ def diff_graphs(
 
 def diff_summary(doc: Mapping[str, Any]) -> dict[str, Any]:
     """What a diff document (``diff_graphs``) marks, as lists: ``added``, ``removed`` and
-    ``changed``, each entry a node or edge with its layer path, op and changes; plus the
+    ``changed``, each entry a node or edge with its layer path, op and changes (an edge: the
+    layer and op it goes into too, ``to_layer`` and ``to``); plus the
     labels, ``rtol``, the counts and what was compared."""
     graph = decode_parts(doc)
     info = graph.meta.get("diff")
@@ -119,7 +120,9 @@ def diff_summary(doc: Mapping[str, Any]) -> dict[str, Any]:
             if source is None or target is None:
                 raise ValueError(f"edge {e.id} points at a node this document does not have")
             entry = {"kind": "edge", "id": e.id, "layer": layer.get(source.group or "")}
-            entry.update(op=source.name, to=target.name)
+            # where it goes too: a residual Add sends to the block before and into its own
+            # sub-layer, two entries that read alike by their source and target ops alone
+            entry.update(op=source.name, to=target.name, to_layer=layer.get(target.group or ""))
             if target.param is not None:
                 entry["to_param"] = target.param.name
             if e.slot is not None:
