@@ -1,7 +1,7 @@
-"""What GraphWidget.diff / graph.diff refuse: a diff document handed back in as one of the two
-graphs. It holds the union of its two graphs (what it marks removed is still a node of it), so
-comparing it again would count a's removed layers as present and report "no differences"
-where there are some."""
+"""What GraphWidget.diff / graph.diff refuse: a ``stats=`` that is not a bool, and a diff
+document handed back in as one of the two graphs. A diff holds the union of its two graphs
+(what it marks removed is still a node of it), so comparing it again would count a's removed
+layers as present and report "no differences" where there are some."""
 
 from __future__ import annotations
 
@@ -51,3 +51,9 @@ def test_a_diff_document_is_refused_as_either_graph_naming_it(tmp_path: Any) -> 
         ValueError, match=r"graph 'old' is already a diff .*build_graph\(y\) of each"
     ):
         GraphWidget.diff(str(path), plain, labels=("old", "new"))
+
+
+def test_stats_must_be_a_bool() -> None:
+    plain = traced(Net(False))
+    with pytest.raises(TypeError, match="stats must be True or False, got 'no'"):
+        diff_graphs(plain, plain, stats="no")  # type: ignore[arg-type]

@@ -71,18 +71,18 @@ def _stats(changes: list[Change], a: GradStats, b: GradStats, rtol: float,
 
 
 def edge_changes(
-    a: Edge, b: Edge, *, rtol: float, scales: tuple[float, float] = (1.0, 1.0)
+    a: Edge, b: Edge, *, rtol: float, scales: tuple[float, float] = (1.0, 1.0), stats: bool = True
 ) -> list[Change]:
     """The gradient's dtype and shape, the sending slot, and, where both edges have gradient
     statistics, a norm or max |g| that moved by more than ``rtol`` (relative to the larger)
     or a NaN/Inf count that changed at all. ``scales``: each graph's loss scale (a GradScaler
     multiplied its gradients by it, meta.loss_scale); when they differ, norms and max |g| are
-    compared divided by them."""
+    compared divided by them. ``stats=False``: the statistics are not compared at all."""
     changes: list[Change] = []
     if a.grad != b.grad:  # (the common case, equal, costs one comparison)
         _grad(changes, a.grad, b.grad, None)
     if a.slot != b.slot:
         _known(changes, "slot", a.slot, b.slot, None)
-    if a.stats is not None and b.stats is not None:
+    if stats and a.stats is not None and b.stats is not None:
         _stats(changes, a.stats, b.stats, rtol, scales)
     return changes
