@@ -69,59 +69,63 @@ export interface DiffMarking {
   groupLine(vn: VisibleNode): string | null;
 }
 
-/** Marks on nodes inside a group call and on the edges they send. */
-export function groupTally(index: GraphIndex, group: string, call: number): Tally {
-  const t = emptyTally();
-  for (const n of index.calls(group)[call] ?? []) {
-    const mark = index.nodes.get(n)?.diff;
-    if (mark) t[mark.status] += 1;
-    for (const e of index.outEdges.get(n) ?? []) if (e.diff) t[e.diff.status] += 1;
-  }
-  return t;
+/** What a collapsed layer or folded run holds: the marks on its nodes and on the edges they
+ * send, and `whole`, added or removed when every node of it is (the layer is only in one
+ * graph), else null. */
+interface Holding {
+  tally: Tally;
+  whole: DiffStatus | null;
 }
 
-/** Marks on the nodes of a folded run's blocks (every call of each) and on the edges they send. */
-function runTally(index: GraphIndex, members: readonly string[]): Tally {
-  const t = emptyTally();
-  for (const m of members) {
-    for (const n of index.descendantNodes(m)) {
-      const mark = index.nodes.get(n)?.diff;
-      if (mark) t[mark.status] += 1;
-      for (const e of index.outEdges.get(n) ?? []) if (e.diff) t[e.diff.status] += 1;
-    }
+function holding(index: GraphIndex, nodes: Iterable<string>): Holding {
+  const tally = emptyTally();
+  let whole: DiffStatus | null | undefined; // undefined: no node seen yet
+  for (const n of nodes) {
+    const mark = index.nodes.get(n)?.diff;
+    if (mark) tally[mark.status] += 1;
+    const status = mark && mark.status !== "changed" ? mark.status : null;
+    whole = whole === undefined || whole === status ? status : null;
+    for (const e of index.outEdges.get(n) ?? []) if (e.diff) tally[e.diff.status] += 1;
   }
-  return t;
+  return { tally, whole: whole ?? null };
+}
+
+/** Marks on nodes inside a group call and on the edges they send. */
+export function groupTally(index: GraphIndex, group: string, call: number): Tally {
+  return holding(index, index.calls(group)[call] ?? []).tally;
 }
 
 export function diffMarking(index: GraphIndex): DiffMarking {
-  const tallies = new Map<string, Tally>(); // per group instance: a graph's marks never change
-  const tallyOf = (vn: VisibleNode): Tally | null => {
+  const held = new Map<string, Holding>(); // per group instance: a graph's marks never change
+  const holdingOf = (vn: VisibleNode): Holding | null => {
     // A folded run stands for every node of its blocks: it holds their marks as a layer does.
     if (!vn.group && !vn.run) return null;
-    let t = tallies.get(vn.id);
-    if (!t) {
-      t = vn.run ? runTally(index, vn.run.members) : groupTally(index, (vn.group as GraphGroup).id, vn.call);
-      tallies.set(vn.id, t);
+    let h = held.get(vn.id);
+    if (!h) {
+      const nodes = vn.run
+        ? vn.run.members.flatMap((m) => index.descendantNodes(m))
+        : (index.calls((vn.group as GraphGroup).id)[vn.call] ?? []);
+      h = holding(index, nodes);
+      held.set(vn.id, h);
     }
-    return t;
+    return h;
   };
   return {
     nodeClass(vn) {
       if (vn.node) return vn.node.diff ? `pvw-diff-${vn.node.diff.status}` : null;
-      const t = tallyOf(vn);
-      if (!t || !tallyText(t)) return null;
-      // A layer only added or only removed is drawn so; any other mix counts as changed.
-      const only =
-        t.added && !t.removed && !t.changed ? "added" : t.removed && !t.added && !t.changed ? "removed" : "changed";
-      return `pvw-diff-holds pvw-diff-${only}`;
+      const h = holdingOf(vn);
+      if (!h || !tallyText(h.tally)) return null;
+      // Drawn added or removed only when it is wholly: a layer both graphs have that holds an
+      // added block is changed (green said the whole layer was new).
+      return `pvw-diff-holds pvw-diff-${h.whole ?? "changed"}`;
     },
     edgeClass(ve) {
       const status = mergedStatus(ve.edges);
       return status ? `pvw-diff-${status}` : null;
     },
     groupLine(vn) {
-      const t = tallyOf(vn);
-      const text = t ? tallyText(t) : "";
+      const h = holdingOf(vn);
+      const text = h ? tallyText(h.tally) : "";
       return text ? `\u0394 ${text}` : null;
     },
   };
