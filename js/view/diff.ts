@@ -163,6 +163,14 @@ export function changeValue(c: DiffChange): string {
   return `${value(c.a, c.field, digits)} \u2192 ${value(c.b, c.field, digits)}`;
 }
 
+/** The changes in the order they are read: a NaN/Inf count first. A gradient that went
+ * NaN has a norm and max |g| of its finite values, often 0: "‖g‖ 8.79 → 0" first read as a
+ * gradient that vanished, its NaN count hidden in "(+3)". */
+export function shownChanges(mark: DiffMark): DiffChange[] {
+  const first = (c: DiffChange): number => (c.field === "nan" || c.field === "inf" ? 0 : 1);
+  return [...mark.changes].sort((x, y) => first(x) - first(y)); // stable: the rest in order
+}
+
 function statusText(mark: DiffMark, info: DiffInfo): string {
   const [a, b] = info.labels;
   if (mark.status === "added") return `only in ${b} (added)`;
@@ -174,7 +182,7 @@ function markItems(mark: DiffMark, info: DiffInfo): InfoItem[] {
   const [a, b] = info.labels;
   return [
     { label: "status", value: statusText(mark, info) },
-    ...mark.changes.map((c) => ({
+    ...shownChanges(mark).map((c) => ({
       label: "change",
       value: `${changeLabel(c)}: ${changeValue(c)}`,
       hint: `${a} \u2192 ${b}`,
@@ -214,7 +222,7 @@ export function entryTitle(index: GraphIndex, id: string): string {
 /** The entry's title, and for a change its first one: "fc1 · Matmul: output grad_x shape
  * [2, 16] → [2, 32] (+2)". */
 function entryText(index: GraphIndex, id: string, mark: DiffMark): string {
-  const first = mark.changes[0];
+  const first = shownChanges(mark)[0];
   if (!first) return entryTitle(index, id);
   const more = mark.changes.length > 1 ? ` (+${mark.changes.length - 1})` : "";
   return `${entryTitle(index, id)}: ${changeLabel(first)} ${changeValue(first)}${more}`;
@@ -307,7 +315,9 @@ export function diffTooltip(index: GraphIndex, ids: readonly string[], info: Dif
   for (const id of ids) {
     const mark = index.nodes.get(id)?.diff ?? index.edges.get(id)?.diff;
     if (!mark) continue;
-    const changes = mark.changes.slice(0, 3).map((c) => `${changeLabel(c)} ${changeValue(c)}`);
+    const changes = shownChanges(mark)
+      .slice(0, 3)
+      .map((c) => `${changeLabel(c)} ${changeValue(c)}`);
     lines.push([statusText(mark, info), ...changes].join(" \u00b7 "));
     if (lines.length >= 3) break;
   }

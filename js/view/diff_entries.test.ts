@@ -3,7 +3,7 @@
 // block before and to the Add inside its own sub-layer; both read "layers.1 · Add → Add"
 // before, two identical lines in a list of differences. Expected names come from the JSON.
 import { describe, expect, it } from "vitest";
-import { diffInfo, diffOverview } from "./diff";
+import { diffInfo, diffOverview, diffSections, diffTooltip } from "./diff";
 import { buildIndex } from "./graph_index";
 import { repeatFixture } from "./repeat_fixtures";
 import type { GraphEdge } from "./types";
@@ -44,5 +44,33 @@ describe("the differences list", () => {
         expect(text).toContain(`\u2192 ${layer.get(target.group!)} \u00b7 `);
       }
     }
+  });
+});
+
+describe("a gradient that went NaN", () => {
+  it("reads its NaN and Inf counts first, in the list, the inspector and the tooltip", () => {
+    // As diff_compare.py writes it: norm and max |g| (of the finite values), then the counts.
+    const graph = repeatFixture("llama_tiny");
+    const edge = graph.edges[0];
+    edge.diff = {
+      status: "changed",
+      changes: [
+        { field: "norm", a: 8.79, b: 0 },
+        { field: "max_abs", a: 4.47, b: 0 },
+        { field: "nan", a: 0, b: 54 },
+        { field: "inf", a: 0, b: 10 },
+      ],
+    };
+    graph.meta = {
+      ...graph.meta,
+      diff: { labels: ["ok", "bad"], rtol: 0.1, counts: {}, compared: ["shape", "stats"] },
+    };
+    const index = buildIndex(graph);
+    const info = diffInfo(graph)!;
+    const listed = diffOverview(index, info).sections.find((s) => s.title.startsWith("Changed"))!.items[0];
+    expect(listed.value).toMatch(/: NaN count 0 \u2192 54 \(\+3\)$/);
+    const rows = diffSections(index, edge.id, undefined, info)[0].items.filter((i) => i.label === "change");
+    expect(rows.map((r) => r.value.split(":")[0])).toEqual(["NaN count", "Inf count", "\u2016g\u2016", "max |g|"]);
+    expect(diffTooltip(index, [edge.id], info)[0]).toContain("changed from ok to bad \u00b7 NaN count 0 \u2192 54");
   });
 });

@@ -1,9 +1,15 @@
-"""The saved page (standalone_html) of a diff of two real Paddle models with repeated blocks:
+"""The saved page (standalone_html) of a diff, in Chromium, from file://, offline.
+
+Two real Paddle models with repeated blocks:
 one has six residual blocks, the other seven (or the other way round). In Chromium, from
 file://, offline: the block only one model has is drawn on its own, green (or red and
 dashed), with the count of what it holds; the six blocks both have stay folded and unmarked.
 Before, the seventh folded with them into "blocks.0–6 · Block ×7", drawn green: as if every
-block were new. Expected counts come from the diff document's own marks."""
+block were new. Expected counts come from the diff document's own marks.
+
+Two training steps of one model, the second fed an Inf: its gradients' NaN and Inf counts are
+what the differences list reads first (the norms, of the finite values, went to 0: "‖g‖ 8.79
+→ 0 (+3)" read as a gradient that vanished). The counts are Paddle's own .grad's."""
 
 from __future__ import annotations
 
@@ -16,6 +22,7 @@ import paddle.nn as nn
 import paddle.nn.functional as F
 import pytest
 from explorer_page import GRAPH
+from paddle_versions import requires_post_hooks
 from test_standalone_browser import saved_page
 
 from paddleviz_widget import build_graph, trace
@@ -106,3 +113,45 @@ def test_a_block_only_one_model_has_is_drawn_apart_from_the_run(
         assert f"\u0394 {sign}{tally[status]}" in block["text"]
         assert block["stroke"] == saved.page.evaluate(SWATCH_JS, status)  # the legend's colour
         assert (block["dash"] != "none") == (status == "removed")
+
+
+class Two(nn.Layer):
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc1 = nn.Linear(8, 16)
+        self.fc2 = nn.Linear(16, 4)
+
+    def forward(self, x: paddle.Tensor) -> paddle.Tensor:
+        return self.fc2(F.relu(self.fc1(x)))
+
+
+@requires_post_hooks
+def test_a_gradient_that_went_nan_reads_its_nan_count_first(
+    chromium_browser: Any, tmp_path: Path
+) -> None:
+    paddle.seed(0)
+    model, x = Two(), paddle.randn([2, 8])
+    docs, nans = [], []
+    for feed in (
+        x,
+        paddle.where(paddle.arange(16).reshape([2, 8]) == 0, paddle.full_like(x, float("inf")), x),
+    ):
+        with trace(model, stats=True):
+            y = model(feed)
+            (y * y).sum().backward()
+        docs.append(build_graph(y))
+        nans.append(int(paddle.isnan(model.fc2.weight.grad).sum()))
+        model.clear_gradients()
+    assert nans[0] == 0 < nans[1]
+    doc = diff_graphs(docs[0], docs[1], labels=("ok", "inf"))
+    param = next(
+        n["id"] for n in doc["nodes"] if (n.get("param") or {}).get("name") == "fc2.weight"
+    )
+    edge = next(e["id"] for e in doc["edges"] if e["target"] == param)
+    path = tmp_path / "nan.html"
+    path.write_text(standalone_html(doc), encoding="utf-8")
+    with saved_page(chromium_browser, path) as saved:
+        entry = saved.page.locator(f"[data-testid=pvw-inspector] [data-ref='{edge}']")
+        assert entry.inner_text().endswith(f": NaN count 0 \u2192 {nans[1]} (+3)"), (
+            entry.inner_text()
+        )
