@@ -9,7 +9,10 @@ block were new. Expected counts come from the diff document's own marks.
 
 Two training steps of one model, the second fed an Inf: its gradients' NaN and Inf counts are
 what the differences list reads first (the norms, of the finite values, went to 0: "‖g‖ 8.79
-→ 0 (+3)" read as a gradient that vanished). The counts are Paddle's own .grad's."""
+→ 0 (+3)" read as a gradient that vanished). The counts are Paddle's own .grad's.
+
+The Gradient flow chart of seven blocks against six, with statistics, is the six's: the
+seventh block's parameters (a's gradients) were bars among b's with nothing to tell them apart."""
 
 from __future__ import annotations
 
@@ -62,9 +65,9 @@ class Net(nn.Layer):
         return self.head(x)
 
 
-def traced(blocks: int) -> dict[str, Any]:
+def traced(blocks: int, stats: bool = False) -> dict[str, Any]:
     model = Net(blocks)
-    with trace(model):
+    with trace(model, stats=stats):
         y = model(paddle.randn([2, 16]))
         y.sum().backward()
     return build_graph(y)
@@ -155,3 +158,18 @@ def test_a_gradient_that_went_nan_reads_its_nan_count_first(
         assert entry.inner_text().endswith(f": NaN count 0 \u2192 {nans[1]} (+3)"), (
             entry.inner_text()
         )
+
+
+@requires_post_hooks
+def test_the_gradient_flow_of_a_diff_is_b_s(chromium_browser: Any, tmp_path: Path) -> None:
+    seven, six = traced(7, stats=True), traced(6, stats=True)
+    doc = diff_graphs(seven, six, labels=("seven", "six"))
+    wanted = [n["param"]["name"] for n in six["nodes"] if n.get("param")]
+    path = tmp_path / "flow.html"
+    path.write_text(standalone_html(doc), encoding="utf-8")
+    with saved_page(chromium_browser, path) as saved:
+        saved.page.get_by_test_id("pvw-tab-flow").click()
+        rows = saved.page.get_by_test_id("pvw-flow-rows").locator(".pvw-flow-name")
+        assert sorted(rows.all_inner_texts()) == sorted(wanted)  # not blocks.6's
+        line = saved.page.get_by_test_id("pvw-flow-line").inner_text()
+        assert line == "The gradients of six; 4 parameters only in seven are left out."
