@@ -173,3 +173,13 @@ def test_the_gradient_flow_of_a_diff_is_b_s(chromium_browser: Any, tmp_path: Pat
         assert sorted(rows.all_inner_texts()) == sorted(wanted)  # not blocks.6's
         line = saved.page.get_by_test_id("pvw-flow-line").inner_text()
         assert line == "The gradients of six; 4 parameters only in seven are left out."
+        # The Layers tab: six's table (its own parameter count), and a line that says so.
+        saved.page.get_by_test_id("pvw-tab-layers").click()
+        total = sum(n["param"]["shape"][0] * (n["param"]["shape"][1:] or [1])[0]
+                    for n in six["nodes"] if n.get("param"))  # fmt: skip
+        foot = saved.page.get_by_test_id("pvw-layers-total").inner_text()
+        assert foot.startswith(f"Total params: {total:,} ("), foot
+        line = saved.page.get_by_test_id("pvw-layers-line").inner_text()
+        gone = [g for g in seven["groups"] if g["name"].startswith("blocks.6")]  # and .fc, .out
+        only = f"{len(gone)} layers only in seven left out"
+        assert line == f"The layers of six, the diff's second graph; {only}."
