@@ -2,7 +2,8 @@
 the layer they leave. A residual block's Add sends its gradient to the block before and into
 its own sub-layer: both entries read ``{"layer": "blocks.2", "op": "AddGradNode", "to":
 "AddGradNode"}`` and only their slots (grad_x, grad_y) told them apart. Checked on two real
-training steps; the expected layers are the model's own."""
+training steps; the expected layers are the model's own. And a gradient gone NaN lists its
+NaN count first (its norm, of the finite values, read as a gradient that vanished)."""
 
 from __future__ import annotations
 
@@ -58,3 +59,19 @@ def test_each_edge_entry_names_the_layer_it_goes_into() -> None:
     # bias add: two changed gradients (every gradient moved, rtol 0) out of one layer.
     out_of_block = [e for e in edges if e["layer"] == "blocks.2" and e["to"] == "AddGradNode"]
     assert sorted(e["to_layer"] for e in out_of_block) == ["blocks.1", "blocks.2.fc"]
+
+
+@requires_post_hooks
+def test_a_gradient_gone_nan_lists_its_nan_count_first() -> None:
+    # A step fed an Inf: its gradients' norms (of their finite values) drop, often to 0; the
+    # NaN/Inf counts are what changed, and come first, as the page reads them.
+    paddle.seed(5)
+    model, x = Net(), paddle.randn([2, 8])
+    a = step(model, x)
+    model.clear_gradients()
+    bad = paddle.where(paddle.arange(16).reshape([2, 8]) == 0, paddle.full_like(x, float("inf")), x)
+    b = step(model, bad)
+    nans = int(paddle.isnan(model.blocks[0].fc.weight.grad).sum())
+    summary = diff_summary(diff_graphs(a, b))
+    entry = next(e for e in summary["changed"] if e.get("to_param") == "blocks.0.fc.weight")
+    assert entry["changes"][0] == {"field": "nan", "a": 0, "b": nans} and nans > 0

@@ -49,7 +49,8 @@ describe("the differences list", () => {
 
 describe("a gradient that went NaN", () => {
   it("reads its NaN and Inf counts first, in the list, the inspector and the tooltip", () => {
-    // As diff_compare.py writes it: norm and max |g| (of the finite values), then the counts.
+    // As diff_compare.py wrote it until round 24 (a saved diff keeps that order): norm and
+    // max |g| (of the finite values), then the counts.
     const graph = repeatFixture("llama_tiny");
     const edge = graph.edges[0];
     edge.diff = {

@@ -56,6 +56,12 @@ def beyond(a: float, b: float, rtol: float) -> bool:
 
 def _stats(changes: list[Change], a: GradStats, b: GradStats, rtol: float,
            scales: tuple[float, float]) -> None:  # fmt: skip
+    # NaN/Inf counts first: a gradient gone NaN has a norm and max |g| of its finite values,
+    # often 0, which read as a gradient that vanished when listed first.
+    if a.nan != b.nan:
+        changes.append(Change("nan", a.nan, b.nan))
+    if a.inf != b.inf:
+        changes.append(Change("inf", a.inf, b.inf))
     a_norm, a_max, b_norm, b_max = a.norm, a.max_abs, b.norm, b.max_abs
     if scales[0] != scales[1]:  # a GradScaler's scaled gradients: as the optimizer has them
         a_norm, a_max = a_norm / scales[0], a_max / scales[0]
@@ -64,10 +70,6 @@ def _stats(changes: list[Change], a: GradStats, b: GradStats, rtol: float,
         changes.append(Change("norm", a_norm, b_norm))
     if a_max != b_max and beyond(a_max, b_max, rtol):
         changes.append(Change("max_abs", a_max, b_max))
-    if a.nan != b.nan:
-        changes.append(Change("nan", a.nan, b.nan))
-    if a.inf != b.inf:
-        changes.append(Change("inf", a.inf, b.inf))
 
 
 def edge_changes(
