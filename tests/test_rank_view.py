@@ -146,3 +146,22 @@ def test_a_prompt_shows_the_job_in_one_line(tmp_path: Path, model: Any) -> None:
     n = len(w.run["anomalies"])
     assert line.endswith(f" · {n} {'anomaly' if n == 1 else 'anomalies'}"), line
     assert w._repr_mimebundle_()[0]["text/plain"] == line
+
+
+def test_the_graph_difference_of_ranks_is_structure_alone(tmp_path: Path, model: Any) -> None:
+    # Rank 0's capture holds a NaN its batch made (copied from the real capture, one count
+    # set): the difference says it compared dtype, shape and slot, so a NaN count is no mark
+    # of it (it was: rtol=1e300 skipped norms, not the NaN/Inf counts).
+    captures = {k: json.loads(json.dumps(v)) for k, v in model["captures"].items()}
+    with_stats = [e for e in captures[False]["edges"] if e.get("stats")]
+    with_stats[0]["stats"][4] = 3  # GradStats.FIELDS: norm, max_abs, mean_abs, zeros, nan, inf
+    ranked_run(tmp_path / "job", world_size=2, plant=Plant(branch_rank=1),
+               **{**model, "captures": captures})  # fmt: skip
+    w = RunWidget(tmp_path / "job", comm=WireComm())
+    ((reply, buffers),) = from_page(w, {"type": STEP_MESSAGE, "id": 9, "diff": 0})
+    doc = json.loads(buffers[1])
+    assert doc["meta"]["diff"]["compared"] == ["shape"]
+    changed = [
+        x for x in doc["nodes"] + doc["edges"] if (x.get("diff") or {}).get("status") == "changed"
+    ]
+    assert changed == []

@@ -95,7 +95,7 @@ export function createLayersTab(model: AnyModel<WidgetModel>, onPick: (group: st
       text: `Total params: ${count(t.total)} (trainable ${count(t.trainable)}), counting the parameters in this graph.`,
     });
     body.replaceChildren(grid, foot);
-    say("");
+    say(t.note ?? "");
     highlight(true);
   }
 

@@ -98,8 +98,10 @@ describe("diff marks in the view", () => {
         changed: marks.filter((m) => m === "changed").length,
       });
       expect(marking.groupLine(vn)).toBe(expected ? `\u0394 ${expected}` : null);
-      const shared = new Set(marks).size === 1 ? marks[0] : "changed";
-      expect(marking.nodeClass(vn)).toBe(expected ? `pvw-diff-holds pvw-diff-${shared}` : null);
+      // Added or removed only when every node inside is (the layer is only in one graph).
+      const first = inside[0]?.diff?.status;
+      const whole = first !== "changed" && inside.every((n) => n.diff?.status === first) ? first : "changed";
+      expect(marking.nodeClass(vn)).toBe(expected ? `pvw-diff-holds pvw-diff-${whole}` : null);
     }
     const dot = visibleGraphToDot(index, vg, { rankdir: "TB", edgeLabels: false, diff: marking });
     expect(dot).toContain("\u0394 ");

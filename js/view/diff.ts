@@ -69,59 +69,63 @@ export interface DiffMarking {
   groupLine(vn: VisibleNode): string | null;
 }
 
-/** Marks on nodes inside a group call and on the edges they send. */
-export function groupTally(index: GraphIndex, group: string, call: number): Tally {
-  const t = emptyTally();
-  for (const n of index.calls(group)[call] ?? []) {
-    const mark = index.nodes.get(n)?.diff;
-    if (mark) t[mark.status] += 1;
-    for (const e of index.outEdges.get(n) ?? []) if (e.diff) t[e.diff.status] += 1;
-  }
-  return t;
+/** What a collapsed layer or folded run holds: the marks on its nodes and on the edges they
+ * send, and `whole`, added or removed when every node of it is (the layer is only in one
+ * graph), else null. */
+interface Holding {
+  tally: Tally;
+  whole: DiffStatus | null;
 }
 
-/** Marks on the nodes of a folded run's blocks (every call of each) and on the edges they send. */
-function runTally(index: GraphIndex, members: readonly string[]): Tally {
-  const t = emptyTally();
-  for (const m of members) {
-    for (const n of index.descendantNodes(m)) {
-      const mark = index.nodes.get(n)?.diff;
-      if (mark) t[mark.status] += 1;
-      for (const e of index.outEdges.get(n) ?? []) if (e.diff) t[e.diff.status] += 1;
-    }
+function holding(index: GraphIndex, nodes: Iterable<string>): Holding {
+  const tally = emptyTally();
+  let whole: DiffStatus | null | undefined; // undefined: no node seen yet
+  for (const n of nodes) {
+    const mark = index.nodes.get(n)?.diff;
+    if (mark) tally[mark.status] += 1;
+    const status = mark && mark.status !== "changed" ? mark.status : null;
+    whole = whole === undefined || whole === status ? status : null;
+    for (const e of index.outEdges.get(n) ?? []) if (e.diff) tally[e.diff.status] += 1;
   }
-  return t;
+  return { tally, whole: whole ?? null };
+}
+
+/** Marks on nodes inside a group call and on the edges they send. */
+export function groupTally(index: GraphIndex, group: string, call: number): Tally {
+  return holding(index, index.calls(group)[call] ?? []).tally;
 }
 
 export function diffMarking(index: GraphIndex): DiffMarking {
-  const tallies = new Map<string, Tally>(); // per group instance: a graph's marks never change
-  const tallyOf = (vn: VisibleNode): Tally | null => {
+  const held = new Map<string, Holding>(); // per group instance: a graph's marks never change
+  const holdingOf = (vn: VisibleNode): Holding | null => {
     // A folded run stands for every node of its blocks: it holds their marks as a layer does.
     if (!vn.group && !vn.run) return null;
-    let t = tallies.get(vn.id);
-    if (!t) {
-      t = vn.run ? runTally(index, vn.run.members) : groupTally(index, (vn.group as GraphGroup).id, vn.call);
-      tallies.set(vn.id, t);
+    let h = held.get(vn.id);
+    if (!h) {
+      const nodes = vn.run
+        ? vn.run.members.flatMap((m) => index.descendantNodes(m))
+        : (index.calls((vn.group as GraphGroup).id)[vn.call] ?? []);
+      h = holding(index, nodes);
+      held.set(vn.id, h);
     }
-    return t;
+    return h;
   };
   return {
     nodeClass(vn) {
       if (vn.node) return vn.node.diff ? `pvw-diff-${vn.node.diff.status}` : null;
-      const t = tallyOf(vn);
-      if (!t || !tallyText(t)) return null;
-      // A layer only added or only removed is drawn so; any other mix counts as changed.
-      const only =
-        t.added && !t.removed && !t.changed ? "added" : t.removed && !t.added && !t.changed ? "removed" : "changed";
-      return `pvw-diff-holds pvw-diff-${only}`;
+      const h = holdingOf(vn);
+      if (!h || !tallyText(h.tally)) return null;
+      // Drawn added or removed only when it is wholly: a layer both graphs have that holds an
+      // added block is changed (green said the whole layer was new).
+      return `pvw-diff-holds pvw-diff-${h.whole ?? "changed"}`;
     },
     edgeClass(ve) {
       const status = mergedStatus(ve.edges);
       return status ? `pvw-diff-${status}` : null;
     },
     groupLine(vn) {
-      const t = tallyOf(vn);
-      const text = t ? tallyText(t) : "";
+      const h = holdingOf(vn);
+      const text = h ? tallyText(h.tally) : "";
       return text ? `\u0394 ${text}` : null;
     },
   };
@@ -159,6 +163,14 @@ export function changeValue(c: DiffChange): string {
   return `${value(c.a, c.field, digits)} \u2192 ${value(c.b, c.field, digits)}`;
 }
 
+/** The changes in the order they are read: a NaN/Inf count first. A gradient that went
+ * NaN has a norm and max |g| of its finite values, often 0: "‖g‖ 8.79 → 0" first read as a
+ * gradient that vanished, its NaN count hidden in "(+3)". */
+export function shownChanges(mark: DiffMark): DiffChange[] {
+  const first = (c: DiffChange): number => (c.field === "nan" || c.field === "inf" ? 0 : 1);
+  return [...mark.changes].sort((x, y) => first(x) - first(y)); // stable: the rest in order
+}
+
 function statusText(mark: DiffMark, info: DiffInfo): string {
   const [a, b] = info.labels;
   if (mark.status === "added") return `only in ${b} (added)`;
@@ -170,7 +182,7 @@ function markItems(mark: DiffMark, info: DiffInfo): InfoItem[] {
   const [a, b] = info.labels;
   return [
     { label: "status", value: statusText(mark, info) },
-    ...mark.changes.map((c) => ({
+    ...shownChanges(mark).map((c) => ({
       label: "change",
       value: `${changeLabel(c)}: ${changeValue(c)}`,
       hint: `${a} \u2192 ${b}`,
@@ -188,22 +200,29 @@ function nodeName(node: GraphNode): string {
   return node.kind === "param" ? (node.param?.name ?? "leaf") : shortOpName(node.name);
 }
 
-/** One line per marked node or edge, for lists: "fc1 · Matmul" / "fc1 · Matmul → Add". */
+/** One line per marked node or edge, for lists: "fc1 · Matmul" / "fc1 · Matmul → Add"; an
+ * edge into another layer's op names that layer too ("layers.3 · Add → layers.2 · Add"):
+ * a block's two residual Adds, one sending to the block before, read alike without it. */
 export function entryTitle(index: GraphIndex, id: string): string {
   const node = index.nodes.get(id);
   const edge = node ? undefined : index.edges.get(id);
   const source = node ?? (edge ? index.nodes.get(edge.source) : undefined);
   if (!source) return id;
-  const target = edge ? index.nodes.get(edge.target) : undefined;
-  const name = target ? `${nodeName(source)} \u2192 ${nodeName(target)}` : nodeName(source);
   const layer = layerName(index, source);
+  const target = edge ? index.nodes.get(edge.target) : undefined;
+  let name = nodeName(source);
+  if (target) {
+    // (a parameter's name is its full path already)
+    const where = target.kind === "param" || target.group === source.group ? null : layerName(index, target);
+    name += ` \u2192 ${where ? `${where} \u00b7 ` : ""}${nodeName(target)}`;
+  }
   return layer ? `${layer} \u00b7 ${name}` : name;
 }
 
 /** The entry's title, and for a change its first one: "fc1 · Matmul: output grad_x shape
  * [2, 16] → [2, 32] (+2)". */
 function entryText(index: GraphIndex, id: string, mark: DiffMark): string {
-  const first = mark.changes[0];
+  const first = shownChanges(mark)[0];
   if (!first) return entryTitle(index, id);
   const more = mark.changes.length > 1 ? ` (+${mark.changes.length - 1})` : "";
   return `${entryTitle(index, id)}: ${changeLabel(first)} ${changeValue(first)}${more}`;
@@ -296,7 +315,9 @@ export function diffTooltip(index: GraphIndex, ids: readonly string[], info: Dif
   for (const id of ids) {
     const mark = index.nodes.get(id)?.diff ?? index.edges.get(id)?.diff;
     if (!mark) continue;
-    const changes = mark.changes.slice(0, 3).map((c) => `${changeLabel(c)} ${changeValue(c)}`);
+    const changes = shownChanges(mark)
+      .slice(0, 3)
+      .map((c) => `${changeLabel(c)} ${changeValue(c)}`);
     lines.push([statusText(mark, info), ...changes].join(" \u00b7 "));
     if (lines.length >= 3) break;
   }

@@ -2,6 +2,8 @@
 // forward used them, mean and max |grad| at one kept step, on a log axis. Pure; the drawing is
 // js/ui/grad_flow_tab.ts. A value is the gradient the backward sent the parameter, or absent
 // with the reason why.
+import { diffInfo } from "./diff";
+import { plural } from "./format";
 import type { GraphIndex } from "./graph_index";
 import { isNonFinite } from "./grad_stats";
 import { gradBadge, statsAt, type StepSeries } from "./grad_view";
@@ -89,7 +91,8 @@ function bar(id: string, index: GraphIndex, series: StepSeries | null, k: number
   };
   if (last && node.grad_status === "zero") return { ...out, badge: gradBadge(node), mean: 0, max: 0, norm: 0 };
   if (last && node.grad_status === "none") return { ...out, badge: gradBadge(node) };
-  const into = index.inEdges.get(id) ?? [];
+  // In a diff, a removed edge is a's: the parameter's gradient in b is what b's edges send.
+  const into = (index.inEdges.get(id) ?? []).filter((e) => e.diff?.status !== "removed");
   if (into.length > 1) {
     // Its gradient is the sum of these; the sum's mean and max were never computed.
     return {
@@ -118,19 +121,27 @@ export function gradFlow(index: GraphIndex, series: StepSeries | null, k: number
   const last = series ? series.index.length - 1 : null;
   const at = series && k !== null ? k : last;
   const metric = at === last ? "mean-max" : "norm";
-  const bars = forwardOrder(index)
-    .filter((id) => index.nodes.get(id)?.kind === "param")
-    .map((id) => bar(id, index, series, at, metric === "mean-max"));
+  const params = forwardOrder(index).filter((id) => index.nodes.get(id)?.kind === "param");
+  // A diff shows b's values: a parameter only in a (its gradient a's) gets no bar among them.
+  const info = diffInfo(index.graph);
+  const mine = info ? params.filter((id) => index.nodes.get(id)?.diff?.status !== "removed") : params;
+  const bars = mine.map((id) => bar(id, index, series, at, metric === "mean-max"));
   const shown = bars.flatMap((b) => (metric === "norm" ? [b.norm] : [b.mean, b.max]));
   const logs = shown.filter((v): v is number => v !== null && v > 0 && Number.isFinite(v)).map(Math.log10);
   let lo = logs.length ? Math.floor(Math.min(...logs)) : -1;
   let hi = logs.length ? Math.ceil(Math.max(...logs)) : 0;
   if (hi <= lo) [lo, hi] = [hi - 1, hi];
   const step = series && at !== null ? series.index[at] : null;
-  const note =
+  const left = params.length - mine.length;
+  const notes = [
+    info
+      ? `The gradients of ${info.labels[1]}${left ? `; ${plural(left, "parameter")} only in ${info.labels[0]} ${left === 1 ? "is" : "are"} left out` : ""}.`
+      : "",
     metric === "norm" && series
       ? `Step ${step}: only each gradient's L2 norm is kept for earlier steps; mean and max |grad| are for the last step (${series.index[series.index.length - 1]}).`
-      : null;
+      : "",
+  ].filter(Boolean);
+  const note = notes.length ? notes.join(" ") : null;
   return { bars, metric, step, note, lo, hi };
 }
 

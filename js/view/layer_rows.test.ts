@@ -24,7 +24,7 @@ describe("the kernel's layer rows", () => {
       total_params: 81_302,
       trainable_params: 81_292,
     });
-    expect(table).toEqual({ rows: [row(), row({ name: hostile })], total: 81_302, trainable: 81_292 });
+    expect(table).toEqual({ rows: [row(), row({ name: hostile })], total: 81_302, trainable: 81_292, note: null });
   });
 
   it("an error or a malformed answer gives one line saying why", () => {

@@ -21,6 +21,8 @@ export interface LayerTable {
   rows: LayerRow[];
   total: number;
   trainable: number;
+  /** Whose table it is, when that is not plain: a diff's is its second graph's. */
+  note: string | null;
 }
 
 const isNum = (v: unknown): v is number => typeof v === "number" && Number.isFinite(v);
@@ -36,11 +38,18 @@ function readRow(raw: unknown): LayerRow | null {
 
 /** The table in a kernel message (or `_layer_rows`); a string says why there is none. */
 export function readTable(msg: unknown): LayerTable | string {
-  const m = msg as { rows?: unknown; total_params?: unknown; trainable_params?: unknown; error?: unknown };
+  const m = msg as {
+    rows?: unknown;
+    total_params?: unknown;
+    trainable_params?: unknown;
+    error?: unknown;
+    note?: unknown;
+  };
   if (typeof m?.error === "string") return `No layer table: ${m.error}`;
   const rows = Array.isArray(m?.rows) ? m.rows.map(readRow) : null;
   if (!rows || rows.some((r) => r === null) || !isNum(m.total_params) || !isNum(m.trainable_params)) {
     return "No layer table: the kernel's answer could not be read.";
   }
-  return { rows: rows as LayerRow[], total: m.total_params, trainable: m.trainable_params };
+  const note = typeof m.note === "string" && m.note ? m.note : null;
+  return { rows: rows as LayerRow[], total: m.total_params, trainable: m.trainable_params, note };
 }

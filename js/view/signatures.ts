@@ -115,8 +115,14 @@ export function* createSignaturesSteps(index: GraphIndex): Generator<void, (grou
     const n = direct ? inOrder[i] : node(i);
     ownGroup[i] = n.group == null ? -1 : (groupNum.get(n.group) ?? -1);
     const p = n.param;
-    labels[i] =
-      p || n.kind === "param" ? text(`\u0000param|${n.name}|${p?.dtype ?? "?"}[${shapeKey(p?.shape)}]`) : text(n.name);
+    // In a diff, a node only one graph has: a block all of whose nodes are is not one of the
+    // blocks both have, nor folded with them (a changed node's block still is: view/diff.ts).
+    const only = n.diff && n.diff.status !== "changed" ? `\u0000${n.diff.status}` : "";
+    labels[i] = text(
+      p || n.kind === "param"
+        ? `\u0000param|${n.name}|${p?.dtype ?? "?"}[${shapeKey(p?.shape)}]${only}`
+        : `${n.name}${only}`,
+    );
   }
   const mark = new Int32Array(count); // the group being read (stamp) ...
   const pos = new Int32Array(count); // ... and each of its nodes' rank in it

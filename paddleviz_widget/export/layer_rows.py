@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from dataclasses import asdict
 from typing import Any
 
+from ..graph.diff_side import b_side
 from ..graph.model import Graph
 from ..graph.parts import GraphParts
 from ..graph.summary import summarize
@@ -21,15 +22,24 @@ LAYER_ROWS = "pvw-layer-rows"
 
 def layer_rows(graph: Mapping[str, Any]) -> dict[str, Any]:
     """The per-layer table of a graph document as plain JSON (names as they are: the page
-    shows them as text). Parameter counts are those of the parameters in the graph."""
+    shows them as text). Parameter counts are those of the parameters in the graph; of a
+    diff, graph b's, and ``note`` says so (the union's were a number of neither graph)."""
     g = Graph.from_dict(graph)
-    table = summarize(GraphParts(g.nodes, g.edges, g.groups, g.meta))
-    return {
+    parts, left_out = b_side(GraphParts(g.nodes, g.edges, g.groups, g.meta))
+    table = summarize(parts)
+    reply: dict[str, Any] = {
         "type": LAYER_ROWS,
         "rows": [asdict(row) for row in table.rows],
         "total_params": table.total_params,
         "trainable_params": table.trainable_params,
     }
+    info = g.meta.get("diff")
+    labels = info.get("labels") if isinstance(info, Mapping) else None
+    if isinstance(labels, list) and len(labels) == 2:
+        n = len(left_out)
+        only = f"; {n} layer{'s' if n > 1 else ''} only in {labels[0]} left out" if n else ""
+        reply["note"] = f"The layers of {labels[1]}, the diff's second graph{only}."
+    return reply
 
 
 def answer(content: Any, graph: Mapping[str, Any]) -> dict[str, Any] | None:

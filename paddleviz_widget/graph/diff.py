@@ -30,16 +30,20 @@ def diff_graphs(
     *,
     rtol: float = DEFAULT_RTOL,
     labels: Sequence[str] = ("a", "b"),
+    stats: bool = True,
 ) -> dict[str, Any]:
     """The diff of graph documents ``a`` and ``b`` (as ``build_graph`` returns them) as one
     graph document. ``rtol``: how far a gradient's norm or max |g| may move, relative to the
     larger of the two, before the edge counts as changed (a NaN/Inf count that changes always
-    does). ``labels`` name the two graphs in the notices and the explorer."""
+    does). ``labels`` name the two graphs in the notices and the explorer. ``stats=False``
+    compares structure alone (no gradient statistics): two ranks, whose batches differ."""
     rtol = _check_rtol(rtol)
     names = _check_labels(labels)
+    if not isinstance(stats, bool):
+        raise TypeError(f"stats must be True or False, got {stats!r}")
     ga, gb = _read(a, names[0]), _read(b, names[1])
     _like_with_like(ga, gb, names)
-    stats = _has_stats(ga) and _has_stats(gb)
+    asked, stats = stats, stats and _has_stats(ga) and _has_stats(gb)
     scales = (loss_scale(ga), loss_scale(gb))
 
     group_ids, a_new, b_new = _union_ids("g", match_groups(ga, gb), len(ga.groups))
@@ -72,7 +76,11 @@ def diff_graphs(
             edges.append(_edge(ga.edges[i], a_eid[i], ends_a, _REMOVED))
             continue
         edge, j = gb.edges[i], edge_match[i]
-        changes = edge_changes(ga.edges[j], edge, rtol=rtol, scales=scales) if j is not None else []
+        changes = (
+            edge_changes(ga.edges[j], edge, rtol=rtol, scales=scales, stats=stats)
+            if j is not None
+            else []
+        )
         mark = _ADDED if j is None else _changed(changes)
         edges.append(_edge(edge, b_eid[i], ends_b, mark))
 
@@ -83,7 +91,7 @@ def diff_graphs(
         "counts": _counts(nodes, edges),
         "compared": ["shape", "stats"] if stats else ["shape"],
     }
-    notices = _notices(ga, gb, names)
+    notices = _notices(ga, gb, names, asked)
     if notices:
         meta["notice"] = notices[0]
         if len(notices) > 1:
@@ -93,7 +101,8 @@ def diff_graphs(
 
 def diff_summary(doc: Mapping[str, Any]) -> dict[str, Any]:
     """What a diff document (``diff_graphs``) marks, as lists: ``added``, ``removed`` and
-    ``changed``, each entry a node or edge with its layer path, op and changes; plus the
+    ``changed``, each entry a node or edge with its layer path, op and changes (an edge: the
+    layer and op it goes into too, ``to_layer`` and ``to``); plus the
     labels, ``rtol``, the counts and what was compared."""
     graph = decode_parts(doc)
     info = graph.meta.get("diff")
@@ -119,7 +128,9 @@ def diff_summary(doc: Mapping[str, Any]) -> dict[str, Any]:
             if source is None or target is None:
                 raise ValueError(f"edge {e.id} points at a node this document does not have")
             entry = {"kind": "edge", "id": e.id, "layer": layer.get(source.group or "")}
-            entry.update(op=source.name, to=target.name)
+            # where it goes too: a residual Add sends to the block before and into its own
+            # sub-layer, two entries that read alike by their source and target ops alone
+            entry.update(op=source.name, to=target.name, to_layer=layer.get(target.group or ""))
             if target.param is not None:
                 entry["to_param"] = target.param.name
             if e.slot is not None:
@@ -179,6 +190,19 @@ def _read(doc: Any, label: str) -> GraphParts:
             f"graph {label!r} is not a graph document build_graph wrote ({exc}); pass the dict "
             "build_graph(y) returned, or json.load of a file it was saved to"
         ) from exc
+    made = graph.meta.get("diff")
+    if isinstance(made, Mapping):  # a union: a's removed nodes would be read as present
+        names = made.get("labels")
+        was = (
+            f" of {names[0]!r} and {names[1]!r}"
+            if isinstance(names, list) and len(names) == 2
+            else ""
+        )
+        raise ValueError(
+            f"graph {label!r} is already a diff{was}: it holds both graphs' nodes, so what it "
+            "marks removed would be compared as present; diff the graph documents it was made "
+            "from (build_graph(y) of each, or the .json files they were saved to)"
+        )
     ids = {n.id for n in graph.nodes}
     if len(ids) != len(graph.nodes):
         raise ValueError(f"graph {label!r}: duplicate node ids")
@@ -327,10 +351,11 @@ def loss_scale(graph: GraphParts) -> float:
     return 1.0
 
 
-def _notices(ga: GraphParts, gb: GraphParts, labels: list[str]) -> list[str]:
-    """Why a comparison was not made, then each graph's own notices, under its label."""
+def _notices(ga: GraphParts, gb: GraphParts, labels: list[str], stats: bool) -> list[str]:
+    """Why a comparison was not made, then each graph's own notices, under its label
+    (``stats``: whether statistics were asked for; if not, nothing is said of them)."""
     lines = []
-    sa, sb = _has_stats(ga), _has_stats(gb)
+    sa, sb = (_has_stats(ga), _has_stats(gb)) if stats else (False, False)
     if sa != sb:
         lines.append(
             f"Gradient statistics are not compared: graph {labels[1 if sa else 0]!r} has none "

@@ -56,6 +56,12 @@ def beyond(a: float, b: float, rtol: float) -> bool:
 
 def _stats(changes: list[Change], a: GradStats, b: GradStats, rtol: float,
            scales: tuple[float, float]) -> None:  # fmt: skip
+    # NaN/Inf counts first: a gradient gone NaN has a norm and max |g| of its finite values,
+    # often 0, which read as a gradient that vanished when listed first.
+    if a.nan != b.nan:
+        changes.append(Change("nan", a.nan, b.nan))
+    if a.inf != b.inf:
+        changes.append(Change("inf", a.inf, b.inf))
     a_norm, a_max, b_norm, b_max = a.norm, a.max_abs, b.norm, b.max_abs
     if scales[0] != scales[1]:  # a GradScaler's scaled gradients: as the optimizer has them
         a_norm, a_max = a_norm / scales[0], a_max / scales[0]
@@ -64,25 +70,21 @@ def _stats(changes: list[Change], a: GradStats, b: GradStats, rtol: float,
         changes.append(Change("norm", a_norm, b_norm))
     if a_max != b_max and beyond(a_max, b_max, rtol):
         changes.append(Change("max_abs", a_max, b_max))
-    if a.nan != b.nan:
-        changes.append(Change("nan", a.nan, b.nan))
-    if a.inf != b.inf:
-        changes.append(Change("inf", a.inf, b.inf))
 
 
 def edge_changes(
-    a: Edge, b: Edge, *, rtol: float, scales: tuple[float, float] = (1.0, 1.0)
+    a: Edge, b: Edge, *, rtol: float, scales: tuple[float, float] = (1.0, 1.0), stats: bool = True
 ) -> list[Change]:
     """The gradient's dtype and shape, the sending slot, and, where both edges have gradient
     statistics, a norm or max |g| that moved by more than ``rtol`` (relative to the larger)
     or a NaN/Inf count that changed at all. ``scales``: each graph's loss scale (a GradScaler
     multiplied its gradients by it, meta.loss_scale); when they differ, norms and max |g| are
-    compared divided by them."""
+    compared divided by them. ``stats=False``: the statistics are not compared at all."""
     changes: list[Change] = []
     if a.grad != b.grad:  # (the common case, equal, costs one comparison)
         _grad(changes, a.grad, b.grad, None)
     if a.slot != b.slot:
         _known(changes, "slot", a.slot, b.slot, None)
-    if a.stats is not None and b.stats is not None:
+    if stats and a.stats is not None and b.stats is not None:
         _stats(changes, a.stats, b.stats, rtol, scales)
     return changes

@@ -17,10 +17,12 @@ def is_diff(graph: Mapping[str, Any]) -> bool:
     return isinstance(meta, Mapping) and isinstance(meta.get("diff"), Mapping)
 
 
-def diff_document(a: Any, b: Any, *, rtol: float, labels: Sequence[str]) -> dict[str, Any]:
+def diff_document(
+    a: Any, b: Any, *, rtol: float, labels: Sequence[str], stats: bool = True
+) -> dict[str, Any]:
     """The diff of ``a`` and ``b`` (tensors, documents or paths of saved ones)."""
     if isinstance(labels, str) or not isinstance(labels, Sequence) or len(labels) != 2:
         raise ValueError(f"labels must be two strings, one per graph, got {labels!r}")
     docs = [any_document(value, str(label)) for value, label in zip((a, b), labels)]
     with gc_paused():  # it allocates ~10 small objects per GradNode, none in a cycle
-        return diff_graphs(docs[0], docs[1], rtol=rtol, labels=labels)
+        return diff_graphs(docs[0], docs[1], rtol=rtol, labels=labels, stats=stats)

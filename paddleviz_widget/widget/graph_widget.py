@@ -189,6 +189,7 @@ class GraphWidget(ShownGraph, ClosesOwnLayout, anywidget.AnyWidget):
         *,
         rtol: float = DEFAULT_RTOL,
         labels: Sequence[str] = ("a", "b"),
+        stats: bool = True,
         height: str | int = "600px",
         depth: int | None = None,
         **kwargs: Any,
@@ -199,8 +200,9 @@ class GraphWidget(ShownGraph, ClosesOwnLayout, anywidget.AnyWidget):
         relative to the larger, or a NaN/Inf count). ``a`` and ``b`` are tensors (or lists /
         dicts of them), graph documents as ``build_graph`` returns them, or paths of .json
         files holding one. Nodes are matched by parameter name, else by layer path, op name and
-        position, never by pointer. ``summary()`` on the result lists the differences."""
-        doc = diff_document(a, b, rtol=rtol, labels=labels)
+        position, never by pointer. ``stats=False`` compares structure alone (two ranks, whose
+        batches make every statistic differ). ``summary()`` on the result lists them."""
+        doc = diff_document(a, b, rtol=rtol, labels=labels, stats=stats)
         return cls.from_graph(doc, height=height, depth=depth, **kwargs)
 
     @classmethod

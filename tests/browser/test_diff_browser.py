@@ -119,6 +119,11 @@ def test_the_summary_lists_the_differences_and_an_entry_selects_its_node(
     refs = removed.locator("[data-ref]").evaluate_all("(els) => els.map((e) => e.dataset.ref)")
     expected = [e["id"] for e in explorer.value("w.summary()['removed']")]
     assert refs == expected
+    # An edge into another layer names that layer: the output Add's gradients into skip's and
+    # gate's Adds both read "Net · Add → Add" before, one removed, one added.
+    texts = inspector.locator("[data-ref]").all_inner_texts()
+    for layer in ("skip", "gate"):
+        assert f"Net \u00b7 Add \u2192 {layer} \u00b7 Add" in texts, texts
     target = param_id(graph, "skip.weight").removeprefix("pvw-")
     removed.locator(f"[data-ref='{target}']").click()
     selected_becomes(explorer, target)
