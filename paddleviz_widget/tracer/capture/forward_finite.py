@@ -167,12 +167,24 @@ class ForwardFiniteWatch:
     def started(self) -> bool:
         return bool(self._handles)
 
+    # A copy of the model made while the hooks are on (copy.deepcopy: a "best model so far",
+    # an EMA copy) deep-copies their object: that copy checked every layer output of every
+    # forward of the user's model for good (~+20% to a CPU inference). It gets an inert
+    # watch, hooked nowhere (its hooks return at once), and pickles as one.
+    def __deepcopy__(self, memo: Any) -> ForwardFiniteWatch:
+        return _inert_watch()
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_inert_watch, ())
+
     def start(self) -> None:
         for layer in self._model.sublayers(include_self=True):
             self._handles.append(layer.register_forward_pre_hook(self._enter))
             self._handles.append(layer.register_forward_post_hook(self._hook))
 
     def _enter(self, layer: Any, args: Any) -> None:
+        if not self._handles:  # an inert copy's (or a stopped watch's)
+            return
         if layer is self._model:
             self._stack, self._frames = [], []  # a call that raised never popped
             self._model_ids = frozenset(id(t) for t in _tensors(args))
@@ -192,6 +204,8 @@ class ForwardFiniteWatch:
         self._model_ids = frozenset()
 
     def _hook(self, layer: Any, args: Any, outputs: Any) -> None:
+        if not self._handles:  # an inert copy's (or a stopped watch's)
+            return
         if self._stack and self._stack[-1] is layer:
             self._stack.pop()
         try:
@@ -353,3 +367,10 @@ def _all_finite(args: Any) -> bool:
         if not ok:
             return False
     return True
+
+
+def _inert_watch() -> ForwardFiniteWatch:
+    """A watch hooked nowhere: what a copied or unpickled model's hooks are bound to."""
+    watch = ForwardFiniteWatch.__new__(ForwardFiniteWatch)
+    watch._handles = []
+    return watch
