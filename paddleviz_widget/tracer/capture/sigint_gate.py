@@ -9,7 +9,7 @@ it and goes on, the step unrecorded or its number not advanced (the next step wr
 the same number).
 Shifting signal handlers per step would cost two system calls (~10-25 us here) on steps
 that must cost microseconds, so one handler stays for the whole watched block and a step
-only sets an attribute.
+only sets an attribute. (So an uncaught Ctrl-C's traceback ends in this handler's line.)
 """
 
 from __future__ import annotations
@@ -52,10 +52,11 @@ class SigintGate:
         if self.closed:
             self._waiting = frame
         elif self._previous is not None:
-            self._previous(signum, frame)
+            # (the last line of an uncaught Ctrl-C's traceback in a watched block)
+            self._previous(signum, frame)  # your Ctrl-C, passed on to the handler before
 
     def open(self) -> None:
         self.closed = False
         if self._waiting is not None and self._previous is not None:
             frame, self._waiting = self._waiting, None
-            self._previous(signal.SIGINT, frame)  # Python's own: KeyboardInterrupt, here
+            self._previous(signal.SIGINT, frame)  # your Ctrl-C, once the step is recorded

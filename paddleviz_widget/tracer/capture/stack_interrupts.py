@@ -60,7 +60,7 @@ def sigint_outside_stacks() -> Callable[[], None]:
         if _inside_stack_formatting(sys._getframe(1)):
             _again_soon()
             return
-        previous(signum, frame)
+        previous(signum, frame)  # your Ctrl-C, passed on to the handler before
 
     try:
         signal.signal(signal.SIGINT, on_sigint)
