@@ -143,6 +143,8 @@ class ForwardFiniteWatch:
     """Hooks every sublayer of ``model`` while started; ``take()`` after a forward: the
     culprit of the forwards since the last take, if any (then forgets them)."""
 
+    _inert = False  # True: a copy's, hooked nowhere (_inert_watch)
+
     def __init__(self, model: Any, paths: dict[int, str] | None = None) -> None:
         self._paths = paths if paths is not None else {
             id(layer): path or type(model).__name__
@@ -183,7 +185,7 @@ class ForwardFiniteWatch:
             self._handles.append(layer.register_forward_post_hook(self._hook))
 
     def _enter(self, layer: Any, args: Any) -> None:
-        if not self._handles:  # an inert copy's (or a stopped watch's)
+        if self._inert:  # a copied model's (__deepcopy__)
             return
         if layer is self._model:
             self._stack, self._frames = [], []  # a call that raised never popped
@@ -204,7 +206,7 @@ class ForwardFiniteWatch:
         self._model_ids = frozenset()
 
     def _hook(self, layer: Any, args: Any, outputs: Any) -> None:
-        if not self._handles:  # an inert copy's (or a stopped watch's)
+        if self._inert:  # a copied model's (__deepcopy__)
             return
         if self._stack and self._stack[-1] is layer:
             self._stack.pop()
@@ -372,5 +374,5 @@ def _all_finite(args: Any) -> bool:
 def _inert_watch() -> ForwardFiniteWatch:
     """A watch hooked nowhere: what a copied or unpickled model's hooks are bound to."""
     watch = ForwardFiniteWatch.__new__(ForwardFiniteWatch)
-    watch._handles = []
+    watch._handles, watch._inert = [], True
     return watch
