@@ -1,7 +1,8 @@
 """Ctrl-C while a big model's gradients are read by two threads (runs/read_halves.py): the
 KeyboardInterrupt reached the user's code while the helper thread was still reading that
 step's gradients, which a handler may free at once (p.clear_gradient(False)).
-It now comes once the helper's half is read; the run goes on and reads the next steps right.
+It now comes once the helper's half is read, and the step is recorded whole before it
+(tracer/capture/sigint_gate.py); the run goes on and reads the next steps right.
 The helper is slowed (a sleep before its real read) so the signal lands while it reads.
 Oracle: p.grad read by NumPy in float64 in the loop."""
 
@@ -55,6 +56,9 @@ def test_an_interrupt_comes_once_the_helper_has_read(tmp_path, monkeypatch):
                 model(paddle.randn([4, 1024])).square().mean().backward()
             except KeyboardInterrupt:
                 seen.append(helper_done.is_set())  # what the user's handler finds
+                # the step was recorded whole before the interrupt came (sigint_gate.py)
+                grads = [p.grad.numpy().astype(np.float64) for p in model.parameters()]
+                want.append([np.sqrt((g * g).sum()) for g in grads])
                 for p in model.parameters():
                     p.clear_gradient(False)  # freed (not zeroed)
                 continue
@@ -63,5 +67,5 @@ def test_an_interrupt_comes_once_the_helper_has_read(tmp_path, monkeypatch):
             model.clear_gradients()
     assert seen == [True]  # the interrupt came, and after the helper's read
     run = open_run(tmp_path / "run")
-    assert run.meta["status"] == "finished" and len(run.steps) == 4  # the interrupted: none
+    assert run.meta["status"] == "finished" and len(run.steps) == 5  # the interrupted too
     np.testing.assert_allclose(run.param_stat("norm"), want, rtol=2e-6)

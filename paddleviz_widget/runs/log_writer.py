@@ -190,6 +190,15 @@ class RunLogWriter:
             self.meta["error"] = error
         self._write_meta()
 
+    def let_go_in_child(self) -> None:
+        """In a child of os.fork() (a DataLoader worker): the log is the parent's. Its copy
+        of the tail's descriptor is closed, nothing written (unbuffered: no pending bytes);
+        left to the collector, each worker said "ResourceWarning: unclosed file" on the
+        user's stderr under -X dev."""
+        tail, self._tail_file = self._tail_file, None
+        if tail is not None:
+            tail.close()
+
     # -- files ------------------------------------------------------------------------------
     def note_unwatched(self, step: int, names: list[str], replaced: Sequence[str] = ()) -> None:
         """Parameters made trainable after the run started (unwatched.py), kept in run.json

@@ -278,6 +278,9 @@ class RunWatch:
         the parent's, still being written; the child writes no step into it and does not end
         it (its sys.exit(0) in the block closed the parent's live run "finished" and deleted
         its tail). Its backwards run plainly, as after fail(), silently."""
+        if self.writer is not None:
+            with contextlib.suppress(OSError):
+                self.writer.let_go_in_child()
         self.writer, self._clean, self.model, self._gave_up = None, None, None, True
         self.forked_away = True  # (the CLI's closing line is the parent's to say)
 

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from .backward_args import as_list
 from .stack_gate import CALL_STACK_FLAG, stacks_would_crash
+from .stack_interrupts import sigint_outside_stacks
 
 if TYPE_CHECKING:
     from .session import TraceSession
@@ -24,6 +25,8 @@ def set_call_stack_flag(session: TraceSession) -> None:
     except (ValueError, KeyError):
         return  # this Paddle has no such flag: call sites fall back to layer call sites
     if int(old) < 3 and not stacks_would_crash(session.model):
+        # A Ctrl-C inside Paddle's stack formatting would crash it (stack_interrupts.py)
+        restore_sigint = sigint_outside_stacks()
         paddle.set_flags({CALL_STACK_FLAG: 3})
         # Not inside library layers: their ops' user line is the layer call's (stack_gate).
         session._gate.arm(inside=int(old), elsewhere=3)
@@ -31,6 +34,7 @@ def set_call_stack_flag(session: TraceSession) -> None:
         def stop() -> None:
             session._gate.disarm()
             paddle.set_flags({CALL_STACK_FLAG: old})
+            restore_sigint()
 
         session._stop_stacks = stop
         session._restore.append(stop)

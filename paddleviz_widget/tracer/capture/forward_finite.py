@@ -171,6 +171,8 @@ class ForwardFiniteWatch:
     """Hooks every sublayer of ``model`` while started; ``take()`` after a forward: the
     culprit of the forwards since the last take, if any (then forgets them)."""
 
+    _inert = False  # True: a copy's, hooked nowhere (_inert_watch)
+
     def __init__(self, model: Any, paths: dict[int, str] | None = None) -> None:
         self._paths = paths if paths is not None else {
             id(layer): path or type(model).__name__
@@ -195,12 +197,24 @@ class ForwardFiniteWatch:
     def started(self) -> bool:
         return bool(self._handles)
 
+    # A copy of the model made while the hooks are on (copy.deepcopy: a "best model so far",
+    # an EMA copy) deep-copies their object: that copy checked every layer output of every
+    # forward of the user's model for good (~+20% to a CPU inference). It gets an inert
+    # watch, hooked nowhere (its hooks return at once), and pickles as one.
+    def __deepcopy__(self, memo: Any) -> ForwardFiniteWatch:
+        return _inert_watch()
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_inert_watch, ())
+
     def start(self) -> None:
         for layer in self._model.sublayers(include_self=True):
             self._handles.append(layer.register_forward_pre_hook(self._enter))
             self._handles.append(layer.register_forward_post_hook(self._hook))
 
     def _enter(self, layer: Any, args: Any) -> None:
+        if self._inert:  # a copied model's (__deepcopy__)
+            return
         if layer is self._model:
             self._stack, self._frames = [], []  # a call that raised never popped
             self._model_ids = frozenset(id(t) for t in _tensors(args))
@@ -220,6 +234,8 @@ class ForwardFiniteWatch:
         self._model_ids = frozenset()
 
     def _hook(self, layer: Any, args: Any, outputs: Any) -> None:
+        if self._inert:  # a copied model's (__deepcopy__)
+            return
         if self._stack and self._stack[-1] is layer:
             self._stack.pop()
         try:
@@ -381,3 +397,10 @@ def _all_finite(args: Any) -> bool:
         if not ok:
             return False
     return True
+
+
+def _inert_watch() -> ForwardFiniteWatch:
+    """A watch hooked nowhere: what a copied or unpickled model's hooks are bound to."""
+    watch = ForwardFiniteWatch.__new__(ForwardFiniteWatch)
+    watch._handles, watch._inert = [], True
+    return watch

@@ -182,15 +182,34 @@ def _own_params(layer: Any) -> Iterable[Any]:
     return [p for p in own.values() if p is not None]
 
 
-def _register_hooks(layer: Any, rec_ref: list[Recording | None]) -> list[Any]:
-    def pre(layer: Any, args: Any, kwargs: Any = None) -> None:
-        if rec_ref[0] is not None:
-            rec_ref[0].enter(layer, args, kwargs)
+class _ScopeHooks:
+    """The recorder's pre and post hooks, bound methods of one object per recording: a copy
+    of the model made while they are on (``copy.deepcopy``: a "best model so far", an EMA
+    copy) gets an inert twin of it, not our closures, which recorded the copy's calls into
+    the model's recording and kept it unpicklable ("Can't pickle local object")."""
 
-    def post(layer: Any, args: Any, outputs: Any) -> None:
-        if rec_ref[0] is not None:
-            rec_ref[0].exit(layer, outputs)
+    def __init__(self, rec_ref: list[Recording | None]) -> None:
+        self.rec_ref = rec_ref
 
+    def __deepcopy__(self, memo: Any) -> _ScopeHooks:
+        return _ScopeHooks([None])  # records nothing, ever
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_ScopeHooks, ([None],))
+
+    def pre(self, layer: Any, args: Any, kwargs: Any = None) -> None:
+        rec = self.rec_ref[0]
+        if rec is not None:
+            rec.enter(layer, args, kwargs)
+
+    def post(self, layer: Any, args: Any, outputs: Any) -> None:
+        rec = self.rec_ref[0]
+        if rec is not None:
+            rec.exit(layer, outputs)
+
+
+def _register_hooks(layer: Any, hooks: _ScopeHooks) -> list[Any]:
+    pre, post = hooks.pre, hooks.post
     try:  # with_kwargs/always_call/prepend: Paddle >= 3.0
         pre_handle = layer.register_forward_pre_hook(pre, with_kwargs=True)
     except TypeError:
@@ -243,8 +262,9 @@ class LayerScopeRecorder:
         self._rec_ref = [Recording(self.observer, deferred=self.deferred)]
         try:
             if self.model is not None:
+                hooks = _ScopeHooks(self._rec_ref)
                 for layer, _, _ in _tree(self.model):
-                    self._handles += _register_hooks(layer, self._rec_ref)
+                    self._handles += _register_hooks(layer, hooks)
             else:
                 self._patch_layer_call()
         except BaseException:

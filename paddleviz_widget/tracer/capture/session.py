@@ -39,6 +39,7 @@ from .layer_scopes import LayerScopeRecorder, LayerScopes
 from .loss_scaling import ScaledRoots
 from .nesting import captured_elsewhere, entered, exited, refuse_other_thread
 from .program_runs import ProgramRuns
+from .sigint_gate import SigintGate
 from .stack_budget import spend, stacks_allowed
 from .stack_gate import LibraryForwardGate, call_stacks_off, call_stacks_recorded
 from .stats_watch import (
@@ -122,6 +123,7 @@ class TraceSession:
         self._user_hooks = UserHooks()  # stats: nodes whose input a user's hook changes
         self._hooks_off = False  # watched.py's _arm_recorder left both off (True only then)
         self._params_seen: frozenset[int] | None = None  # _param_nodes
+        self.sigint_gate = SigintGate()  # a watched step's record is not cut by a Ctrl-C
 
     # -- context manager -------------------------------------------------------------------
     def __enter__(self) -> TraceSession:
@@ -138,6 +140,7 @@ class TraceSession:
         self._recorder.start()
         try:
             if self.watch is not None:
+                self._restore.append(self.sigint_gate.install())  # before call sites' own
                 self.watch.start()
             if self.call_sites:
                 set_call_stack_flag(self)

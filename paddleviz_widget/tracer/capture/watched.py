@@ -54,10 +54,22 @@ def watched_backward(
     session: TraceSession, original: Any, roots: list[Any], args: tuple[Any, ...],
     kwargs: dict[str, Any], *, copies: bool,
 ) -> Any:  # fmt: skip
-    watch = session.watch
-    assert watch is not None
     if copies:  # paddle.grad sets no .grad: not a training step
         return original(*args, **kwargs)
+    gate = session.sigint_gate  # a Ctrl-C meanwhile waits for the step's record (sigint_gate)
+    gate.closed = True
+    try:
+        return _step(session, original, roots, args, kwargs)
+    finally:
+        gate.open()
+
+
+def _step(
+    session: TraceSession, original: Any, roots: list[Any], args: tuple[Any, ...],
+    kwargs: dict[str, Any],
+) -> Any:  # fmt: skip
+    watch = session.watch
+    assert watch is not None
     if watch.writer is None:  # the first step (it may walk the graph for the model)
         with gc_paused():
             if not watch.ready(roots):
