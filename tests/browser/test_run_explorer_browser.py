@@ -350,7 +350,42 @@ def test_lab_a_run_of_10k_steps_and_1k_parameters_stays_interactive(
             arg=[view.root.element_handle(), BIG_SPIKE[0] + 100],
             timeout=TIMEOUT_MS,
         )
+        table_row_follows_without_moving_the_notebook(view, BIG_SPIKE[0] + 300, BIG_SPIKE[1] - 3)
         save_screenshot(page, "run_explorer_lab_10k_steps")
         assert not errors, errors
     finally:
         context.close()  # its kernel goes with the module's (explorer_page shuts them down)
+
+
+def table_row_follows_without_moving_the_notebook(view: RunView, step: int, layer: int) -> None:
+    """A short window, the heatmap at its bottom, the summary table below it out of sight: a
+    click on row `layer` at `step` (no full capture there) lights that layer's rows, scrolled
+    into view inside the table's own box, and the notebook stays where it is
+    (Element.scrollIntoView also scrolled the notebook, moving the heatmap from under the
+    pointer)."""
+    page = view.page
+    page.set_viewport_size({"width": 1300, "height": 450})
+    notebook = "document.querySelector('.jp-WindowedPanel-outer')"
+    page.evaluate(
+        f"""(h) => {{ const s = {notebook};
+          s.scrollTop += h.getBoundingClientRect().bottom - s.getBoundingClientRect().bottom; }}""",
+        view.heatmap.element_handle(),
+    )
+    page.wait_for_timeout(300)
+    before = page.evaluate(f"{notebook}.scrollTop")
+    assert before > 0, "the window should be short enough to scroll the heatmap to its bottom"
+    x, y = view.cell(step, layer)
+    page.mouse.click(x, y)
+    page.wait_for_function(
+        "([r, l]) => r.dataset.layer === l",
+        arg=[view.root.element_handle(), str(layer)],
+        timeout=TIMEOUT_MS,
+    )
+    page.wait_for_timeout(300)
+    assert page.evaluate(f"{notebook}.scrollTop") == before, "the notebook scrolled"
+    lit = view.root.locator("tr.pvw-run-lit").first.evaluate(
+        """(row) => { const box = row.closest('.pvw-run-table-wrap').getBoundingClientRect();
+             const r = row.getBoundingClientRect();
+             return r.top >= box.top && r.bottom <= box.bottom + 1; }"""
+    )
+    assert lit, "the lit row should be scrolled into the table's view"
