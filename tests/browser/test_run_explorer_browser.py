@@ -22,7 +22,16 @@ from lab_page import save_screenshot
 from lab_server import LabServer, start_lab
 from local_only import route_local_only
 from playwright.sync_api import Browser
-from run_page import NONFINITE_RGB, RUN_ROOT, TIMEOUT_MS, RunView, close, write_run
+from run_page import (
+    NONFINITE_RGB,
+    RECORD_COMM_JS,
+    RUN_ROOT,
+    TIMEOUT_MS,
+    RunView,
+    close,
+    table_row_follows_without_moving_the_notebook,
+    write_run,
+)
 
 NOTEBOOKS = Path(__file__).resolve().parent / "notebooks"
 NOTEBOOK = "run_explorer.ipynb"
@@ -137,6 +146,7 @@ def test_lab_selection_is_linked_both_ways(lab: Explorer) -> None:
 
 def test_lab_a_run_being_written_refreshes_and_keeps_the_view(lab: Explorer) -> None:
     view = run_view(lab, 1)
+    lab.page.evaluate(RECORD_COMM_JS)
     first = int(view.data("steps") or 0)
     assert 30 <= first < LIVE_STEPS and lab.value("live.run['meta']['status']") == "running"
     for _ in range(2):
@@ -169,6 +179,11 @@ def test_lab_a_run_being_written_refreshes_and_keeps_the_view(lab: Explorer) -> 
         timeout=TIMEOUT_MS,
     )
     assert (view.data("from"), view.data("to")) == window
+    # Each refresh sent the new steps only, never the whole run again (at 10,000 steps x 500
+    # layers that is 30 MB, and the page froze for 1-2 s at every refresh).
+    comm = lab.page.evaluate("window.pvwComm")
+    assert not [m for m in comm if "_norms" in m["keys"]], comm  # update, or echo of the page's
+    assert any(m["type"] == "pvw-run-append" for m in comm), comm
     save_screenshot(view.root, "run_explorer_lab_live")
 
 
@@ -355,37 +370,3 @@ def test_lab_a_run_of_10k_steps_and_1k_parameters_stays_interactive(
         assert not errors, errors
     finally:
         context.close()  # its kernel goes with the module's (explorer_page shuts them down)
-
-
-def table_row_follows_without_moving_the_notebook(view: RunView, step: int, layer: int) -> None:
-    """A short window, the heatmap at its bottom, the summary table below it out of sight: a
-    click on row `layer` at `step` (no full capture there) lights that layer's rows, scrolled
-    into view inside the table's own box, and the notebook stays where it is
-    (Element.scrollIntoView also scrolled the notebook, moving the heatmap from under the
-    pointer)."""
-    page = view.page
-    page.set_viewport_size({"width": 1300, "height": 450})
-    notebook = "document.querySelector('.jp-WindowedPanel-outer')"
-    page.evaluate(
-        f"""(h) => {{ const s = {notebook};
-          s.scrollTop += h.getBoundingClientRect().bottom - s.getBoundingClientRect().bottom; }}""",
-        view.heatmap.element_handle(),
-    )
-    page.wait_for_timeout(300)
-    before = page.evaluate(f"{notebook}.scrollTop")
-    assert before > 0, "the window should be short enough to scroll the heatmap to its bottom"
-    x, y = view.cell(step, layer)
-    page.mouse.click(x, y)
-    page.wait_for_function(
-        "([r, l]) => r.dataset.layer === l",
-        arg=[view.root.element_handle(), str(layer)],
-        timeout=TIMEOUT_MS,
-    )
-    page.wait_for_timeout(300)
-    assert page.evaluate(f"{notebook}.scrollTop") == before, "the notebook scrolled"
-    lit = view.root.locator("tr.pvw-run-lit").first.evaluate(
-        """(row) => { const box = row.closest('.pvw-run-table-wrap').getBoundingClientRect();
-             const r = row.getBoundingClientRect();
-             return r.top >= box.top && r.bottom <= box.bottom + 1; }"""
-    )
-    assert lit, "the lit row should be scrolled into the table's view"
