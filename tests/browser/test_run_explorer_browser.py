@@ -343,6 +343,11 @@ def test_lab_a_run_of_10k_steps_and_1k_parameters_stays_interactive(
         view = RunView(page, page.locator(RUN_ROOT))
         view.wait_detail(BIG_SPIKE[0], "params")
         assert view.data("steps") == "10000" and len(view.summary_rows()) == 1000
+        # big_run captures step 0 only (it said "full captures nearby: 0": a count of none?).
+        assert view.root.get_by_test_id("pvw-run-message").inner_text() == (
+            f"No full capture of step {BIG_SPIKE[0]}: its per-parameter summary "
+            "(nearest full capture: step 0)."
+        )
         view.heatmap.scroll_into_view_if_needed()
         assert view.pixel(BIG_SPIKE[0], BIG_SPIKE[1]) == [253, 231, 37]
         times = page.evaluate(
