@@ -371,6 +371,25 @@ def test_lab_a_run_of_10k_steps_and_1k_parameters_stays_interactive(
             timeout=TIMEOUT_MS,
         )
         table_row_follows_without_moving_the_notebook(view, BIG_SPIKE[0] + 300, BIG_SPIKE[1] - 3)
+        # The capture (step 0) draws the 500 Linear layers as one folded run; the selected layer
+        # is shown on its own inside it, selected (it stayed hidden in the fold).
+        layer = BIG_SPIKE[1] - 3
+        view.root.get_by_test_id("pvw-run-prev-capture").click()
+        view.wait_detail(0, "graph")
+        view.graph_ready()
+        page.wait_for_function(
+            "(r) => r.querySelectorAll('[data-testid=pvw-graph] g.node').length === 3",
+            arg=view.root.element_handle(),
+            timeout=TIMEOUT_MS,
+        )
+        labels = view.root.locator("[data-testid=pvw-graph] g.node").all_text_contents()
+        assert sorted(" ".join(t.split()) for t in labels) == sorted([
+            f"0\u2013{layer - 1} \u00b7 Linear \u00d7{layer} each 2 ops \u00b7 2 params",
+            f"{layer} \u00b7 Linear 2 ops \u00b7 2 params",
+            f"{layer + 1}\u2013499 \u00b7 Linear \u00d7{499 - layer} each 2 ops \u00b7 2 params",
+        ])  # fmt: skip
+        selected = view.root.locator("[data-testid=pvw-graph] g.node.pvw-selected")
+        assert " ".join(selected.all_text_contents()[0].split()).startswith(f"{layer} \u00b7")
         save_screenshot(page, "run_explorer_lab_10k_steps")
         assert not errors, errors
     finally:
