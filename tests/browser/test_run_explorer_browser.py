@@ -113,7 +113,10 @@ def test_lab_a_step_without_capture_shows_its_parameters(
     assert (lab.value("w.step"), lab.value("w.layer")) == (250, "fc.4")
     check_summary(view, oracle, 250, "fc.4")
     message = view.root.get_by_test_id("pvw-run-message").inner_text()
-    assert "No full capture of step 250" in message and "200, 300" in message, message
+    assert message == (
+        "No full capture of step 250: its per-parameter summary "
+        "(nearest full captures: steps 200 and 300)."
+    ), message
     save_screenshot(view.root, "run_explorer_lab_summary")
 
 
