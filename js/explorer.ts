@@ -369,18 +369,18 @@ export function createExplorer(model: AnyModel<WidgetModel>, el: HTMLElement): (
     if (loadGraph(raw, () => mine === loads, install))
       status.show({ text: budgetText.reading(graphBytes(raw)), kind: "busy" });
   };
-  const onSelected = (): void => decorate();
-  const onDepth = (): void => decorate();
-  const onRequest = (): void => loop.request();
-  const onResolved = (): void => (answerUndone(model) ? loop.request() : undefined); // kernel_sync.ts
+  const onSelected = (): void => {
+    folds.selected(String(model.get("selected") ?? "")); // (from outside: a folded block shown)
+    decorate();
+  };
   const listeners: [string, () => void][] = [
     ["change:graph", onGraph],
     ["change:expanded", schedule],
     ["change:height", schedule],
     ["change:selected", onSelected],
-    ["change:depth", onDepth],
-    ["change:_request", onRequest],
-    ["change:_resolved", onResolved],
+    ["change:depth", () => decorate()],
+    ["change:_request", () => loop.request()],
+    ["change:_resolved", () => (answerUndone(model) ? loop.request() : undefined)], // kernel_sync.ts
   ];
   for (const [event, fn] of listeners) model.on(event, fn);
   const resizer = new ResizeObserver(() => view.resize());

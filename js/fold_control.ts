@@ -38,6 +38,10 @@ export interface FoldControl {
   act(action: "unfold" | "fold", id: string): void;
   /** Unfold what hides payload id `id` (a member, or a run id) before it is selected. */
   reveal(id: string): void;
+  /** `id` was selected from outside (the kernel's `selected`, the run explorer's heatmap row):
+   * a block hidden in a folded run is shown on its own; a run id stays as it is (the
+   * inspector's "fold" keeps it selected). */
+  selected(id: string): void;
   /** Centre the search's current match; if it is a block of a folded run, unfold it first
    * (and fold back the one unfolded for the previous match). */
   focusMatch(): void;
@@ -99,6 +103,9 @@ export function createFoldControl(model: AnyModel<WidgetModel>, deps: FoldDeps):
     },
     reveal(id) {
       if (state.on) unfold(membersToUnfold(deps.index(), id));
+    },
+    selected(id) {
+      if (state.on && id && !parseRunId(deps.index(), id)) unfold(membersToUnfold(deps.index(), id));
     },
     focusMatch() {
       const search = deps.search();

@@ -2,6 +2,7 @@
 // paddleviz_widget/runs/view_widget.py answers a custom message with binary buffers), or, in
 // a saved page, the data embedded in the page (runs/view_page.py).
 import type { AnyModel } from "@anywidget/types";
+import { onAppend } from "./run_append";
 import { decodeSummary, type ParamSummary } from "./view/run_data";
 
 /** Message types, as runs/view_widget.py names them. */
@@ -85,6 +86,7 @@ export function kernelSource(model: AnyModel): RunSource {
   const onMessage = (msg: unknown, buffers: unknown): void => {
     const m = msg as Reply | null;
     if (m?.type === REFRESH_MESSAGE && m.error) errorFn(`Refresh failed: ${m.error}`);
+    if (m && onAppend(model, m, Array.isArray(buffers) ? buffers : [])) return;
     if (m?.type !== STEP_MESSAGE || typeof m.id !== "number") return;
     waiting.get(m.id)?.(m, Array.isArray(buffers) ? buffers : []);
     waiting.delete(m.id);

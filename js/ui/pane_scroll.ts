@@ -1,13 +1,19 @@
-// Scrolling inside the side panel (js/ui/panel_tabs.ts) without moving the notebook around it.
+// Scrolling inside one of the explorer's own scroll boxes (the side panel, the run explorer's
+// summary table) without moving the notebook around it: Element.scrollIntoView scrolls every
+// scrolling ancestor too, JupyterLab's notebook included, so the page jumps under the pointer.
 
-/** Scroll the side pane holding `el` (not the notebook around it) so that `el` shows below
- * the pane's sticky header. */
+/** Scroll `box` (and nothing else) so that `el` shows whole below the first `top` pixels of
+ * the box (a sticky header). */
+export function revealInBox(box: HTMLElement, el: HTMLElement, top = 0): void {
+  const p = box.getBoundingClientRect();
+  const r = el.getBoundingClientRect();
+  if (r.top < p.top + top) box.scrollTop -= p.top + top - r.top;
+  else if (r.bottom > p.bottom) box.scrollTop += r.bottom - p.bottom;
+}
+
+/** Scroll the side pane holding `el` so that `el` shows below the pane's sticky header. */
 export function revealInPane(el: HTMLElement): void {
   const pane = el.closest<HTMLElement>(".pvw-pane");
   if (!pane) return;
-  const p = pane.getBoundingClientRect();
-  const r = el.getBoundingClientRect();
-  const top = p.top + (pane.querySelector<HTMLElement>(":scope > .pvw-pane-header")?.offsetHeight ?? 0);
-  if (r.top < top) pane.scrollTop -= top - r.top;
-  else if (r.bottom > p.bottom) pane.scrollTop += r.bottom - p.bottom;
+  revealInBox(pane, el, pane.querySelector<HTMLElement>(":scope > .pvw-pane-header")?.offsetHeight ?? 0);
 }

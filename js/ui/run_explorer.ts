@@ -1,6 +1,7 @@
 // The run explorer: heatmap, loss curve, step picker and the picked step's detail (its graph
 // in today's explorer when the step was captured in full, else its per-parameter summary),
 // wired to the synced model (run description, matrices, `step`, `layer`) and a RunSource.
+import { noCaptureText } from "../view/run_detail_text";
 import type { AnyModel } from "@anywidget/types";
 import type { RunModel } from "../run_model_contract";
 import { h, button } from "./dom";
@@ -284,10 +285,7 @@ export function createRunExplorer(model: AnyModel<RunModel>, el: HTMLElement, so
         detailTitle.textContent = `Step ${step}: ${got.graph ? "full capture" : "summary"}${anomalies.length ? ` \u2014 ${anomalies.map((a) => a.message).join("; ")}` : ""}`;
         message.textContent = got.error
           ? got.error
-          : (got.graphError ??
-            (captured || got.graph
-              ? ""
-              : `No full capture of step ${step}: its per-parameter summary${near.length ? ` (full captures nearby: ${near.join(", ")})` : ""}.`));
+          : (got.graphError ?? (captured || got.graph ? "" : noCaptureText(step, near)));
         message.hidden = message.textContent === "";
         if (got.summary) table.show(data.desc.params, got.summary, scale);
         if (got.graph) graph.show(got.graph, got.layerRows, data.desc.layers);

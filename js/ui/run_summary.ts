@@ -3,6 +3,7 @@
 // in forward order or sorted by a column; the selected layer's rows lit; a row click selects
 // its layer.
 import { h } from "./dom";
+import { revealInBox } from "./pane_scroll";
 import type { ParamSummary, RunParam } from "../view/run_data";
 import { formatLogged } from "../view/grad_stats";
 import type { LogColour } from "../view/run_colour";
@@ -100,7 +101,8 @@ export function createSummaryTable(onLayer: (layer: string) => void): SummaryTab
       row.classList.toggle("pvw-run-lit", on);
       if (on && !first) first = row;
     }
-    first?.scrollIntoView?.({ block: "nearest" });
+    // The table's own box only: scrollIntoView would scroll the notebook too.
+    if (first) revealInBox(el, first, table.tHead?.offsetHeight ?? 0);
   }
 
   return {

@@ -140,6 +140,11 @@ export interface LevelPlan {
   stop: LevelStep | null;
   /** Deepest depth there is (every group open). */
   maxDepth: number;
+  /** Without a stop: the nodes drawn once every step is done (the current view's without any
+   * step), and the groups that stay closed with an open parent (repeated blocks kept folded,
+   * to_static programs). */
+  count: number;
+  closed: number;
 }
 
 /** "Expand all", level by level: each step opens one more level of layer groups (on top of
@@ -160,11 +165,15 @@ export function planExpandAll(
     if (open.size === previous.size) continue; // nothing new at this depth
     const expanded = [...index.groups.keys()].filter((id) => open.has(id));
     const step = { depth, expanded, count: counter.count(open) };
-    if (step.count > budget) return { steps, stop: step, maxDepth };
+    if (step.count > budget)
+      return { steps, stop: step, maxDepth, count: steps[steps.length - 1]?.count ?? 0, closed: 0 };
     steps.push(step);
     previous = open;
   }
-  return { steps, stop: null, maxDepth };
+  let closed = 0;
+  for (const [parent, kids] of index.childGroups)
+    if (parent === null || previous.has(parent)) for (const kid of kids) closed += previous.has(kid) ? 0 : 1;
+  return { steps, stop: null, maxDepth, count: steps[steps.length - 1]?.count ?? counter.count(previous), closed };
 }
 
 /** The budget to use after Graphviz failed on `failedNodes` visible nodes. */

@@ -18,7 +18,12 @@ export function expandAllProgress(step: LevelStep, plan: LevelPlan): string {
 
 export function expandAllDone(plan: LevelPlan, budget: number): string {
   const last = plan.steps[plan.steps.length - 1];
-  if (!plan.stop) return `Expanded every layer group (${nodes(last?.count ?? 0)}).`;
+  if (!plan.stop && plan.closed)
+    return (
+      `Expanded every layer group but ${plural(plan.closed, "group")} that Expand all keeps closed ` +
+      `(repeated blocks, to_static programs: a click opens one) (${nodes(plan.count)}).`
+    );
+  if (!plan.stop) return `Expanded every layer group (${nodes(plan.count)}).`;
   const reached = last ? `Expanded to depth ${last.depth} of ${plan.maxDepth} (${nodes(last.count)})` : "Not expanded";
   return (
     `${reached}: depth ${plan.stop.depth} would draw ${nodes(plan.stop.count)}, over ${limit(budget)}. ` +

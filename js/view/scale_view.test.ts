@@ -80,6 +80,23 @@ describe("status texts", () => {
     expect(text.expandAllDone(everything, 1e6)).toBe("Expanded every layer group (9,490 nodes).");
   });
 
+  it("says what is drawn when Expand all has nothing left to open", () => {
+    // Clicked again with every group open: the view as it is, not "0 nodes".
+    const again = planExpandAll(index, counter, [...index.groups.keys()], 1e6);
+    expect(again.steps).toEqual([]);
+    expect(text.expandAllDone(again, 1e6)).toBe("Expanded every layer group (9,490 nodes).");
+  });
+
+  it("does not claim every group open when folded repeated blocks stay closed", () => {
+    const fold = () => ({ on: true, unfolded: new Set<string>() });
+    const folded = planExpandAll(index, createCounter(index, fold), [], 1e6, true);
+    // synthetic(130, ...): 130 blocks, all one run, folded into one drawn node.
+    expect(text.expandAllDone(folded, 1e6)).toBe(
+      "Expanded every layer group but 130 groups that Expand all keeps closed " +
+        "(repeated blocks, to_static programs: a click opens one) (1 node).",
+    );
+  });
+
   it("names the group a click could not open fully", () => {
     const all = [...index.groups.keys()];
     const block = all.find((g) => index.groups.get(g)?.name === "blocks.7") as string;

@@ -1,10 +1,11 @@
 """RunWidget: the run explorer of a run log (``GraphWidget.from_run(path)``), an anywidget of
 its own (front end: js/run_widget.ts).
 
-The kernel sends the run's description and its matrices once (view_data.py) and again on
-``refresh()``; the page asks for what one picked step needs (its per-parameter summary, and its
-graph when the step was captured in full) with a custom message, so a run of 10,000 steps does
-not send 10,000 summaries up front.
+The kernel sends the run's description and its matrices once (view_data.py); ``refresh()``
+sends the steps appended since (view_append.py), or all again if the run changed otherwise.
+The page asks for what one picked step needs (its per-parameter summary, and its graph when
+the step was captured in full) with a custom message, so a run of 10,000 steps does not send
+10,000 summaries up front.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from ..widget.own_layout import ClosesOwnLayout
 from ..widget.resend import is_resend, resend_state
 from .errors import RunLogError
 from .ranks import RankedRun, open_any
+from .view_append import appended
 from .view_data import (
     SUMMARY_STATS,
     RunLike,
@@ -243,9 +245,20 @@ class RunWidget(ClosesOwnLayout, anywidget.AnyWidget):
             self._rank_state()
         elif not self._log.refresh():
             return False
-        with self.hold_sync():
-            for name, value in self._state().items():
+        state = self._state()
+        change = appended({name: getattr(self, name) for name in state}, state)
+        if change is None:
+            with self.hold_sync():
+                for name, value in state.items():
+                    setattr(self, name, value)
+            return True
+        # Only the new steps go to the page (view_append.py says why); the traits take the whole
+        # state unsent: ipywidgets sends no value that equals its lock (the page's own, after
+        # the page joined the message's parts).
+        with self._lock_property(**{**state, "run": json.loads(json.dumps(state["run"]))}):
+            for name, value in state.items():
                 setattr(self, name, value)
+        self.send(*change)
         return True
 
     def _summary(self, step: int) -> bytes:

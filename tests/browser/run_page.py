@@ -50,6 +50,20 @@ PIXEL_JS = """([canvas, x, y]) => {
 }"""
 
 
+# Every comm message the kernel sends this page: its method, the state keys it carries, the
+# custom message's type (JupyterLab's kernel connection, beside the widgets' manager).
+RECORD_COMM_JS = """() => {
+  const kernel = window.jupyterapp.shell.currentWidget.sessionContext.session.kernel;
+  window.pvwComm = [];
+  kernel.anyMessage.connect((_, { msg, direction }) => {
+    if (direction !== "recv" || msg.header.msg_type !== "comm_msg") return;
+    const d = msg.content.data || {};
+    window.pvwComm.push({ method: d.method, type: d.content?.type,
+      keys: Object.keys(d.state || {}).concat((d.buffer_paths || []).map((p) => p[0])) });
+  });
+}"""
+
+
 def write_run(run_dir: Path, steps: int, oracle_steps: tuple[int, ...] = ()) -> dict[str, Any]:
     """A watched LeNet run written by a training process of its own; returns its oracle."""
     oracle = run_dir.parent / f"{run_dir.name}.oracle.json"
@@ -120,3 +134,37 @@ class RunView:
 def close(a: float, b: float, rel: float = 0.06) -> bool:
     """Equal to the 2 significant digits the page shows (formatNorm: "1.2e-3")."""
     return abs(a - b) <= rel * max(abs(a), abs(b)) + 1e-30
+
+
+def table_row_follows_without_moving_the_notebook(view: RunView, step: int, layer: int) -> None:
+    """A short window, the heatmap at its bottom, the summary table below it out of sight: a
+    click on row `layer` at `step` (no full capture there) lights that layer's rows, scrolled
+    into view inside the table's own box, and the notebook stays where it is
+    (Element.scrollIntoView also scrolled the notebook, moving the heatmap from under the
+    pointer)."""
+    page = view.page
+    page.set_viewport_size({"width": 1300, "height": 450})
+    notebook = "document.querySelector('.jp-WindowedPanel-outer')"
+    page.evaluate(
+        f"""(h) => {{ const s = {notebook};
+          s.scrollTop += h.getBoundingClientRect().bottom - s.getBoundingClientRect().bottom; }}""",
+        view.heatmap.element_handle(),
+    )
+    page.wait_for_timeout(300)
+    before = page.evaluate(f"{notebook}.scrollTop")
+    assert before > 0, "the window should be short enough to scroll the heatmap to its bottom"
+    x, y = view.cell(step, layer)
+    page.mouse.click(x, y)
+    page.wait_for_function(
+        "([r, l]) => r.dataset.layer === l",
+        arg=[view.root.element_handle(), str(layer)],
+        timeout=TIMEOUT_MS,
+    )
+    page.wait_for_timeout(300)
+    assert page.evaluate(f"{notebook}.scrollTop") == before, "the notebook scrolled"
+    lit = view.root.locator("tr.pvw-run-lit").first.evaluate(
+        """(row) => { const box = row.closest('.pvw-run-table-wrap').getBoundingClientRect();
+             const r = row.getBoundingClientRect();
+             return r.top >= box.top && r.bottom <= box.bottom + 1; }"""
+    )
+    assert lit, "the lit row should be scrolled into the table's view"

@@ -192,6 +192,28 @@ def test_search_opens_the_layer_holding_the_match(
     assert drawn(fresh.root) == folded(graph, layers, set(fresh.value("w.expanded")))
 
 
+def test_expand_all_says_the_folded_layers_stay_closed(
+    fresh: Explorer, graph: dict[str, Any], layers: list[str]
+) -> None:
+    # Expand all keeps a run folded: its status line says so, with the nodes it draws (it said
+    # "Expanded every layer group (0 nodes)" when every other group was open already).
+    fresh.root.get_by_test_id("pvw-expand-all").click()
+    fresh.page.wait_for_function(
+        "(r) => r.dataset.state === 'ready' && (r.querySelector('[data-testid=pvw-message]')"
+        ".textContent || '').startsWith('Expanded')",
+        arg=fresh.root.element_handle(),
+    )
+    expanded = set(fresh.value("w.expanded"))
+    assert not expanded & set(layers)
+    shown = drawn(fresh.root)
+    assert shown == folded(graph, layers, expanded)
+    message = fresh.root.get_by_test_id("pvw-message").inner_text()
+    assert message == (
+        f"Expanded every layer group but {LAYERS} groups that Expand all keeps closed "
+        f"(repeated blocks, to_static programs: a click opens one) ({len(shown)} nodes)."
+    )
+
+
 def test_fold_false_shows_every_layer(
     fresh: Explorer, graph: dict[str, Any], layers: list[str]
 ) -> None:

@@ -22,7 +22,16 @@ from lab_page import save_screenshot
 from lab_server import LabServer, start_lab
 from local_only import route_local_only
 from playwright.sync_api import Browser
-from run_page import NONFINITE_RGB, RUN_ROOT, TIMEOUT_MS, RunView, close, write_run
+from run_page import (
+    NONFINITE_RGB,
+    RECORD_COMM_JS,
+    RUN_ROOT,
+    TIMEOUT_MS,
+    RunView,
+    close,
+    table_row_follows_without_moving_the_notebook,
+    write_run,
+)
 
 NOTEBOOKS = Path(__file__).resolve().parent / "notebooks"
 NOTEBOOK = "run_explorer.ipynb"
@@ -104,7 +113,10 @@ def test_lab_a_step_without_capture_shows_its_parameters(
     assert (lab.value("w.step"), lab.value("w.layer")) == (250, "fc.4")
     check_summary(view, oracle, 250, "fc.4")
     message = view.root.get_by_test_id("pvw-run-message").inner_text()
-    assert "No full capture of step 250" in message and "200, 300" in message, message
+    assert message == (
+        "No full capture of step 250: its per-parameter summary "
+        "(nearest full captures: steps 200 and 300)."
+    ), message
     save_screenshot(view.root, "run_explorer_lab_summary")
 
 
@@ -137,6 +149,7 @@ def test_lab_selection_is_linked_both_ways(lab: Explorer) -> None:
 
 def test_lab_a_run_being_written_refreshes_and_keeps_the_view(lab: Explorer) -> None:
     view = run_view(lab, 1)
+    lab.page.evaluate(RECORD_COMM_JS)
     first = int(view.data("steps") or 0)
     assert 30 <= first < LIVE_STEPS and lab.value("live.run['meta']['status']") == "running"
     for _ in range(2):
@@ -169,6 +182,11 @@ def test_lab_a_run_being_written_refreshes_and_keeps_the_view(lab: Explorer) -> 
         timeout=TIMEOUT_MS,
     )
     assert (view.data("from"), view.data("to")) == window
+    # Each refresh sent the new steps only, never the whole run again (at 10,000 steps x 500
+    # layers that is 30 MB, and the page froze for 1-2 s at every refresh).
+    comm = lab.page.evaluate("window.pvwComm")
+    assert not [m for m in comm if "_norms" in m["keys"]], comm  # update, or echo of the page's
+    assert any(m["type"] == "pvw-run-append" for m in comm), comm
     save_screenshot(view.root, "run_explorer_lab_live")
 
 
@@ -328,6 +346,11 @@ def test_lab_a_run_of_10k_steps_and_1k_parameters_stays_interactive(
         view = RunView(page, page.locator(RUN_ROOT))
         view.wait_detail(BIG_SPIKE[0], "params")
         assert view.data("steps") == "10000" and len(view.summary_rows()) == 1000
+        # big_run captures step 0 only (it said "full captures nearby: 0": a count of none?).
+        assert view.root.get_by_test_id("pvw-run-message").inner_text() == (
+            f"No full capture of step {BIG_SPIKE[0]}: its per-parameter summary "
+            "(nearest full capture: step 0)."
+        )
         view.heatmap.scroll_into_view_if_needed()
         assert view.pixel(BIG_SPIKE[0], BIG_SPIKE[1]) == [253, 231, 37]
         times = page.evaluate(
@@ -350,6 +373,26 @@ def test_lab_a_run_of_10k_steps_and_1k_parameters_stays_interactive(
             arg=[view.root.element_handle(), BIG_SPIKE[0] + 100],
             timeout=TIMEOUT_MS,
         )
+        table_row_follows_without_moving_the_notebook(view, BIG_SPIKE[0] + 300, BIG_SPIKE[1] - 3)
+        # The capture (step 0) draws the 500 Linear layers as one folded run; the selected layer
+        # is shown on its own inside it, selected (it stayed hidden in the fold).
+        layer = BIG_SPIKE[1] - 3
+        view.root.get_by_test_id("pvw-run-prev-capture").click()
+        view.wait_detail(0, "graph")
+        view.graph_ready()
+        page.wait_for_function(
+            "(r) => r.querySelectorAll('[data-testid=pvw-graph] g.node').length === 3",
+            arg=view.root.element_handle(),
+            timeout=TIMEOUT_MS,
+        )
+        labels = view.root.locator("[data-testid=pvw-graph] g.node").all_text_contents()
+        assert sorted(" ".join(t.split()) for t in labels) == sorted([
+            f"0\u2013{layer - 1} \u00b7 Linear \u00d7{layer} each 2 ops \u00b7 2 params",
+            f"{layer} \u00b7 Linear 2 ops \u00b7 2 params",
+            f"{layer + 1}\u2013499 \u00b7 Linear \u00d7{499 - layer} each 2 ops \u00b7 2 params",
+        ])  # fmt: skip
+        selected = view.root.locator("[data-testid=pvw-graph] g.node.pvw-selected")
+        assert " ".join(selected.all_text_contents()[0].split()).startswith(f"{layer} \u00b7")
         save_screenshot(page, "run_explorer_lab_10k_steps")
         assert not errors, errors
     finally:
