@@ -120,7 +120,15 @@ def vlog_level(level: int) -> Iterator[int]:
         if previous >= level:
             yield previous
             return
-        raise VlogUnavailableError(_unavailable_message(level))
+        cell = flags_v_cell()
+        if cell is None:
+            raise VlogUnavailableError(_unavailable_message(level))
+        cell.value = level
+        try:
+            yield previous
+        finally:
+            cell.value = previous
+        return
     _core().set_vlog_level(level)
     try:
         yield previous
