@@ -15,13 +15,15 @@ import paddle
 import pytest
 
 from paddleviz_widget.tracer.capture.backward_capture import accepts_dump_kwarg
-from paddleviz_widget.tracer.capture.vlog import runtime_switch_available
+from paddleviz_widget.tracer.capture.vlog import flags_v_cell, runtime_switch_available
 
 _match = re.match(r"(\d+)\.(\d+)", paddle.__version__)
 PADDLE_VERSION = (int(_match[1]), int(_match[2])) if _match else (0, 0)
 
 HAS_DUMP = accepts_dump_kwarg(paddle.Tensor.backward)
 HAS_VLOG_SWITCH = runtime_switch_available()
+# trace() logs the backward without GLOG_v: Paddle's switch (3.3) or glog's FLAGS_v (2.6, 3.0)
+LOGS_AT_RUN_TIME = HAS_VLOG_SWITCH or flags_v_cell() is not None
 HAS_PADDLEFORMERS = importlib.util.find_spec("paddleformers") is not None
 
 requires_dump = pytest.mark.skipif(
