@@ -72,6 +72,12 @@ def flags_v_cell() -> ctypes.c_int | None:
     return _flags_v
 
 
+def switched_at_run_time() -> bool:
+    """Whether vlog_level can raise the level here: Paddle's switch (3.3) or glog's FLAGS_v
+    (2.6, 3.0), so no GLOG_v before ``import paddle`` is needed."""
+    return runtime_switch_available() or flags_v_cell() is not None
+
+
 def _env_level() -> int | None:
     try:
         return int(os.environ["GLOG_v"])  # noqa: SIM112 - glog's own spelling
