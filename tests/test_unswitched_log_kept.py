@@ -1,9 +1,12 @@
-"""Where Paddle cannot switch VLOG on (2.6, 3.0 without GLOG_v), a backward inside trace()
-logs nothing for us, so what Paddle writes to stderr during it is the user's and reaches them.
+"""Where VLOG cannot be switched on (a Paddle < 3.3 whose glog FLAGS_v is out of reach), a
+backward inside trace() logs nothing for us, so what Paddle writes to stderr during it is the
+user's and reaches them.
 
 Paddle 2.6 writes "Standalone Executor is Used." (an INFO record) in a to_static program's
 first backward; inside trace() it used to be captured with the log we could not have and
-dropped (round 24). Each run is its own process: Paddle writes the line once per process.
+dropped (round 24). The traced run stands in for such a libpaddle (no FLAGS_v cell) and lets
+the program node be logged (which 2.6 and 3.0 otherwise turn off for programs), so that the
+capture is tried and given up. Each run is its own process: Paddle writes the line once.
 """
 
 from __future__ import annotations
@@ -29,6 +32,9 @@ _SCRIPT = textwrap.dedent(
     sys.stderr.flush()
     os.write(2, b"<<backward\\n")
     if sys.argv[1] == "trace":
+        from paddleviz_widget.tracer.capture import session, vlog
+        vlog.flags_v_cell = lambda: None
+        session.maybe_program_node = lambda name: False
         with trace(model):
             y.backward()
     else:
