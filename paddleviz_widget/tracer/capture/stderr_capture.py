@@ -33,7 +33,7 @@ class CapturedStderr:
     records: tuple[GlogRecord, ...] = ()  # the same, already split (parse_glog_records)
     passed_through: str = ""  # what was written back to stderr: non-glog text, W/E/F records
     # Ends the capture at once, everything captured so far written back as it was: for a block
-    # that finds it gets no log of ours after all (Paddle < 3.3 without GLOG_v), so what Paddle
+    # that finds it gets no log of ours after all (VlogUnavailableError), so what Paddle
     # writes during it is the user's, INFO records included.
     release: Callable[[], None] = field(default=lambda: None, repr=False)
 
