@@ -40,7 +40,8 @@ requires_paddle_33 = pytest.mark.skipif(
     reason=f"paddle {paddle.__version__}: needs >= 3.3 (runtime VLOG switch, backward dump)",
 )
 requires_paddleformers = pytest.mark.skipif(
-    not HAS_PADDLEFORMERS, reason="paddleformers is not installed (it needs paddle 3.x)"
+    not HAS_PADDLEFORMERS,
+    reason="paddleformers is not installed (1.2.0 imports on paddle >= 3.3 only, not 3.0 or 2.6)",
 )
 requires_hook_kwargs = pytest.mark.skipif(
     "with_kwargs" not in inspect.signature(paddle.nn.Layer.register_forward_pre_hook).parameters,
