@@ -15,13 +15,15 @@ import paddle
 import pytest
 
 from paddleviz_widget.tracer.capture.backward_capture import accepts_dump_kwarg
-from paddleviz_widget.tracer.capture.vlog import runtime_switch_available
+from paddleviz_widget.tracer.capture.vlog import flags_v_cell, runtime_switch_available
 
 _match = re.match(r"(\d+)\.(\d+)", paddle.__version__)
 PADDLE_VERSION = (int(_match[1]), int(_match[2])) if _match else (0, 0)
 
 HAS_DUMP = accepts_dump_kwarg(paddle.Tensor.backward)
 HAS_VLOG_SWITCH = runtime_switch_available()
+# trace() logs the backward without GLOG_v: Paddle's switch (3.3) or glog's FLAGS_v (2.6, 3.0)
+LOGS_AT_RUN_TIME = HAS_VLOG_SWITCH or flags_v_cell() is not None
 HAS_PADDLEFORMERS = importlib.util.find_spec("paddleformers") is not None
 
 requires_dump = pytest.mark.skipif(
@@ -38,7 +40,8 @@ requires_paddle_33 = pytest.mark.skipif(
     reason=f"paddle {paddle.__version__}: needs >= 3.3 (runtime VLOG switch, backward dump)",
 )
 requires_paddleformers = pytest.mark.skipif(
-    not HAS_PADDLEFORMERS, reason="paddleformers is not installed (it needs paddle 3.x)"
+    not HAS_PADDLEFORMERS,
+    reason="paddleformers is not installed (1.2.0 imports on paddle >= 3.3 only, not 3.0 or 2.6)",
 )
 requires_hook_kwargs = pytest.mark.skipif(
     "with_kwargs" not in inspect.signature(paddle.nn.Layer.register_forward_pre_hook).parameters,

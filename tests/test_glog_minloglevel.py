@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from paddle_versions import HAS_VLOG_SWITCH
+from paddle_versions import HAS_POST_HOOKS, HAS_VLOG_SWITCH, LOGS_AT_RUN_TIME
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = """
@@ -43,7 +43,10 @@ def _run(env_extra: dict[str, str]) -> tuple[dict, str]:
     return json.loads(out.stdout.strip().splitlines()[-1]), out.stderr
 
 
-@pytest.mark.skipif(not HAS_VLOG_SWITCH, reason="VLOG is switched at run time from Paddle 3.3")
+@pytest.mark.skipif(
+    not (LOGS_AT_RUN_TIME and HAS_POST_HOOKS),
+    reason="needs VLOG switched at run time and trace(stats=True) (GradNode post hooks, >= 3.0)",
+)
 def test_capture_works_with_glog_minloglevel_2_and_leaves_it_as_it_was() -> None:
     quiet, quiet_err = _run({"GLOG_minloglevel": "2"})
     plain, _ = _run({})

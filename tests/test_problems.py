@@ -96,7 +96,8 @@ def test_a_graph_without_statistics_says_nothing_was_checked():
         else:
             assert found == []
             assert str(found).startswith("No gradient statistics in this graph")
-            assert "trace(model, stats=True)" in str(found)
+            # (on 2.6, which refuses stats=True, the way is an upgrade: test_problems_no_stats_here)
+            assert ("trace(model, stats=True)" if HAS_POST_HOOKS else ">=3.0") in str(found)
     if not HAS_POST_HOOKS:
         return
     with trace(fc, stats=True):

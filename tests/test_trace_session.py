@@ -14,7 +14,7 @@ import paddle
 import pytest
 from graph_dicts import nested_graph
 from models import lenet_output
-from paddle_versions import requires_dump, requires_vlog_switch
+from paddle_versions import LOGS_AT_RUN_TIME, requires_dump, requires_vlog_switch
 
 from paddleviz_widget import GraphWidget, build_graph, trace
 from paddleviz_widget.tracer.capture.vlog import get_vlog_level, set_vlog_level
@@ -100,15 +100,10 @@ def test_user_stderr_inside_backward_is_passed_through(tmp_path, monkeypatch):
     # Before Paddle 3.3 nothing annotates a traced PyLayer graph, and the replay must not run
     # through it (on 2.6/3.0 that crashed this process): the graph says why instead.
     graph = nested_graph(y)
-    if _paddle_at_least(3, 3):
+    if LOGS_AT_RUN_TIME:  # (2.6 and 3.0 through glog's FLAGS_v)
         assert all(e["grad"] is not None for e in graph["edges"])
     else:
         assert graph["meta"]["notice"]
-
-
-def _paddle_at_least(major: int, minor: int) -> bool:
-    found = tuple(int(p) for p in paddle.__version__.split(".")[:2] if p.isdigit())
-    return found == (0, 0) or found >= (major, minor)  # 0.0: a develop build
 
 
 @requires_dump
@@ -193,6 +188,7 @@ def test_paddle_without_runtime_vlog_still_traces_and_says_why(monkeypatch):
     import paddleviz_widget.tracer.capture.vlog as vlog_mod
 
     monkeypatch.setattr(vlog_mod, "runtime_switch_available", lambda: False)
+    monkeypatch.setattr(vlog_mod, "flags_v_cell", lambda: None)  # nor glog's FLAGS_v
     monkeypatch.setattr(vlog_mod, "get_vlog_level", lambda: 0)
     monkeypatch.setattr(capture_mod, "accepts_dump_kwarg", lambda function: False)
     model, _ = lenet_output()

@@ -89,6 +89,7 @@ def test_rejects_a_level_that_is_not_a_non_negative_int(bad):
 
 def test_clear_error_without_a_runtime_switch(monkeypatch):
     monkeypatch.delattr(CORE, "set_vlog_level")
+    monkeypatch.setattr(vlog, "flags_v_cell", lambda: None)  # nor glog's FLAGS_v (test_vlog_cell)
     with pytest.raises(VlogUnavailableError) as info, vlog_level(6):
         pass
     assert "paddlepaddle>=3.3" in str(info.value) and "GLOG_v=6" in str(info.value)
@@ -96,6 +97,7 @@ def test_clear_error_without_a_runtime_switch(monkeypatch):
 
 def test_old_paddle_version_gets_the_same_error(monkeypatch):
     monkeypatch.setattr(paddle, "__version__", "3.0.0")
+    monkeypatch.setattr(vlog, "flags_v_cell", lambda: None)
     with pytest.raises(VlogUnavailableError, match="before `import paddle`"), vlog_level(6):
         pass
 

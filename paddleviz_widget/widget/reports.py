@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from ..compat.stats_here import no_stats_here
 from ..gc_pause import gc_paused
 from ..graph.diff import diff_summary
 from ..graph.model import Graph
@@ -26,8 +27,11 @@ class Problems(list[Problem]):  # a list that prints readably
     checked = True  # the graph had statistics to check (has_statistics)
     unchecked = 0  # edges with a gradient and no statistics (unchecked_edges)
     why: dict[str, int] | None = None  # the reasons such edges give (unchecked_reasons)
+    not_checked: str | None = None  # unchecked, and this Paddle cannot make statistics: why
 
     def __str__(self) -> str:
+        if not self.checked and self.not_checked and not any(self):
+            return self.not_checked
         return problems_text(list(self), self.checked, self.unchecked, self.why)
 
     def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
@@ -45,6 +49,7 @@ def problems(graph: Mapping[str, Any]) -> Problems:
     found.checked = has_statistics(parts)
     found.unchecked = unchecked_edges(parts) if found.checked else 0
     found.why = unchecked_reasons(parts) if found.unchecked else None
+    found.not_checked = None if found.checked else no_stats_here()
     return found
 
 

@@ -148,6 +148,7 @@ def run_captured(
     log: bool = True,
     call_sites: bool = True,
     dump: bool = True,
+    log_possible: bool = True,
 ) -> tuple[Any, CapturedBackward]:
     """Call ``run(extra_kwargs)`` (which runs the backward) under capture.
 
@@ -159,7 +160,8 @@ def run_captured(
     ``call_sites=False`` leaves the dump's call-stack file unread (``paddle.grad`` writes it
     for its copies of the nodes, whose pointers are not the graph's). ``dump=False``: the
     statistics hooks see every edge, so no dump is written (one the user asked for is still
-    read) and the log is not forced on where Paddle writes no dump.
+    read) and the log is not forced on where Paddle writes no dump. ``log_possible=False``: not
+    even then (a program node that would print its program into the user's output under VLOG).
     """
     captured = CapturedBackward(hooks_instead=not dump and user_dump_dir is None)
     extra: dict[str, Any] = {}
@@ -174,7 +176,7 @@ def run_captured(
         tmp_dir = _dump_dir()
         if tmp_dir is not None:
             extra[DUMP_KWARG] = tmp_dir
-    if DUMP_KWARG not in extra and dump:
+    if DUMP_KWARG not in extra and dump and log_possible:
         # Paddle < 3.3 has no dump: the log is the only account of the edges, and asking for it
         # is what puts the way to get it (GLOG_v before import) into ``problems``.
         log = True
@@ -200,6 +202,7 @@ def run_captured(
                 except VlogUnavailableError as exc:
                     captured.problems.append(str(exc))
                     logged = False  # no log was written: nothing to parse or warn about
+                    cap.release()  # what Paddle writes now is the user's, INFO lines too
                     result = run(extra)
             if logged:
                 with gc_paused():

@@ -25,7 +25,7 @@ from ...gc_pause import gc_paused
 from ...graph.parts import ParamInfo
 from ..read.grad_node import grad_node_of
 from ..read.params import param_infos_by_ptr
-from ..read.program_nodes import is_program_node
+from ..read.program import maybe_program_node
 from .anchors import Anchor, anchor_of, any_alive, has_graph, is_tensor, proven, user_tensors
 from .backward_args import grad_targets, layer_count
 from .backward_capture import DUMP_KWARG, CapturedBackward, run_captured
@@ -284,10 +284,11 @@ class TraceSession:
         if slot_log is None:  # decide by size
             slot_log = len(record.node_ptrs()) <= SLOT_LOG_MAX_NODES
         record.programs = self.programs.read(record.node_ptrs())
-        if slot_log and self._unquieted_programs(record):
-            # Its executor would print the program into the user's output under VLOG (the
-            # graph's notice says its forward ran outside trace(): merge/collect.py).
-            slot_log = False
+        # Its executor would print the program into the user's output under VLOG (the graph's
+        # notice says its forward ran outside trace(): merge/collect.py); on 2.6 and 3.0, where
+        # no program is seen run, the log is then off even where it is the only account.
+        unquieted = self._unquieted_programs(record)
+        slot_log = slot_log and not unquieted
         self._in_backward = True
         try:
             result, captured = run_captured(
@@ -297,6 +298,7 @@ class TraceSession:
                 function=original,
                 user_dump_dir=kwargs.get(DUMP_KWARG),
                 log=slot_log,
+                log_possible=not unquieted,
                 call_sites=not copies,  # stacks of copied nodes match no graph node
                 dump=not self._hooks_see_all(record, copies),
             )
@@ -329,10 +331,11 @@ class TraceSession:
         return walk is not None and not call_stacks_recorded() and hooks_cover(walk)
 
     def _unquieted_programs(self, record: BackwardRecord) -> bool:
-        """Whether a program node's forward ran unseen by this trace (it cannot be quieted)."""
+        """Whether a program node's forward ran unseen by this trace (it cannot be quieted; on
+        2.6 and 3.0 none is seen, and their program node may be the nameless GradNodeBase)."""
         walk = record.walk()
         return walk is not None and any(
-            is_program_node(n.name) and not self.programs.quieted(n.ptr) for n in walk.nodes
+            maybe_program_node(n.name) and not self.programs.quieted(n.ptr) for n in walk.nodes
         )
 
     def _run(self, record: BackwardRecord, tensors: list[Any], run: Callable[[], Any]) -> Any:

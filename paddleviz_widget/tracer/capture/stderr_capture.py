@@ -16,8 +16,8 @@ import ctypes
 import os
 import sys
 import tempfile
-from collections.abc import Iterator
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
 from typing import BinaryIO
 
 from ..parse.log_records import GlogRecord, join_records, separate_log
@@ -32,6 +32,10 @@ class CapturedStderr:
     text: str = ""  # the glog records (the C++ log)
     records: tuple[GlogRecord, ...] = ()  # the same, already split (parse_glog_records)
     passed_through: str = ""  # what was written back to stderr: non-glog text, W/E/F records
+    # Ends the capture at once, everything captured so far written back as it was: for a block
+    # that finds it gets no log of ours after all (VlogUnavailableError), so what Paddle
+    # writes during it is the user's, INFO records included.
+    release: Callable[[], None] = field(default=lambda: None, repr=False)
 
 
 def _readable_text(text: str) -> str:
@@ -135,13 +139,27 @@ def capture_stderr(
     saved = os.dup(STDERR_FD)
     try:
         with _sink() as sink:
+            released = False
+
+            def put_back(whole: bool) -> None:
+                nonlocal released
+                if released:
+                    return
+                released = True
+                _flush_python_stderr()
+                _flush_c_stdio()
+                os.dup2(saved, STDERR_FD, inheritable=inheritable)
+                data = _read_all(sink.fileno())
+                if whole:
+                    _write_through(data)
+                else:
+                    _collect(data, result, passed)
+
+            result.release = lambda: put_back(whole=True)
             os.dup2(sink.fileno(), STDERR_FD)
             try:
                 yield result
             finally:
-                _flush_python_stderr()
-                _flush_c_stdio()
-                os.dup2(saved, STDERR_FD, inheritable=inheritable)
-                _collect(_read_all(sink.fileno()), result, passed)
+                put_back(whole=False)
     finally:
         os.close(saved)

@@ -22,7 +22,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-# Runtime switching works from 3.3 on; 2.6.x / 3.0.x only honour GLOG_v set before import.
+# Paddle's own switch (set_vlog_level) is there from 3.3 on; on 2.6.x / 3.0.x vlog_level writes
+# glog's FLAGS_v itself (every VLOG site reads it), which needs no GLOG_v before import.
 RUNTIME_SWITCH_MIN = (3, 3)
 _FLAGS_V_SYMBOL = "_ZN3fLI7FLAGS_vE"  # fLI::FLAGS_v, Itanium C++ mangling
 
@@ -72,6 +73,12 @@ def flags_v_cell() -> ctypes.c_int | None:
     return _flags_v
 
 
+def switched_at_run_time() -> bool:
+    """Whether vlog_level can raise the level here: Paddle's switch (3.3) or glog's FLAGS_v
+    (2.6, 3.0), so no GLOG_v before ``import paddle`` is needed."""
+    return runtime_switch_available() or flags_v_cell() is not None
+
+
 def _env_level() -> int | None:
     try:
         return int(os.environ["GLOG_v"])  # noqa: SIM112 - glog's own spelling
@@ -110,8 +117,9 @@ def set_vlog_level(level: int) -> None:
 def vlog_level(level: int) -> Iterator[int]:
     """Run the block with VLOG at ``level``; yield the level that was in effect before.
 
-    Without a runtime switch the block still runs if the level set through GLOG_v before import
-    is already at least ``level``; otherwise VlogUnavailableError says how to fix it.
+    Without Paddle's switch (2.6, 3.0) a level already at least ``level`` (GLOG_v before import)
+    is left alone; otherwise glog's FLAGS_v is written and put back, and only where that cannot
+    be reached does VlogUnavailableError say how to fix it.
     """
     if isinstance(level, bool) or not isinstance(level, int) or level < 0:
         raise ValueError(f"VLOG level must be a non-negative int, got {level!r}")
@@ -120,7 +128,15 @@ def vlog_level(level: int) -> Iterator[int]:
         if previous >= level:
             yield previous
             return
-        raise VlogUnavailableError(_unavailable_message(level))
+        cell = flags_v_cell()
+        if cell is None:
+            raise VlogUnavailableError(_unavailable_message(level))
+        cell.value = level
+        try:
+            yield previous
+        finally:
+            cell.value = previous
+        return
     _core().set_vlog_level(level)
     try:
         yield previous

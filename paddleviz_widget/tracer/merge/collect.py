@@ -257,7 +257,14 @@ def collect_annotations(
     merge_layer(ann, _pylayers_layer(ann, pylayers, model, accumulation))
 
     notice = None
-    if replay and _bare(ann, graph) > 0:
+    # Paddle < 3.3: no replay can be paired with the graph, and a traced backward()'s log named
+    # every edge Paddle sent a gradient on: an edge still bare carried none (a PyLayer's None),
+    # which the replay's advice (run backward() inside trace()) would say wrong. (paddle.grad's
+    # log, of copies of the nodes, annotates nothing there.)
+    logged = not replay_dump_available() and any(
+        r.captured.log is not None and not r.copies for r in records
+    )
+    if replay and not logged and _bare(ann, graph) > 0:
         traced = session is not None
         leaves = Leaves([], {}, {})
         # Naming leaves reads the callers' frame locals (Python keeps that snapshot, and the

@@ -36,7 +36,7 @@ def numbered_names_notice(names: Iterable[str]) -> str | None:
     except (KeyError, ValueError):
         return None
     if level < NUMBERING_LEVEL or not runtime_switch_available():
-        return None  # Paddle 2.6 / 3.0 need GLOG_v for the gradients: nothing to advise
+        return None  # Paddle 2.6 / 3.0 do not number the names under GLOG_v: nothing to advise
     example = next((name for name in names if _NUMBERED.match(name)), None)
     if example is None:
         return None

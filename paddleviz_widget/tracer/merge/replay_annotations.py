@@ -16,7 +16,7 @@ from ..capture.backward_capture import (
     replay_dump_available,
 )
 from ..capture.replay import Leaves, graph_was_freed, replay_backward
-from ..capture.vlog import get_vlog_level
+from ..capture.vlog import get_vlog_level, switched_at_run_time
 from ..parse.log_parser import REQUIRED_VLOG_LEVEL
 from ..read.replay_safety import replay_refusal
 from ..read.walk import WalkResult
@@ -52,7 +52,8 @@ UNMATCHED_NOTICE = (
 
 def no_dump_notice(*, traced: bool) -> str:
     """Paddle < 3.3: no dump, so no replay can be paired with the graph; only a backward run
-    inside trace() with VLOG 6 (set through GLOG_v before import) annotates the edges."""
+    inside trace() with VLOG 6 annotates the edges (switched on at run time, or, where it
+    cannot be, set through GLOG_v before import)."""
     version = paddle_version_text()
     if traced:
         text = (
@@ -65,7 +66,7 @@ def no_dump_notice(*, traced: bool) -> str:
             "backward dump): run forward and backward inside "
             "`with paddleviz_widget.trace(model):`"
         )
-    if get_vlog_level() < REQUIRED_VLOG_LEVEL:
+    if get_vlog_level() < REQUIRED_VLOG_LEVEL and not switched_at_run_time():
         text += f", with GLOG_v={REQUIRED_VLOG_LEVEL} set before `import paddle`"
     return text + "; or upgrade to paddlepaddle>=3.3."
 

@@ -38,6 +38,11 @@ _LEGACY_DUMP_END = re.compile(r"^[^\n]*\][ \t]*\}[ \t]*(?:\n|$)", re.M)
 # says where it was raised: "  [Hint: ...] (at /paddle/.../backward.cc:204)". Its lines are the
 # record's, not the user's output (a traced backward that raised wrote them to their stderr).
 _RULE = re.compile(r"-{10,}")
+# Paddle 2.6 and 3.0 log a change of AMP lists (a recompute's forward, run again inside the
+# backward, sets its own) as one record of four lines: "AMP operators changed, allow ops: ..."
+# then "block ops: ...", "unsupported fp16 ops: ...", "unsupported bf16 ops: ...".
+_AMP_LISTS = re.compile(r"AMP operators changed, allow ops:")
+_AMP_LISTS_TAIL = re.compile(r"(?:(?:block|unsupported fp16|unsupported bf16) ops:[^\n]*(?:\n|$))+")
 _REPORT_END = re.compile(r"^[^\n]*\(at [^\n]*:\d+\)[ \t]*(?:\n|$)", re.M)
 
 
@@ -59,6 +64,9 @@ def _record_length(chunk: str, message_start: int) -> int:
     if first_end == len(chunk):  # nothing follows: the common one-line record
         return first_end
     message = chunk[message_start:first_end]
+    if _AMP_LISTS.match(message):
+        tail = _AMP_LISTS_TAIL.match(chunk, first_end)
+        return first_end if tail is None else tail.end()
     depth = _depth(message)
     pos = first_end
     if not message.strip():  # a banner: its text is on the next non-blank line
