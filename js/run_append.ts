@@ -4,11 +4,12 @@
 // buffers here, and set on the model (not sent back): the explorer redraws as for a new state.
 import type { AnyModel } from "@anywidget/types";
 import { modelBehind, RESEND } from "./anywidget_deadline";
+import type { RunModel } from "./run_model_contract";
 import { bytesOf } from "./view/run_data";
 
 export const APPEND_MESSAGE = "pvw-run-append";
 /** The buffers' traits, in the message's order (view_append.BUFFER_TRAITS). */
-export const BUFFER_KEYS = ["_steps", "_loss", "_norms", "_bad"] as const;
+export const BUFFER_KEYS = ["_steps", "_loss", "_norms", "_bad"] as const satisfies readonly (keyof RunModel)[];
 
 /** What an append of steps from `from` means to a model holding `have` steps: join it; it is
  * in already (one model, two views: each view hears the message, the first joins it); or the
