@@ -1,4 +1,4 @@
-"""forward_finite._cpu_finite on each of its reads (the compiled check at the tensor's address;
+"""finite_read.cpu_finite on each of its reads (the compiled check at the tensor's address;
 without it a copy up to COPY_LIMIT elements, DLPack in place above), against NumPy's own
 isfinite on the tensor's values."""
 
@@ -10,8 +10,9 @@ import pytest
 from paddle_versions import requires_post_hooks
 
 from paddleviz_widget.runs import grad_kernel
-from paddleviz_widget.tracer.capture import forward_finite
-from paddleviz_widget.tracer.capture.forward_finite import COPY_LIMIT, _cpu_finite
+from paddleviz_widget.tracer.capture import finite_read
+from paddleviz_widget.tracer.capture.finite_read import COPY_LIMIT
+from paddleviz_widget.tracer.capture.finite_read import cpu_finite as _cpu_finite
 
 pytestmark = requires_post_hooks  # the forward check is trace(stats=True)'s (Paddle >= 3.0)
 
@@ -23,7 +24,7 @@ def reader(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> s
     check = grad_kernel.kernel("all_finite") if request.param == "compiled" else None
     if request.param == "compiled":
         assert check is not None  # llvmlite is a test dependency: the compiled read is tested
-    monkeypatch.setattr(forward_finite, "_CHECK", [check])
+    monkeypatch.setattr(finite_read, "_CHECK", [check])
     return str(request.param)
 
 

@@ -44,7 +44,7 @@ def _sequential() -> nn.Layer:
 @pytest.fixture(params=["cpu-read", "device-flags"])
 def read(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
     if request.param == "device-flags":  # as for a tensor NumPy cannot read
-        monkeypatch.setattr(forward_finite, "_cpu_finite", lambda t, dtype=None: None)
+        monkeypatch.setattr(forward_finite, "cpu_finite", lambda t, dtype=None: None)
     return request.param
 
 

@@ -168,7 +168,7 @@ def test_the_device_side_check_names_the_same_layer(monkeypatch: pytest.MonkeyPa
     backward starts; made to take that path here, it names the same culprit."""
     from paddleviz_widget.tracer.capture import forward_finite
 
-    monkeypatch.setattr(forward_finite, "_cpu_finite", lambda t, dtype=None: None)
+    monkeypatch.setattr(forward_finite, "cpu_finite", lambda t, dtype=None: None)
     _, doc, (p,) = _bug("nan_in_forward")
     assert (p.kind, p.layer, p.name) == ("nonfinite", "block", "LogGradNode")
     assert doc["meta"]["forward_nonfinite"]["inputs_finite"] is True

@@ -217,7 +217,7 @@ def test_the_device_path_reruns_at_the_backward_quietly(
     """Off the CPU each layer's check is a flag read when the backward starts, inside the
     captured backward (VLOG on): forced here by making the in-place CPU read decline. The
     re-run runs there, logs nothing into the backward's log and prints nothing."""
-    monkeypatch.setattr(forward_finite, "_cpu_finite", lambda t, dtype=None: None)
+    monkeypatch.setattr(forward_finite, "cpu_finite", lambda t, dtype=None: None)
     levels: list[int] = []  # glog's VLOG level while the re-run's sublayers run
     rerun = forward_finite.rerun
 

@@ -1,7 +1,7 @@
-"""The layer scopes' name check (tracer/merge/collect.py): a session's groups join a graph only
-for nodes both name alike, and, unless a backward record vouches for the graph, only when most
-op nodes both name agree. Checked against the rule written with plain sets, on tables with
-reused addresses, accumulation nodes and nodes only one side knows."""
+"""The layer scopes' name check (tracer/merge/scope_agreement.py, collect.py): a session's
+groups join a graph only for nodes both name alike, and, unless a backward record vouches for
+the graph, only when most op nodes both name agree. Checked against the rule written with
+plain sets, on tables with reused addresses, accumulation nodes and nodes only one side knows."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import pytest
 
 from paddleviz_widget.graph.model import CallSite, Group
 from paddleviz_widget.tracer.capture.layer_scopes import LayerScopes
-from paddleviz_widget.tracer.merge import collect
+from paddleviz_widget.tracer.merge import collect, scope_agreement
 from paddleviz_widget.tracer.read.walk import ACCUMULATION_NODE, WalkedNode, WalkResult
 
 ACC = ACCUMULATION_NODE
@@ -28,7 +28,9 @@ def _plain_rule(ours: dict[int, str], theirs: dict[int, str], trusted: bool) -> 
     both = set(ours) & set(theirs)
     agreeing = {p for p in both if ours[p] == theirs[p]}
     agree = len(agreeing - leaves)
-    if not agree or not (trusted or agree >= collect.SCOPE_MATCH_FRACTION * len(both - leaves)):
+    if not agree or not (
+        trusted or agree >= scope_agreement.SCOPE_MATCH_FRACTION * len(both - leaves)
+    ):
         return None
     return set(ours) - (both - agreeing)
 
@@ -69,13 +71,13 @@ def test_an_untrusted_session_needs_most_op_nodes_to_agree() -> None:
     theirs = dict(ours)
     theirs[16] = "ReluGradNode"  # 9 of 10 op nodes agree: enough (0.9)
     graph = collect._Graph(_walk(ours))
-    found = collect._name_agreement(LayerScopes(node_names=theirs), graph)
-    assert collect._agree_enough(found, False)
+    found = scope_agreement.name_agreement(LayerScopes(node_names=theirs), graph.names)
+    assert scope_agreement.agree_enough(found, False)
     theirs[32] = "ReluGradNode"  # 8 of 10: not enough, unless a record vouches
-    found = collect._name_agreement(LayerScopes(node_names=theirs), graph)
+    found = scope_agreement.name_agreement(LayerScopes(node_names=theirs), graph.names)
     assert (found.ops, found.agree, sorted(found.differ)) == (10, 8, [16, 32])
-    assert not collect._agree_enough(found, False)
-    assert collect._agree_enough(found, True)
+    assert not scope_agreement.agree_enough(found, False)
+    assert scope_agreement.agree_enough(found, True)
     theirs[16 * 11] = "AddGradNode"  # a leaf named otherwise: differs, counts in neither
-    found = collect._name_agreement(LayerScopes(node_names=theirs), graph)
+    found = scope_agreement.name_agreement(LayerScopes(node_names=theirs), graph.names)
     assert (found.ops, found.agree, sorted(found.differ)) == (10, 8, [16, 32, 176])

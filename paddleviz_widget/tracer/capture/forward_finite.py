@@ -24,17 +24,13 @@ the culprit says so in ``found_by``, or that the re-run did not reproduce it.
 
 from __future__ import annotations
 
-import functools
-import math
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, replace
 from typing import Any
 
-import numpy as np
-
 from ..read.program_nodes import is_program_node
 from ..read.tensor_info import cpu_only_build
-from .grad_stats import _addressable
+from .finite_read import _types, cpu_finite, device_flag
 from .program_rerun import ProgramFrame, enter_frame, forward_source, rerun
 from .stack_gate import call_stacks_off
 
@@ -81,16 +77,6 @@ def not_reproduced(program: str, why: str) -> str:
     )
 
 
-@functools.cache
-def _types() -> tuple[Any, tuple[Any, ...], tuple[Any, ...]]:
-    """paddle.Tensor, the floating dtypes and those NumPy reads here (no import statement
-    per layer call)."""
-    import paddle
-
-    read = (paddle.float32, paddle.float64)
-    return paddle.Tensor, (*read, paddle.float16, paddle.bfloat16), read
-
-
 def _tensors(value: Any, depth: int = 0) -> Iterator[Any]:
     """Floating-point tensors in a layer's outputs or inputs (tuples, lists, dicts, and
     paddleformers' ModelOutput, which is a dict), two levels deep."""
@@ -104,67 +90,6 @@ def _tensors(value: Any, depth: int = 0) -> Iterator[Any]:
     elif depth < 2 and isinstance(value, dict):
         for v in value.values():
             yield from _tensors(v, depth + 1)
-
-
-# Elements up to which a CPU output is copied (Tensor.numpy, ~1 us for a few thousand) rather
-# than read in place: detach + DLPack cost ~4 us a tensor, and a 10k-GradNode model's forward
-# checks ~1,800 layer outputs of a few hundred elements each.
-COPY_LIMIT = 1 << 14
-
-
-_MAX, _MIN = np.maximum.reduce, np.minimum.reduce  # ndarray.max/min without their wrappers
-
-
-def _cpu_finite(t: Any, dtype: Any = None) -> bool | None:
-    """Finite, read by NumPy (small: a copy, else in place); None when NumPy cannot read it
-    (half types, odd layouts). ``dtype``: ``t.dtype``, if read already."""
-    dtype = t.dtype if dtype is None else dtype
-    read = _types()[2]
-    if dtype not in read:
-        return None
-    if not t.is_dense():  # a paddle.sparse output (~0.1 us): not read (sparse_grads.py)
-        return True
-    check = _compiled_check()
-    if check is not None and t.is_contiguous():  # read at its address, one compiled pass
-        n = math.prod(t.shape)
-        address = t.data_ptr() if n else 0
-        if n == 0 or address:
-            return n == 0 or bool(check(address, n, 0 if dtype is read[0] else 1))
-    try:
-        if math.prod(t.shape) <= COPY_LIMIT:
-            a = np.asarray(t.numpy())
-        else:
-            a = np.from_dlpack(t.detach())
-    except (BufferError, TypeError, RuntimeError, ValueError):  # odd layout, no data
-        return None
-    # max/min propagate NaN, and an Inf is its own max or min: two passes, no array made.
-    return a.size == 0 or (math.isfinite(_MAX(a, axis=None)) and math.isfinite(_MIN(a, axis=None)))
-
-
-_CHECK: list[Any] = []  # all_finite once settled (None: not compiled here)
-
-
-def _compiled_check() -> Any:
-    """runs/finite_ir.py's all_finite, once compiled (the compiling starts on a helper thread
-    at the first call; until then, and without llvmlite or Tensor.data_ptr, NumPy reads)."""
-    if _CHECK:
-        return _CHECK[0]
-    if not _addressable():
-        _CHECK.append(None)
-        return None
-    from ...runs import grad_kernel  # (the run log's package: imported here once)
-
-    check = grad_kernel.kernel("all_finite", wait=False)
-    if check is not None or grad_kernel.settled():
-        _CHECK.append(check)
-    return check
-
-
-def _device_flag(t: Any) -> Any:
-    import paddle
-
-    with paddle.no_grad(), call_stacks_off():
-        return paddle.isfinite(t).all()
 
 
 class ForwardFiniteWatch:
@@ -268,7 +193,7 @@ class ForwardFiniteWatch:
             if t is self._last:  # a container returning its last sublayer's output: checked
                 continue
             self._last = t
-            ok = _cpu_finite(t, dtype) if cpu_only_build() or t.place.is_cpu_place() else None
+            ok = cpu_finite(t, dtype) if cpu_only_build() or t.place.is_cpu_place() else None
             if ok is False:
                 bad = [t for t in _tensors(args) if not _all_finite(t)]
                 inputs_ok = not bad
@@ -280,12 +205,12 @@ class ForwardFiniteWatch:
                     self._frames[-1].culprit_inside = True
                 return
             if ok is None:
-                deferred.append(_device_flag(t))
+                deferred.append(device_flag(t))
         if deferred and len(self._pending) < MAX_PENDING:
             flag = deferred[0] if len(deferred) == 1 else _all(deferred)
             # The inputs' flag too (not the inputs: the user's tensors are not held).
             given = list(_tensors(args))
-            inputs = [_device_flag(t) for t in given]
+            inputs = [device_flag(t) for t in given]
             frame = self._frames[-1] if self._frames else None
             made = bool(inputs) and _made_by_program(args)
             others = [f for t, f in zip(given, inputs) if id(t) not in self._model_ids]
@@ -391,9 +316,9 @@ def _made_by_program(args: Any) -> bool:
 
 def _all_finite(args: Any) -> bool:
     for t in _tensors(args):
-        ok = _cpu_finite(t) if cpu_only_build() or t.place.is_cpu_place() else None
+        ok = cpu_finite(t) if cpu_only_build() or t.place.is_cpu_place() else None
         if ok is None:
-            ok = bool(_device_flag(t))
+            ok = bool(device_flag(t))
         if not ok:
             return False
     return True

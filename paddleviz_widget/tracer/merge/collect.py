@@ -12,7 +12,7 @@ from __future__ import annotations
 from functools import cached_property
 from itertools import compress
 from operator import countOf, itemgetter
-from typing import Any, NamedTuple
+from typing import Any
 
 from ...graph.model import CallSite, GradInfo
 from ..capture.backward_capture import replay_dump_available
@@ -36,6 +36,7 @@ from .replay_annotations import (
     bare_leaf_edges,
     replay_into,
 )
+from .scope_agreement import agree_enough, name_agreement
 from .stats import stats_layer
 from .trace_record import trace_record_layer
 
@@ -48,9 +49,6 @@ TRACED_BARE_NOTICE = (
     "{n} edge(s) have no gradient shape: no backward() of this graph ran inside its trace()'s "
     "`with` block, or it ran after the graph was freed; build the graph before backward()."
 )
-# A layer-scope match on pointers alone could be a freed node's reused address; unless a backward
-# record vouches for the graph, require the op nodes the session knows to keep their names.
-SCOPE_MATCH_FRACTION = 0.9
 _GRAD, _TARGET = itemgetter(0), itemgetter(1)  # EdgeNote.grad, WalkedEdge.target
 
 
@@ -72,39 +70,7 @@ class _Graph:
 
 
 def _scopes_match(scopes: LayerScopes | None, graph: _Graph, trusted: bool) -> bool:
-    return scopes is not None and _agree_enough(_name_agreement(scopes, graph), trusted)
-
-
-class _Agreement(NamedTuple):
-    """How the session's node names (``LayerScopes.node_names``) meet the graph's."""
-
-    differ: list[int]  # nodes both name, differently (a freed node's address reused)
-    ops: int  # op nodes both name (accumulation nodes left out)
-    agree: int  # of those, named alike
-
-
-def _agree_enough(found: _Agreement, trusted: bool) -> bool:
-    return bool(found.agree) and (trusted or found.agree >= SCOPE_MATCH_FRACTION * found.ops)
-
-
-def _name_agreement(scopes: LayerScopes, graph: _Graph) -> _Agreement:
-    """One pass over the session's named nodes, in its own order (its table read in order;
-    the graph's names looked up in C). A node is an accumulation node, which the test leaves
-    out, exactly when the graph names it so (WalkResult.accumulation is made from the names)."""
-    theirs = scopes.node_names
-    ours = list(map(graph.names.get, theirs))
-    differ: list[int] = []
-    ops = agree = 0
-    for ptr, name, there in zip(theirs, ours, theirs.values()):
-        if name is None:  # not in this graph
-            continue
-        alike = name == there
-        if not alike:
-            differ.append(ptr)
-        if name != ACCUMULATION_NODE:
-            ops += 1
-            agree += alike
-    return _Agreement(differ, ops, agree)
+    return scopes is not None and agree_enough(name_agreement(scopes, graph.names), trusted)
 
 
 def _scopes_layer(
@@ -116,8 +82,8 @@ def _scopes_layer(
     layer = Annotations()
     if scopes is None:
         return layer
-    found = _name_agreement(scopes, graph)
-    if not _agree_enough(found, trusted):
+    found = name_agreement(scopes, graph.names)
+    if not agree_enough(found, trusted):
         return layer
     keep = graph.names.keys() - set(found.differ) if found.differ else graph.names.keys()
     # node_sites is read below only for nodes it keeps, node_names not at all: left whole
