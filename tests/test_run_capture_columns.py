@@ -17,6 +17,7 @@ import paddle
 import paddle.nn.functional as F
 import pyarrow as pa
 import pytest
+from capture_files import ptrs_numbered, unzstd
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from paddle_versions import requires_post_hooks
@@ -113,24 +114,6 @@ def _whole_documents(monkeypatch: pytest.MonkeyPatch) -> None:
     )  # fmt: skip
 
 
-def _ptrs_numbered(doc: Any, seen: dict[Any, int] | None = None) -> Any:
-    """GradNode addresses numbered in order of appearance, the loss tensor's name left out:
-    two runs in one process get other addresses and other tensor names."""
-    seen = {} if seen is None else seen
-    if isinstance(doc, dict):
-        return {k: seen.setdefault(v, len(seen)) if k == "ptr" else _ptrs_numbered(v, seen)
-                for k, v in doc.items() if k != "label"}  # fmt: skip
-    if isinstance(doc, list):
-        return [_ptrs_numbered(v, seen) for v in doc]
-    return doc
-
-
-def _unzstd(path: Path) -> bytes:
-    """A capture file's bytes, by pyarrow's zstd stream (not the package's reader)."""
-    with pa.CompressedInputStream(pa.BufferReader(path.read_bytes()), "zstd") as stream:
-        return stream.read()
-
-
 def _zstd(data: bytes) -> bytes:
     return pa.Codec("zstd").compress(data, asbytes=True)
 
@@ -173,12 +156,12 @@ def test_a_run_reads_back_as_the_whole_documents_did(name, monkeypatch, tmp_path
     now, before = open_run(tmp_path / "now"), open_run(tmp_path / "before")
     assert now.captured_steps == before.captured_steps == [0, 2, 4]
     for step in now.captured_steps:
-        raw = json.loads(_unzstd(_capture_file(tmp_path / "now", step)))
+        raw = json.loads(unzstd(_capture_file(tmp_path / "now", step)))
         assert capture_columns.is_columns(raw) and raw["meta"] == {"step": step}
-        old = json.loads(_unzstd(_capture_file(tmp_path / "before", step)))
+        old = json.loads(unzstd(_capture_file(tmp_path / "before", step)))
         assert not capture_columns.is_columns(old)
         doc, reference = now.graph(step), before.graph(step)
-        assert json.dumps(_ptrs_numbered(doc)) == json.dumps(_ptrs_numbered(reference))
+        assert json.dumps(ptrs_numbered(doc)) == json.dumps(ptrs_numbered(reference))
     unreached = (tmp_path / "now" / fmt.CAPTURES / fmt.UNREACHED).read_text()
     assert unreached == (tmp_path / "before" / fmt.CAPTURES / fmt.UNREACHED).read_text()
     if name == "troubled":
@@ -210,7 +193,7 @@ def test_a_2_0_log_reads_its_whole_documents_as_before(monkeypatch, tmp_path):
     monkeypatch.setattr(capture_columns, "document_of", lambda c: 1 / 0)
     run = open_run(tmp_path / "run")
     for step in run.captured_steps:
-        written = json.loads(_unzstd(_capture_file(tmp_path / "run", step)))
+        written = json.loads(unzstd(_capture_file(tmp_path / "run", step)))
         got = run.graph(step)
         assert {k: v for k, v in got["meta"].items() if k != "problems"} == written["meta"]
         assert {k: v for k, v in got.items() if k != "meta"} == {
@@ -251,7 +234,7 @@ def test_columns_of_another_version_are_not_read(columns_run, tmp_path):
 
     shutil.copytree(columns_run, tmp_path / "run")
     path = _capture_file(tmp_path / "run", 0)
-    columns = json.loads(_unzstd(path))
+    columns = json.loads(unzstd(path))
     columns[capture_columns.LAYOUT] = capture_columns.VERSION + 1
     _damaged(path, columns)
     _says_damaged(tmp_path / "run", path)
@@ -306,7 +289,7 @@ def test_columns_with_a_value_changed_read_or_say_so(columns_run, tmp_path, data
         shutil.rmtree(copy)
     shutil.copytree(columns_run, copy)
     path = _capture_file(copy, 0)
-    columns = json.loads(_unzstd(path))
+    columns = json.loads(unzstd(path))
     where = data.draw(st.sampled_from(_paths(columns)), label="where")
     owner = columns
     for k in where[:-1]:

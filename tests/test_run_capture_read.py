@@ -11,7 +11,7 @@ from typing import Any
 
 import paddle
 import paddle.nn.functional as F
-import pyarrow as pa
+from capture_files import ptrs_numbered, unzstd
 from paddle_versions import requires_post_hooks
 
 from paddleviz_widget import open_run, trace
@@ -32,12 +32,6 @@ class Troubled(paddle.nn.Layer):
 
     def forward(self, x: paddle.Tensor) -> paddle.Tensor:
         return self.fc2(F.relu(self.fc1(x))) + 0.0 * self.muted(x)
-
-
-def _unzstd(path: Any) -> bytes:
-    """A zstd file's bytes, by pyarrow's stream (not the package's reader)."""
-    with pa.CompressedInputStream(pa.BufferReader(path.read_bytes()), "zstd") as stream:
-        return stream.read()
 
 
 def _run(run_dir: Any) -> None:
@@ -63,19 +57,6 @@ def _as_before(
     return build._encoded(build._trace_graph(y, model=model, params=None, replay=True, walk=walk))
 
 
-def _ptrs_numbered(doc: Any, seen: dict[str, int] | None = None) -> Any:
-    """The document with GradNode addresses numbered in order of appearance and the loss
-    tensor's name left out (two runs in one process get other addresses, and Paddle's
-    counter names the second run's loss eager_tmp_3 instead of eager_tmp_0)."""
-    seen = {} if seen is None else seen
-    if isinstance(doc, dict):
-        return {k: seen.setdefault(v, len(seen)) if k == "ptr" else _ptrs_numbered(v, seen)
-                for k, v in doc.items() if k != "label"}  # fmt: skip
-    if isinstance(doc, list):
-        return [_ptrs_numbered(v, seen) for v in doc]
-    return doc
-
-
 @requires_post_hooks
 def test_captures_read_back_as_if_their_problems_were_found_while_training(tmp_path, monkeypatch):
     _run(tmp_path / "now")
@@ -85,11 +66,11 @@ def test_captures_read_back_as_if_their_problems_were_found_while_training(tmp_p
     now, before = open_run(tmp_path / "now"), open_run(tmp_path / "before")
     assert now.captured_steps == before.captured_steps == [0, 2, 4]
     for step in now.captured_steps:
-        raw = json.loads(_unzstd(tmp_path / "now" / "captures" / f"capture-{step:09d}.json.zst"))
+        raw = json.loads(unzstd(tmp_path / "now" / "captures" / f"capture-{step:09d}.json.zst"))
         assert "problems" not in raw["meta"]  # left to the reader (3.0: columns, no document)
         doc, reference = now.graph(step), before.graph(step)
         assert list(doc["meta"]) == list(reference["meta"])  # key for key, in order
-        assert _ptrs_numbered(doc) == _ptrs_numbered(reference)
+        assert ptrs_numbered(doc) == ptrs_numbered(reference)
     kinds = {p["kind"] for p in now.graph(4)["meta"]["problems"]}
     assert {"nonfinite", "unreached"} <= kinds, kinds  # the rules did find something
 
@@ -121,7 +102,7 @@ def test_an_older_logs_captures_read_as_written(tmp_path, monkeypatch):
     monkeypatch.setattr(capture_read, "find_problems", lambda g: 1 / 0)
     for path in (tmp_path / "run" / "captures").glob("capture-*.json.zst"):  # as 1.2 wrote them
         older = path.with_name(path.name.replace(".json.zst", ".json.gz"))
-        older.write_bytes(gzip.compress(_unzstd(path), 1))
+        older.write_bytes(gzip.compress(unzstd(path), 1))
         path.unlink()
     run = open_run(tmp_path / "run")
     assert run.captured_steps == [0, 2, 4]
