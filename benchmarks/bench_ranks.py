@@ -40,16 +40,15 @@ def generate(
 def write_cost(params: int, steps: int = 2000) -> None:
     """What run_schema 1.2's per-step digest (runs/digest.py) adds to write_step: the digest
     alone and the whole write_step (digest included), interleaved step by step."""
-    import tempfile
-
     import numpy as np
     from rank_logs import wide_params
+    from scratch import scratch_dir
 
     from paddleviz_widget.runs.digest import summarise
     from paddleviz_widget.runs.log_writer import RunLogWriter
 
     infos, layers = wide_params(params)
-    w = RunLogWriter(Path(tempfile.mkdtemp()) / "run", params=infos, layers=layers, every=100,
+    w = RunLogWriter(scratch_dir("bench-ranks-") / "run", params=infos, layers=layers, every=100,
                      thresholds={})  # fmt: skip
     rng = np.random.default_rng(0)
     zeros = np.zeros(params)

@@ -13,12 +13,12 @@ from __future__ import annotations
 
 import argparse
 import sys
-import tempfile
 import time
 from pathlib import Path
 from statistics import median
 
 import common  # noqa: F401 (import path, quiet Paddle)
+from scratch import scratch_dir
 
 from paddleviz_widget.runs.reader import open_run
 
@@ -35,7 +35,7 @@ def main() -> None:
         sys.path.insert(0, str(HERE.parent / "tests"))
         from run_logs import big_run
 
-        path = path or Path(tempfile.mkdtemp(prefix="bench-open-")) / "run"
+        path = path or scratch_dir("bench-open-") / "run"
         big_run(path)
     opened, first, rest = [], [], []
     for _ in range(args.reps):

@@ -33,7 +33,6 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
-import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -43,6 +42,7 @@ import common  # noqa: F401 (import path, quiet Paddle)
 import paddle
 import paddle.nn.functional as F
 from models import MODELS
+from scratch import scratch_dir
 
 from paddleviz_widget import trace
 
@@ -76,7 +76,7 @@ class Trainer:
     def __init__(self, name: str) -> None:
         self.model, self.x = BUILDERS[name]()
         self.opt = paddle.optimizer.Adam(1e-4, parameters=self.model.parameters())
-        self.tmp = Path(tempfile.mkdtemp(prefix="bench-watch-"))
+        self.tmp = scratch_dir("bench-watch-")
         self.runs = 0
 
     def step(self) -> None:

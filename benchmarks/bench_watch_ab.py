@@ -27,7 +27,6 @@ import os
 import subprocess
 import sys
 import tarfile
-import tempfile
 import time
 from io import BytesIO
 from pathlib import Path
@@ -35,6 +34,7 @@ from statistics import median
 from typing import Any
 
 import bench_watch as bw
+from scratch import scratch_dir
 
 from paddleviz_widget.runs import watch as this_watch
 from paddleviz_widget.tracer.capture import session as this_session
@@ -45,7 +45,7 @@ def _extract(rev: str) -> Path:
     root = Path(__file__).resolve().parent.parent
     data = subprocess.run(["git", "-C", str(root), "archive", rev, "paddleviz_widget"],
                           check=True, capture_output=True).stdout  # fmt: skip
-    out = Path(tempfile.mkdtemp(prefix="pvw-ab-"))
+    out = scratch_dir("pvw-ab-")
     with tarfile.open(fileobj=BytesIO(data)) as tar:
         tar.extractall(out, filter="data")
     (out / "paddleviz_widget").rename(out / "pvw_base")
