@@ -123,3 +123,32 @@ def test_run_module_reports_a_failing_script_as_python_would(tmp_path, monkeypat
     assert trace.splitlines()[1].startswith(f'  File "{script}", line ')
     assert "ZeroDivisionError: division by zero" in trace
     assert "paddleviz_widget" not in trace and "runpy" not in trace
+
+
+def _svg_text(dot: graphviz.Digraph) -> str:
+    """The words the rendered picture shows (Graphviz's SVG text elements, joined)."""
+    svg = dot.pipe(format="svg").decode()
+    words = re.findall(r"<text[^>]*>([^<]*)</text>", svg)
+    return " ".join(" ".join(words).split()).replace("&#45;", "-")
+
+
+def test_make_graph_says_under_the_picture_why_labels_are_missing():
+    # A recompute'd layer: its gradient shapes are not replayed and its inner nodes are hidden
+    # in one PyLayer node. The widget says both in its notice line; the seed's picture must
+    # say it too, not show "?" places and one opaque node without a word.
+    from paddle.distributed.fleet.utils import recompute
+
+    paddle.seed(0)
+    layer = paddle.nn.Linear(4, 4)
+    x = paddle.randn([2, 4])
+    x.stop_gradient = False
+    shown = _svg_text(make_graph(recompute(layer, x).sum(), dpi="72"))
+    assert "PyLayer nodes (RecomputeFunction)" in shown
+    assert "Recompute hides the GradNodes of 1 layer(s)" in shown
+
+
+def test_make_graph_of_a_fully_labelled_graph_has_no_caption():
+    _, y = lenet_output()
+    dot = make_graph(y, dpi="72")
+    assert not any(line.strip().startswith("label=") for line in dot.body)
+    assert "labelloc" not in dot.source

@@ -7,6 +7,7 @@ edge labels come from whatever annotations the tracer found.
 from __future__ import annotations
 
 import re
+import textwrap
 from typing import Any
 
 from ..graph.model import Edge, GradInfo, Graph, Node
@@ -15,6 +16,7 @@ from ..visible_text import visible_text
 
 _OP_STYLE = {"shape": "box", "style": "rounded,filled", "fillcolor": "#e8eef5"}
 _OUTPUT_STYLE = {"shape": "box", "style": "rounded,filled,bold", "fillcolor": "#bbdefb"}
+_CAPTION_WIDTH = 100  # characters per caption line: a notice is one long sentence
 _PARAM_STYLE = {"shape": "ellipse", "style": "filled", "fillcolor": "#b7e4c7"}
 
 
@@ -55,7 +57,8 @@ def _edge_label(grad: GradInfo | None) -> Any:
 
 def graph_to_digraph(graph: Graph, dpi: str = "600") -> Any:
     """Draw a Graph as the seed did: one node per GradNode, accumulation nodes as ellipses,
-    edges labelled dtype/place/shape, gradients flowing bottom-to-top (rankdir=BT)."""
+    edges labelled dtype/place/shape, gradients flowing bottom-to-top (rankdir=BT); the
+    graph's notices (why some labels are missing) as a caption under it."""
     import graphviz
 
     dot = graphviz.Digraph(
@@ -64,6 +67,10 @@ def graph_to_digraph(graph: Graph, dpi: str = "600") -> Any:
         node_attr={"fontname": "Helvetica", "fontsize": "11", "height": "0.3"},
         edge_attr={"fontname": "Helvetica", "fontsize": "9"},
     )
+    notices = _notices(graph)
+    if notices:  # why labels are missing: said under the picture, as the widget says it
+        lines = [part for notice in notices for part in textwrap.wrap(notice, _CAPTION_WIDTH)]
+        dot.attr(label=_label(*lines), labelloc="b", fontsize="10")
     for node in graph.nodes:
         style = {"param": _PARAM_STYLE, "output": _OUTPUT_STYLE}.get(node.kind, _OP_STYLE)
         dot.node(node.id, _node_label(node), **style)
@@ -72,6 +79,16 @@ def graph_to_digraph(graph: Graph, dpi: str = "600") -> Any:
         # The seed drew input -> consumer, i.e. the forward direction, with rankdir=BT.
         dot.edge(edge.target, edge.source, label=_edge_label(edge.grad))
     return dot
+
+
+def _notices(graph: Graph) -> list[str]:
+    """The graph's notices, as the explorer reads them (``meta.notices``, else ``meta.notice``;
+    js/view/pylayers.ts noticeLines)."""
+    many = graph.meta.get("notices")
+    if isinstance(many, list):
+        return [n for n in many if isinstance(n, str) and n]
+    one = graph.meta.get("notice")
+    return [one] if isinstance(one, str) and one else []
 
 
 def make_graph(y: Any, dpi: str = "600", *, model: Any = None, params: Any = None) -> Any:
