@@ -92,7 +92,7 @@ export function createLayersTab(model: AnyModel<WidgetModel>, onPick: (group: st
     const foot = h("div", {
       className: "pvw-pane-foot",
       testid: "pvw-layers-total",
-      text: `Total params: ${count(t.total)} (trainable ${count(t.trainable)}), counting the parameters in this graph.`,
+      text: `Total params: ${count(t.total)} (trainable ${count(t.trainable)})${t.counting}.`,
     });
     body.replaceChildren(grid, foot);
     say(t.note ?? "");

@@ -24,7 +24,20 @@ describe("the kernel's layer rows", () => {
       total_params: 81_302,
       trainable_params: 81_292,
     });
-    expect(table).toEqual({ rows: [row(), row({ name: hostile })], total: 81_302, trainable: 81_292, note: null });
+    expect(table).toEqual({
+      rows: [row(), row({ name: hostile })],
+      total: 81_302,
+      trainable: 81_292,
+      note: null,
+      counting: ", counting the parameters in this graph", // a kernel from before `counting`
+    });
+  });
+
+  it("carry the footer's words on what the counts leave out", () => {
+    const answer = { rows: [row()], total_params: 10, trainable_params: 7 };
+    expect(readTable({ ...answer, counting: "" })).toMatchObject({ counting: "" });
+    const some = ", counting the parameters in this graph and those it names; some are left out";
+    expect(readTable({ ...answer, counting: some })).toMatchObject({ counting: some });
   });
 
   it("an error or a malformed answer gives one line saying why", () => {

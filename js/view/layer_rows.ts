@@ -23,7 +23,12 @@ export interface LayerTable {
   trainable: number;
   /** Whose table it is, when that is not plain: a diff's is its second graph's. */
   note: string | null;
+  /** What the counts leave out, as the footer's words after the totals ("" none). */
+  counting: string;
 }
+
+/** A kernel from before `counting` counted the graph's parameter nodes alone. */
+export const GRAPH_COUNTS = ", counting the parameters in this graph";
 
 const isNum = (v: unknown): v is number => typeof v === "number" && Number.isFinite(v);
 const isStrings = (v: unknown): v is string[] => Array.isArray(v) && v.every((x) => typeof x === "string");
@@ -44,6 +49,7 @@ export function readTable(msg: unknown): LayerTable | string {
     trainable_params?: unknown;
     error?: unknown;
     note?: unknown;
+    counting?: unknown;
   };
   if (typeof m?.error === "string") return `No layer table: ${m.error}`;
   const rows = Array.isArray(m?.rows) ? m.rows.map(readRow) : null;
@@ -51,5 +57,6 @@ export function readTable(msg: unknown): LayerTable | string {
     return "No layer table: the kernel's answer could not be read.";
   }
   const note = typeof m.note === "string" && m.note ? m.note : null;
-  return { rows: rows as LayerRow[], total: m.total_params, trainable: m.trainable_params, note };
+  const counting = typeof m.counting === "string" ? m.counting : GRAPH_COUNTS;
+  return { rows: rows as LayerRow[], total: m.total_params, trainable: m.trainable_params, note, counting };
 }

@@ -1,9 +1,10 @@
 """The Layers tab's rows (js/ui/layers_tab.ts, js/view/layer_rows.ts), one custom message both
 ways. The page sends ``{"type": LAYER_ROWS, "id"}`` when the tab is first opened, so building a
 GraphWidget costs nothing more; the kernel answers ``{"type", "id", "rows", "total_params",
-"trainable_params"}`` or ``{"type", "id", "error"}`` (``answer``). A saved page, with no kernel
-to ask, embeds ``layer_rows(graph)`` in its model's ``_layer_rows`` (standalone.py). The rows
-themselves are graph/summary.py's, the one implementation of the per-layer table."""
+"trainable_params", "counting"}`` or ``{"type", "id", "error"}`` (``answer``). A saved page,
+with no kernel to ask, embeds ``layer_rows(graph)`` in its model's ``_layer_rows``
+(standalone.py). The rows themselves are graph/summary.py's, the one implementation of the
+per-layer table."""
 
 from __future__ import annotations
 
@@ -22,8 +23,9 @@ LAYER_ROWS = "pvw-layer-rows"
 
 def layer_rows(graph: Mapping[str, Any]) -> dict[str, Any]:
     """The per-layer table of a graph document as plain JSON (names as they are: the page
-    shows them as text). Parameter counts are those of the parameters in the graph; of a
-    diff, graph b's, and ``note`` says so (the union's were a number of neither graph)."""
+    shows them as text). Parameter counts are graph/summary.py's, ``counting`` its footer's
+    words; of a diff, graph b's, and ``note`` says so (the union's were a number of neither
+    graph)."""
     g = Graph.from_dict(graph)
     parts, left_out = b_side(GraphParts(g.nodes, g.edges, g.groups, g.meta))
     table = summarize(parts)
@@ -32,6 +34,7 @@ def layer_rows(graph: Mapping[str, Any]) -> dict[str, Any]:
         "rows": [asdict(row) for row in table.rows],
         "total_params": table.total_params,
         "trainable_params": table.trainable_params,
+        "counting": table.counting,  # what the counts leave out, if anything (the footer's)
     }
     info = g.meta.get("diff")
     labels = info.get("labels") if isinstance(info, Mapping) else None

@@ -6,12 +6,13 @@ rows out; shown as aligned text (``print``) or an HTML table (a notebook)."""
 from __future__ import annotations
 
 import html
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from math import prod
 
 from ..visible_text import visible_text
 from .parts import GraphParts
+from .undrawn_params import owner_groups, undrawn_params
 
 
 @dataclass(frozen=True)
@@ -32,8 +33,8 @@ class Summary:
     rows: list[LayerRow] = field(default_factory=list)
     total_params: int = 0
     trainable_params: int = 0
-    # What the counts cover when they come from the graph alone (no model): its parameter
-    # nodes, which leave out frozen and unreached ones ("" when the model's own counts).
+    # What the counts leave out when they come from the graph alone (no model) and it cannot
+    # name every parameter without a node ("" when they are the model's own, or complete).
     counting: str = ""
 
     HEADERS = ("Layer", "Type", "Params", "Trainable", "GradNodes", "Grad in", "Grad out")
@@ -91,7 +92,8 @@ def summarize(
 ) -> Summary:
     """``layer_params``: layer name -> (elements, trainable elements) of the layer and its
     sublayers, from the model (parameters that have no node, e.g. hidden by recompute or
-    unused, count too); without it, counts come from the graph's parameter nodes."""
+    unused, count too); without it, counts come from the graph's parameter nodes and the
+    parameters its document names without a node (graph/undrawn_params.py)."""
     parent = {g.id: g.parent for g in graph.groups}
     depth: dict[str, int] = {}
     for g in graph.groups:
@@ -118,6 +120,9 @@ def summarize(
                 counted[gid][1] += size
             else:
                 ops[gid] = ops.get(gid, 0) + 1
+    complete = True
+    if layer_params is None:  # the parameters without a node count in their layers too
+        complete = _add_undrawn(graph, chain, counted)
     kinds = {n.id: n.kind for n in graph.nodes}
     grads_in: dict[str, set[str]] = {}
     grads_out: dict[str, set[str]] = {}
@@ -144,21 +149,42 @@ def summarize(
     tops = [r for r in summary.rows if r.depth == 0]
     summary.total_params = sum(r.params for r in tops)
     summary.trainable_params = sum(r.trainable for r in tops)
-    if layer_params is None:
-        summary.counting = _graph_counting(graph.meta)
+    if layer_params is None and not complete:
+        summary.counting = INCOMPLETE_COUNTS
+    elif layer_params is None and "unreached_params" not in (graph.meta or {}):
+        summary.counting = GRAPH_COUNTS  # no word of the model's other parameters
     return summary
 
 
-def _graph_counting(meta: Mapping[str, object] | None) -> str:
-    """The footer's words for counts made from the graph's parameter nodes: a frozen layer's
-    weight has none (a frozen Linear(3, 3) read "Params 3" and the model's total 46 for 55,
-    unqualified, where summary(y, model=model) counts every parameter)."""
-    missing = (meta or {}).get("unreached_params")
-    words = ", counting the parameters in this graph"
-    if isinstance(missing, list) and missing:
-        n = len(missing)
-        words += (
-            f"; {n} more {'is' if n == 1 else 'are'} not in it (frozen or unreached): "
-            "paddleviz_widget.summary(y, model=model) counts every parameter"
-        )
-    return words
+# The footer's words when the document does not say which of the model's parameters have no
+# node (built without the model, or without stats): the counts are the graph's own.
+GRAPH_COUNTS = ", counting the parameters in this graph"
+
+
+# The footer's words when some parameter without a node could not be counted (a document from
+# before shapes were written, or one a recompute node hides and no one can name): a frozen
+# Linear(3, 3) read "Params 3" and the model's total 46 for 55, unqualified.
+INCOMPLETE_COUNTS = (
+    ", counting the parameters in this graph and those it names; some it does not "
+    "(frozen, unreached or recomputed) are left out: paddleviz_widget.summary(y, model=model) "
+    "counts every parameter"
+)
+
+
+def _add_undrawn(
+    graph: GraphParts, chain: Callable[[str | None], list[str]], counted: dict[str, list[int]]
+) -> bool:
+    """Count the parameters the graph has no node for (frozen, unreached, hidden by recompute:
+    graph/undrawn_params.py) in their layers and those layers' ancestors; whether every one of
+    them could be (a shape known, a layer found)."""
+    params, complete = undrawn_params(graph.meta or {})
+    owners = owner_groups((p.name for p in params), graph.groups)
+    for param, owner in zip(params, owners):
+        if param.numel is None or owner is None:
+            complete = False
+            continue
+        for gid in chain(owner):
+            sizes = counted.setdefault(gid, [0, 0])
+            sizes[0] += param.numel
+            sizes[1] += param.numel if param.trainable else 0
+    return complete

@@ -270,8 +270,10 @@ class GraphWidget(ShownGraph, ClosesOwnLayout, anywidget.AnyWidget):
 
     def summary(self) -> Summary | dict[str, Any]:
         """The per-layer table (type, parameters, GradNodes, gradient shapes in and out).
-        Parameter counts are those of the parameters in this graph; for the model's own
-        (frozen and hidden ones included) use ``paddleviz_widget.summary(y, model=model)``.
+        Parameter counts are the graph's parameters and those its document names without a
+        node (frozen, unreached and recomputed ones, under ``trace(model, stats=True)``); the
+        footer says when some are left out, and ``paddleviz_widget.summary(y, model=model)``
+        counts the model's own.
         On a diff (``GraphWidget.diff``): a dict with the labels, ``rtol``, the counts and
         lists ``added``, ``removed`` and ``changed``, each entry naming the node or edge, its
         layer path, op and what changed (``a`` and ``b`` values)."""

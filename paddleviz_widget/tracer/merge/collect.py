@@ -295,10 +295,15 @@ def _unreached(
     hidden = {p.name for info in pylayers for p in info.hidden}
     unsure = any(i.cls == "RecomputeFunction" and i.layer is None for i in pylayers)
     out = []
-    for name, why in unreached_params(model, accumulation, ptrs, read[0] if read else None):
+    for name, why, shape in unreached_params(model, accumulation, ptrs, read[0] if read else None):
         frozen = why is FROZEN_REASON
         if frozen or not (unsure or name in hidden):
-            out.append({"name": name, "reason": why, **({"frozen": True} if frozen else {})})
+            entry: dict[str, Any] = {"name": name, "reason": why}
+            if frozen:
+                entry["frozen"] = True
+            if shape is not None:  # what the per-layer counts add for it (graph/summary.py)
+                entry["shape"] = shape
+            out.append(entry)
     return out
 
 

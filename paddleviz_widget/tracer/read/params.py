@@ -160,12 +160,14 @@ FROZEN_REASON = "stop_gradient=True: frozen, no gradient is computed (on purpose
 def unreached_params(
     model: Any, accumulation_ptrs: set[int], ptrs: dict[int, int | None] | None = None,
     named: list[tuple[str, Any]] | None = None,
-) -> list[tuple[str, str]]:  # fmt: skip
-    """(name, reason) for each of ``model``'s parameters no gradient of this graph reaches;
-    a frozen one's reason is FROZEN_REASON. Running statistics are left out: no gradient is
-    meant to reach them. ``ptrs``: accumulation_ptr by id(parameter), as param_infos_by_ptr
-    read them for this graph (asked again for a parameter not in it); ``named``: the model's
-    ``named_parameters()``, if read already (param_infos_by_ptr's ``read``)."""
+) -> list[tuple[str, str, list[int] | None]]:  # fmt: skip
+    """(name, reason, shape) for each of ``model``'s parameters no gradient of this graph
+    reaches; a frozen one's reason is FROZEN_REASON; its shape lets the per-layer counts
+    include it (None where it cannot be read). Running statistics are left out: no gradient
+    is meant to reach them. ``ptrs``: accumulation_ptr by id(parameter), as
+    param_infos_by_ptr read them for this graph (asked again for a parameter not in it);
+    ``named``: the model's ``named_parameters()``, if read already (param_infos_by_ptr's
+    ``read``)."""
     out = []
     running = running_stat_ids(model)
     known = {} if ptrs is None else ptrs
@@ -173,16 +175,25 @@ def unreached_params(
         if id(p) in running:
             continue
         if p.stop_gradient:
-            out.append((name, FROZEN_REASON))
+            out.append((name, FROZEN_REASON, _shape(p)))
         elif (known[id(p)] if id(p) in known else accumulation_ptr(p)) not in accumulation_ptrs:
             out.append(
                 (
                     name,
                     "not in this backward graph: its layer was not used, or its output was "
                     "detached before the loss",
+                    _shape(p),
                 )  # fmt: skip
             )
     return out
+
+
+def _shape(p: Any) -> list[int] | None:
+    try:
+        shape = [int(d) for d in p.shape]
+    except (TypeError, ValueError, AttributeError):
+        return None
+    return shape if all(d >= 0 for d in shape) else None  # (-1: not known yet)
 
 
 def layer_param_counts(model: Any) -> dict[str, tuple[int, int]]:
