@@ -60,6 +60,7 @@ parameter: 1000 steps x 300 parameters take about the same bytes either way
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 from pathlib import Path
@@ -182,12 +183,17 @@ def write_atomic(path: Path, data: bytes, sync: bool = False) -> None:
     """Readers see the old file or the whole new one, never part of it; ``sync``: on disk
     before it replaces the old one (also through a machine crash)."""
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    with open(tmp, "wb") as f:
-        f.write(data)
-        f.flush()
-        if sync:
-            os.fsync(f.fileno())
-    os.replace(tmp, path)
+    try:
+        with open(tmp, "wb") as f:
+            f.write(data)
+            f.flush()
+            if sync:
+                os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:  # a full disk: its part written stays nowhere (it held the space)
+        with contextlib.suppress(OSError):
+            tmp.unlink(missing_ok=True)
+        raise
 
 
 def write_json_atomic(path: Path, value: Any) -> None:

@@ -10,6 +10,7 @@ price paid for not waiting on the disk during training.
 
 from __future__ import annotations
 
+import contextlib
 import datetime
 import json
 import os
@@ -25,6 +26,7 @@ from . import format as fmt
 from .capture_file import compressed
 from .digest import COLUMNS, LayerGroups, summarise
 from .errors import RunLogError
+from .meta_spare import drop_spare, make_spare, write_spare
 from .params import ParamInfo
 from .tail_line import TailLines
 
@@ -101,6 +103,7 @@ class RunLogWriter:
         self._tail_file: Any = None
         self._lines = TailLines(self._n)
         self._claim()
+        make_spare(self.path / fmt.META, self.meta)  # run.json's last word on a full disk
         # There from the start, empty while none is found: what the README reads it with
         # (pd.read_json(..., lines=True)) raised FileNotFoundError on a healthy run.
         (self.path / fmt.ANOMALIES).touch()
@@ -189,6 +192,36 @@ class RunLogWriter:
         if error:
             self.meta["error"] = error
         self._write_meta()
+        drop_spare(self.path / fmt.META)
+
+    def abandon(self, error: str) -> None:
+        """close("stopped", error) after the log itself failed (a full disk, its directory
+        deleted or made read-only): what can still be written is, and nothing raises. close()
+        gave up at the first file it could not write: run.json said "running" for as long as
+        the training went on, and the tail's descriptor stayed open (with the blocks of a
+        deleted run dir's tail) until the process ended."""
+        tail, self._tail_file = self._tail_file, None
+        if tail is None:
+            return
+        with contextlib.suppress(OSError):
+            tail.close()
+        try:
+            self._flush_part()  # the steps since the last part (with no tail: none made anew)
+        except Exception:  # noqa: BLE001 - they stay in the tail, which stays
+            pass
+        else:
+            with contextlib.suppress(OSError):
+                (self.path / fmt.TAIL).unlink(missing_ok=True)
+            with contextlib.suppress(Exception):
+                self._join_digests()
+        self.meta["status"] = "stopped"
+        self.meta["ended"] = datetime.datetime.now(datetime.timezone.utc).isoformat()
+        self.meta["error"] = error
+        try:
+            self._write_meta()
+        except OSError:  # a full disk: into the space kept for it (meta_spare.py)
+            write_spare(self.path / fmt.META, self.meta)
+        drop_spare(self.path / fmt.META)
 
     def let_go_in_child(self) -> None:
         """In a child of os.fork() (a DataLoader worker): the log is the parent's. Its copy
