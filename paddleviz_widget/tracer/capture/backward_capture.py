@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import contextlib
 import inspect
-import shutil
-import tempfile
 import time
 import weakref
 from collections.abc import Callable
@@ -30,6 +28,7 @@ from ..parse.log_parser import (
     parse_glog_records,
 )
 from ..parse.paddle_dump import BackwardDump, find_dump_files, parse_backward_dot
+from . import dump_dirs
 from .program_runs import QUIET, loud_again
 from .stderr_capture import capture_stderr
 from .vlog import (
@@ -129,7 +128,7 @@ def _dump_dir() -> str | None:
     The log then is the account of the edges (the same edges; call sites are the lines that
     called each layer, as for a model too big for per-op stacks)."""
     try:
-        return tempfile.mkdtemp(prefix="paddleviz-dump-")
+        return dump_dirs.make()  # (locked: one a killed process leaves is swept later)
     except OSError:
         return None
 
@@ -218,5 +217,5 @@ def run_captured(
                 captured.call_sites = parse_call_stack_log(stack_text)
     finally:
         if tmp_dir is not None:
-            shutil.rmtree(tmp_dir, ignore_errors=True)
+            dump_dirs.remove(tmp_dir)
     return result, captured
