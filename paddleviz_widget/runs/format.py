@@ -34,6 +34,9 @@ NFS/Lustre.
                                      (lists in run.json's params order, null: no gradient; a
                                      line cut off by a crash is not read); gone at the end
     RUN_DIR/anomalies.jsonl          one JSON object a line, appended when found
+    RUN_DIR/.run.json.spare          while the run is written: spaces of run.json's size and
+                                     4 kB more, into which a run log failing on a full disk
+                                     writes its "stopped" run.json (meta_spare.py)
     RUN_DIR/captures/capture-STEP.json.zst (3.0; .json.gz before)
                                      the full capture of a step: its graph document (schema 2.x),
                                      gzipped, written atomically; (2.0) without meta.problems

@@ -5,6 +5,8 @@ happened to the disk, said once, rather than Python's and Arrow's errno texts ("
 from __future__ import annotations
 
 import errno
+import os
+import re
 import traceback
 
 from .errors import RunLogError
@@ -30,4 +32,8 @@ def failure_words(error: BaseException) -> str:
     if words is None:
         return traceback.format_exception_only(type(error), error)[-1].strip()
     name = getattr(error, "filename", None)
-    return words + (f" (writing {name})" if name else "")
+    if not isinstance(name, str):
+        return words
+    # the file as the log names it, not its temporary name (.capture-...zst.123.tmp)
+    base = re.sub(r"^\.(.+?)(\.\d+)?\.tmp$", r"\1", os.path.basename(name))
+    return f"{words} (writing {base})"
