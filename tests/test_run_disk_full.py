@@ -3,11 +3,9 @@ goes on with its results unchanged, the log stays readable up to its last comple
 run.json says "stopped" and why, no temporary file of ours is left holding space, no
 descriptor stays open, and stderr says it once, in words.
 
-A real full disk: a 2 MB tmpfs mounted in a mount namespace of the child process alone (it
-goes with the process: nothing to unmount or clean), as root ``unshare -m``, else in a user
-namespace ``unshare -Urm``; skipped, saying why, where neither is allowed (a container
-without CAP_SYS_ADMIN that forbids user namespaces). A file-size limit (RLIMIT_FSIZE, which
-Python meets as EFBIG: it ignores SIGXFSZ) needs neither."""
+A real full disk: a 2 MB tmpfs in a mount namespace of the child process alone
+(small_disk.py; skipped, saying why, where no namespace may mount one). A file-size limit
+(RLIMIT_FSIZE, which Python meets as EFBIG: it ignores SIGXFSZ) needs neither."""
 
 from __future__ import annotations
 
@@ -15,27 +13,15 @@ import json
 import os
 import re
 import resource
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from small_disk import on_small_disk
 
 HERE = Path(__file__).parent
 ENV = {**os.environ, "PYTHONPATH": os.pathsep.join([str(HERE.parent), str(HERE)])}
-
-
-def _namespace() -> list[str] | None:
-    """The unshare command that may mount a tmpfs here, or None."""
-    if shutil.which("unshare") is None:
-        return None
-    for command in (["unshare", "-m", "--propagation", "private"], ["unshare", "-Urm"]):
-        probe = "mount -t tmpfs -o size=64k tmpfs /mnt"  # (in the namespace only)
-        done = subprocess.run([*command, "sh", "-c", probe], capture_output=True, timeout=30)
-        if done.returncode == 0:
-            return command
-    return None
 
 
 def _run(args: list[str], **kw) -> tuple[dict, str]:
@@ -45,14 +31,12 @@ def _run(args: list[str], **kw) -> tuple[dict, str]:
 
 
 def _on_small_disk(tmp_path: Path, fill_at: int, every: int, steps: int) -> tuple[dict, str]:
-    command = _namespace()
-    if command is None:
-        pytest.skip("no tmpfs can be mounted here (unshare -m and unshare -Urm refused)")
     disk = tmp_path / "disk"
-    disk.mkdir()
-    child = f'"{HERE / "disk_full_run.py"}" "{disk / "run"}" {fill_at} {every} {steps}'
-    script = f'mount -t tmpfs -o size=2m tmpfs "{disk}" && exec "{sys.executable}" {child}'
-    return _run([*command, "sh", "-c", script])
+    argv = [sys.executable, str(HERE / "disk_full_run.py"), str(disk / "run"), str(fill_at),
+            str(every), str(steps)]  # fmt: skip
+    done = on_small_disk("2m", disk, argv, env=ENV, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(done.stdout.strip().splitlines()[-1]), done.stderr
 
 
 def _said_once(err: str, words: str) -> int:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import inspect
+import tempfile
 import time
 import weakref
 from collections.abc import Callable
@@ -40,6 +41,11 @@ from .vlog import (
 )
 
 DUMP_KWARG = "dump_backward_graph_path"
+CUT_LOG = (
+    "Paddle's log of this backward was cut off: the disk of the temporary directory it was "
+    "written to ({where}) is full, so edges past its end are annotated from other sources or "
+    "left bare; free some space there (or set TMPDIR to a folder with space) and trace again"
+)
 
 
 @dataclass
@@ -206,6 +212,8 @@ def run_captured(
             if logged:
                 with gc_paused():
                     captured.log = parse_glog_records(cap.records)
+                if cap.cut:
+                    captured.problems.append(CUT_LOG.format(where=tempfile.gettempdir()))
         elif quiet:  # no log wanted, but Paddle's warnings about our replay stay ours
             with capture_stderr(pass_warnings=False):
                 result = run(extra)
