@@ -3,7 +3,8 @@ test_run_disk_full.py (inside a mount namespace with a small tmpfs, or under RLI
 ``python disk_full_run.py RUN_DIR FILL_AT EVERY STEPS`` prints one JSON line: the losses and
 final parameters of the watched run and of the same run without trace(), the descriptors
 open before and after the block, run.json as left, what open_run reads, and the files left.
-FILL_AT < 0: nothing is filled (a file-size limit set by the parent does the failing)."""
+FILL_AT -1: nothing is filled (a file-size limit set by the parent does the failing); -2:
+the disk is filled before trace() starts (it prints what trace() raised)."""
 
 from __future__ import annotations
 
@@ -16,13 +17,13 @@ import numpy as np
 import paddle
 from run_models import TinyMLP, train
 
-from paddleviz_widget import open_run, trace
+from paddleviz_widget import RunLogError, open_run, trace
 
 
 def main(run_dir: str, fill_at: int, every: int, steps: int) -> None:
     filler = Path(run_dir).parent / "filler"
 
-    def fill(step: int, loss: paddle.Tensor) -> bool:
+    def fill(step: int, loss: paddle.Tensor | None) -> bool:
         if step == fill_at:  # the disk's space taken by someone else, to the last block
             with open(filler, "wb", buffering=0) as f:
                 try:
@@ -50,6 +51,14 @@ def main(run_dir: str, fill_at: int, every: int, steps: int) -> None:
         return losses, [p.numpy() for p in model.parameters()]
 
     plain = run(False)
+    if fill_at == -2:  # full before the run starts: refused, as a dir that cannot be made
+        fill(-2, None)
+        try:
+            run(True)
+        except RunLogError as error:
+            print(json.dumps({"refused": str(error), "files": sorted(
+                str(p.relative_to(run_dir)) for p in Path(run_dir).rglob("*"))}))  # fmt: skip
+        return
     fds_before = sorted(os.listdir("/proc/self/fd"))
     watched = run(True)
     fds_after = sorted(os.listdir("/proc/self/fd"))

@@ -92,3 +92,16 @@ def test_a_file_size_limit_mid_run_stops_the_log_cleanly(tmp_path):
     assert 50 < stopped < 150
     _steps_up_to(got["steps_read"], stopped)
     assert got["fds_leaked"] == 0
+
+
+def test_a_disk_full_before_the_run_refuses_it_with_the_packages_error(tmp_path):
+    """Before: ``with trace(...)`` raised a bare OSError [Errno 28] from writing run.json (or,
+    with a few kB left, started a log that stopped at step 0 and said "running" ever after).
+    Now RunLogError (a ValueError) names the dir and the disk, as for a dir that cannot be
+    made, and leaves no run.json: the dir is free for the next try."""
+    got, _ = _on_small_disk(tmp_path, -2, 5, 30)
+    assert got["refused"] == (f"cannot start the run log {tmp_path / 'disk' / 'run'}: the disk is "
+                              "full (no space left on device): give run_dir a folder you can "
+                              "write to, with space")  # fmt: skip
+    top = {f for f in got["files"] if "/" not in f}
+    assert top <= {"steps", "captures", "digests"}, got  # (empty folders, no file)

@@ -24,6 +24,7 @@ import numpy as np
 from ..tracer.merge.capture_columns import is_columns, unreached_of
 from . import format as fmt
 from .capture_file import compressed
+from .claim import cannot_start, claim, unclaim
 from .digest import COLUMNS, LayerGroups, summarise
 from .errors import RunLogError
 from .meta_spare import drop_spare, make_spare, write_spare
@@ -102,12 +103,16 @@ class RunLogWriter:
         self._groups = LayerGroups(self._layer_index, len(layers))
         self._tail_file: Any = None
         self._lines = TailLines(self._n)
-        self._claim()
-        make_spare(self.path / fmt.META, self.meta)  # run.json's last word on a full disk
-        # There from the start, empty while none is found: what the README reads it with
-        # (pd.read_json(..., lines=True)) raised FileNotFoundError on a healthy run.
-        (self.path / fmt.ANOMALIES).touch()
-        self._new_tail()
+        claim(self.path, self.meta)
+        try:
+            make_spare(self.path / fmt.META, self.meta)  # run.json's last word on a full disk
+            # There from the start, empty while none is found: what the README reads it with
+            # (pd.read_json(..., lines=True)) raised FileNotFoundError on a healthy run.
+            (self.path / fmt.ANOMALIES).touch()
+            self._new_tail()
+        except OSError as exc:  # (a full disk) refused as a run dir that cannot be made is
+            unclaim(self.path)
+            raise RunLogError(cannot_start(self.path, exc)) from None
 
     # -- per step ---------------------------------------------------------------------------
     def write_step(
@@ -246,36 +251,6 @@ class RunLogWriter:
 
     def _write_meta(self) -> None:
         fmt.write_json_atomic(self.path / fmt.META, self.meta)
-
-    def _claim(self) -> None:
-        """The first run.json, made only where there is none: of two processes given the same
-        run dir at once (a command started twice), one writes and the other is refused. The
-        exists() check above alone let both write, their parts and captures mixed in one log.
-        A hard link is atomic and refused over an existing file, NFS included."""
-        target = self.path / fmt.META
-        tmp = target.with_name(f".{fmt.META}.{socket.gethostname()}.{os.getpid()}.claim")
-        data = json.dumps(self.meta, indent=1).encode()
-        try:
-            with open(tmp, "wb") as f:
-                f.write(data)
-                f.flush()
-                os.fsync(f.fileno())
-            try:
-                os.link(tmp, target)
-            except FileExistsError:
-                raise
-            except OSError:  # a filesystem without hard links: create it exclusively
-                with open(target, "xb") as f:
-                    f.write(data)
-                    f.flush()
-                    os.fsync(f.fileno())
-        except FileExistsError:
-            raise RunLogError(
-                f"{self.path} already holds a run log: another process started one there at "
-                "the same time; give each run its own directory (trace(run_dir=) or --run-dir)"
-            ) from None
-        finally:
-            tmp.unlink(missing_ok=True)
 
     def _new_tail(self) -> None:
         """An empty tail replaces the old one only once its steps are in a part."""

@@ -22,11 +22,16 @@ def spare_path(run_json: Path) -> Path:
 
 
 def make_spare(run_json: Path, meta: dict[str, Any]) -> None:
-    """Reserve the space for ``meta`` (run.json's text) and ROOM more; silently none at all
-    where it cannot be made (the log's own writes will say what fails)."""
-    size = len(json.dumps(meta, indent=1).encode()) + ROOM
-    with contextlib.suppress(OSError), open(spare_path(run_json), "wb") as f:
-        f.write(b" " * size)
+    """Reserve the space for ``meta`` (run.json's text) and ROOM more; OSError where there is
+    no room for it (a disk that full holds no run log: the writer does not start)."""
+    spare = spare_path(run_json)
+    try:
+        with open(spare, "wb") as f:
+            f.write(b" " * (len(json.dumps(meta, indent=1).encode()) + ROOM))
+    except OSError:
+        with contextlib.suppress(OSError):
+            spare.unlink(missing_ok=True)
+        raise
 
 
 def write_spare(run_json: Path, meta: dict[str, Any]) -> bool:
