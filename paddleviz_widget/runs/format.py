@@ -34,6 +34,9 @@ NFS/Lustre.
                                      (lists in run.json's params order, null: no gradient; a
                                      line cut off by a crash is not read); gone at the end
     RUN_DIR/anomalies.jsonl          one JSON object a line, appended when found
+    RUN_DIR/.run.json.spare          while the run is written: spaces of run.json's size and
+                                     4 kB more, into which a run log failing on a full disk
+                                     writes its "stopped" run.json (meta_spare.py)
     RUN_DIR/captures/capture-STEP.json.zst (3.0; .json.gz before)
                                      the full capture of a step: its graph document (schema 2.x),
                                      gzipped, written atomically; (2.0) without meta.problems
@@ -60,6 +63,7 @@ parameter: 1000 steps x 300 parameters take about the same bytes either way
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 from pathlib import Path
@@ -182,12 +186,17 @@ def write_atomic(path: Path, data: bytes, sync: bool = False) -> None:
     """Readers see the old file or the whole new one, never part of it; ``sync``: on disk
     before it replaces the old one (also through a machine crash)."""
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    with open(tmp, "wb") as f:
-        f.write(data)
-        f.flush()
-        if sync:
-            os.fsync(f.fileno())
-    os.replace(tmp, path)
+    try:
+        with open(tmp, "wb") as f:
+            f.write(data)
+            f.flush()
+            if sync:
+                os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:  # a full disk: its part written stays nowhere (it held the space)
+        with contextlib.suppress(OSError):
+            tmp.unlink(missing_ok=True)
+        raise
 
 
 def write_json_atomic(path: Path, value: Any) -> None:

@@ -10,6 +10,7 @@ price paid for not waiting on the disk during training.
 
 from __future__ import annotations
 
+import contextlib
 import datetime
 import json
 import os
@@ -23,8 +24,10 @@ import numpy as np
 from ..tracer.merge.capture_columns import is_columns, unreached_of
 from . import format as fmt
 from .capture_file import compressed
+from .claim import cannot_start, claim, unclaim
 from .digest import COLUMNS, LayerGroups, summarise
 from .errors import RunLogError
+from .meta_spare import drop_spare, make_spare, write_spare
 from .params import ParamInfo
 from .tail_line import TailLines
 
@@ -100,11 +103,16 @@ class RunLogWriter:
         self._groups = LayerGroups(self._layer_index, len(layers))
         self._tail_file: Any = None
         self._lines = TailLines(self._n)
-        self._claim()
-        # There from the start, empty while none is found: what the README reads it with
-        # (pd.read_json(..., lines=True)) raised FileNotFoundError on a healthy run.
-        (self.path / fmt.ANOMALIES).touch()
-        self._new_tail()
+        claim(self.path, self.meta)
+        try:
+            make_spare(self.path / fmt.META, self.meta)  # run.json's last word on a full disk
+            # There from the start, empty while none is found: what the README reads it with
+            # (pd.read_json(..., lines=True)) raised FileNotFoundError on a healthy run.
+            (self.path / fmt.ANOMALIES).touch()
+            self._new_tail()
+        except OSError as exc:  # (a full disk) refused as a run dir that cannot be made is
+            unclaim(self.path)
+            raise RunLogError(cannot_start(self.path, exc)) from None
 
     # -- per step ---------------------------------------------------------------------------
     def write_step(
@@ -189,6 +197,36 @@ class RunLogWriter:
         if error:
             self.meta["error"] = error
         self._write_meta()
+        drop_spare(self.path / fmt.META)
+
+    def abandon(self, error: str) -> None:
+        """close("stopped", error) after the log itself failed (a full disk, its directory
+        deleted or made read-only): what can still be written is, and nothing raises. close()
+        gave up at the first file it could not write: run.json said "running" for as long as
+        the training went on, and the tail's descriptor stayed open (with the blocks of a
+        deleted run dir's tail) until the process ended."""
+        tail, self._tail_file = self._tail_file, None
+        if tail is None:
+            return
+        with contextlib.suppress(OSError):
+            tail.close()
+        try:
+            self._flush_part()  # the steps since the last part (with no tail: none made anew)
+        except Exception:  # noqa: BLE001 - they stay in the tail, which stays
+            pass
+        else:
+            with contextlib.suppress(OSError):
+                (self.path / fmt.TAIL).unlink(missing_ok=True)
+            with contextlib.suppress(Exception):
+                self._join_digests()
+        self.meta["status"] = "stopped"
+        self.meta["ended"] = datetime.datetime.now(datetime.timezone.utc).isoformat()
+        self.meta["error"] = error
+        try:
+            self._write_meta()
+        except OSError:  # a full disk: into the space kept for it (meta_spare.py)
+            write_spare(self.path / fmt.META, self.meta)
+        drop_spare(self.path / fmt.META)
 
     def let_go_in_child(self) -> None:
         """In a child of os.fork() (a DataLoader worker): the log is the parent's. Its copy
@@ -213,36 +251,6 @@ class RunLogWriter:
 
     def _write_meta(self) -> None:
         fmt.write_json_atomic(self.path / fmt.META, self.meta)
-
-    def _claim(self) -> None:
-        """The first run.json, made only where there is none: of two processes given the same
-        run dir at once (a command started twice), one writes and the other is refused. The
-        exists() check above alone let both write, their parts and captures mixed in one log.
-        A hard link is atomic and refused over an existing file, NFS included."""
-        target = self.path / fmt.META
-        tmp = target.with_name(f".{fmt.META}.{socket.gethostname()}.{os.getpid()}.claim")
-        data = json.dumps(self.meta, indent=1).encode()
-        try:
-            with open(tmp, "wb") as f:
-                f.write(data)
-                f.flush()
-                os.fsync(f.fileno())
-            try:
-                os.link(tmp, target)
-            except FileExistsError:
-                raise
-            except OSError:  # a filesystem without hard links: create it exclusively
-                with open(target, "xb") as f:
-                    f.write(data)
-                    f.flush()
-                    os.fsync(f.fileno())
-        except FileExistsError:
-            raise RunLogError(
-                f"{self.path} already holds a run log: another process started one there at "
-                "the same time; give each run its own directory (trace(run_dir=) or --run-dir)"
-            ) from None
-        finally:
-            tmp.unlink(missing_ok=True)
 
     def _new_tail(self) -> None:
         """An empty tail replaces the old one only once its steps are in a part."""

@@ -23,7 +23,6 @@ import numpy as np
 
 from .anomalies import AnomalyFinder, thresholds_from
 from .clean_step import CleanStep
-from .errors import RunLogError
 from .format import flush_every, rank_dir
 from .job_rank import job_rank, recorded_ranks
 from .log_writer import RunLogWriter
@@ -34,6 +33,7 @@ from .rank_writer import RankLogWriter
 from .summary import GradSummary
 from .unwatched import Unwatched, unwatched_line
 from .went_zero import WentZero
+from .write_failure import failure_words
 
 if TYPE_CHECKING:
     from ..tracer.capture.loss_scaling import LossScale
@@ -286,21 +286,21 @@ class RunWatch:
 
     def fail(self, error: Exception) -> None:
         """Something of ours failed: say so once, stop recording; the training goes on."""
-        line = (str(error) if isinstance(error, RunLogError)
-                else traceback.format_exception_only(type(error), error)[-1].strip())  # fmt: skip
+        line = failure_words(error)
         if self.writer is not None:  # (its path: a rank's own dir)
-            said = f"run log {self.writer.path} stopped at step {self.step}: {line}"
+            said = (f"run log {self.writer.path} stopped at step {self.step}: {line}; the "
+                    "training goes on, not logged")  # fmt: skip
         else:  # it never started: another log there is not this run's to call stopped
             said = f"this run is not logged: {line}"
         print(f"paddleviz_widget: {said}", file=sys.stderr)
         writer, self.writer, self._gave_up, self.model = self.writer, None, True, None
+        self._clean = None  # (it holds the writer: its tail's descriptor stayed open)
         _WRITING.discard(self)
         summary = getattr(self, "_summary", None)
         if summary is not None:
             summary.release()
-        if writer is not None:
-            with contextlib.suppress(Exception):  # e.g. the disk is full: nothing more to do
-                writer.close("stopped", f"paddleviz_widget: {line}")
+        if writer is not None:  # what can still be written is (abandon never raises)
+            writer.abandon(f"paddleviz_widget: {line}")
 
     def _check_siblings(self, writer: RunLogWriter) -> None:
         """At the end, the ranks this one expects beside it are there (a look at the run dir,

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import contextlib
 import inspect
-import shutil
 import tempfile
 import time
 import weakref
@@ -30,6 +29,7 @@ from ..parse.log_parser import (
     parse_glog_records,
 )
 from ..parse.paddle_dump import BackwardDump, find_dump_files, parse_backward_dot
+from . import dump_dirs
 from .program_runs import QUIET, loud_again
 from .stderr_capture import capture_stderr
 from .vlog import (
@@ -41,6 +41,11 @@ from .vlog import (
 )
 
 DUMP_KWARG = "dump_backward_graph_path"
+CUT_LOG = (
+    "Paddle's log of this backward was cut off: the disk of the temporary directory it was "
+    "written to ({where}) is full, so edges past its end are annotated from other sources or "
+    "left bare; free some space there (or set TMPDIR to a folder with space) and trace again"
+)
 
 
 @dataclass
@@ -129,7 +134,7 @@ def _dump_dir() -> str | None:
     The log then is the account of the edges (the same edges; call sites are the lines that
     called each layer, as for a model too big for per-op stacks)."""
     try:
-        return tempfile.mkdtemp(prefix="paddleviz-dump-")
+        return dump_dirs.make()  # (locked: one a killed process leaves is swept later)
     except OSError:
         return None
 
@@ -207,6 +212,8 @@ def run_captured(
             if logged:
                 with gc_paused():
                     captured.log = parse_glog_records(cap.records)
+                if cap.cut:
+                    captured.problems.append(CUT_LOG.format(where=tempfile.gettempdir()))
         elif quiet:  # no log wanted, but Paddle's warnings about our replay stay ours
             with capture_stderr(pass_warnings=False):
                 result = run(extra)
@@ -218,5 +225,5 @@ def run_captured(
                 captured.call_sites = parse_call_stack_log(stack_text)
     finally:
         if tmp_dir is not None:
-            shutil.rmtree(tmp_dir, ignore_errors=True)
+            dump_dirs.remove(tmp_dir)
     return result, captured

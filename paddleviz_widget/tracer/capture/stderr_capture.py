@@ -36,6 +36,8 @@ class CapturedStderr:
     # that finds it gets no log of ours after all (VlogUnavailableError), so what Paddle
     # writes during it is the user's, INFO records included.
     release: Callable[[], None] = field(default=lambda: None, repr=False)
+    # The file it went to filled its disk (TMPDIR full): what Paddle wrote after is lost
+    cut: bool = False
 
 
 def _readable_text(text: str) -> str:
@@ -120,6 +122,18 @@ def _sink() -> BinaryIO:
         return os.fdopen(os.memfd_create("paddleviz-stderr"), "w+b")
 
 
+def _disk_full(fd: int) -> bool:
+    """Whether the filesystem of ``fd`` has (almost) no space left: glog's writes to a file
+    on it fail without a word, so the capture holds only the log's beginning. (An anonymous
+    file in memory reports no blocks at all: never full.)"""
+    try:
+        st = os.fstatvfs(fd)
+    except OSError:
+        return False
+    free = st.f_bfree if os.geteuid() == 0 else st.f_bavail  # (root's reserve is root's)
+    return st.f_blocks > 0 and free * st.f_frsize < 65536
+
+
 @contextlib.contextmanager
 def capture_stderr(
     *, pass_warnings: bool = True, passed: str | None = None
@@ -152,8 +166,12 @@ def capture_stderr(
                 data = _read_all(sink.fileno())
                 if whole:
                     _write_through(data)
-                else:
-                    _collect(data, result, passed)
+                    return
+                if _disk_full(sink.fileno()):  # Paddle's writes into it failed, unseen
+                    result.cut = True
+                    # its last line, cut off, is no one's output ("I1130 15:52:31.0199 181")
+                    data = data[: data.rfind(b"\n") + 1]
+                _collect(data, result, passed)
 
             result.release = lambda: put_back(whole=True)
             os.dup2(sink.fileno(), STDERR_FD)

@@ -84,6 +84,10 @@ def parse_backward_dot(text: str) -> BackwardDump:
         elif grad is not None and grad.shape is None:
             issues["gradient shapes not read"] += 1
         edges.append(DumpEdge(ptr_of[src], ptr_of[dst], grad))
+    # A whole dump ends "} // end G": one that does not (empty, or cut off) was written to a
+    # full disk, of which Paddle says nothing; an edge it does not name may have had a gradient.
+    if not text.rstrip().rsplit("\n", 1)[-1].lstrip().startswith("}"):
+        issues["the file empty or cut off before its end"] += 1
     return BackwardDump(nodes, tuple(edges), _summary(issues), tuple(undeclared))
 
 
