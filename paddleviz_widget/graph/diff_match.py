@@ -9,21 +9,17 @@ and sending slot. Every step is a pass over dicts: linear in the size of the gra
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Hashable, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from typing import Optional
 
-from .parts import Edge, GraphParts, Group, Node
+from .diff_align import b_paths, group_paths, param_name, renamed_paths
+from .parts import Edge, GraphParts, Node
+
+group_keys = group_paths  # (its older name)
 
 Match = list[
     Optional[int]
 ]  # runs on 3.9; per item of b, the position of its match in a (None: added)
-
-
-def group_keys(groups: Sequence[Group]) -> dict[str, str]:
-    """Group id -> the layer path it is matched by. trace(model) names the model itself by
-    its class (a top-level group named as its type): that is the path "" in any model, so two
-    versions of a model whose classes are named differently still match."""
-    return {g.id: "" if g.parent is None and g.name == g.type else g.name for g in groups}
 
 
 def backward_order(graph: GraphParts) -> list[int]:
@@ -60,9 +56,11 @@ def backward_order(graph: GraphParts) -> list[int]:
     return order
 
 
-def _node_key(node: Node, groups: dict[str, str]) -> Hashable:
+def _node_key(
+    node: Node, groups: Mapping[str, Hashable], renamed: dict[str, Hashable] | None = None
+) -> Hashable:
     if node.kind == "param" and node.param is not None:
-        return ("param", node.param.name)
+        return ("param", param_name(node.param.name, renamed or {}))
     return ("op", groups.get(node.group or ""), node.name)
 
 
@@ -111,10 +109,12 @@ def match_nodes(a: GraphParts, b: GraphParts) -> Match:
     left, an op whose layer one graph only inferred (a traced graph against one built without
     trace()) matches the same op, in the same order, in a layer that encloses it or that it
     encloses: the two placements differ by how they were found, not by the model."""
-    ga, gb = group_keys(a.groups), group_keys(b.groups)
+    ga, gb = group_keys(a.groups), b_paths(a, b)
+    renamed = renamed_paths(b, gb)
     order_a, order_b = backward_order(a), backward_order(b)
     found = match_in_order(
-        [_node_key(a.nodes[i], ga) for i in order_a], [_node_key(b.nodes[i], gb) for i in order_b]
+        [_node_key(a.nodes[i], ga) for i in order_a],
+        [_node_key(b.nodes[i], gb, renamed) for i in order_b],
     )
     out: Match = [None] * len(b.nodes)
     for k, i in enumerate(order_b):
@@ -130,7 +130,8 @@ def match_nodes(a: GraphParts, b: GraphParts) -> Match:
         for i in order_b:
             node = b.nodes[i]
             pool = left.get(node.name) if out[i] is None and node.kind != "param" else None
-            path = gb.get(node.group or "")
+            key = gb.get(node.group or "")  # a layer only b has: its own path, to be within
+            path = key[1] if isinstance(key, tuple) else key if isinstance(key, str) else None
             for k, j in enumerate(pool or ()):
                 if (inferred_a[j] or inferred_b[i]) and _within(
                     path, ga.get(a.nodes[j].group or "")
@@ -142,8 +143,9 @@ def match_nodes(a: GraphParts, b: GraphParts) -> Match:
 
 
 def match_groups(a: GraphParts, b: GraphParts) -> Match:
-    """Per group of b, the position of the group of a with the same layer path."""
-    ga, gb = group_keys(a.groups), group_keys(b.groups)
+    """Per group of b, the position of its counterpart in a (graph/diff_align.py: the same
+    layer path, or the same place in a container whose names shifted)."""
+    ga, gb = group_keys(a.groups), b_paths(a, b)
     return match_in_order([ga[g.id] for g in a.groups], [gb[g.id] for g in b.groups])
 
 
