@@ -228,7 +228,10 @@ function entryText(index: GraphIndex, id: string, mark: DiffMark): string {
   return `${entryTitle(index, id)}: ${changeLabel(first)} ${changeValue(first)}${more}`;
 }
 
-const LIST_LIMIT = 8;
+/** Entries listed per status. Every difference is listed up to it (it used to be 8: a user
+ * with 40 changed layers could not reach the rest); past it, ‹ › and n / p step through them
+ * all, and the inspector stays quick to draw on a big graph's thousands of changed edges. */
+export const LIST_LIMIT = 500;
 
 /** The marked nodes and edges among `nodes` / `edges`, as clickable items, per status. */
 function listSections(
@@ -248,7 +251,7 @@ function listSections(
   }
   return DIFF_STATUSES.filter((s) => counts[s] > 0).map((s) => {
     const more = counts[s] - items[s].length;
-    const rest = more > 0 ? [{ label: "\u2026", value: `${more} more` }] : [];
+    const rest = more > 0 ? [{ label: "\u2026", value: `${more} more: \u203a or n steps through every one` }] : [];
     return { title: `${s[0].toUpperCase()}${s.slice(1)} (${counts[s]})`, items: [...items[s], ...rest] };
   });
 }
@@ -274,7 +277,9 @@ export function diffOverview(index: GraphIndex, info: DiffInfo): Inspection {
     kind: "overview",
     id: "",
     title: `Differences ${a} \u2192 ${b}`,
-    subtitle: same ? "the two graphs are the same" : "click an entry to show it",
+    subtitle: same
+      ? "the two graphs are the same"
+      : "click an entry to show it; \u2039 \u203a or p / n step through them",
     sections: [
       { title: "Counts", items: [...DIFF_STATUSES.map(count), { label: "compared", value: comparedText(info) }] },
       ...listSections(index, index.graph.nodes, index.graph.edges, LIST_LIMIT),
