@@ -43,7 +43,7 @@ describe("the differences overview", () => {
     );
     expect(removed?.items.filter((i) => i.ref)).toHaveLength(LIST_LIMIT);
     const more = extra.length - LIST_LIMIT;
-    expect(removed?.items.at(-1)?.value).toBe(`${more} more: \u203a or n steps through every one`);
+    expect(removed?.items[removed.items.length - 1]?.value).toBe(`${more} more: \u203a or n steps through every one`);
   });
 });
 
@@ -67,7 +67,7 @@ describe("stepping through the differences", () => {
       seen.push(selected);
     }
     expect(seen.slice(0, -1)).toEqual(order);
-    expect(seen.at(-1)).toBe(order[0]);
+    expect(seen[seen.length - 1]).toBe(order[0]);
     // p from nothing selected is the last; from the first, round to the last
     expect(stepFrom(at, order.length, "", -1)).toBe(order.length - 1);
     expect(stepFrom(at, order.length, order[0], -1)).toBe(order.length - 1);
