@@ -17,6 +17,7 @@ from typing import Any
 
 from ..errors import PaddlevizError
 from .codec import decode_parts, encode_parts
+from .diff_align import b_paths
 from .diff_compare import edge_changes, node_changes
 from .diff_match import Match, match_edges, match_groups, match_nodes
 from .parts import DIFF_STATUSES, DiffMark, Edge, GraphParts, Group, Node
@@ -46,7 +47,8 @@ def diff_graphs(
     asked, stats = stats, stats and _has_stats(ga) and _has_stats(gb)
     scales = (loss_scale(ga), loss_scale(gb))
 
-    group_ids, a_new, b_new = _union_ids("g", match_groups(ga, gb), len(ga.groups))
+    keys = b_paths(ga, gb)  # which layer of b is which of a: by path, or shifted by position
+    group_ids, a_new, b_new = _union_ids("g", match_groups(ga, gb, keys), len(ga.groups))
     a_gid = {g.id: a_new[k] for k, g in enumerate(ga.groups)}
     b_gid = {g.id: b_new[k] for k, g in enumerate(gb.groups)}
     groups = [
@@ -54,7 +56,7 @@ def diff_graphs(
         for side, i in group_ids
     ]
 
-    node_match = match_nodes(ga, gb)
+    node_match = match_nodes(ga, gb, keys)
     node_ids, a_nid, b_nid = _union_ids("n", node_match, len(ga.nodes))
     nodes = []
     for side, i in node_ids:

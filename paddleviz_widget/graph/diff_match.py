@@ -104,12 +104,13 @@ def _within(path: str | None, other: str | None) -> bool:
     return outer == "" or inner == outer or inner.startswith(outer + ".")
 
 
-def match_nodes(a: GraphParts, b: GraphParts) -> Match:
+def match_nodes(a: GraphParts, b: GraphParts, keys: dict[str, Hashable] | None = None) -> Match:
     """Per node of b (document order), the position of its match in a. Then, of the nodes
     left, an op whose layer one graph only inferred (a traced graph against one built without
     trace()) matches the same op, in the same order, in a layer that encloses it or that it
-    encloses: the two placements differ by how they were found, not by the model."""
-    ga, gb = group_keys(a.groups), b_paths(a, b)
+    encloses: the two placements differ by how they were found, not by the model. ``keys``:
+    b_paths(a, b), when the caller has it."""
+    ga, gb = group_keys(a.groups), b_paths(a, b) if keys is None else keys
     renamed = renamed_paths(b, gb)
     order_a, order_b = backward_order(a), backward_order(b)
     found = match_in_order(
@@ -142,10 +143,10 @@ def match_nodes(a: GraphParts, b: GraphParts) -> Match:
     return out
 
 
-def match_groups(a: GraphParts, b: GraphParts) -> Match:
+def match_groups(a: GraphParts, b: GraphParts, keys: dict[str, Hashable] | None = None) -> Match:
     """Per group of b, the position of its counterpart in a (graph/diff_align.py: the same
     layer path, or the same place in a container whose names shifted)."""
-    ga, gb = group_keys(a.groups), b_paths(a, b)
+    ga, gb = group_keys(a.groups), b_paths(a, b) if keys is None else keys
     return match_in_order([ga[g.id] for g in a.groups], [gb[g.id] for g in b.groups])
 
 
