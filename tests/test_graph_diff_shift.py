@@ -75,6 +75,8 @@ def test_a_layer_inserted_into_a_sequential_is_the_one_difference() -> None:
     # layer 2 now goes into the LayerNorm: that edge only
     (gone,) = summary["removed"]
     assert (gone["layer"], gone["to_layer"]) == ("4", "2")
+    # what moved: every layer after the inserted one, one place on
+    assert summary["moved"] == [["3", "4"], ["4", "5"], ["5", "6"], ["6", "7"]]
     # and the other way round: the LayerNorm taken out is one removed layer
     back = diffed(b, a)
     assert {e["layer"] for e in nodes(back, "removed")} == {"3"}
@@ -159,6 +161,7 @@ def test_a_resnet_with_a_block_added_in_the_middle() -> None:
     assert len(added) == len(inserted) > 10
     assert all(e["layer"].startswith("layer3.0") for e in added)
     assert not nodes(summary, "removed")
+    assert summary["moved"] == [["layer3.0", "layer3.1"], ["layer3.1", "layer3.2"]]
     # the block's batch norms' running statistics are no gradients: nothing else changed
     assert not summary["changed"], summary["changed"][:3]
 
@@ -176,3 +179,4 @@ def test_a_llama_with_one_more_decoder_layer() -> None:
     added = nodes(summary, "added")
     assert len(added) == len(one) > 10
     assert not nodes(summary, "removed") and not summary["changed"]
+    assert summary["moved"] == []  # appended: no name shifted

@@ -2,7 +2,7 @@
 // status: a user with 40 changed layers could not reach the rest), and ‹ › / n p step through
 // each one once, in the graph's order. Marks set on ResNet-50's own graph (JSON fixture).
 import { describe, expect, it } from "vitest";
-import { diffInfo, diffOverview, LIST_LIMIT } from "./diff";
+import { diffInfo, diffOverview, diffSections, LIST_LIMIT, pathInA } from "./diff";
 import { diffKey, diffOrder, stepFrom } from "./diff_steps";
 import { buildIndex } from "./graph_index";
 import { repeatFixture } from "./repeat_fixtures";
@@ -78,5 +78,29 @@ describe("stepping through the differences", () => {
   it("takes n, p and N, and leaves the page its shortcuts with a modifier", () => {
     const key = (k: string, mod = false) => diffKey({ key: k, ctrlKey: mod, metaKey: false, altKey: false });
     expect([key("n"), key("p"), key("N"), key("n", true), key("j")]).toEqual([1, -1, -1, null, null]);
+  });
+});
+
+describe("layers matched under another name (a layer inserted before them)", () => {
+  it("lists them and names a node's layer as the first graph had it", () => {
+    const { graph } = marked(1);
+    const moved = [
+      ["layer3.1", "layer3.2"],
+      ["layer3.2", "layer3.3"],
+    ];
+    graph.meta = { ...graph.meta, diff: { ...META, labels: ["v1", "v2"], moved } };
+    const info = diffInfo(graph)!;
+    expect(pathInA(info, "layer3.2.conv1")).toBe("layer3.1.conv1");
+    expect(pathInA(info, "layer3.3")).toBe("layer3.2");
+    expect(pathInA(info, "layer3.20")).toBeNull(); // "layer3.2" is no prefix of it
+    expect(pathInA(info, "layer3.1")).toBeNull(); // the one before the insertion kept its name
+    const index = buildIndex(graph);
+    const section = diffOverview(index, info).sections.find((s) => s.title.startsWith("Moved (2)"));
+    expect(section?.items.map((i) => i.value)).toEqual(["layer3.1 \u2192 layer3.2", "layer3.2 \u2192 layer3.3"]);
+    const inside = graph.nodes.find((n) => index.groups.get(n.group ?? "")?.name === "layer3.2.conv1")!;
+    const items = diffSections(index, inside.id, undefined, info)[0].items;
+    expect(items).toContainEqual(expect.objectContaining({ label: "in v1", value: "layer3.1.conv1" }));
+    const before = graph.nodes.find((n) => index.groups.get(n.group ?? "")?.name === "layer3.1.conv1")!;
+    expect(diffSections(index, before.id, undefined, info)[0].items.map((i) => i.label)).toEqual(["status"]);
   });
 });

@@ -17,7 +17,7 @@ from typing import Any
 
 from ..errors import PaddlevizError
 from .codec import decode_parts, encode_parts
-from .diff_align import b_paths
+from .diff_align import b_paths, moved_layers
 from .diff_compare import edge_changes, node_changes
 from .diff_match import Match, match_edges, match_groups, match_nodes
 from .parts import DIFF_STATUSES, DiffMark, Edge, GraphParts, Group, Node
@@ -93,6 +93,9 @@ def diff_graphs(
         "counts": _counts(nodes, edges),
         "compared": ["shape", "stats"] if stats else ["shape"],
     }
+    moved = moved_layers(gb, keys)
+    if moved:  # a layer inserted or taken out shifted these names: matched by position
+        meta["diff"]["moved"] = moved
     notices = _notices(ga, gb, names, asked)
     if notices:
         meta["notice"] = notices[0]
@@ -105,7 +108,8 @@ def diff_summary(doc: Mapping[str, Any]) -> dict[str, Any]:
     """What a diff document (``diff_graphs``) marks, as lists: ``added``, ``removed`` and
     ``changed``, each entry a node or edge with its layer path, op and changes (an edge: the
     layer and op it goes into too, ``to_layer`` and ``to``); plus the
-    labels, ``rtol``, the counts and what was compared."""
+    labels, ``rtol``, the counts, what was compared and ``moved``: the layers matched under
+    another name, as [a's path, b's path] (a layer inserted before them in a container)."""
     graph = decode_parts(doc)
     info = graph.meta.get("diff")
     if not isinstance(info, Mapping):
@@ -116,6 +120,8 @@ def diff_summary(doc: Mapping[str, Any]) -> dict[str, Any]:
     layer = {g.id: g.name for g in graph.groups}
     nodes = {n.id: n for n in graph.nodes}
     out: dict[str, Any] = {key: info.get(key) for key in ("labels", "rtol", "counts", "compared")}
+    # [a's path, b's path] per layer matched at another position in its container
+    out["moved"] = [list(pair) for pair in info.get("moved") or []]
     for status in DIFF_STATUSES:
         out[status] = []
     for n in graph.nodes:

@@ -194,3 +194,20 @@ def param_name(name: str, renamed: dict[str, Hashable]) -> Hashable:
             rest = ".".join(parts[k:])
             return f"{there}.{rest}" if there else rest
     return name
+
+
+def moved_layers(b: GraphParts, keys: dict[str, Hashable]) -> list[list[str]]:
+    """[a's path, b's path] of each layer of b matched to a layer of a at another position in
+    their container ("3" in a is "4" in b): what the diff says moved. Not their sub-layers,
+    whose names moved with them."""
+    paths = group_paths(b.groups)
+    out = []
+    for g in b.groups:
+        key, path = keys.get(g.id), paths[g.id]
+        if (
+            isinstance(key, str)
+            and key != path
+            and key.rsplit(".", 1)[-1] != path.rsplit(".", 1)[-1]
+        ):
+            out.append([key, path])
+    return out
