@@ -83,6 +83,17 @@ def test_a_layer_inserted_into_a_sequential_is_the_one_difference() -> None:
     assert not nodes(back, "added") and not back["changed"]
 
 
+def test_a_layer_without_gradients_inserted_shifts_names_and_changes_nothing() -> None:
+    # nn.Identity makes no GradNode: the graph has no layer "2", only the shift it caused
+    paddle.seed(4)
+    a_model = stack()
+    b_model = with_inserted(a_model, 2, nn.Identity())
+    x = paddle.randn([2, 8])
+    summary = diffed(graph(a_model, x), graph(b_model, x))
+    assert not (summary["added"] or summary["removed"] or summary["changed"]), summary
+    assert summary["moved"] == [[str(k), str(k + 1)] for k in range(2, 7)]
+
+
 def test_a_sequential_with_a_layer_inserted_and_another_widened() -> None:
     # the insertion does not hide a real change after it: b's "5" (a's "4") is wider
     paddle.seed(6)
