@@ -18,7 +18,7 @@ from typing import Any
 from ..errors import PaddlevizError
 from .codec import decode_parts, encode_parts
 from .diff_align import b_paths, moved_layers
-from .diff_compare import edge_changes, node_changes
+from .diff_compare import edge_changes, input_size_notice, node_changes
 from .diff_match import Match, match_edges, match_groups, match_nodes
 from .parts import DIFF_STATUSES, DiffMark, Edge, GraphParts, Group, Node
 
@@ -97,6 +97,9 @@ def diff_graphs(
     if moved:  # a layer inserted or taken out shifted these names: matched by position
         meta["diff"]["moved"] = moved
     notices = _notices(ga, gb, names, asked)
+    marks = [x.diff for x in nodes] + [x.diff for x in edges]
+    sizes = input_size_notice([m for m in marks if m is not None], names)
+    notices = notices if sizes is None else [sizes, *notices]
     if notices:
         meta["notice"] = notices[0]
         if len(notices) > 1:
