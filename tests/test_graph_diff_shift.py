@@ -191,3 +191,17 @@ def test_a_llama_with_one_more_decoder_layer() -> None:
     assert len(added) == len(one) > 10
     assert not nodes(summary, "removed") and not summary["changed"]
     assert summary["moved"] == []  # appended: no name shifted
+
+
+def test_a_layer_replaced_by_another_type_in_its_place_stays_one_layer() -> None:
+    # "1" a ReLU in a, a Tanh in b: no name shifted; one layer "1" whose op was replaced
+    paddle.seed(10)
+    a_model = stack()
+    b_model = nn.Sequential(*[nn.Tanh() if k == 1 else m for k, m in enumerate(a_model)])
+    x = paddle.randn([2, 8])
+    doc = diff_graphs(graph(a_model, x), graph(b_model, x))
+    assert [g["name"] for g in doc["groups"]].count("1") == 1
+    summary = diff_summary(doc)
+    assert [(e["layer"], e["op"]) for e in nodes(summary, "removed")] == [("1", "ReluGradNode")]
+    assert [(e["layer"], e["op"]) for e in nodes(summary, "added")] == [("1", "TanhGradNode")]
+    assert summary["moved"] == [] and not summary["changed"]

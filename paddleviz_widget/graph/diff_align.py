@@ -102,6 +102,17 @@ def align_groups(a: GraphParts, b: GraphParts) -> dict[str, str | None]:
             for i, j in _align(ta, tb, seq_a, seq_b):
                 out[seq_b[j]] = seq_a[i]
         pairs.extend((out[k], k) for k in kids_b if out[k] is not None)
+    # What is left matches by its path, as without alignment, where a's is not taken: a layer
+    # replaced by one of another type at its place ("1" a ReLU, then a Tanh) stays one layer.
+    taken = set(out.values())
+    by_path: dict[str, str] = {}
+    for g in a.groups:
+        by_path.setdefault(ta.path[g.id], g.id)
+    for g in b.groups:
+        there = by_path.get(tb.path[g.id]) if out[g.id] is None else None
+        if there is not None and there not in taken:
+            out[g.id] = there
+            taken.add(there)
     return out
 
 
