@@ -103,3 +103,39 @@ def test_keys_step_on_from_a_clicked_entry_and_not_in_the_search_box(
     assert where(explorer) == f"{k + 1}/{len(marked)}"
     assert search.input_value() == "np"
     search.fill("")
+
+
+INSERTED = """
+from paddleviz_widget.graph.diff import diff_graphs
+base = model([4] * 5)
+grown = nn.Sequential(*list(base)[:2], nn.LayerNorm(4), *list(base)[2:])
+w.selected = ""
+w.graph = diff_graphs(graph(base), graph(grown), labels=("v1", "v2"))
+"""
+
+
+def test_a_layer_inserted_shows_where_the_later_ones_went(explorer: Explorer) -> None:
+    # (last: it gives the widget another diff) four Linear layers, a LayerNorm put in at 2
+    explorer.run(INSERTED)
+    button = explorer.page.get_by_test_id("pvw-diff-summary")
+    counts = explorer.value("w.summary()['counts']")
+    total = sum(c["nodes"] + c["edges"] for c in counts.values())
+    explorer.page.locator(WHERE, has_text=str(total)).wait_for()
+    assert counts["removed"]["nodes"] == 0  # the gradient into "2" now goes into the new "2"
+    button.click()
+    inspector = explorer.page.get_by_test_id("pvw-inspector")
+    moved = inspector.locator("section", has_text="Moved (2)")
+    rows = moved.locator(".pvw-value").all_inner_texts()
+    assert rows == ["2 \u2192 3", "3 \u2192 4"]
+    added = explorer.value("[e['layer'] for e in w.summary()['added'] if e['kind'] == 'node']")
+    assert added == ["2", "2", "2"]
+    # a node of b's layer "4" is a's "3"
+    weight = explorer.value(
+        "[n['id'] for n in w.graph['nodes'] if (n.get('param') or {}).get('name') == '4.weight']"
+    )[0]
+    explorer.run(f"w.selected = {weight!r}")
+    section = inspector.locator("section", has_text="Difference v1 \u2192 v2")
+    section.wait_for()
+    assert (
+        "in v1" in section.inner_text() and "3" in section.locator(".pvw-value").all_inner_texts()
+    )
