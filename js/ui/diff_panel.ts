@@ -50,7 +50,10 @@ export function createDiffPanel(onShow: () => void, go: (id: string) => void): D
 
   const step = (delta: 1 | -1): void => {
     const k = stepFrom(at, order.length, selected, delta);
-    if (k >= 0) go(order[k]);
+    if (k < 0) return;
+    // (before the redraw that shows it: a second press while the layout runs steps on)
+    selected = order[k];
+    go(selected);
   };
   const prev = button("\u2039", "Previous difference (p)", () => step(-1), "pvw-diff-prev");
   const next = button("\u203a", "Next difference (n)", () => step(1), "pvw-diff-next");

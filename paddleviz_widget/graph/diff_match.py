@@ -3,7 +3,9 @@
 Nothing is matched by pointer or id (two runs share neither): a parameter by its name, any
 other node by its layer path and op name and which one it is of those (the k-th in backward
 topological order from the outputs), a layer group by its path, an edge by its matched ends
-and sending slot. Every step is a pass over dicts: linear in the size of the graphs.
+and sending slot. Layer paths and parameter names of b are first translated to a's where a
+layer inserted into a container shifted them (graph/diff_align.py). Every step here is a pass
+over dicts: linear in the size of the graphs.
 """
 
 from __future__ import annotations
@@ -14,8 +16,6 @@ from typing import Optional
 
 from .diff_align import b_paths, group_paths, param_name, renamed_paths
 from .parts import Edge, GraphParts, Node
-
-group_keys = group_paths  # (its older name)
 
 Match = list[
     Optional[int]
@@ -110,7 +110,7 @@ def match_nodes(a: GraphParts, b: GraphParts, keys: dict[str, Hashable] | None =
     trace()) matches the same op, in the same order, in a layer that encloses it or that it
     encloses: the two placements differ by how they were found, not by the model. ``keys``:
     b_paths(a, b), when the caller has it."""
-    ga, gb = group_keys(a.groups), b_paths(a, b) if keys is None else keys
+    ga, gb = group_paths(a.groups), b_paths(a, b) if keys is None else keys
     renamed = renamed_paths(b, gb)
     order_a, order_b = backward_order(a), backward_order(b)
     found = match_in_order(
@@ -146,7 +146,7 @@ def match_nodes(a: GraphParts, b: GraphParts, keys: dict[str, Hashable] | None =
 def match_groups(a: GraphParts, b: GraphParts, keys: dict[str, Hashable] | None = None) -> Match:
     """Per group of b, the position of its counterpart in a (graph/diff_align.py: the same
     layer path, or the same place in a container whose names shifted)."""
-    ga, gb = group_keys(a.groups), b_paths(a, b) if keys is None else keys
+    ga, gb = group_paths(a.groups), b_paths(a, b) if keys is None else keys
     return match_in_order([ga[g.id] for g in a.groups], [gb[g.id] for g in b.groups])
 
 
