@@ -205,3 +205,21 @@ def test_a_layer_replaced_by_another_type_in_its_place_stays_one_layer() -> None
     assert [(e["layer"], e["op"]) for e in nodes(summary, "removed")] == [("1", "ReluGradNode")]
     assert [(e["layer"], e["op"]) for e in nodes(summary, "added")] == [("1", "TanhGradNode")]
     assert summary["moved"] == [] and not summary["changed"]
+
+
+def test_vgg11_against_vgg11_bn_is_a_batch_norm_after_each_conv() -> None:
+    # paddle.vision's two versions of one model: batch_norm=True puts a BatchNorm2D after
+    # each of the 8 convolutions of `features`, shifting every later name in it
+    from paddle.vision.models import vgg11
+
+    paddle.seed(11)
+    x = paddle.randn([1, 3, 32, 32])
+    a_model, b_model = vgg11(num_classes=4), vgg11(batch_norm=True, num_classes=4)
+    a, b = graph(a_model, x), graph(b_model, x)
+    summary = diffed(a, b, stats=False)
+    norms = {n for n, m in b_model.named_sublayers() if isinstance(m, nn.BatchNorm2D)}
+    assert len(norms) == 8
+    added = nodes(summary, "added")
+    assert {e["layer"] for e in added} == norms
+    assert len(added) == len(layers_of(b, lambda p: p in norms))
+    assert not nodes(summary, "removed") and not summary["changed"]
