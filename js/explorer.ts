@@ -59,7 +59,7 @@ export function createExplorer(model: AnyModel<WidgetModel>, el: HTMLElement): (
   const stage = h("div", { className: "pvw-stage" }, [graphEl]);
   const grad = createStatsPanel(schedule, navigate); // trace(stats=True): colours, jump, overview
   const reading = createReadingToggle(model, schedule); // Backward / Forward: the `view` trait
-  const diff = createDiffPanel(() => (model.get("selected") ? select("") : decorate())); // GraphWidget.diff
+  const diff = createDiffPanel(() => (model.get("selected") ? select("") : decorate()), navigate); // GraphWidget.diff
   const status = createStatusLine([grad.statusEl, diff.statusEl]);
   // The tracer's one-line hint (meta.notice), e.g. how to get gradient shapes.
   const notice = h("div", { className: "pvw-notice", testid: "pvw-notice" });
@@ -392,7 +392,7 @@ export function createExplorer(model: AnyModel<WidgetModel>, el: HTMLElement): (
     for (const [event, fn] of listeners) model.off(event, fn);
     scale.cancel();
     prefetch.cancel();
-    for (const part of [reading, view, folds, tabs]) part.destroy();
+    for (const part of [reading, view, folds, tabs, diff]) part.destroy();
     // The front end keeps a removed view's `el` as long as its model lives (every re-run
     // cell's old widget, until closed): out of it, this explorer and its graph can go.
     root.remove();

@@ -1,7 +1,9 @@
 // A diff of two graphs in the explorer (GraphWidget.diff): the status-line button with the
-// counts that shows the diff summary in the inspector, the legend of the marks, and what the
-// DOT writer, inspector and tooltip ask about the marks (view/diff.ts has the logic).
+// counts that shows the diff summary in the inspector, ‹ › (and the keys p / n) that step to
+// the previous / next difference, the legend of the marks, and what the DOT writer, inspector
+// and tooltip ask about the marks (view/diff.ts, view/diff_steps.ts have the logic).
 import type { Inspection } from "../view/inspection";
+import { diffKey, diffOrder, stepFrom } from "../view/diff_steps";
 import {
   diffInfo,
   diffMarking,
@@ -31,14 +33,32 @@ export interface DiffPanel {
   /** Tooltip lines for a hovered node or edge. */
   tooltip(id: string, vg: VisibleGraph): string[];
   closeOverview(): void;
+  destroy(): void;
 }
 
-/** `onShow`: clear the selection and redraw the inspector (the summary button). */
-export function createDiffPanel(onShow: () => void): DiffPanel {
+/** `onShow`: clear the selection and redraw the inspector (the summary button); `go`: select
+ * a node or edge, opening what hides it, and centre on it (the explorer's navigate). */
+export function createDiffPanel(onShow: () => void, go: (id: string) => void): DiffPanel {
   let index: GraphIndex | null = null;
   let info: DiffInfo | null = null;
   let marking: DiffMarking | null = null;
   let overviewClosed = false;
+  let overview: Inspection | null = null; // a graph's overview never changes: made once
+  let order: string[] = []; // every difference, in the order ‹ › walk them
+  let at = new Map<string, number>();
+  let selected = "";
+
+  const step = (delta: 1 | -1): void => {
+    const k = stepFrom(at, order.length, selected, delta);
+    if (k < 0) return;
+    // (before the redraw that shows it: a second press while the layout runs steps on)
+    selected = order[k];
+    go(selected);
+  };
+  const prev = button("\u2039", "Previous difference (p)", () => step(-1), "pvw-diff-prev");
+  const next = button("\u203a", "Next difference (n)", () => step(1), "pvw-diff-next");
+  const where = h("span", { className: "pvw-diff-where", testid: "pvw-diff-where" });
+  for (const b of [prev, next]) b.classList.add("pvw-diff-button", "pvw-diff-step");
 
   const show = button(
     "",
@@ -52,19 +72,51 @@ export function createDiffPanel(onShow: () => void): DiffPanel {
   show.classList.add("pvw-diff-button");
   const legend = h("span", { className: "pvw-diff-legend", testid: "pvw-diff-legend" });
   legend.setAttribute("aria-label", "Diff marks");
-  const statusEl = h("span", { className: "pvw-diff-status" }, [show, legend]);
+  const statusEl = h("span", { className: "pvw-diff-status" }, [show, prev, where, next, legend]);
   statusEl.hidden = true;
+
+  // n / p pressed anywhere in the explorer but its text fields (the search box types them).
+  let keysOn: HTMLElement | null = null;
+  const onKey = (event: KeyboardEvent): void => {
+    const target = event.target as HTMLElement | null;
+    if (!info || order.length === 0 || target?.closest("input, textarea, select")) return;
+    const delta = diffKey(event);
+    if (delta === null) return;
+    step(delta);
+    event.preventDefault();
+    event.stopPropagation(); // JupyterLab matches its shortcuts in the bubble phase
+  };
+  const listen = (): void => {
+    // The explorer's root, once the status line is in it (it is by the first graph).
+    const root = statusEl.closest<HTMLElement>(".pvw-root");
+    if (!root || root === keysOn) return;
+    root.addEventListener("keydown", onKey);
+    // A click on the drawing focuses the root, so the keys work after clicking a node.
+    if (!root.hasAttribute("tabindex")) root.tabIndex = -1;
+    keysOn = root;
+  };
+  const showWhere = (): void => {
+    const k = at.get(selected);
+    where.textContent = k === undefined ? `${order.length}` : `${k + 1}/${order.length}`;
+    where.title = k === undefined ? "differences" : `difference ${k + 1} of ${order.length}`;
+  };
 
   return {
     statusEl,
-    reset(next) {
-      index = next;
-      info = diffInfo(next.graph);
-      marking = info ? diffMarking(next) : null;
+    reset(fresh) {
+      index = fresh;
+      info = diffInfo(fresh.graph);
+      marking = info ? diffMarking(fresh) : null;
       overviewClosed = false;
+      overview = null;
+      order = info ? diffOrder(fresh) : [];
+      at = new Map(order.map((id, k) => [id, k]));
       statusEl.hidden = info === null;
       if (!info) return;
-      const { nodes, edges } = graphTally(next.graph);
+      listen();
+      prev.disabled = next.disabled = order.length === 0;
+      showWhere();
+      const { nodes, edges } = graphTally(fresh.graph);
       const text = tallyText({
         added: nodes.added + edges.added,
         removed: nodes.removed + edges.removed,
@@ -74,9 +126,15 @@ export function createDiffPanel(onShow: () => void): DiffPanel {
       legend.replaceChildren(...diffLegend(info.labels));
     },
     marking: () => marking,
-    inspection(selected, vg, base) {
+    inspection(now, vg, base) {
+      selected = now;
       if (!index || !info) return base;
-      if (!selected) return overviewClosed ? base : diffOverview(index, info);
+      showWhere();
+      if (!selected) {
+        if (overviewClosed) return base;
+        if (!overview) overview = diffOverview(index, info);
+        return overview;
+      }
       overviewClosed = false;
       if (!base) return null;
       const sections = diffSections(index, selected, vg.edgeById.get(selected), info);
@@ -89,6 +147,10 @@ export function createDiffPanel(onShow: () => void): DiffPanel {
     },
     closeOverview() {
       overviewClosed = true;
+    },
+    destroy() {
+      keysOn?.removeEventListener("keydown", onKey);
+      keysOn = null;
     },
   };
 }

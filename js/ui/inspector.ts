@@ -17,6 +17,7 @@ export function createInspector(
   const el = h("aside", { className: "pvw-inspector", testid: "pvw-inspector" });
   el.setAttribute("aria-label", "Inspector");
   el.hidden = true;
+  el.tabIndex = -1; // keeps the focus when a clicked link is redrawn away (below)
   return {
     el,
     show(info) {
@@ -60,8 +61,16 @@ export function createInspector(
       });
       el.dataset.kind = info.kind;
       el.dataset.id = info.id;
+      // A link clicked (or a key pressed on it) redraws the inspector: the focus would fall
+      // to the page and the explorer's keys (a diff's n / p) to JupyterLab. It stays here.
+      const had = document.activeElement instanceof HTMLElement && el.contains(document.activeElement);
+      const ref = had ? (document.activeElement as HTMLElement).dataset.ref : undefined;
       el.replaceChildren(header, ...sections);
       el.hidden = false;
+      if (had) {
+        const same = ref ? el.querySelector<HTMLElement>(`[data-ref="${CSS.escape(ref)}"]`) : null;
+        (same ?? el).focus({ preventScroll: true });
+      }
     },
   };
 }

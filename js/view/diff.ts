@@ -16,19 +16,25 @@ export interface DiffInfo {
   labels: [string, string];
   rtol: number;
   compared: string[];
+  /** [a's path, b's path] of each layer matched at another position in its container (a
+   * layer inserted before it in an nn.Sequential): graph/diff_align.py. */
+  moved: [string, string][];
 }
 
 export type Tally = Record<DiffStatus, number>;
 
 /** The graph's meta.diff, or null when it is not a diff. */
 export function diffInfo(graph: GraphPayload): DiffInfo | null {
-  const raw = graph.meta?.diff as { labels?: unknown; rtol?: unknown; compared?: unknown } | undefined;
+  const raw = graph.meta?.diff as { labels?: unknown; rtol?: unknown; compared?: unknown; moved?: unknown } | undefined;
   if (!raw || typeof raw !== "object") return null;
   const labels = Array.isArray(raw.labels) && raw.labels.length === 2 ? raw.labels.map(String) : ["a", "b"];
   return {
     labels: [labels[0], labels[1]],
     rtol: typeof raw.rtol === "number" ? raw.rtol : NaN,
     compared: Array.isArray(raw.compared) ? raw.compared.map(String) : [],
+    moved: (Array.isArray(raw.moved) ? raw.moved : [])
+      .filter((m): m is [string, string] => Array.isArray(m) && m.length === 2 && m.every((x) => typeof x === "string"))
+      .map(([a, b]) => [a, b]),
   };
 }
 
@@ -228,7 +234,10 @@ function entryText(index: GraphIndex, id: string, mark: DiffMark): string {
   return `${entryTitle(index, id)}: ${changeLabel(first)} ${changeValue(first)}${more}`;
 }
 
-const LIST_LIMIT = 8;
+/** Entries listed per status. Every difference is listed up to it (it used to be 8: a user
+ * with 40 changed layers could not reach the rest); past it, ‹ › and n / p step through them
+ * all, and the inspector stays quick to draw on a big graph's thousands of changed edges. */
+export const LIST_LIMIT = 500;
 
 /** The marked nodes and edges among `nodes` / `edges`, as clickable items, per status. */
 function listSections(
@@ -248,7 +257,7 @@ function listSections(
   }
   return DIFF_STATUSES.filter((s) => counts[s] > 0).map((s) => {
     const more = counts[s] - items[s].length;
-    const rest = more > 0 ? [{ label: "\u2026", value: `${more} more` }] : [];
+    const rest = more > 0 ? [{ label: "\u2026", value: `${more} more: \u203a or n steps through every one` }] : [];
     return { title: `${s[0].toUpperCase()}${s.slice(1)} (${counts[s]})`, items: [...items[s], ...rest] };
   });
 }
@@ -259,6 +268,41 @@ function comparedText(info: DiffInfo): string {
     ? ` (\u2016g\u2016, max |g| beyond ${+(info.rtol * 100).toPrecision(3)}%)`
     : "";
   return `dtype, shape, slot${stats ? `, gradient statistics${tol}` : ""}`;
+}
+
+/** The layers matched under another name: a layer inserted before them shifted it. */
+function movedSection(info: DiffInfo): InfoSection[] {
+  if (info.moved.length === 0) return [];
+  const [a, b] = info.labels;
+  const items = info.moved.slice(0, LIST_LIMIT).map(([from, to]) => ({
+    label: "layer",
+    value: `${from} \u2192 ${to}`,
+    hint: `${a}'s ${from} is ${b}'s ${to}: a layer inserted or taken out before it shifted its name`,
+  }));
+  const more = info.moved.length - items.length;
+  if (more > 0) items.push({ label: "\u2026", value: `${more} more`, hint: "" });
+  return [{ title: `Moved (${info.moved.length}), matched by structure`, items }];
+}
+
+/** The path a layer of b (``path``) has in a, when it or a layer around it moved; else null. */
+export function pathInA(info: DiffInfo, path: string): string | null {
+  let best: [string, string] | null = null;
+  for (const m of info.moved) {
+    const [, to] = m;
+    if ((path === to || path.startsWith(`${to}.`)) && (!best || to.length > best[1].length)) best = m;
+  }
+  return best ? best[0] + path.slice(best[1].length) : null;
+}
+
+/** "in a: layers.3" for a node or edge shown in a layer that moved (a removed one is a's). */
+function movedItems(index: GraphIndex, id: string, info: DiffInfo): InfoItem[] {
+  if (info.moved.length === 0) return [];
+  const edge = index.edges.get(id);
+  const node = index.nodes.get(edge ? edge.source : id);
+  if (!node?.group || (edge ?? node).diff?.status === "removed") return [];
+  const path = index.groups.get(node.group)?.name;
+  const there = path ? pathInA(info, path) : null;
+  return there ? [{ label: `in ${info.labels[0]}`, value: there, hint: "its layer moved: matched by structure" }] : [];
 }
 
 /** The inspector with nothing selected: counts, then the first marked items of each kind. */
@@ -274,9 +318,12 @@ export function diffOverview(index: GraphIndex, info: DiffInfo): Inspection {
     kind: "overview",
     id: "",
     title: `Differences ${a} \u2192 ${b}`,
-    subtitle: same ? "the two graphs are the same" : "click an entry to show it",
+    subtitle: same
+      ? "the two graphs are the same"
+      : "click an entry to show it; \u2039 \u203a or p / n step through them",
     sections: [
       { title: "Counts", items: [...DIFF_STATUSES.map(count), { label: "compared", value: comparedText(info) }] },
+      ...movedSection(info),
       ...listSections(index, index.graph.nodes, index.graph.edges, LIST_LIMIT),
     ],
   };
@@ -291,9 +338,9 @@ export function diffSections(
 ): InfoSection[] {
   const own = index.nodes.get(id)?.diff ?? index.edges.get(id)?.diff;
   const title = `Difference ${info.labels[0]} \u2192 ${info.labels[1]}`;
-  if (own) return [{ title, items: markItems(own, info) }];
+  if (own) return [{ title, items: [...markItems(own, info), ...movedItems(index, id, info)] }];
   if (index.nodes.has(id) || index.edges.has(id))
-    return [{ title, items: [{ label: "status", value: "the same in both" }] }];
+    return [{ title, items: [{ label: "status", value: "the same in both" }, ...movedItems(index, id, info)] }];
   if (drawn && drawn.edges.length > 1) {
     const merged = listSections(index, [], drawn.edges, LIST_LIMIT);
     return merged.length > 0 ? merged.map((s) => ({ ...s, title: `${title}: ${s.title.toLowerCase()}` })) : [];

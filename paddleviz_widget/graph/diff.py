@@ -17,7 +17,8 @@ from typing import Any
 
 from ..errors import PaddlevizError
 from .codec import decode_parts, encode_parts
-from .diff_compare import edge_changes, node_changes
+from .diff_align import b_paths, moved_layers
+from .diff_compare import edge_changes, input_size_notice, node_changes
 from .diff_match import Match, match_edges, match_groups, match_nodes
 from .parts import DIFF_STATUSES, DiffMark, Edge, GraphParts, Group, Node
 
@@ -46,7 +47,8 @@ def diff_graphs(
     asked, stats = stats, stats and _has_stats(ga) and _has_stats(gb)
     scales = (loss_scale(ga), loss_scale(gb))
 
-    group_ids, a_new, b_new = _union_ids("g", match_groups(ga, gb), len(ga.groups))
+    keys = b_paths(ga, gb)  # which layer of b is which of a: by path, or shifted by position
+    group_ids, a_new, b_new = _union_ids("g", match_groups(ga, gb, keys), len(ga.groups))
     a_gid = {g.id: a_new[k] for k, g in enumerate(ga.groups)}
     b_gid = {g.id: b_new[k] for k, g in enumerate(gb.groups)}
     groups = [
@@ -54,7 +56,7 @@ def diff_graphs(
         for side, i in group_ids
     ]
 
-    node_match = match_nodes(ga, gb)
+    node_match = match_nodes(ga, gb, keys)
     node_ids, a_nid, b_nid = _union_ids("n", node_match, len(ga.nodes))
     nodes = []
     for side, i in node_ids:
@@ -91,7 +93,13 @@ def diff_graphs(
         "counts": _counts(nodes, edges),
         "compared": ["shape", "stats"] if stats else ["shape"],
     }
+    moved = moved_layers(gb, keys)
+    if moved:  # a layer inserted or taken out shifted these names: matched by position
+        meta["diff"]["moved"] = moved
     notices = _notices(ga, gb, names, asked)
+    marks = [x.diff for x in nodes] + [x.diff for x in edges]
+    sizes = input_size_notice([m for m in marks if m is not None], names)
+    notices = notices if sizes is None else [sizes, *notices]
     if notices:
         meta["notice"] = notices[0]
         if len(notices) > 1:
@@ -103,7 +111,8 @@ def diff_summary(doc: Mapping[str, Any]) -> dict[str, Any]:
     """What a diff document (``diff_graphs``) marks, as lists: ``added``, ``removed`` and
     ``changed``, each entry a node or edge with its layer path, op and changes (an edge: the
     layer and op it goes into too, ``to_layer`` and ``to``); plus the
-    labels, ``rtol``, the counts and what was compared."""
+    labels, ``rtol``, the counts, what was compared and ``moved``: the layers matched under
+    another name, as [a's path, b's path] (a layer inserted before them in a container)."""
     graph = decode_parts(doc)
     info = graph.meta.get("diff")
     if not isinstance(info, Mapping):
@@ -114,6 +123,8 @@ def diff_summary(doc: Mapping[str, Any]) -> dict[str, Any]:
     layer = {g.id: g.name for g in graph.groups}
     nodes = {n.id: n for n in graph.nodes}
     out: dict[str, Any] = {key: info.get(key) for key in ("labels", "rtol", "counts", "compared")}
+    # [a's path, b's path] per layer matched at another position in its container
+    out["moved"] = [list(pair) for pair in info.get("moved") or []]
     for status in DIFF_STATUSES:
         out[status] = []
     for n in graph.nodes:

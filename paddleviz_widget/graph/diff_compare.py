@@ -88,3 +88,30 @@ def edge_changes(
     if stats and a.stats is not None and b.stats is not None:
         _stats(changes, a.stats, b.stats, rtol, scales)
     return changes
+
+
+def input_size_notice(marks: list[Any], labels: list[str]) -> str | None:
+    """When every shape that changed (gradients, tensors, slots) differs only in sizes that
+    scale by one factor, and no parameter changed shape: the two graphs' inputs differ in
+    size (the last batch of an epoch, another sequence length), which marks every
+    activation's gradient changed. Said once, so that it is not read as a changed model."""
+    pairs: set[tuple[int, int]] = set()
+    for mark in marks:
+        for c in mark.changes:
+            if c.field != "shape":
+                continue
+            a, b = c.a, c.b
+            if c.of == "param" or a is None or b is None or len(a) != len(b):
+                return None
+            pairs.update((x, y) for x, y in zip(a, b) if x != y)
+    if not pairs or any(x <= 0 or y <= 0 for x, y in pairs):
+        return None
+    x0, y0 = min(pairs)
+    if any(x * y0 != y * x0 for x, y in pairs):  # not one factor: the model changed too
+        return None
+    also = " (and multiples of them)" if len(pairs) > 1 else ""
+    return (
+        f"Every shape that changed differs only in sizes {x0} in {labels[0]!r} -> {y0} in "
+        f"{labels[1]!r}{also}, and no parameter changed shape: what inputs of another size (a "
+        "batch size, a sequence length) make with the same model."
+    )

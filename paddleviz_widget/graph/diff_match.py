@@ -3,27 +3,23 @@
 Nothing is matched by pointer or id (two runs share neither): a parameter by its name, any
 other node by its layer path and op name and which one it is of those (the k-th in backward
 topological order from the outputs), a layer group by its path, an edge by its matched ends
-and sending slot. Every step is a pass over dicts: linear in the size of the graphs.
+and sending slot. Layer paths and parameter names of b are first translated to a's where a
+layer inserted into a container shifted them (graph/diff_align.py). Every step here is a pass
+over dicts: linear in the size of the graphs.
 """
 
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Hashable, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from typing import Optional
 
-from .parts import Edge, GraphParts, Group, Node
+from .diff_align import b_paths, group_paths, param_name, renamed_paths
+from .parts import Edge, GraphParts, Node
 
 Match = list[
     Optional[int]
 ]  # runs on 3.9; per item of b, the position of its match in a (None: added)
-
-
-def group_keys(groups: Sequence[Group]) -> dict[str, str]:
-    """Group id -> the layer path it is matched by. trace(model) names the model itself by
-    its class (a top-level group named as its type): that is the path "" in any model, so two
-    versions of a model whose classes are named differently still match."""
-    return {g.id: "" if g.parent is None and g.name == g.type else g.name for g in groups}
 
 
 def backward_order(graph: GraphParts) -> list[int]:
@@ -60,9 +56,11 @@ def backward_order(graph: GraphParts) -> list[int]:
     return order
 
 
-def _node_key(node: Node, groups: dict[str, str]) -> Hashable:
+def _node_key(
+    node: Node, groups: Mapping[str, Hashable], renamed: dict[str, Hashable] | None = None
+) -> Hashable:
     if node.kind == "param" and node.param is not None:
-        return ("param", node.param.name)
+        return ("param", param_name(node.param.name, renamed or {}))
     return ("op", groups.get(node.group or ""), node.name)
 
 
@@ -106,15 +104,18 @@ def _within(path: str | None, other: str | None) -> bool:
     return outer == "" or inner == outer or inner.startswith(outer + ".")
 
 
-def match_nodes(a: GraphParts, b: GraphParts) -> Match:
+def match_nodes(a: GraphParts, b: GraphParts, keys: dict[str, Hashable] | None = None) -> Match:
     """Per node of b (document order), the position of its match in a. Then, of the nodes
     left, an op whose layer one graph only inferred (a traced graph against one built without
     trace()) matches the same op, in the same order, in a layer that encloses it or that it
-    encloses: the two placements differ by how they were found, not by the model."""
-    ga, gb = group_keys(a.groups), group_keys(b.groups)
+    encloses: the two placements differ by how they were found, not by the model. ``keys``:
+    b_paths(a, b), when the caller has it."""
+    ga, gb = group_paths(a.groups), b_paths(a, b) if keys is None else keys
+    renamed = renamed_paths(b, gb)
     order_a, order_b = backward_order(a), backward_order(b)
     found = match_in_order(
-        [_node_key(a.nodes[i], ga) for i in order_a], [_node_key(b.nodes[i], gb) for i in order_b]
+        [_node_key(a.nodes[i], ga) for i in order_a],
+        [_node_key(b.nodes[i], gb, renamed) for i in order_b],
     )
     out: Match = [None] * len(b.nodes)
     for k, i in enumerate(order_b):
@@ -130,7 +131,8 @@ def match_nodes(a: GraphParts, b: GraphParts) -> Match:
         for i in order_b:
             node = b.nodes[i]
             pool = left.get(node.name) if out[i] is None and node.kind != "param" else None
-            path = gb.get(node.group or "")
+            key = gb.get(node.group or "")  # a layer only b has: its own path, to be within
+            path = key[1] if isinstance(key, tuple) else key if isinstance(key, str) else None
             for k, j in enumerate(pool or ()):
                 if (inferred_a[j] or inferred_b[i]) and _within(
                     path, ga.get(a.nodes[j].group or "")
@@ -141,9 +143,10 @@ def match_nodes(a: GraphParts, b: GraphParts) -> Match:
     return out
 
 
-def match_groups(a: GraphParts, b: GraphParts) -> Match:
-    """Per group of b, the position of the group of a with the same layer path."""
-    ga, gb = group_keys(a.groups), group_keys(b.groups)
+def match_groups(a: GraphParts, b: GraphParts, keys: dict[str, Hashable] | None = None) -> Match:
+    """Per group of b, the position of its counterpart in a (graph/diff_align.py: the same
+    layer path, or the same place in a container whose names shifted)."""
+    ga, gb = group_paths(a.groups), b_paths(a, b) if keys is None else keys
     return match_in_order([ga[g.id] for g in a.groups], [gb[g.id] for g in b.groups])
 
 

@@ -190,3 +190,26 @@ def test_a_run_hidden_in_a_collapsed_layer_offers_no_fold_again(
     inspector.locator("text=blocks.0\u20133 \u00d74").first.wait_for()
     assert inspector.locator("[data-action=fold]").count() == 0, inspector.inner_text()
     explorer.run("w.selected = ''")
+
+
+def test_next_difference_unfolds_the_run_that_hides_it(
+    explorer: Explorer, doc: dict[str, Any]
+) -> None:
+    # The blocks start folded into one node: each › selects a difference and draws it (a
+    # node itself, an edge both its ends: the run unfolded, its layer opened), never an
+    # invisible one whose run or layer stands in for it.
+    ends = {e["id"]: (e["source"], e["target"]) for e in doc["edges"]}
+    explorer.run("w.selected = ''")
+    explorer.set_expanded("w.collapse_all()")
+    n = sum(c["nodes"] + c["edges"] for c in explorer.value("w.summary()['counts']").values())
+    for k in range(1, 6):
+        explorer.page.get_by_test_id("pvw-diff-next").click()
+        explorer.page.locator("[data-testid=pvw-diff-where]", has_text=f"{k}/{n}").wait_for()
+        shown = explorer.page.get_by_test_id("pvw-inspector").get_attribute("data-id") or ""
+        drawn = [f"pvw-{x}" for x in ends.get(shown, (shown,))]
+        explorer.page.wait_for_function(
+            """([sel, ids]) => document.querySelector(sel).closest('[data-testid=pvw-root]')
+                .dataset.state === 'ready'
+                && ids.every((id) => document.querySelector(`${sel} svg [id="${id}"]`))""",
+            arg=[GRAPH, drawn],
+        )
