@@ -16,6 +16,8 @@ import traceback
 from pathlib import Path
 from types import TracebackType
 
+from ..stderr_line import say
+
 # What Python's own exit status is for a KeyboardInterrupt (128 + SIGINT).
 INTERRUPTED = 130
 
@@ -55,8 +57,7 @@ def _exit_status(code: object) -> int:
         return 0
     if isinstance(code, int):
         return code
-    sys.stdout.flush()
-    print(code, file=sys.stderr)
+    say(str(code))
     return 1
 
 
