@@ -12,14 +12,11 @@ from __future__ import annotations
 import os
 import runpy
 import sys
-import traceback
 from pathlib import Path
 from types import TracebackType
 
 from ..stderr_line import say
-
-# What Python's own exit status is for a KeyboardInterrupt (128 + SIGINT).
-INTERRUPTED = 130
+from .uncaught import INTERRUPTED, report
 
 
 def run_script(script: str | Path, args: list[str]) -> int:
@@ -62,9 +59,7 @@ def _exit_status(code: object) -> int:
 
 
 def _print_script_error(error: BaseException, path: str) -> None:
-    sys.stdout.flush()
-    traceback.print_exception(type(error), error, _from_script(error.__traceback__, path))
-    sys.stderr.flush()
+    report(error, _from_script(error.__traceback__, path))
 
 
 def _from_script(tb: TracebackType | None, path: str) -> TracebackType | None:
