@@ -36,6 +36,16 @@ def refuse_other_thread() -> None:
             )
 
 
+def other_threads() -> weakref.WeakSet[threading.Thread]:
+    """The threads already running when a trace() is entered, but its own: their backward
+    calls are not the block's (a notebook's main thread, running cells while the block trains
+    in a thread behind it, had each of its backward calls recorded as a step of the run, and
+    the two threads' captures at once stopped the run log). A thread started inside the
+    block (`with trace(...): t.start(); t.join()`) is the block's."""
+    me = threading.current_thread()
+    return weakref.WeakSet(t for t in threading.enumerate() if t is not me)
+
+
 def entered(session: Any) -> None:
     _ORDER[session] = next(_COUNTER)
     if _ACTIVE:  # a single trace() costs this test only

@@ -43,6 +43,8 @@ class SigintGate:
         self._previous = previous
 
         def undo() -> None:
+            if threading.current_thread() is not threading.main_thread():
+                return  # a block exited in another thread: the handler passes Ctrl-C on
             if signal.getsignal(signal.SIGINT) == self._on_sigint:  # not one set since
                 signal.signal(signal.SIGINT, previous)
 

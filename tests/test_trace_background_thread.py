@@ -1,0 +1,105 @@
+"""Training in a thread behind the notebook, watched (``trace(model, run_dir=...)`` entered in
+that thread), while the notebook's own thread runs backward calls of its own (another
+model, a quick check). Before, Paddle's backward entry points, patched process-wide by the
+trace, recorded every one of the notebook's backward calls as a step of the run: a run of 6
+training steps logged 12, the extra steps' rows holding the training model's gradients as they
+happened to be. Now a backward call on a thread that was already running when the block was
+entered is passed through; one on a thread the block started (`t.start(); t.join()` inside it)
+is still the block's (before, the first steps' end, which puts back the SIGINT handler, raised
+ValueError there: signal.signal works in the main thread only; the run logged no step). A real
+process per case (threads and Paddle's patches are
+process-wide)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+
+COMMON = """\
+import json, sys, threading
+import paddle, paddle.nn.functional as F
+from paddleviz_widget import open_run, trace
+from run_models import TinyMLP, batch
+
+paddle.seed(0)
+model = TinyMLP()
+opt = paddle.optimizer.SGD(1e-3, parameters=model.parameters())
+STEPS = 6
+flags = paddle.get_flags(["FLAGS_call_stack_level"])
+
+def step(i):
+    x, y = batch(i)
+    F.mse_loss(model(x), y).backward()
+    opt.step()
+    opt.clear_grad()
+"""
+
+# The training thread enters the watch; after each of its steps the main thread (the
+# notebook) runs a backward of its own while the block is still active, then lets it go on.
+BEHIND = """
+turn, back = threading.Event(), threading.Event()
+other = paddle.nn.Linear(3, 2)
+
+def training():
+    with trace(model, stats=True, every=2, run_dir="run"):
+        for i in range(STEPS):
+            step(i)
+            turn.set()
+            back.wait(60)
+            back.clear()
+
+t = threading.Thread(target=training)
+t.start()
+for _ in range(STEPS):
+    turn.wait(60)
+    turn.clear()
+    other(paddle.randn([2, 3])).sum().backward()
+    back.set()
+t.join()
+"""
+
+# The block itself starts the thread that trains: its steps are the run's.
+INSIDE = """
+with trace(model, stats=True, every=2, run_dir="run"):
+    t = threading.Thread(target=lambda: [step(i) for i in range(STEPS)])
+    t.start()
+    t.join()
+"""
+
+REPORT = """
+import signal
+run = open_run("run")
+put_back = (signal.getsignal(signal.SIGINT) is signal.default_int_handler
+            and paddle.get_flags(["FLAGS_call_stack_level"]) == flags)
+print("RUN", json.dumps({"steps": [int(s) for s in run.steps], "status": run.meta["status"],
+                         "put_back": put_back}))
+"""
+
+
+def _run(tmp_path: Path, body: str) -> dict:
+    (tmp_path / "script.py").write_text(COMMON + body + REPORT)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(HERE.parent), str(HERE)])}
+    done = subprocess.run(
+        [sys.executable, "-W", "ignore", "script.py"], cwd=tmp_path, capture_output=True,
+        text=True, timeout=300, env=env,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "paddleviz_widget:" not in done.stderr, done.stderr[-3000:]
+    return json.loads(done.stdout.split("RUN ", 1)[1])
+
+
+# Every training step logged, the run finished, the SIGINT handler and Paddle's flag put back.
+WHOLE = {"steps": list(range(6)), "status": "finished", "put_back": True}
+
+
+def test_the_notebooks_backward_calls_are_not_steps_of_a_run_training_behind_it(tmp_path):
+    assert _run(tmp_path, BEHIND) == WHOLE
+
+
+def test_a_thread_the_block_started_trains_the_run(tmp_path):
+    assert _run(tmp_path, INSIDE) == WHOLE
