@@ -31,6 +31,7 @@ model = TinyMLP()
 opt = paddle.optimizer.SGD(1e-3, parameters=model.parameters())
 STEPS = 6
 flags = paddle.get_flags(["FLAGS_call_stack_level"])
+backward = paddle.Tensor.backward
 
 def step(i):
     x, y = batch(i)
@@ -71,6 +72,26 @@ with trace(model, stats=True, every=2, run_dir="run"):
     t.join()
 """
 
+# Entered in the main thread, left in another (a hand-driven __enter__/__exit__): before, the
+# exit raised ValueError (signal.signal outside the main thread). The gate's handler stays,
+# passing a Ctrl-C on, as put_back False says; Paddle's entry points are put back.
+CROSSED = """
+block = trace(model, stats=True, every=2, run_dir="run")
+block.__enter__()
+for i in range(STEPS):
+    step(i)
+errors = []
+def leave():
+    try:
+        block.__exit__(None, None, None)
+    except Exception as error:
+        errors.append(repr(error))
+t = threading.Thread(target=leave)
+t.start()
+t.join()
+print("ERRORS", errors, "PATCHES", paddle.Tensor.backward is backward)
+"""
+
 REPORT = """
 import signal
 run = open_run("run")
@@ -90,6 +111,8 @@ def _run(tmp_path: Path, body: str) -> dict:
     )  # fmt: skip
     assert done.returncode == 0, done.stderr[-3000:]
     assert "paddleviz_widget:" not in done.stderr, done.stderr[-3000:]
+    if "ERRORS" in done.stdout:
+        assert "ERRORS [] PATCHES True" in done.stdout
     return json.loads(done.stdout.split("RUN ", 1)[1])
 
 
@@ -103,3 +126,8 @@ def test_the_notebooks_backward_calls_are_not_steps_of_a_run_training_behind_it(
 
 def test_a_thread_the_block_started_trains_the_run(tmp_path):
     assert _run(tmp_path, INSIDE) == WHOLE
+
+
+def test_a_block_left_in_another_thread_ends_the_run_without_an_error(tmp_path):
+    said = _run(tmp_path, CROSSED)
+    assert said == {**WHOLE, "put_back": False}
