@@ -92,6 +92,41 @@ t.join()
 print("ERRORS", errors, "PATCHES", paddle.Tensor.backward is backward)
 """
 
+# A Ctrl-C while the block's training thread records a step (sent from a gradient hook of the
+# user's, which runs inside the step): Python raises it in the main thread, which waits for it.
+# Before, the step's Ctrl-C gate held it and then raised it in the training thread, which died;
+# the main thread was never interrupted.
+CTRL_C = """
+import os, signal, time
+said = []
+
+def hook(grad):
+    if not said:
+        said.append("sent")
+        os.kill(os.getpid(), signal.SIGINT)
+        time.sleep(1)  # the main thread takes the signal meanwhile
+
+def training():
+    for i in range(STEPS):
+        if i == 3:
+            model.fc1.weight.register_hook(hook)
+        try:
+            step(i)
+        except KeyboardInterrupt:
+            said.append("in the training thread")
+
+with trace(model, stats=True, every=2, run_dir="run"):
+    t = threading.Thread(target=training)
+    t.start()
+    while t.is_alive():  # (a Ctrl-C inside Thread.join can leave it thinking t ended)
+        try:
+            time.sleep(0.05)
+        except KeyboardInterrupt:
+            said.append("in the main thread")
+    t.join()
+print("CTRL-C", said)
+"""
+
 REPORT = """
 import signal
 run = open_run("run")
@@ -111,6 +146,8 @@ def _run(tmp_path: Path, body: str) -> dict:
     )  # fmt: skip
     assert done.returncode == 0, done.stderr[-3000:]
     assert "paddleviz_widget:" not in done.stderr, done.stderr[-3000:]
+    if "CTRL-C" in done.stdout:
+        assert "CTRL-C ['sent', 'in the main thread']" in done.stdout
     if "ERRORS" in done.stdout:
         assert "ERRORS [] PATCHES True" in done.stdout
     return json.loads(done.stdout.split("RUN ", 1)[1])
@@ -131,3 +168,7 @@ def test_a_thread_the_block_started_trains_the_run(tmp_path):
 def test_a_block_left_in_another_thread_ends_the_run_without_an_error(tmp_path):
     said = _run(tmp_path, CROSSED)
     assert said == {**WHOLE, "put_back": False}
+
+
+def test_a_ctrl_c_during_a_training_threads_step_is_raised_in_the_main_thread(tmp_path):
+    assert _run(tmp_path, CTRL_C) == WHOLE
