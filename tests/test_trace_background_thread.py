@@ -3,12 +3,11 @@ that thread), while the notebook's own thread runs backward calls of its own (an
 model, a quick check). Before, Paddle's backward entry points, patched process-wide by the
 trace, recorded every one of the notebook's backward calls as a step of the run: a run of 6
 training steps logged 12, the extra steps' rows holding the training model's gradients as they
-happened to be. Now a backward call on a thread that was already running when the block was
-entered is passed through; one on a thread the block started (`t.start(); t.join()` inside it)
-is still the block's (before, the first steps' end, which puts back the SIGINT handler, raised
-ValueError there: signal.signal works in the main thread only; the run logged no step). A real
-process per case (threads and Paddle's patches are
-process-wide)."""
+happened to be. Now a block entered in another thread passes the main thread's backward calls
+through; those of any other thread, one the block started (`t.start(); t.join()` inside it)
+or a pool's worker, are still the block's (before, the end of the first steps, which puts back
+the SIGINT handler, raised ValueError there: signal.signal works in the main thread only; the
+run logged no step). A real process per case (threads and Paddle's patches are process-wide)."""
 
 from __future__ import annotations
 
@@ -70,6 +69,16 @@ with trace(model, stats=True, every=2, run_dir="run"):
     t = threading.Thread(target=lambda: [step(i) for i in range(STEPS)])
     t.start()
     t.join()
+"""
+
+# A worker that was running before the block (a pool's, kept from one cell to the next, as
+# asyncio.to_thread's is) trains inside it: its steps are the run's.
+POOL = """
+from concurrent.futures import ThreadPoolExecutor
+pool = ThreadPoolExecutor(1)
+pool.submit(print, "warm").result()  # its thread starts here, before the block
+with trace(model, stats=True, every=2, run_dir="run"):
+    pool.submit(lambda: [step(i) for i in range(STEPS)]).result()
 """
 
 # Entered in the main thread, left in another (a hand-driven __enter__/__exit__): before, the
@@ -163,6 +172,10 @@ def test_the_notebooks_backward_calls_are_not_steps_of_a_run_training_behind_it(
 
 def test_a_thread_the_block_started_trains_the_run(tmp_path):
     assert _run(tmp_path, INSIDE) == WHOLE
+
+
+def test_a_pool_thread_started_before_the_block_trains_the_run(tmp_path):
+    assert _run(tmp_path, POOL) == WHOLE
 
 
 def test_a_block_left_in_another_thread_ends_the_run_without_an_error(tmp_path):

@@ -117,7 +117,7 @@ class TraceSession:
         self._entered = False
         self._restore: list[Callable[[], None]] = []
         self._in_backward = False
-        self._others: Collection[threading.Thread] = ()  # on entry: other_threads()
+        self._others: tuple[threading.Thread, ...] = ()  # on entry: other_threads()
         self._stop_stacks: Callable[[], None] | None = None
         self._backwards = 0
         self.programs = ProgramRuns()
