@@ -4,7 +4,8 @@ Python then sets ``sys.stderr`` to None. Before: ``loss.backward()`` inside ``tr
 user's training stopped, and every line of ours (the CLI's "wrote ...", the watch's) went to
 **stdout**, into the user's output (``print(file=None)`` writes there). Now the backward is
 captured as with a stderr, fd 2 is closed again after it, and our lines are dropped, as Python
-drops its own there. Each case is a real process started by bash with `2>&-`."""
+drops its own there. Each case is a real process started by bash with `2>&-`; the last one's
+stderr is a pipe whose reader has gone."""
 
 from __future__ import annotations
 
@@ -75,4 +76,25 @@ def test_the_cli_with_fd2_closed_writes_its_file_and_nothing_of_ours_into_stdout
     assert json.loads((tmp_path / "g.json").read_text())["nodes"]
     run = _bash(f"{cli} train.py --run-dir r", tmp_path, closed=True)
     assert (run.returncode, run.stdout) == (0, "trained\n")
+    assert json.loads((tmp_path / "r" / "run.json").read_text())["status"] == "finished"
+
+
+def test_the_cli_with_stderr_a_pipe_nobody_reads_exits_with_the_scripts_status(tmp_path):
+    """stderr piped to a reader that has gone (a log collector that died, `2> >(true)`): our
+    closing line raised BrokenPipeError, and the command ended with status 1 after the
+    script had succeeded and the file or run log was written."""
+    (tmp_path / "train.py").write_text(TRAIN)
+    cli = [sys.executable, "-W", "ignore", "-m", "paddleviz_widget", "train.py"]
+    for ours in (["-o", "g.json"], ["--run-dir", "r"]):
+        read, write = os.pipe()
+        os.close(read)  # nobody reads: a write gets EPIPE
+        try:
+            done = subprocess.run(
+                [*cli, *ours], cwd=tmp_path, stdout=subprocess.PIPE, stderr=write, text=True,
+                timeout=300, env=ENV,
+            )  # fmt: skip
+        finally:
+            os.close(write)
+        assert (done.returncode, done.stdout) == (0, "trained\n"), ours
+    assert json.loads((tmp_path / "g.json").read_text())["nodes"]
     assert json.loads((tmp_path / "r" / "run.json").read_text())["status"] == "finished"
