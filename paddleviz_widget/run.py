@@ -2,6 +2,7 @@
 the path the README names. The code is in cli/run.py."""
 
 from .cli.run import main
+from .cli.uncaught import leave
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    leave(main())

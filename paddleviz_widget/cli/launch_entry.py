@@ -18,5 +18,6 @@ if __name__ == "__main__":
     if sys.path and sys.path[0] and os.path.abspath(sys.path[0]) == here:
         del sys.path[0]
     from paddleviz_widget.cli.main import main
+    from paddleviz_widget.cli.uncaught import leave
 
-    raise SystemExit(main())
+    leave(main())

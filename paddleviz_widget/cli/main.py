@@ -16,6 +16,7 @@ from ..digits import is_int_text
 from ..export.errors import StaticPictureUnavailable
 from ..export.picture import NO_DOT, dot_found
 from ..export.save import FORMATS, check_target, refuse_replacing, said
+from ..stderr_line import say
 from .capture import WHAT_COUNTS, BackwardCalls, CliError, GraphCollector
 from .script_runner import run_script
 
@@ -214,5 +215,4 @@ def _summary(written: list[Path], calls: int, step: int | None) -> str:
 
 
 def _say(message: str) -> None:
-    sys.stdout.flush()
-    print(f"paddleviz_widget: {message}", file=sys.stderr, flush=True)
+    say(f"paddleviz_widget: {message}")

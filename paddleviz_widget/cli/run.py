@@ -12,6 +12,7 @@ from pathlib import Path
 
 from ..tracer import trace
 from .script_runner import run_script
+from .uncaught import leave
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -33,4 +34,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    leave(main())

@@ -12,12 +12,11 @@ from __future__ import annotations
 import os
 import runpy
 import sys
-import traceback
 from pathlib import Path
 from types import TracebackType
 
-# What Python's own exit status is for a KeyboardInterrupt (128 + SIGINT).
-INTERRUPTED = 130
+from ..stderr_line import say
+from .uncaught import INTERRUPTED, report
 
 
 def run_script(script: str | Path, args: list[str]) -> int:
@@ -55,15 +54,12 @@ def _exit_status(code: object) -> int:
         return 0
     if isinstance(code, int):
         return code
-    sys.stdout.flush()
-    print(code, file=sys.stderr)
+    say(str(code))
     return 1
 
 
 def _print_script_error(error: BaseException, path: str) -> None:
-    sys.stdout.flush()
-    traceback.print_exception(type(error), error, _from_script(error.__traceback__, path))
-    sys.stderr.flush()
+    report(error, _from_script(error.__traceback__, path))
 
 
 def _from_script(tb: TracebackType | None, path: str) -> TracebackType | None:

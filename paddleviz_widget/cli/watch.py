@@ -9,12 +9,12 @@ parameters the script's first backward reaches. The script's output and exit sta
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
 from ..runs.errors import RunLogError
 from ..runs.format import rank_dir
 from ..runs.watch import DEFAULT_EVERY
+from ..stderr_line import say
 from .capture import no_backward_call
 from .script_runner import script_ending
 
@@ -120,16 +120,16 @@ def main(argv: list[str]) -> int:
         with session:
             status, watching.ended_by = script_ending(script, args)  # the run log says it
     except RunLogError as error:  # e.g. the directory already holds a run log
-        print(f"paddleviz_widget: {error}", file=sys.stderr)
+        say(f"paddleviz_widget: {error}")
         return 1
     watch = session.watch
     if watch is not None and watch.step and not watch.forked_away:  # (a fork's child: none)
         where = rank_dir(options.run_dir, watch.job.rank) if watch.job.launched else options.run_dir
-        print(f"paddleviz_widget: {_logged(Path(where))}", file=sys.stderr)
+        say(f"paddleviz_widget: {_logged(Path(where))}")
     elif watch is not None and watching.recorded and not watch.forked_away and status == 0:
         # No step, no log: said, or open_run(RUN_DIR) is the first to tell ("does not exist").
         said = no_backward_call(f"no run log in {options.run_dir}")
-        print(f"paddleviz_widget: {said}", file=sys.stderr)
+        say(f"paddleviz_widget: {said}")
     return status
 
 

@@ -4,7 +4,8 @@ self-contained HTML page (runs/view_page.py)."""
 from __future__ import annotations
 
 import argparse
-import sys
+
+from ..stderr_line import say
 
 PROG = "python -m paddleviz_widget view"
 
@@ -76,4 +77,4 @@ def _count(n: int, noun: str) -> str:
 
 
 def _say(message: str) -> None:
-    print(f"paddleviz_widget: {message}", file=sys.stderr, flush=True)
+    say(f"paddleviz_widget: {message}")

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import sys
 import traceback
 import weakref
 from collections.abc import Callable
@@ -21,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ..stderr_line import say
 from .anomalies import AnomalyFinder, thresholds_from
 from .clean_step import CleanStep
 from .format import flush_every, rank_dir
@@ -95,9 +95,9 @@ class RunWatch:
             self.model = data_parallel_of(found) or found
             if self.model is None:
                 self._gave_up = True
-                print(f"paddleviz_widget: no run log written to {self.run_dir}: the first "
-                      "backward's graph reaches no nn.Layer's parameters; watch the model "
-                      "with trace(model, run_dir=...) in the script", file=sys.stderr)  # fmt: skip
+                say(f"paddleviz_widget: no run log written to {self.run_dir}: the first "
+                    "backward's graph reaches no nn.Layer's parameters; watch the model "
+                    "with trace(model, run_dir=...) in the script")  # fmt: skip
         if self.model is not None:
             try:
                 self.start()
@@ -236,7 +236,7 @@ class RunWatch:
             if names:
                 replaced = self._unwatched.replaced(names)
                 self.writer.note_unwatched(step, names, replaced)
-                print(unwatched_line(self.writer.path, step, names, replaced), file=sys.stderr)
+                say(unwatched_line(self.writer.path, step, names, replaced))
         except Exception:  # noqa: BLE001 (a notice of ours never stops the training)
             return
 
@@ -267,7 +267,7 @@ class RunWatch:
             document = graph()
         except Exception as exc:  # noqa: BLE001 (never stop the user's training)
             line = traceback.format_exception_only(type(exc), exc)[-1].strip()
-            print(f"paddleviz_widget: no full capture of step {step}: {line}", file=sys.stderr)
+            say(f"paddleviz_widget: no full capture of step {step}: {line}")
             return None
         document.setdefault("meta", {})["step"] = step
         self.writer.write_capture(step, document)
@@ -292,7 +292,7 @@ class RunWatch:
                     "training goes on, not logged")  # fmt: skip
         else:  # it never started: another log there is not this run's to call stopped
             said = f"this run is not logged: {line}"
-        print(f"paddleviz_widget: {said}", file=sys.stderr)
+        say(f"paddleviz_widget: {said}")
         writer, self.writer, self._gave_up, self.model = self.writer, None, True, None
         self._clean = None  # (it holds the writer: its tail's descriptor stayed open)
         _WRITING.discard(self)
@@ -312,8 +312,7 @@ class RunWatch:
         writer.meta["siblings_missing"] = seen["missing"]
         writer.meta["siblings_other_run"] = seen["other_run"]
         if seen["missing"] or seen["other_run"]:
-            print(f"paddleviz_widget: {siblings_message(self.run_dir, self.job, seen)}",
-                  file=sys.stderr)  # fmt: skip
+            say(f"paddleviz_widget: {siblings_message(self.run_dir, self.job, seen)}")
 
     def close(self, error: BaseException | None = None) -> None:
         error = self.ended_by if error is None else error

@@ -36,6 +36,17 @@ def refuse_other_thread() -> None:
             )
 
 
+def other_threads() -> tuple[threading.Thread, ...]:
+    """The threads whose backward calls are not the block's: the main thread, for a trace()
+    entered in another thread. That is a notebook training behind itself: its main thread runs
+    the cells meanwhile, and each of their backward calls was recorded as a step of the run
+    (the two threads' captures at once stopped the run log). Any other thread is the block's:
+    one it starts (`with trace(...): t.start(); t.join()`) and a worker that was already
+    running (a thread pool's, asyncio.to_thread's: kept from one cell to the next)."""
+    main = threading.main_thread()
+    return () if threading.current_thread() is main else (main,)
+
+
 def entered(session: Any) -> None:
     _ORDER[session] = next(_COUNTER)
     if _ACTIVE:  # a single trace() costs this test only

@@ -17,6 +17,7 @@ lives (kept_traces.py, at most MAX_SESSIONS).
 from __future__ import annotations
 
 import os
+import threading
 import weakref
 from collections.abc import Callable, Collection
 from typing import Any
@@ -37,7 +38,7 @@ from .interrupts import deferred_call
 from .kept_traces import LOST, RecentSessions
 from .layer_scopes import LayerScopeRecorder, LayerScopes
 from .loss_scaling import ScaledRoots
-from .nesting import captured_elsewhere, entered, exited, refuse_other_thread
+from .nesting import captured_elsewhere, entered, exited, other_threads, refuse_other_thread
 from .program_runs import ProgramRuns
 from .sigint_gate import SigintGate
 from .stack_budget import spend, stacks_allowed
@@ -116,6 +117,7 @@ class TraceSession:
         self._entered = False
         self._restore: list[Callable[[], None]] = []
         self._in_backward = False
+        self._others: tuple[threading.Thread, ...] = ()  # on entry: other_threads()
         self._stop_stacks: Callable[[], None] | None = None
         self._backwards = 0
         self.programs = ProgramRuns()
@@ -133,6 +135,7 @@ class TraceSession:
         if self.inert:
             return self
         refuse_other_thread()
+        self._others = other_threads()  # their backward calls are not the block's
         self._gate = LibraryForwardGate()
         # A watched run claims each captured forward's nodes from its backward's walk.
         deferred = self.watch is not None
@@ -253,6 +256,8 @@ class TraceSession:
         self, original: Any, roots: list[Any], args: tuple[Any, ...], kwargs: dict[str, Any],
         *, copies: bool,
     ) -> Any:  # fmt: skip
+        if threading.current_thread() in self._others:
+            return original(*args, **kwargs)  # the notebook's, while the block trains behind
         if self.watch is not None:  # (it pauses the collector around a capture only)
             # the checks below in fewer calls (every step; each costs microseconds right
             # after the forward): captured_elsewhere is False for a watched run

@@ -27,6 +27,10 @@ class SigintGate:
         self.closed = False
         self._waiting: Any = None  # the frame of a Ctrl-C that came while closed
         self._previous: Callable[[int, Any], Any] | None = None
+        # The main thread, once installed: a Ctrl-C is raised there, so only its steps hold
+        # it. A step of a thread the block started closed the gate too, and its open() then
+        # raised the main thread's KeyboardInterrupt in that training thread instead.
+        self.owner: int | None = None
 
     def install(self) -> Callable[[], None]:
         """The gate's handler in place of a Python one (in the main thread only: SIG_IGN
@@ -41,8 +45,11 @@ class SigintGate:
         except (ValueError, OSError):  # (an embedding interpreter without signals)
             return lambda: None
         self._previous = previous
+        self.owner = threading.get_ident()
 
         def undo() -> None:
+            if threading.current_thread() is not threading.main_thread():
+                return  # a block exited in another thread: the handler passes Ctrl-C on
             if signal.getsignal(signal.SIGINT) == self._on_sigint:  # not one set since
                 signal.signal(signal.SIGINT, previous)
 

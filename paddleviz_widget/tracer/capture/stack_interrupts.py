@@ -68,6 +68,11 @@ def sigint_outside_stacks() -> Callable[[], None]:
         return lambda: None
 
     def undo() -> None:
+        # Called by the backward that ends the first steps, which may run in a thread the
+        # block started: signal.signal raised ValueError there, into the user's training
+        # thread. The block's exit (its restore list) calls it again, in the main thread.
+        if threading.current_thread() is not threading.main_thread():
+            return
         if signal.getsignal(signal.SIGINT) is on_sigint:  # not a handler the user set since
             signal.signal(signal.SIGINT, previous)
 

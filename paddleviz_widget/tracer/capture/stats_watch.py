@@ -17,12 +17,12 @@ its own graph, and neither evicts nor renumbers the loss's steps (StatsHistory).
 from __future__ import annotations
 
 import re
-import sys
 from collections import OrderedDict, deque
 from collections.abc import Callable, Collection, Iterator, Sequence
 from typing import Any
 
 from ...graph.parts import GradStats
+from ...stderr_line import say
 from ..read.walk import WalkResult
 from .grad_copies import free_failed_copies
 from .grad_stats import StatsCapture
@@ -67,7 +67,7 @@ NO_CAPTURE_STATS = (
 def say_no_capture_stats() -> None:
     import paddle
 
-    print(NO_CAPTURE_STATS.format(version=paddle.__version__), file=sys.stderr)
+    say(NO_CAPTURE_STATS.format(version=paddle.__version__))
 
 
 def stats_possible(watched: bool, say: bool = True) -> bool:

@@ -149,8 +149,7 @@ def capture_stderr(
     result = CapturedStderr()
     _flush_python_stderr()
     _flush_c_stdio()
-    inheritable = os.get_inheritable(STDERR_FD)
-    saved = os.dup(STDERR_FD)
+    saved = _saved_stderr()
     try:
         with _sink() as sink:
             released = False
@@ -162,7 +161,10 @@ def capture_stderr(
                 released = True
                 _flush_python_stderr()
                 _flush_c_stdio()
-                os.dup2(saved, STDERR_FD, inheritable=inheritable)
+                if saved is None:  # fd 2 was closed (`2>&-`): closed again
+                    os.close(STDERR_FD)
+                else:
+                    os.dup2(saved[0], STDERR_FD, inheritable=saved[1])
                 data = _read_all(sink.fileno())
                 if whole:
                     _write_through(data)
@@ -180,4 +182,21 @@ def capture_stderr(
             finally:
                 put_back(whole=False)
     finally:
-        os.close(saved)
+        if saved is not None:
+            os.close(saved[0])
+
+
+def _saved_stderr() -> tuple[int, bool] | None:
+    """A copy of fd 2 and whether it was inheritable, to put it back; None when fd 2 is not
+    open (a process started with `2>&-`): then the block has it pointed at the sink and
+    closes it after, where os.dup(2) raised EBADF into the user's backward. fd 2 is held by
+    /dev/null meanwhile, so that the sink, opened next, is not given fd 2 itself."""
+    try:
+        inheritable = os.get_inheritable(STDERR_FD)
+    except OSError:
+        placeholder = os.open(os.devnull, os.O_WRONLY)
+        if placeholder != STDERR_FD:
+            os.dup2(placeholder, STDERR_FD)
+            os.close(placeholder)
+        return None
+    return os.dup(STDERR_FD), inheritable

@@ -4,6 +4,7 @@ the session's full capture (and the step's graph document) on the others (runs/w
 from __future__ import annotations
 
 import os
+import threading
 from typing import TYPE_CHECKING, Any
 
 from ...compat.zlib_guard import refuse_broken_zlib
@@ -57,6 +58,8 @@ def watched_backward(
     if copies:  # paddle.grad sets no .grad: not a training step
         return original(*args, **kwargs)
     gate = session.sigint_gate  # a Ctrl-C meanwhile waits for the step's record (sigint_gate)
+    if gate.owner != threading.get_ident():  # a thread's but the main one's: not its Ctrl-C
+        return _step(session, original, roots, args, kwargs)
     gate.closed = True
     try:
         return _step(session, original, roots, args, kwargs)
