@@ -3,9 +3,10 @@ tests/browser/notebooks/grad_stats.ipynb: a LeNet trained with stats, so it has 
 
 Before the fix (js/ui/own_keys.ts) the notebook's command-mode shortcuts took them: ↓ on the
 Step slider or the Depth list moved to another cell (the slider and the list unchanged, the
-focus gone from the widget), and in Notebook 7 (which matches in the capture phase) Shift+Enter in the search box ran the cell and
-added one below, and ↓ in the panel's tab strip moved cells. Keys pressed outside the widget,
-and the ones its controls have no use for, stay Jupyter's."""
+focus gone from the widget), and in Notebook 7 (which matches in the capture phase)
+Shift+Enter in the search box ran the cell and added one below, and ↓ in the panel's tab strip
+moved cells. Keys pressed outside the widget, and the ones its controls have no use for,
+stay Jupyter's."""
 
 from __future__ import annotations
 
