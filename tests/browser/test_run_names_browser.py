@@ -5,7 +5,8 @@ The column clips a long name from the left ("…" and its end, which keeps the l
 It cut UTF-16 code units: an emoji (two units) cut in half left a lone surrogate at the front,
 drawn as a replacement box, and a ZWJ sequence left its joiner. The oracle is the model's own
 ``named_sublayers``: every clipped name drawn is "…" and the end of one of them, whole
-characters only."""
+characters only. Its graph's search finds a name written with a combining accent from the
+composed letter a keyboard types (it matched code points, so "no match")."""
 
 from __future__ import annotations
 
@@ -91,6 +92,22 @@ def test_long_emoji_and_cjk_layer_names_are_clipped_by_whole_characters(
         assert all(any(n.endswith(t[1:]) for n in NAMES) for t in clipped), clipped
         # Each long name drawn clipped, keeping its own end.
         assert {next(n for n in NAMES if n.endswith(t[1:])) for t in clipped} == set(NAMES)
+
+        # The captured step's graph: its search finds the accented layer from the composed
+        # "é" a keyboard types (the name holds "e" + U+0301), and the full-width-free CJK.
+        page.wait_for_function(
+            "(root) => root.dataset.detail === 'graph'", arg=view.root.element_handle(),
+            timeout=TIMEOUT_MS,
+        )  # fmt: skip
+        view.graph_ready()
+        search = view.root.get_by_test_id("pvw-search")
+        count = view.root.get_by_test_id("pvw-search-count")
+        for query in ("\u00e9\u00e9\u00e9_accent", "\u00c9\u00c9", "注意力"):
+            search.fill(query)
+            page.wait_for_function(
+                "(el) => /^1\\/\\d+$/.test(el.textContent)", arg=count.element_handle(),
+                timeout=TIMEOUT_MS,
+            )  # fmt: skip
         assert not blocked, blocked
     finally:
         context.close()
