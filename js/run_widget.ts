@@ -6,6 +6,7 @@ import { workerRunning } from "./layout/start";
 import type { RenderProps } from "@anywidget/types";
 import { createRunExplorer } from "./ui/run_explorer";
 import type { RunModel } from "./run_model_contract";
+import { keepOwnKeys } from "./ui/own_keys";
 import { kernelSource, pageSource, type PageRunData } from "./run_source";
 import "./widget.css";
 import "./run_widget.css";
@@ -19,7 +20,12 @@ function initialize(): Promise<void> {
 
 function render({ model, el }: RenderProps<RunModel>): () => void {
   const page = model.get("_page") as PageRunData | undefined;
-  return createRunExplorer(model, el, page ? pageSource(page) : kernelSource(model));
+  const stopExplorer = createRunExplorer(model, el, page ? pageSource(page) : kernelSource(model));
+  const stopKeys = keepOwnKeys(el); // as js/widget.ts
+  return () => {
+    stopKeys();
+    stopExplorer();
+  };
 }
 
 export default { initialize, render };

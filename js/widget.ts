@@ -5,6 +5,7 @@ import type { RenderProps } from "@anywidget/types";
 import { createExplorer } from "./explorer";
 import { pageInflater } from "./inflate_worker";
 import type { WidgetModel } from "./model_contract";
+import { keepOwnKeys } from "./ui/own_keys";
 import "./widget.css";
 
 /** Longest initialize() waits for the layout worker to run, should it never say so. */
@@ -22,7 +23,12 @@ function initialize(): Promise<void> {
 }
 
 function render({ model, el }: RenderProps<WidgetModel>): () => void {
-  return createExplorer(model, el);
+  const stopExplorer = createExplorer(model, el);
+  const stopKeys = keepOwnKeys(el); // in a notebook, its controls' keys are not Jupyter's
+  return () => {
+    stopKeys();
+    stopExplorer();
+  };
 }
 
 export default { initialize, render };

@@ -156,6 +156,18 @@ def test_png_is_a_picture(trained, tmp_path):
     assert width > 50 and height > 50
 
 
+def test_png_has_twice_the_pixels_of_the_svgs_css_size(trained, tmp_path):
+    """As the page's PNG button: sharp on a 2x screen. It was Graphviz's 96 dpi, one pixel per
+    CSS pixel, half the button's (blurred on a 2x screen or a slide)."""
+    payload, _ = trained
+    data = save_graph(payload, tmp_path / "graph.png").read_bytes()
+    root = ET.parse(save_graph(payload, tmp_path / "graph.svg")).getroot()
+    # The oracle: the SVG's own size in points (1 pt = 4/3 CSS px), from its viewBox.
+    points = [float(v) for v in (root.get("viewBox") or "").split()[2:]]
+    css = [round(p * 4 / 3) for p in points]
+    assert list(struct.unpack(">II", data[16:24])) == pytest.approx([2 * c for c in css], abs=2)
+
+
 def test_dot_is_graphviz_source_with_the_options(trained, tmp_path):
     payload, _ = trained
     options = {"rankdir": "LR", "edgeLabels": True}

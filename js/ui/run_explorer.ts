@@ -333,6 +333,7 @@ export function createRunExplorer(model: AnyModel<RunModel>, el: HTMLElement, so
     if (!data || !Number.isFinite(value)) return;
     const i = nearestIndex(data.steps, value);
     if (i >= 0) commit({ step: data.steps[i] });
+    stepInput.value = String(model.get("step")); // the step shown: ↓ on the first read -1
   });
   const stopKeys = onRunKeys(
     root,

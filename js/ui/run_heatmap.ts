@@ -338,9 +338,16 @@ export function indexOf(d: RunData, step: number): number {
   return map.get(step) ?? -1;
 }
 
+/** What hangs on the character before it: marks, joiners, variation selectors, skin tones. */
+const HANGING = /^[\p{M}\u200d\ufe0e\ufe0f\u{1f3fb}-\u{1f3ff}]+/u;
+
+/** `text` clipped from the left by whole characters: cut by UTF-16 units, half an emoji (a
+ * replacement box), a lone accent or an emoji's joiner led the name. */
 function clip(ctx: CanvasRenderingContext2D, text: string, width: number): string {
   if (ctx.measureText(text).width <= width) return text;
   let t = text;
-  while (t.length > 1 && ctx.measureText(`\u2026${t}`).width > width) t = t.slice(1);
+  while (t.length > 1 && ctx.measureText(`\u2026${t}`).width > width) {
+    t = t.slice((t.codePointAt(0) ?? 0) > 0xffff ? 2 : 1).replace(HANGING, "");
+  }
   return `\u2026${t}`;
 }

@@ -56,3 +56,35 @@ describe.each(FIXTURE_NAMES)("search in %s", (name) => {
     expect(visibleElementId(open, group.id)).toBe(clusterElementId(group.id));
   });
 });
+
+describe("search: names as the user sees them, not as their code points are", () => {
+  // A layer named with a decomposed accent (how macOS writes file names; a config read from
+  // one) and a parameter with full-width letters (a Chinese or Japanese IME's) draw the same
+  // as what a keyboard types, but did not match it: "no match" for a name on screen.
+  const graph = structuredClone(fixture(FIXTURE_NAMES[0]));
+  const group = graph.groups[graph.groups.length - 1];
+  group.name = "de\u0301ja\u0300_vu.编码器";
+  const node = graph.nodes.find((n) => n.param);
+  if (!node?.param) throw new Error("the fixture has no parameter");
+  node.param.name = "\uff37\uff45\uff49\uff47\uff48\uff54_权重"; // "Ｗｅｉｇｈｔ_权重"
+  const index = buildIndex(graph);
+
+  it("finds a decomposed name from the composed text a keyboard types, and back", () => {
+    for (const query of ["d\u00e9j\u00e0", "D\u00c9J\u00c0_VU", "编码器"]) {
+      expect(
+        searchGraph(index, query).some((h) => h.id === group.id && h.field === "layer"),
+        query,
+      ).toBe(true);
+    }
+    const other = buildIndex({
+      ...graph,
+      groups: graph.groups.map((g) => (g === group ? { ...g, name: "d\u00e9j\u00e0" } : g)),
+    });
+    expect(searchGraph(other, "de\u0301ja\u0300").some((h) => h.id === group.id)).toBe(true);
+  });
+
+  it("finds full-width letters from plain ones, in any case", () => {
+    expect(searchGraph(index, "weight_权重").some((h) => h.id === node.id && h.field === "param")).toBe(true);
+    expect(searchGraph(index, "WEIGHT").some((h) => h.id === node.id)).toBe(true);
+  });
+});

@@ -13,6 +13,15 @@ export interface SearchHit {
   text: string; // what matched
 }
 
+const NON_ASCII = /[^\x00-\x7f]/;
+
+/** `text` as search compares it: lower case, and, when not ASCII, in Unicode's NFKC form: a
+ * name written "e" + combining acute (as macOS writes file names) and the "é" a keyboard types
+ * look the same but did not match, nor did an IME's full-width "Ｌｉｎｅａｒ" the layer type. */
+function folded(text: string): string {
+  return (NON_ASCII.test(text) ? text.normalize("NFKC") : text).toLowerCase();
+}
+
 /** Whether a GradNode's name, or the forward op's it stands for ("relu6"), holds `q`. */
 function opMatches(name: string, q: string): boolean {
   return name.toLowerCase().includes(q) || (forwardOpName(name)?.toLowerCase().includes(q) ?? false);
@@ -20,20 +29,19 @@ function opMatches(name: string, q: string): boolean {
 
 /** Case-insensitive substring match; nodes first (payload order), then groups. */
 export function searchGraph(index: GraphIndex, query: string): SearchHit[] {
-  const q = query.trim().toLowerCase();
+  const q = folded(query.trim());
   if (!q) return [];
   const hits: SearchHit[] = [];
   for (const n of index.nodes.values()) {
-    if (n.param?.name?.toLowerCase().includes(q)) {
+    if (n.param?.name && folded(n.param.name).includes(q)) {
       hits.push({ id: n.id, field: "param", text: n.param.name });
     } else if (n.kind !== "param" && opMatches(n.name, q)) {
       hits.push({ id: n.id, field: "op", text: shortOpName(n.name) });
     }
   }
   for (const g of index.groups.values()) {
-    if (g.name.toLowerCase().includes(q)) hits.push({ id: g.id, field: "layer", text: g.name });
-    else if (g.type.toLowerCase().includes(q))
-      hits.push({ id: g.id, field: "type", text: `${g.name} \u00b7 ${g.type}` });
+    if (folded(g.name).includes(q)) hits.push({ id: g.id, field: "layer", text: g.name });
+    else if (folded(g.type).includes(q)) hits.push({ id: g.id, field: "type", text: `${g.name} \u00b7 ${g.type}` });
   }
   return hits;
 }

@@ -286,7 +286,8 @@ class GraphWidget(ShownGraph, ClosesOwnLayout, anywidget.AnyWidget):
         - ``.json``: the graph document, exactly what ``build_graph`` returns (whatever the view);
         - ``.dot``: the Graphviz source of this view (its open layer groups, folded blocks,
           reading, direction, edge labels, gradient colours and statistics step);
-        - ``.svg`` / ``.png``: the picture of this view, laid out by Graphviz's ``dot``;
+        - ``.svg`` / ``.png``: the picture of this view, laid out by Graphviz's ``dot`` (the
+          PNG at 2x, 192 dpi, as the page's PNG button);
         - ``.html``: the explorer as one self-contained file (works offline, no kernel), opening
           on this view's open layer groups, reading and folding.
 

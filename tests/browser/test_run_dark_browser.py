@@ -1,5 +1,6 @@
 """The run explorer's red text in JupyterLab's dark and light themes (notebook
-tests/browser/notebooks/bb23e_run_dark.ipynb, a watched LeNet run with a NaN batch at step 137).
+tests/browser/notebooks/bb23e_run_dark.ipynb, a watched LeNet run with a NaN batch at step 137;
+Dark High Contrast and the legend's "0" key added by bb25d).
 
 Before the fix the NaN parameter's row in the step's table (the row a user looks for) was
 #d62728 on the dark theme's lit row, 3.1:1, and the legend's "problem" key 3.8:1 on its
@@ -28,7 +29,9 @@ def lab(chromium_browser: Browser, lab_server: LabServer) -> Iterator[Explorer]:
         explorer.set_theme("JupyterLab Light")
 
 
-@pytest.mark.parametrize("theme", ["JupyterLab Dark", "JupyterLab Light"])
+@pytest.mark.parametrize(
+    "theme", ["JupyterLab Dark", "JupyterLab Light", "JupyterLab Dark High Contrast"]
+)
 def test_the_nan_row_and_the_problem_key_are_readable(lab: Explorer, theme: str) -> None:
     lab.set_theme(theme)
     view = RunView(lab.page, lab.page.locator(RUN_ROOT))
@@ -38,5 +41,7 @@ def test_the_nan_row_and_the_problem_key_are_readable(lab: Explorer, theme: str)
     params = bad.evaluate_all("(rows) => rows.map((r) => r.dataset.param)")
     assert params and all(p.startswith("conv.0.") for p in params), params
     assert "pvw-run-lit" in (bad.first.get_attribute("class") or "")
-    for el in (bad.first.locator("td").first, view.root.locator(".pvw-run-key-mark")):
+    # The legend's "0" key (bb25d): white on the zero cells' grey was 2.7:1 in every theme.
+    keys = [view.root.locator(f".pvw-run-key-{kind}") for kind in ("mark", "zero")]
+    for el in (bad.first.locator("td").first, *keys):
         assert el.evaluate(CONTRAST_JS) >= 4.5, (theme, el)

@@ -127,3 +127,22 @@ def test_the_tables_sort_headers_take_enter_and_space(opened: RunView) -> None:
     assert header.get_attribute("aria-sort") == "descending"
     page.keyboard.press(" ")  # again: back to the forward order
     assert norms() == forward
+
+
+def test_the_step_box_always_reads_the_step_shown(opened: RunView) -> None:
+    """↓ in the step box on the first step used to leave it reading -1 (and a step past the
+    last, 99, stayed) while the explorer still showed step 0 or 29: the box said a step that
+    does not exist. Now it reads back the step the explorer moved to."""
+    page = opened.page
+    box = page.get_by_test_id("pvw-run-step-input")
+    box.focus()
+    page.keyboard.press("ArrowDown")
+    page.wait_for_timeout(300)
+    assert box.input_value() == "0" and opened.root.get_attribute("data-shown-step") == "0"
+    box.fill("99")
+    page.keyboard.press("Enter")
+    opened.wait_detail(29, "params")  # the last of the 30 steps: its parameters' table
+    assert box.input_value() == "29"
+    page.keyboard.press("ArrowUp")
+    page.wait_for_timeout(300)
+    assert box.input_value() == "29"
