@@ -270,10 +270,8 @@ class GraphWidget(ShownGraph, ClosesOwnLayout, anywidget.AnyWidget):
 
     def summary(self) -> Summary | dict[str, Any]:
         """The per-layer table (type, parameters, GradNodes, gradient shapes in and out).
-        Parameter counts are the graph's parameters and those its document names without a
-        node (frozen, unreached and recomputed ones, under ``trace(model, stats=True)``); the
-        footer says when some are left out, and ``paddleviz_widget.summary(y, model=model)``
-        counts the model's own.
+        Parameters without a node count too where the document names them (frozen, unused,
+        recomputed: ``trace(model, stats=True)``); else the footer says what is left out.
         On a diff (``GraphWidget.diff``): a dict with the labels, ``rtol``, the counts and
         lists ``added``, ``removed`` and ``changed``, each entry naming the node or edge, its
         layer path, op and what changed (``a`` and ``b`` values)."""
