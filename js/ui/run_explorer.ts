@@ -160,6 +160,7 @@ export function createRunExplorer(model: AnyModel<RunModel>, el: HTMLElement, so
   function setMode(next: "graph" | "params"): void {
     mode = next;
     layoutDetail();
+    table.highlight(model.get("layer") ?? ""); // its lit rows into view, now it has boxes
   }
 
   function layoutDetail(): void {
@@ -181,6 +182,7 @@ export function createRunExplorer(model: AnyModel<RunModel>, el: HTMLElement, so
       model.get("_loss"),
       model.get("_norms"),
       model.get("_bad"),
+      data,
     );
     if (typeof decoded === "string") {
       data = null;
@@ -290,16 +292,22 @@ export function createRunExplorer(model: AnyModel<RunModel>, el: HTMLElement, so
         if (got.summary) table.show(data.desc.params, got.summary, scale);
         if (got.graph) graph.show(got.graph, got.layerRows, data.desc.layers);
         layoutDetail();
-        onLayer();
+        showLayer(); // in the new rows and graph (the charts show it already)
         root.dataset.shownStep = String(step);
         root.dataset.shownPath = data.desc.path;
       });
   }
 
-  function onLayer(): void {
+  /** The selected layer lit in the table and selected in the graph. */
+  function showLayer(): string {
     const layer = model.get("layer") ?? "";
     table.highlight(layer);
     graph.selectLayer(layer);
+    return layer;
+  }
+
+  function onLayer(): void {
+    const layer = showLayer();
     const row = data?.layerIndex.get(layer);
     if (data && row !== undefined) win = showRow(win, row, heat.visibleRows(), data.L);
     drawCharts();

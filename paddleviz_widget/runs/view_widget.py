@@ -26,6 +26,7 @@ from ..widget.own_layout import ClosesOwnLayout
 from ..widget.resend import is_resend, resend_state
 from .errors import RunLogError
 from .ranks import RankedRun, open_any
+from .step_pick import checked_step
 from .view_append import appended
 from .view_data import (
     SUMMARY_STATS,
@@ -150,6 +151,7 @@ class RunWidget(ClosesOwnLayout, anywidget.AnyWidget):
         named = ("height", "step", "layer", "rank")
         check_keywords(kwargs, set(self.trait_names()) - {"run"}, named, what=WHAT)
         loaded = load_run(run)
+        wanted = ("step" in kwargs, kwargs.get("step"))  # the user's step, checked below
         self.ranked: RankedRun | None = loaded if isinstance(loaded, RankedRun) else None
         extra: dict[str, Any] = {}
         if self.ranked is not None:
@@ -160,7 +162,10 @@ class RunWidget(ClosesOwnLayout, anywidget.AnyWidget):
             extra = {"rank": shown, "step": kwargs.pop("step", step)}
         else:
             self._log = loaded  # type: ignore[assignment]
+        if wanted[0]:
+            checked_step(self._log, wanted[1])
         super().__init__(height=height, **kwargs, **extra, **self._state())
+        self._steps_checked = True  # from now on, a step set in Python is checked
         if self.ranked is not None and (not self._ranks or self._rank_step != self.step):
             self._rank_state()
         self.on_msg(self._on_msg)
@@ -199,6 +204,15 @@ class RunWidget(ClosesOwnLayout, anywidget.AnyWidget):
         with self.hold_sync():
             for name, value in self._state().items():
                 setattr(self, name, value)
+
+    @traitlets.validate("step")
+    def _check_step(self, proposal: Any) -> int:
+        # Set in Python after the start: a step the run holds (step_pick.py); the page's own
+        # picks (recorded steps of what it was sent) are not checked.
+        value = proposal["value"]
+        if not getattr(self, "_steps_checked", False) or "step" in self._property_lock:
+            return value
+        return checked_step(self._log, value)
 
     @traitlets.observe("step")
     def _step_changed(self, change: Any) -> None:
