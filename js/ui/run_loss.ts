@@ -1,6 +1,6 @@
 // The loss curve under the heatmap, on the same step axis: each pixel column drawn as the
 // range (min..max) of its steps' losses, so a spike among thousands of steps still shows; each
-// step whose loss is NaN/Inf gets a red tick at the bottom (`data-nonfinite`: their columns).
+// step whose loss is NaN/Inf gets a red tick at the bottom (`data-nonfinite`: how many in view).
 import { h } from "./dom";
 import { nonfiniteLoss, type RunData } from "../view/run_data";
 import { binRange, columnOf, envelope } from "../view/run_pool";
@@ -69,7 +69,9 @@ export function createLossCurve(host: LossHost): { el: HTMLElement; draw(): void
           }
         }
       }
-      canvas.dataset.nonfinite = String(ticks);
+      let steps = 0; // the window's non-finite steps, for tests and tools
+      for (let i = w.from; i < w.to; i++) steps += nonfinite[i];
+      canvas.dataset.nonfinite = String(steps);
       const picked = host.picked();
       if (picked >= w.from && picked < w.to) {
         ctx.strokeStyle = accent;
