@@ -40,10 +40,10 @@ def train(model: paddle.nn.Layer, steps: range, nan_steps: range = range(0)) -> 
 
 @pytest.fixture(scope="module")
 def nan_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """30 steps of a Linear(4, 2), steps 10-14 with a NaN loss."""
+    """30 steps of two Linear layers, steps 10-14 with a NaN loss."""
     path = tmp_path_factory.mktemp("runs") / "exp1"
     paddle.seed(0)
-    model = paddle.nn.Linear(4, 2)
+    model = paddle.nn.Sequential(paddle.nn.Linear(4, 4), paddle.nn.Linear(4, 2))
     with trace(model, stats=True, every=100, run_dir=path):
         train(model, range(30), NAN_STEPS)
     return path
@@ -68,6 +68,21 @@ def test_a_step_the_run_does_not_hold_is_refused_naming_the_steps(nan_run: Path)
          "buffers": []}
     )  # fmt: skip
     assert w.step == 7
+    w.close()
+
+
+def test_a_layer_the_run_does_not_have_is_refused_naming_the_close_ones(nan_run: Path) -> None:
+    layers = open_run(nan_run).layers
+    typo = f"{layers[0]}x"
+    with pytest.raises(
+        RunLogError, match=f"layer '{typo}' is not a layer of run log .*did you mean"
+    ):
+        GraphWidget.from_run(nan_run, layer=typo, comm=WireComm())
+    w = GraphWidget.from_run(nan_run, layer=layers[0], comm=WireComm())
+    with pytest.raises(RunLogError, match="is not a layer"):
+        w.layer = typo
+    assert w.layer == layers[0]
+    w.layer = ""  # none
     w.close()
 
 

@@ -17,6 +17,7 @@ import { createRankPanel } from "./run_ranks";
 import { kindLabel, type RankFinding } from "../view/run_ranks";
 import { createProblemPicker } from "./run_problems";
 import { onRunKeys } from "./run_keyboard";
+import { autoRefresher } from "./run_timer";
 import {
   fullWindow,
   keepWindow,
@@ -29,9 +30,6 @@ import {
   type RunWindow,
 } from "../view/run_window";
 import type { RunSource, StepData } from "../run_source";
-
-/** While the run is being written, the page asks the kernel to re-read it this often. */
-export const AUTO_REFRESH_MS = 5_000;
 
 export function createRunExplorer(model: AnyModel<RunModel>, el: HTMLElement, source: RunSource): () => void {
   let data: RunData | null = null;
@@ -348,15 +346,8 @@ export function createRunExplorer(model: AnyModel<RunModel>, el: HTMLElement, so
     (a) =>
       a.kind === "step" ? move(a.delta) : commit({ layer: a.kind === "layer" ? (data?.desc.layers[a.row] ?? "") : "" }),
   );
-  let timer: ReturnType<typeof setInterval> | null = null;
-  function autoRefresh(on: boolean): void {
-    const tick = (): unknown => [source.refresh(), showStatus()]; // the line: the age of its last step
-    if (on && timer === null) timer = setInterval(tick, AUTO_REFRESH_MS);
-    if (!on && timer !== null) {
-      clearInterval(timer);
-      timer = null;
-    }
-  }
+  // each tick, the status line too: the age of the run's last step
+  const autoRefresh = autoRefresher(() => [source.refresh(), showStatus()]);
   source.onError((text) => {
     status.textContent = text;
   });

@@ -1,10 +1,12 @@
-"""``step`` set in Python (``GraphWidget.from_run(path, step=N)``, ``w.step = N``), checked
-against the run: a step past the end, or one never recorded, was taken without a word and the
-page showed "Step 99999 is not recorded" (or, at the opening, quietly another step). The
-page's own picks are not checked (they are recorded steps of what it was sent)."""
+"""``step`` and ``layer`` set in Python (``GraphWidget.from_run(path, step=N, layer=...)``,
+``w.step = N``, ``w.layer = "fc1"``), checked against the run: a step past the end, or one
+never recorded, was taken without a word and the page showed "Step 99999 is not recorded" (or,
+at the opening, quietly another step); a layer the run does not have selected nothing. The
+page's own picks are not checked (they are recorded steps and layers of what it was sent)."""
 
 from __future__ import annotations
 
+import difflib
 from typing import Any
 
 import numpy as np
@@ -19,7 +21,24 @@ LISTED = 4
 
 
 class StepError(traitlets.TraitError, RunLogError):
-    """A step the run log does not hold (a RunLogError, so a ValueError too)."""
+    """A step or layer the run log does not hold (a RunLogError, so a ValueError too)."""
+
+
+def checked_layer(run: RunLike, value: Any) -> str:
+    """``value`` if it is one of ``run``'s layers or "" (none); else StepError naming it and
+    the layers closest to it."""
+    if not isinstance(value, str):
+        raise StepError(f'layer is a layer\'s name (layer="fc1"), got {shown(value)}')
+    if value == "" or value in run.layers:
+        return value
+    close = difflib.get_close_matches(value, [str(x) for x in run.layers], n=3)
+    hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
+    first = ", ".join(repr(str(x)) for x in run.layers[:5])
+    more = ", ..." if len(run.layers) > 5 else ""
+    raise StepError(
+        f"layer {shown(value)} is not a layer of run log {run.path}{hint} (its "
+        f'{len(run.layers)} layers: {first}{more}; "" for none)'
+    )
 
 
 def checked_step(run: RunLike, value: Any) -> int:
