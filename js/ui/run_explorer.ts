@@ -305,6 +305,7 @@ export function createRunExplorer(model: AnyModel<RunModel>, el: HTMLElement, so
   }
 
   function onLayer(): void {
+    if (root.dataset.detail === "loading") table.revealNext(); // picked with a step
     const layer = showLayer();
     const row = data?.layerIndex.get(layer);
     if (data && row !== undefined) win = showRow(win, row, heat.visibleRows(), data.L);

@@ -16,6 +16,9 @@ export interface SummaryTable {
   el: HTMLElement;
   show(params: RunParam[], summary: ParamSummary, scale: LogColour): void;
   highlight(layer: string): void;
+  /** A layer picked with a step (a heatmap click) is revealed in the old step's rows: reveal it
+   * again in the new step's (a sorted table moves rows), once they come. */
+  revealNext(): void;
 }
 
 export function createSummaryTable(onLayer: (layer: string) => void): SummaryTable {
@@ -27,6 +30,7 @@ export function createSummaryTable(onLayer: (layer: string) => void): SummaryTab
   let placed: number[] = []; // the parameter of each row in the body, top to bottom
   let lit = "";
   let revealed = false; // the lit rows were scrolled into view since `lit` changed
+  let revealOnShow = false; // revealNext(): the next step's rows reveal the lit ones again
   const sorters = new Map<Column, HTMLElement>();
   // A sorting header is a keyboard stop too: Enter or Space sorts, as a click does.
   const header = (label: string, column: Column, title: string): HTMLElement => {
@@ -91,6 +95,8 @@ export function createSummaryTable(onLayer: (layer: string) => void): SummaryTab
       for (let k = 0; k < order.length; k++) body.appendChild(rows[order[k]].el);
     }
     placed = order;
+    if (revealOnShow) revealed = false;
+    revealOnShow = false;
     highlight(lit);
   }
 
@@ -117,6 +123,9 @@ export function createSummaryTable(onLayer: (layer: string) => void): SummaryTab
       render();
     },
     highlight,
+    revealNext() {
+      revealOnShow = true;
+    },
   };
 }
 

@@ -107,3 +107,40 @@ def test_a_step_pick_keeps_the_tables_sort_and_scroll(lab: Explorer) -> None:
         # and the rows are in the step's order of norm, as the kernel's numbers say
         norms = [float(r["cells"][3].split()[-1]) for r in view.summary_rows()]
         assert norms == sorted(norms, reverse=True), norms
+
+
+LIT_IN_VIEW_JS = """(r) => { const w = r.querySelector(".pvw-run-table-wrap");
+  const box = w.getBoundingClientRect(); const head = w.querySelector("thead").offsetHeight;
+  const lit = [...w.querySelectorAll("tr.pvw-run-lit")];
+  return lit.length > 0 && lit.some((tr) => { const b = tr.getBoundingClientRect();
+    return b.top >= box.top + head - 1 && b.bottom <= box.bottom + 1; }); }"""
+
+
+def test_a_heatmap_click_reveals_its_layers_rows_in_the_new_steps_order(lab: Explorer) -> None:
+    # A click picks a step and a layer at once: its rows are scrolled to in the picked step's
+    # sorted order (they were revealed in the old step's, then the rows moved).
+    view = RunView(lab.page, lab.page.locator(RUN_ROOT))
+    lab.run("w.step = 20; w.layer = ''")
+    view.wait_detail(20, "params")
+    sorted_by_norm = view.root.evaluate(TABLE_JS)["sort"][3] == "descending"
+    if not sorted_by_norm:
+        view.root.get_by_test_id("pvw-run-summary").locator("th", has_text="norm").click()
+    # the layer whose rows move most between steps 20 and 25 in the norm order (the kernel's
+    # numbers: its first row's place at each step)
+    lab.run(
+        "import numpy as np\n"
+        "_n = np.asarray(w.log.param_stat('norm'), float)\n"
+        "def _first_row(layer, s):\n"
+        "    order = np.argsort(-_n[s], kind='stable')\n"
+        "    return min(k for k, p in enumerate(order) if w.log.params[p].layer == layer)\n"
+        "_moved = max(w.run['layers'], key=lambda l: abs(_first_row(l, 20) - _first_row(l, 25)))"
+    )
+    layer = lab.value("_moved")
+    lab.run(f"w.layer = {layer!r}; w.layer = ''")  # its heatmap row scrolled into view
+    lab.page.wait_for_function("(r) => r.dataset.layer === ''", arg=view.root.element_handle())
+    view.root.locator(".pvw-run-table-wrap").evaluate("(w) => { w.scrollTop = 0; }")
+    view.click_cell(25, int(layer))
+    view.wait_detail(25, "params")
+    assert lab.value_becomes("w.layer", layer) == layer
+    lab.page.wait_for_timeout(300)
+    assert view.root.evaluate(LIT_IN_VIEW_JS), view.root.evaluate(TABLE_JS)
