@@ -116,12 +116,15 @@ BIG_SPIKE = (6_543, 321)  # (step, layer index): one step's norm 1000x its layer
 BIG_NAN = (8_000, 17)  # (step, parameter index): NaN gradient elements
 
 
-def big_run(run_dir: str | Path, steps: int = 10_000, layers: int = 500) -> None:
+def big_run(
+    run_dir: str | Path, steps: int = 10_000, layers: int = 500, keep_open: bool = False
+) -> Any:
     """A run log of ``steps`` x 2 * ``layers`` parameters (a Sequential of Linear(4, 4)),
     written with the run log's own writer (runs/log_writer.py): step summaries drawn at
     random (a spike at BIG_SPIKE, NaN at BIG_NAN), step 0 fully captured from a real traced
     backward of the model. For the explorer's scale checks; a watched run this long would
-    take minutes."""
+    take minutes. ``keep_open``: the writer is returned open (the run still "running"), for
+    more steps (``big_step``) and the explorer's refresh."""
     import paddle
     import paddle.nn as nn
 
@@ -158,4 +161,15 @@ def big_run(run_dir: str | Path, steps: int = 10_000, layers: int = 500) -> None
     writer.write_anomaly(
         Anomaly(BIG_SPIKE[0], "spike", spike_layer, [], 1e3, 10.0, words).to_json()
     )
+    if keep_open:
+        return writer
     writer.close()
+    return None
+
+
+def big_step(writer: Any, step: int) -> None:
+    """One more step of a big_run left open: every parameter's norm drawn at random."""
+    n = writer._n
+    norm = np.exp(np.random.default_rng(step).normal(-2, 1.5, n))
+    zeros = np.zeros(n)
+    writer.write_step(step, norm, norm / 4, zeros, zeros, float(2 * np.exp(-step / 3000)))

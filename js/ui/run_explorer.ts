@@ -17,6 +17,7 @@ import { createRankPanel } from "./run_ranks";
 import { kindLabel, type RankFinding } from "../view/run_ranks";
 import { createProblemPicker } from "./run_problems";
 import { onRunKeys } from "./run_keyboard";
+import { autoRefresher } from "./run_timer";
 import {
   fullWindow,
   keepWindow,
@@ -29,9 +30,6 @@ import {
   type RunWindow,
 } from "../view/run_window";
 import type { RunSource, StepData } from "../run_source";
-
-/** While the run is being written, the page asks the kernel to re-read it this often. */
-export const AUTO_REFRESH_MS = 5_000;
 
 export function createRunExplorer(model: AnyModel<RunModel>, el: HTMLElement, source: RunSource): () => void {
   let data: RunData | null = null;
@@ -160,6 +158,7 @@ export function createRunExplorer(model: AnyModel<RunModel>, el: HTMLElement, so
   function setMode(next: "graph" | "params"): void {
     mode = next;
     layoutDetail();
+    table.highlight(model.get("layer") ?? ""); // its lit rows into view, now it has boxes
   }
 
   function layoutDetail(): void {
@@ -181,6 +180,7 @@ export function createRunExplorer(model: AnyModel<RunModel>, el: HTMLElement, so
       model.get("_loss"),
       model.get("_norms"),
       model.get("_bad"),
+      data,
     );
     if (typeof decoded === "string") {
       data = null;
@@ -290,16 +290,23 @@ export function createRunExplorer(model: AnyModel<RunModel>, el: HTMLElement, so
         if (got.summary) table.show(data.desc.params, got.summary, scale);
         if (got.graph) graph.show(got.graph, got.layerRows, data.desc.layers);
         layoutDetail();
-        onLayer();
+        showLayer(); // in the new rows and graph (the charts show it already)
         root.dataset.shownStep = String(step);
         root.dataset.shownPath = data.desc.path;
       });
   }
 
-  function onLayer(): void {
+  /** The selected layer lit in the table and selected in the graph. */
+  function showLayer(): string {
     const layer = model.get("layer") ?? "";
     table.highlight(layer);
     graph.selectLayer(layer);
+    return layer;
+  }
+
+  function onLayer(): void {
+    if (root.dataset.detail === "loading") table.revealNext(); // picked with a step
+    const layer = showLayer();
     const row = data?.layerIndex.get(layer);
     if (data && row !== undefined) win = showRow(win, row, heat.visibleRows(), data.L);
     drawCharts();
@@ -341,15 +348,8 @@ export function createRunExplorer(model: AnyModel<RunModel>, el: HTMLElement, so
     (a) =>
       a.kind === "step" ? move(a.delta) : commit({ layer: a.kind === "layer" ? (data?.desc.layers[a.row] ?? "") : "" }),
   );
-  let timer: ReturnType<typeof setInterval> | null = null;
-  function autoRefresh(on: boolean): void {
-    const tick = (): unknown => [source.refresh(), showStatus()]; // the line: the age of its last step
-    if (on && timer === null) timer = setInterval(tick, AUTO_REFRESH_MS);
-    if (!on && timer !== null) {
-      clearInterval(timer);
-      timer = null;
-    }
-  }
+  // each tick, the status line too: the age of the run's last step
+  const autoRefresh = autoRefresher(() => [source.refresh(), showStatus()]);
   source.onError((text) => {
     status.textContent = text;
   });

@@ -1,8 +1,8 @@
 // The loss curve under the heatmap, on the same step axis: each pixel column drawn as the
-// range (min..max) of its steps' losses, so a spike among thousands of steps still shows; a
-// step whose loss is NaN/Inf gets a red tick at the bottom.
+// range (min..max) of its steps' losses, so a spike among thousands of steps still shows; each
+// step whose loss is NaN/Inf gets a red tick at the bottom (`data-nonfinite`: how many in view).
 import { h } from "./dom";
-import type { RunData } from "../view/run_data";
+import { nonfiniteLoss, type RunData } from "../view/run_data";
 import { binRange, columnOf, envelope } from "../view/run_pool";
 import { formatNorm } from "../view/grad_stats";
 import { LABEL_W } from "./run_heatmap";
@@ -50,8 +50,44 @@ export function createLossCurve(host: LossHost): { el: HTMLElement; draw(): void
     ctx.fillStyle = muted;
     ctx.textAlign = "right";
     ctx.textBaseline = "middle";
+    // The ticks of non-finite losses and the picked step: also over a window of NaN losses
+    // only, which said "loss: not recorded" and marked nothing.
+    const marks = (): number => {
+      if (!ctx) return 0;
+      // Every step whose loss was NaN/Inf, each column of them a red tick at the bottom (the
+      // anomalies name only a stretch's first step: the rest went unmarked).
+      ctx.fillStyle = "#d62728";
+      const nonfinite = nonfiniteLoss(d);
+      let ticks = 0;
+      for (let c = 0; c < cols; c++) {
+        const [a, b] = binRange(w.from, w.to, cols, c);
+        for (let i = a; i < b; i++) {
+          if (nonfinite[i]) {
+            ctx.fillRect(LABEL_W + c, height - 6, 1, 6);
+            ticks++;
+            break;
+          }
+        }
+      }
+      let steps = 0; // the window's non-finite steps, for tests and tools
+      for (let i = w.from; i < w.to; i++) steps += nonfinite[i];
+      canvas.dataset.nonfinite = String(steps);
+      const picked = host.picked();
+      if (picked >= w.from && picked < w.to) {
+        ctx.strokeStyle = accent;
+        ctx.lineWidth = 2;
+        const x = LABEL_W + columnOf(w.from, w.to, cellW, picked) + 0.5;
+        ctx.beginPath();
+        ctx.moveTo(x, 0);
+        ctx.lineTo(x, height);
+        ctx.stroke();
+      }
+      return ticks;
+    };
     if (lo > hi) {
-      ctx.fillText("loss: not recorded", LABEL_W - 4, height / 2);
+      const ticks = marks();
+      ctx.fillStyle = ticks ? "#d62728" : muted;
+      ctx.fillText(ticks ? "loss: NaN/Inf" : "loss: not recorded", LABEL_W - 4, height / 2);
       canvas.dataset.points = "0";
       return;
     }
@@ -77,30 +113,7 @@ export function createLossCurve(host: LossHost): { el: HTMLElement; draw(): void
       points++;
     }
     ctx.stroke();
-    // A non-finite loss: Inf, or NaN at a step with a non-finite anomaly (else NaN means the
-    // loss was not known).
-    ctx.fillStyle = "#d62728";
-    const nonfinite = new Set(d.desc.anomalies.filter((a) => a.kind === "nonfinite").map((a) => a.step));
-    for (let c = 0; c < cols; c++) {
-      const [a, b] = binRange(w.from, w.to, cols, c);
-      for (let i = a; i < b; i++) {
-        const v = d.loss[i];
-        if (v === Infinity || v === -Infinity || (Number.isNaN(v) && nonfinite.has(d.steps[i]))) {
-          ctx.fillRect(LABEL_W + c, height - 6, 1, 6);
-          break;
-        }
-      }
-    }
-    const picked = host.picked();
-    if (picked >= w.from && picked < w.to) {
-      ctx.strokeStyle = accent;
-      ctx.lineWidth = 2;
-      const x = LABEL_W + columnOf(w.from, w.to, cellW, picked) + 0.5;
-      ctx.beginPath();
-      ctx.moveTo(x, 0);
-      ctx.lineTo(x, height);
-      ctx.stroke();
-    }
+    marks();
     canvas.dataset.points = String(points);
   }
 

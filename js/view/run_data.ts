@@ -34,6 +34,10 @@ export interface RunDescription {
   captured: number[];
   anomalies: RunAnomaly[];
   steps: number;
+  /** Stretches of steps whose loss was NaN/Inf, [first, last] inclusive (a NaN in the loss
+   * buffer may also be an unknown loss; runs/view_data.py nonfinite_loss). Older kernels and
+   * saved pages: absent. */
+  nonfinite_loss?: [number, number][];
   /** When the run last wrote a step, and when the kernel read it (epoch seconds). */
   written?: number | null;
   read_at?: number;
@@ -64,23 +68,26 @@ export function bytesOf(value: unknown): Uint8Array | null {
   return null;
 }
 
-/** A typed array over a copy of `bytes` (a view into a message need not be aligned). */
-function typed<T>(bytes: Uint8Array, size: number, make: (b: ArrayBuffer) => T): T {
+/** A typed array over `bytes`, or over a copy of them where they are not aligned for it (a view
+ * into a message need not be). Not copied when aligned: the page only reads these (a refresh
+ * copied the whole run, 30 MB, to add a few steps: js/run_append.ts). */
+function typed<T>(bytes: Uint8Array, size: number, make: (b: ArrayBufferLike, offset: number, length: number) => T): T {
   if (bytes.byteLength % size !== 0)
     throw new Error(`a buffer of ${bytes.byteLength} bytes is not a whole number of ${size}-byte values`);
+  if (bytes.byteOffset % size === 0) return make(bytes.buffer, bytes.byteOffset, bytes.byteLength / size);
   const copy = new Uint8Array(bytes.byteLength);
   copy.set(bytes);
-  return make(copy.buffer);
+  return make(copy.buffer, 0, bytes.byteLength / size);
 }
 
 export function float64s(value: unknown): Float64Array {
   const bytes = bytesOf(value) ?? new Uint8Array(0);
-  return typed(bytes, 8, (b) => new Float64Array(b));
+  return typed(bytes, 8, (b, o, n) => new Float64Array(b, o, n));
 }
 
 export function float32s(value: unknown): Float32Array {
   const bytes = bytesOf(value) ?? new Uint8Array(0);
-  return typed(bytes, 4, (b) => new Float32Array(b));
+  return typed(bytes, 4, (b, o, n) => new Float32Array(b, o, n));
 }
 
 /** Smallest and largest finite, non-zero value of `values` (null: none). */
@@ -104,20 +111,34 @@ function isDescription(value: unknown): value is RunDescription {
   );
 }
 
-/** The run as the page draws it, or the sentence saying why it cannot be read. */
+/** The colour range of `norms`: from `prev`'s where `norms` only adds rows after the same bytes
+ * (a refresh's append: js/run_append.ts keeps them in place), else scanned whole. */
+function rangeOf(norms: Float32Array, L: number, prev: RunData | null): RunData["range"] {
+  const p = prev?.norms;
+  if (!prev || !p || prev.L !== L || p.buffer !== norms.buffer || p.byteOffset !== norms.byteOffset)
+    return positiveRange(norms);
+  if (p.length > norms.length) return positiveRange(norms);
+  const added = positiveRange(norms.subarray(p.length));
+  if (!prev.range || !added) return prev.range ?? added;
+  return { lo: Math.min(prev.range.lo, added.lo), hi: Math.max(prev.range.hi, added.hi) };
+}
+
+/** The run as the page draws it, or the sentence saying why it cannot be read; `prev`: what
+ * was drawn before (its colour range is reused when only steps were appended). */
 export function decodeRun(
   desc: unknown,
   steps: unknown,
   loss: unknown,
   norms: unknown,
   bad: unknown,
+  prev: RunData | null = null,
 ): RunData | string {
   if (!isDescription(desc)) return "No run to show yet (the run's description has not arrived).";
   try {
     const s = float64s(steps);
     const l = float64s(loss);
     const n = float32s(norms);
-    const b = (bytesOf(bad) ?? new Uint8Array(0)).slice();
+    const b = bytesOf(bad) ?? new Uint8Array(0);
     const S = s.length;
     const L = desc.layers.length;
     if (l.length !== S || n.length !== S * L || b.length !== S * L) {
@@ -131,13 +152,45 @@ export function decodeRun(
       bad: b,
       S,
       L,
-      range: positiveRange(n),
+      range: rangeOf(n, L, prev),
       captured: new Set(desc.captured),
       layerIndex: new Map(desc.layers.map((name, i) => [name, i])),
     };
   } catch (err) {
     return `The run's data cannot be read: ${String(err)}`;
   }
+}
+
+/** 1 for each recorded step whose loss was NaN or Inf: every step of each stretch the kernel
+ * names; without that list (an older page), an Inf loss, or a NaN one at a step with a
+ * non-finite anomaly (else NaN meant an unknown loss). */
+export function nonfiniteLoss(d: RunData): Uint8Array {
+  const out = new Uint8Array(d.S);
+  const stretches = d.desc.nonfinite_loss;
+  if (Array.isArray(stretches)) {
+    for (const [first, last] of stretches) {
+      for (let i = lowerBound(d.steps, first); i < d.S && d.steps[i] <= last; i++) out[i] = 1;
+    }
+    return out;
+  }
+  const flagged = new Set(d.desc.anomalies.filter((a) => a.kind === "nonfinite").map((a) => a.step));
+  for (let i = 0; i < d.S; i++) {
+    const v = d.loss[i];
+    if (v === Infinity || v === -Infinity || (Number.isNaN(v) && flagged.has(d.steps[i]))) out[i] = 1;
+  }
+  return out;
+}
+
+/** The first index of the ascending `steps` at or after `step`. */
+function lowerBound(steps: Float64Array, step: number): number {
+  let lo = 0;
+  let hi = steps.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (steps[mid] < step) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
 }
 
 /** Index of `step` in the ascending `steps`, or of the nearest recorded step. */

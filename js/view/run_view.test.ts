@@ -14,7 +14,8 @@ import {
   showRow,
   zoom,
 } from "./run_window";
-import { decodeRun, decodeSummary, nearestIndex, positiveRange } from "./run_data";
+import { decodeRun, decodeSummary, nearestIndex, nonfiniteLoss, positiveRange } from "./run_data";
+import { joinBytes } from "../run_append";
 import { layerLinks } from "./run_groups";
 
 /** A (S x L) step-major matrix from a function of (step, layer). */
@@ -207,5 +208,86 @@ describe("the heatmap's rows", () => {
   });
   it("show at least one row", () => {
     expect(rowLayout(3, 10).rows).toBe(1);
+  });
+});
+
+describe("a refresh's append", () => {
+  const desc = { path: "r", meta: {}, layers: ["a", "b"], params: [], captured: [], anomalies: [], steps: 2 };
+  it("keeps the colour range of the steps before and widens it by the new ones only", () => {
+    const f32 = (v: number[]): Float32Array => Float32Array.from(v);
+    const steps = joinBytes(undefined, Float64Array.from([0, 1]));
+    const norms = joinBytes(undefined, f32([1, 2, 3, -1]));
+    const bad = joinBytes(undefined, Uint8Array.from([0, 0, 0, 0]));
+    const loss = joinBytes(undefined, Float64Array.from([1, 1]));
+    const first = decodeRun(desc, steps, loss, norms, bad);
+    if (typeof first === "string") throw new Error(first);
+    const more = (v: number[]): Uint8Array => joinBytes(norms, f32(v));
+    const norms2 = more([0.5, 9]);
+    expect(norms2.buffer).toBe(norms.buffer); // appended in place: the range is reused
+    const next = decodeRun(
+      { ...desc, steps: 3 },
+      joinBytes(steps, Float64Array.from([2])),
+      joinBytes(loss, Float64Array.from([1])),
+      norms2,
+      joinBytes(bad, Uint8Array.from([0, 0])),
+      first,
+    );
+    if (typeof next === "string") throw new Error(next);
+    // the oracle: the smallest and largest positive finite norm of all six, by hand
+    expect(next.range).toEqual({ lo: 0.5, hi: 9 });
+    expect(Array.from(next.norms)).toEqual([1, 2, 3, -1, 0.5, 9]);
+  });
+  it("scans the whole run when the bytes are others (a rank switch, a resend)", () => {
+    const one = decodeRun(
+      desc,
+      Float64Array.from([0, 1]),
+      Float64Array.from([1, 1]),
+      Float32Array.from([1, 2, 3, 4]),
+      Uint8Array.from([0, 0, 0, 0]),
+    );
+    if (typeof one === "string") throw new Error(one);
+    const other = decodeRun(
+      desc,
+      Float64Array.from([0, 1]),
+      Float64Array.from([1, 1]),
+      Float32Array.from([7, 8, 0, 0]),
+      Uint8Array.from([0, 0, 0, 0]),
+      one,
+    );
+    if (typeof other === "string") throw new Error(other);
+    expect(other.range).toEqual({ lo: 7, hi: 8 });
+  });
+});
+
+describe("the loss curve's non-finite steps", () => {
+  const desc = { path: "r", meta: {}, layers: ["a"], params: [], captured: [], anomalies: [], steps: 6 };
+  const decode = (extra: object, loss: number[]) => {
+    const run = decodeRun(
+      { ...desc, ...extra },
+      Float64Array.from([0, 1, 2, 3, 10, 11]),
+      Float64Array.from(loss),
+      new Float32Array(6),
+      new Uint8Array(6),
+    );
+    if (typeof run === "string") throw new Error(run);
+    return run;
+  };
+  it("marks every step of each stretch the kernel names, not only its first", () => {
+    const run = decode(
+      {
+        nonfinite_loss: [
+          [1, 3],
+          [11, 11],
+        ],
+      },
+      [1, NaN, NaN, Infinity, NaN, NaN],
+    );
+    // step 10's NaN is an unknown loss: not in a stretch, not marked
+    expect(Array.from(nonfiniteLoss(run))).toEqual([0, 1, 1, 1, 0, 1]);
+  });
+  it("without the kernel's list (an older page): an Inf, or a NaN at a non-finite anomaly", () => {
+    const nan = { step: 1, kind: "nonfinite", layer: "a", params: [], value: null, threshold: null, message: "" };
+    const run = decode({ anomalies: [nan] }, [1, NaN, NaN, Infinity, 1, 1]);
+    expect(Array.from(nonfiniteLoss(run))).toEqual([0, 1, 0, 1, 0, 0]);
   });
 });

@@ -29,6 +29,7 @@ from .digest import COLUMNS, LayerGroups, summarise
 from .errors import RunLogError
 from .meta_spare import drop_spare, make_spare, write_spare
 from .params import ParamInfo
+from .run_dir_taken import taken
 from .tail_line import TailLines
 
 
@@ -47,10 +48,7 @@ class RunLogWriter:
         # (absolute: its files stay there if the process chdirs)
         self.path = Path(run_dir).expanduser().absolute()
         if (self.path / fmt.META).exists():
-            raise RunLogError(
-                f"{self.path} already holds a run log: give trace(run_dir=) or --run-dir a new "
-                "directory (e.g. runs/exp2), or delete the old one"
-            )
+            raise RunLogError(taken(self.path, None))
         if self.path.exists() and not self.path.is_dir():
             raise RunLogError(f"{self.path} is a file, not a directory: give run_dir a folder")
         try:

@@ -29,6 +29,8 @@ class Part:
         table = self._read(["step", "loss"])
         step = table.column("step").to_numpy()
         loss = table.column("loss").to_numpy(zero_copy_only=False)
+        # null: the loss was not known (kept apart from a NaN loss, a problem to mark)
+        unknown = table.column("loss").is_null().to_numpy(zero_copy_only=False)
         self.rows = len(step)
         self._placement: np.ndarray | None = None  # row -> parameter, when not step-major
         if self.rows % max(n_params, 1) == 0 and n_params:
@@ -40,10 +42,12 @@ class Part:
             self.step_of_row = None
             self.steps = step[::n_params].copy()
             self.loss = loss[::n_params].astype(np.float64)
+            self.loss_unknown = unknown[::n_params].astype(bool)
         else:
             self.step_of_row = step
             self.steps, first = np.unique(step, return_index=True)
             self.loss = loss[first].astype(np.float64)
+            self.loss_unknown = unknown[first].astype(bool)
         self._stats: dict[str, np.ndarray] = {}
         # A part the writer tagged step-major (run_schema 1.1) needs no check of its order.
         tags = table.schema.metadata or {}

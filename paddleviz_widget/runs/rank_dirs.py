@@ -15,6 +15,7 @@ from ..digits import is_int_text
 from . import format as fmt
 from .errors import RunLogError
 from .job_rank import JobRank
+from .run_dir_taken import free_sibling, taken
 from .status import effective_status
 
 NEW_DIR = "give this launch a new directory (e.g. runs/exp2) or delete the old logs"
@@ -33,7 +34,7 @@ def check_run_dir(run_dir: str | os.PathLike[str], job: JobRank) -> None:
     if job.launched:  # another job's logs first: every rank of this job says the same then
         _refuse_other_job(path, job, ranked)
     if (own / fmt.META).exists() and (job.launched or not ranked):
-        raise RunLogError(f"{own} already holds a run log{_written_now(own)}")
+        raise RunLogError(_written_now(own, job.launched))
     if not job.launched:
         if ranked:
             raise RunLogError(
@@ -61,25 +62,28 @@ def _refuse_other_job(path: Path, job: JobRank, ranked: dict[int, dict[str, Any]
         )  # fmt: skip
 
 
-def _written_now(path: Path) -> str:
-    """The end of the refusal of ``path``'s run log: NEW_DIR, but not "delete" a log a live
-    process is writing (a watched trace() nested in another on the same run_dir: deleting it
-    would wreck the outer run)."""
+def _written_now(path: Path, launched: bool) -> str:
+    """The refusal of ``path``'s run log: a launched rank's NEW_DIR, a lone process's
+    run_dir_taken.py, but not "delete" a log a live process is writing (a watched trace()
+    nested in another on the same run_dir: deleting it would wreck the outer run)."""
     try:
         meta = json.loads((path / fmt.META).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         meta = None
     if not isinstance(meta, dict) or effective_status(meta) != "running":
-        return f": {NEW_DIR}"
+        return f"{path} already holds a run log: {NEW_DIR}" if launched else taken(path, meta)
     if meta.get("pid") == os.getpid() and meta.get("host") == socket.gethostname():
         return (
-            " that this process is writing now (a trace(run_dir=) already open, started "
-            f"{meta.get('started')}): a trace() inside it needs no run_dir (the outer one "
-            "records every step), or give it a directory of its own"
+            f"{path} already holds a run log that this process is writing now (a "
+            f"trace(run_dir=) already open, started {meta.get('started')}): a trace() inside "
+            "it needs no run_dir (the outer one records every step), or give it a directory "
+            "of its own"
         )
+    free = free_sibling(path)
     return (
-        f" that process {meta.get('pid')} on {meta.get('host')} is writing now (started "
-        f"{meta.get('started')}): give this launch a new directory (e.g. runs/exp2)"
+        f"{path} already holds a run log that process {meta.get('pid')} on "
+        f"{meta.get('host')} is writing now (started {meta.get('started')}): give this run a "
+        f'new directory (trace(..., run_dir="{free}"), or --run-dir {free})'
     )
 
 

@@ -54,6 +54,8 @@ class RunLog:
         self._tail: dict[str, np.ndarray] | None = None
         self.steps = np.zeros(0, np.int64)
         self.loss = np.zeros(0, np.float64)
+        #: True where the loss of the step was not known (``loss`` NaN there, as for a NaN loss)
+        self.loss_unknown = np.zeros(0, bool)
         self._stats: dict[str, np.ndarray] = {}  # stat -> (steps, params), made when asked
         self._groups = LayerGroups(self._layer_of, len(self.layers))
         self._digest_files: dict[str, dict[str, np.ndarray] | None] = {}  # part name -> read
@@ -246,17 +248,21 @@ class RunLog:
         self._stats, self._digests = {}, None
         step_chunks = [p.steps for p in parts]
         loss_chunks = [p.loss for p in parts]
+        unknown_chunks = [p.loss_unknown for p in parts]
         if tail is not None:
             n = max(len(self.params), 1)
             step_chunks.append(tail["step"][::n])
             loss_chunks.append(tail["loss"][::n])
+            unknown_chunks.append(tail["loss_unknown"][::n])
         if not step_chunks:
             return
         step = np.concatenate(step_chunks)
         steps = np.unique(step)
         loss = np.full(len(steps), np.nan)
         loss[np.searchsorted(steps, step)] = np.concatenate(loss_chunks)
-        self.steps, self.loss = steps, loss
+        unknown = np.ones(len(steps), bool)
+        unknown[np.searchsorted(steps, step)] = np.concatenate(unknown_chunks)
+        self.steps, self.loss, self.loss_unknown = steps, loss, unknown
 
     def _grid(self, stat: str) -> np.ndarray:
         """(steps, params) of one stat from the parts (read now if not yet) and the tail."""

@@ -32,6 +32,7 @@ def read_tail(path: Path, n: int) -> dict[str, np.ndarray] | None:
         "step": np.repeat(np.array([int(r["step"]) for r in rows], np.int64), n),
         "param": np.tile(np.arange(n, dtype=np.int64), len(rows)),
         "loss": np.repeat(np.array([_loss(r.get("loss")) for r in rows], np.float64), n),
+        "loss_unknown": np.repeat(np.array([r.get("loss") is None for r in rows], bool), n),
     }
     for stat in fmt.STATS:
         values = [np.nan if v is None else v for r in rows for v in r[stat]]

@@ -100,11 +100,30 @@ def run_description(run: RunLike) -> dict[str, Any]:
         "captured": sorted(int(s) for s in run.captured_steps),
         "anomalies": [anomaly_json(a) for a in run.anomalies],
         "steps": int(len(run.steps)),
+        "nonfinite_loss": nonfinite_loss(run),
         # when the run last wrote a step and when it was read (epoch seconds): the page says
         # how long a "running" run has been silent (js/view/run_status.ts)
         "written": _finite_or_none(getattr(run, "last_write", None)),
         "read_at": time.time(),
     }
+
+
+def nonfinite_loss(run: RunLike) -> list[list[int]]:
+    """The stretches of recorded steps whose loss was NaN or Inf, ``[[first, last], ...]``
+    (steps, inclusive): the loss curve marks each of their steps. A NaN in the loss buffer is
+    also an unknown loss, and the anomalies name only a stretch's first step (anomalies.py)."""
+    loss = np.asarray(run.loss, np.float64)
+    unknown = getattr(run, "loss_unknown", None)
+    bad = ~np.isfinite(loss)
+    if unknown is not None and len(unknown) == len(loss):
+        bad &= ~np.asarray(unknown, bool)
+    else:  # a reader that cannot tell: only Inf is surely a loss that was not finite
+        bad = np.isinf(loss)
+    if not bad.any():
+        return []
+    steps = np.asarray(run.steps, np.int64)
+    edges = np.flatnonzero(np.diff(np.concatenate(([0], bad.view(np.int8), [0]))))
+    return [[int(steps[a]), int(steps[b - 1])] for a, b in zip(edges[::2], edges[1::2])]
 
 
 def _buffer(array: np.ndarray, dtype: str) -> bytes:

@@ -26,6 +26,7 @@ from ..widget.own_layout import ClosesOwnLayout
 from ..widget.resend import is_resend, resend_state
 from .errors import RunLogError
 from .ranks import RankedRun, open_any
+from .step_pick import checked_layer, checked_step
 from .view_append import appended
 from .view_data import (
     SUMMARY_STATS,
@@ -150,6 +151,8 @@ class RunWidget(ClosesOwnLayout, anywidget.AnyWidget):
         named = ("height", "step", "layer", "rank")
         check_keywords(kwargs, set(self.trait_names()) - {"run"}, named, what=WHAT)
         loaded = load_run(run)
+        # the user's step and layer, checked below
+        wanted = {k: kwargs[k] for k in ("step", "layer") if k in kwargs}
         self.ranked: RankedRun | None = loaded if isinstance(loaded, RankedRun) else None
         extra: dict[str, Any] = {}
         if self.ranked is not None:
@@ -160,7 +163,12 @@ class RunWidget(ClosesOwnLayout, anywidget.AnyWidget):
             extra = {"rank": shown, "step": kwargs.pop("step", step)}
         else:
             self._log = loaded  # type: ignore[assignment]
+        if "step" in wanted:
+            checked_step(self._log, wanted["step"])
+        if "layer" in wanted:
+            checked_layer(self._log, wanted["layer"])
         super().__init__(height=height, **kwargs, **extra, **self._state())
+        self._steps_checked = True  # from now on, a step set in Python is checked
         if self.ranked is not None and (not self._ranks or self._rank_step != self.step):
             self._rank_state()
         self.on_msg(self._on_msg)
@@ -199,6 +207,15 @@ class RunWidget(ClosesOwnLayout, anywidget.AnyWidget):
         with self.hold_sync():
             for name, value in self._state().items():
                 setattr(self, name, value)
+
+    @traitlets.validate("step", "layer")
+    def _check_pick(self, proposal: Any) -> Any:
+        # Set in Python after the start: a step or layer the run holds (step_pick.py); the
+        # page's own picks (of what it was sent) are not checked.
+        name, value = proposal["trait"].name, proposal["value"]
+        if not getattr(self, "_steps_checked", False) or name in self._property_lock:
+            return value
+        return (checked_step if name == "step" else checked_layer)(self._log, value)
 
     @traitlets.observe("step")
     def _step_changed(self, change: Any) -> None:
