@@ -349,7 +349,7 @@ export function indexOf(d: RunData, step: number): number {
 }
 
 /** What hangs on the character before it: marks, joiners, variation selectors, skin tones. */
-const HANGING = /^[\p{M}\u200d\ufe0e\ufe0f\u{1f3fb}-\u{1f3ff}]+/u;
+const HANGING = /^(?:\p{M}|\u200d|\ufe0e|\ufe0f|[\u{1f3fb}-\u{1f3ff}])+/u;
 
 /** `text` clipped from the left by whole characters: cut by UTF-16 units, half an emoji (a
  * replacement box), a lone accent or an emoji's joiner led the name. */

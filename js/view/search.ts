@@ -13,7 +13,7 @@ export interface SearchHit {
   text: string; // what matched
 }
 
-const NON_ASCII = /[^\x00-\x7f]/;
+const NON_ASCII = /[\u0080-\u{10ffff}]/u;
 
 /** `text` as search compares it: lower case, and, when not ASCII, in Unicode's NFKC form: a
  * name written "e" + combining acute (as macOS writes file names) and the "é" a keyboard types
