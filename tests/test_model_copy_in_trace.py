@@ -57,7 +57,9 @@ def _copy_in_block(
 
 
 @pytest.mark.parametrize(
-    "watched", [pytest.param(False, marks=requires_post_hooks), True], ids=["trace-stats", "watched-run"]
+    "watched",
+    [pytest.param(False, marks=requires_post_hooks), True],
+    ids=["trace-stats", "watched-run"],
 )
 def test_a_model_copied_inside_trace_is_the_users_own(tmp_path, watched):
     model, x = _model(), paddle.randn([4, 8])
