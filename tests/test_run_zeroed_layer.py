@@ -67,8 +67,9 @@ def test_a_layer_zeroed_mid_run_is_found_at_its_step_with_where_the_zeros_start(
     # the oracle: from step 30 layers 0.0 and 0.2 get exactly 0 for good, the head does not
     assert (norms[30:, :2] == 0).all() and (norms[30:, 2] > 0).all()
     found = run.problems()
-    if not HAS_POST_HOOKS:
+    if not HAS_POST_HOOKS:  # and no full capture of step 31 that could not confirm it
         assert found == [] and NOT_CONFIRMED in capfd.readouterr().err
+        assert run.captured_steps == [0]
         return
     assert [(a.step, a.kind, a.layer) for a in found] == [
         (30, "vanishing", "0.0"), (30, "vanishing", "0.2")
@@ -160,4 +161,5 @@ def test_a_head_resting_now_and_then_costs_one_extra_capture(tmp_path):
             opt.clear_grad()
     run = open_run(tmp_path / "run")
     assert run.problems() == []
-    assert run.captured_steps == [0, 25]  # step 0, and the first rest's next step only
+    # step 0, and the first rest's next step only (2.6: none, its captures cannot confirm)
+    assert run.captured_steps == ([0, 25] if HAS_POST_HOOKS else [0])
