@@ -9,8 +9,8 @@ import pytest
 from paddle_versions import HAS_POST_HOOKS
 
 from paddleviz_widget import build_graph, trace
-from paddleviz_widget.tracer.capture.stats_watch import StatsUnavailableError
 from paddleviz_widget.graph import Graph
+from paddleviz_widget.tracer.capture.stats_watch import StatsUnavailableError
 
 
 @pytest.mark.parametrize(
