@@ -10,6 +10,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+from paddle_versions import HAS_DUMP, requires_dump
+
 ROOT = Path(__file__).resolve().parents[1]
 
 SCRIPT = r"""
@@ -67,6 +70,7 @@ def _run(budget: int, explicit: bool = False) -> list[dict]:
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
+@requires_dump
 def test_stacks_stop_once_the_process_budget_is_spent():
     rows = _run(budget=150)  # ~60-100 GradNodes a trace: the first traces spend it
     with_stacks = [r for r in rows if r["level"] == 3]
@@ -80,6 +84,18 @@ def test_stacks_stop_once_the_process_budget_is_spent():
     assert all(r["sources"] and "paddle-stack" not in r["sources"] for r in without), rows
 
 
+@requires_dump
 def test_asking_for_call_sites_is_answered_past_the_budget():
     rows = _run(budget=0, explicit=True)
     assert all(r["level"] == 3 and "paddle-stack" in r["sources"] for r in rows), rows
+
+
+@pytest.mark.skipif(HAS_DUMP, reason="Paddle >= 3.3 reads the stacks from its backward dump")
+def test_no_stacks_where_paddle_has_no_dump_to_read_them_from():
+    """Paddle 2.6 and 3.0: the stacks are read from the backward dump's call-stack file, which
+    they do not have; trace() turned them on anyway, for nothing (the call sites were the
+    layer calls' all the same): a per-op cost in the forward, and 3.0 keeps every stack (~1
+    object an op) for the life of the process. The flag stays the user's."""
+    rows = _run(budget=10**9, explicit=True)
+    assert all(r["level"] != 3 and r["sources"] == ["layer-call"] for r in rows), rows
+    assert all(r["grew"] < 30 for r in rows[2:]), rows

@@ -16,8 +16,20 @@ import weakref
 import numpy as np
 import paddle
 import pytest
+from paddle_versions import requires_post_hooks
 
 from paddleviz_widget import trace
+
+
+def _paddle_pickles_a_model() -> bool:
+    """Paddle 2.6 and 3.0 cannot pickle any Layer, untraced ("cannot pickle
+    'EagerParamBase' object"): there the copy's hook tables, where trace()'s hooks sit, are
+    pickled instead."""
+    try:
+        pickle.dumps(paddle.nn.Linear(2, 2))
+    except TypeError:
+        return False
+    return True
 
 
 def _model() -> paddle.nn.Layer:
@@ -44,7 +56,11 @@ def _copy_in_block(
     return kept
 
 
-@pytest.mark.parametrize("watched", [False, True], ids=["trace-stats", "watched-run"])
+@pytest.mark.parametrize(
+    "watched",
+    [pytest.param(False, marks=requires_post_hooks), True],
+    ids=["trace-stats", "watched-run"],
+)
 def test_a_model_copied_inside_trace_is_the_users_own(tmp_path, watched):
     model, x = _model(), paddle.randn([4, 8])
     kept = _copy_in_block(model, x, str(tmp_path / "run") if watched else None)
@@ -54,6 +70,10 @@ def test_a_model_copied_inside_trace_is_the_users_own(tmp_path, watched):
     del out
     gc.collect()
     assert held() is None  # not kept alive by a copied NaN/Inf check
+    if not _paddle_pickles_a_model():
+        for layer in kept.sublayers(include_self=True):
+            pickle.dumps((layer._forward_pre_hooks, layer._forward_post_hooks))
+        return
     again = pickle.loads(pickle.dumps(kept))
     np.testing.assert_array_equal(again(x).numpy(), kept(x).numpy())
 

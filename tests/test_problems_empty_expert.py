@@ -21,6 +21,25 @@ from paddleviz_widget import GraphWidget, trace
 pytestmark = requires_post_hooks  # trace(stats=True)
 
 
+def _index_add_takes_no_rows() -> bool:
+    try:
+        paddle.index_add(paddle.zeros([2, 2]), paddle.zeros([0], "int64"), 0, paddle.zeros([0, 2]))
+    except ValueError:  # Paddle 3.0: "The length of Input(Index) can't be 0", untraced too
+        return False
+    return True
+
+
+# The routed rows added back with index_add where Paddle takes an empty index (3.3), else with
+# scatter_nd_add, which 3.0 does: the expert is called on no rows either way.
+INDEX_ADD = _index_add_takes_no_rows()
+
+
+def _add_rows(out: paddle.Tensor, rows: paddle.Tensor, value: paddle.Tensor) -> paddle.Tensor:
+    if INDEX_ADD:
+        return paddle.index_add(out, rows, 0, value)
+    return paddle.scatter_nd_add(out, rows.unsqueeze(-1), value)
+
+
 class SparseMoe(nn.Layer):
     """Top-2 softmax router over 4 experts, each called on the tokens routed to it."""
 
@@ -40,7 +59,7 @@ class SparseMoe(nn.Layer):
             tok, slot = paddle.nonzero(chosen == e, as_tuple=True)
             tok, slot = tok.reshape([-1]), slot.reshape([-1])
             w = paddle.gather_nd(weights, paddle.stack([tok, slot], -1)).unsqueeze(-1)
-            out = paddle.index_add(out, tok, 0, expert(paddle.gather(x, tok)) * w)
+            out = _add_rows(out, tok, expert(paddle.gather(x, tok)) * w)
         return out
 
 

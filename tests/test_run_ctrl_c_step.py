@@ -19,6 +19,7 @@ import subprocess
 import sys
 
 import numpy as np
+from paddle_versions import HAS_POST_HOOKS
 
 _SCRIPT = """
 import json, os, signal, sys
@@ -77,7 +78,11 @@ def test_a_ctrl_c_while_a_step_is_recorded_leaves_the_step_whole(tmp_path):
     assert done.returncode == 0, done.stderr[-3000:]
     seen = json.loads(out.read_text())
     assert seen["sent"] > 140 and seen["interrupts"] == seen["sent"]  # each one delivered
-    assert "paddleviz_widget" not in done.stderr  # nothing of ours failed (ArrowInvalid)
+    stderr = done.stderr
+    if not HAS_POST_HOOKS:  # 2.6: the once-only note that captures lack statistics, first
+        note, stderr = stderr.partition("\n")[::2]
+        assert "no GradNode post hooks" in note
+    assert "paddleviz_widget" not in stderr  # nothing of ours failed (ArrowInvalid)
     meta = json.loads((run_dir / "run.json").read_text())
     assert meta["status"] == "finished" and "error" not in meta
     run = open_run(run_dir)

@@ -14,6 +14,7 @@ import sys
 
 import numpy as np
 import pytest
+from paddle_versions import HAS_POST_HOOKS
 
 _SCRIPT = """
 import contextlib, json, sys
@@ -61,6 +62,9 @@ def test_dataloader_workers_forked_in_a_watched_block_print_nothing(tmp_path):
         assert done.returncode == 0, done.stderr[-3000:]
         said[name] = done.stderr
     assert "ResourceWarning" not in said["watched"], said["watched"][-2000:]
+    if not HAS_POST_HOOKS:  # 2.6: the parent's once-only note that captures lack statistics
+        note, said["watched"] = said["watched"].partition("\n")[::2]
+        assert "no GradNode post hooks" in note
     assert said["watched"] == said["plain"]
     losses = json.loads((tmp_path / "watched.json").read_text())
     assert losses == json.loads((tmp_path / "plain.json").read_text())

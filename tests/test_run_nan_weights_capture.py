@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 import paddle
 import paddle.nn.functional as F
+from paddle_versions import HAS_POST_HOOKS
 
 from paddleviz_widget import open_run, trace
 
@@ -47,6 +48,9 @@ def test_the_capture_after_a_nan_step_says_the_weights_were_nan_already(tmp_path
     # first layer listed), and it says where it began (it read as fc1's, in the explorer too)
     assert first.layer == "" and "it began in the forward" in str(first)
     assert 26 in run.captured_steps  # the step after it, where the run points
+    if not HAS_POST_HOOKS:  # 2.6: captures without statistics show no problems (said once)
+        assert "problems" not in run.graph(26)["meta"]
+        return
     [problem] = run.graph(26)["meta"]["problems"]
     assert problem["kind"] == "nonfinite" and problem["layer"] == "fc1"
     reason = problem["reason"]

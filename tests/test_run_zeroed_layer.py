@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 import paddle
 import paddle.nn.functional as F
+from paddle_versions import HAS_POST_HOOKS
 
 from paddleviz_widget import open_run, trace
 
@@ -53,13 +54,23 @@ def _zero_layer_2(step, model, aux, use_aux):
             p.set_value(paddle.zeros_like(p))
 
 
-def test_a_layer_zeroed_mid_run_is_found_at_its_step_with_where_the_zeros_start(tmp_path):
+# Paddle 2.6: captures have no edge statistics to confirm it, and the run says so once.
+NOT_CONFIRMED = (
+    "a layer whose gradient goes to exactly 0 for good (which a capture confirms) is not reported"
+)
+
+
+def test_a_layer_zeroed_mid_run_is_found_at_its_step_with_where_the_zeros_start(tmp_path, capfd):
     run, oracle = _train(tmp_path, _zero_layer_2)
     norms = np.array(oracle)
     assert (norms[:30] > 0).all()
     # the oracle: from step 30 layers 0.0 and 0.2 get exactly 0 for good, the head does not
     assert (norms[30:, :2] == 0).all() and (norms[30:, 2] > 0).all()
     found = run.problems()
+    if not HAS_POST_HOOKS:  # and no full capture of step 31 that could not confirm it
+        assert found == [] and NOT_CONFIRMED in capfd.readouterr().err
+        assert run.captured_steps == [0]
+        return
     assert [(a.step, a.kind, a.layer) for a in found] == [
         (30, "vanishing", "0.0"), (30, "vanishing", "0.2")
     ], [str(a) for a in found]  # fmt: skip
@@ -83,7 +94,7 @@ def test_a_layer_frozen_or_a_head_switched_off_mid_run_is_no_problem(tmp_path):
     assert run.problems() == []
 
 
-def test_a_layer_killed_by_a_nan_batch_says_the_nan_may_be_why(tmp_path):
+def test_a_layer_killed_by_a_nan_batch_says_the_nan_may_be_why(tmp_path, capfd):
     """One NaN input at step 30: only 0.0.weight's gradient is NaN (the ReLU after it turns
     NaN into 0, the loss stays finite), Adam writes NaN into it, and from step 31 layer 0.0's
     output is NaN, zeroed by the ReLU: its gradient is exactly 0 for good. Said as a layer
@@ -111,6 +122,10 @@ def test_a_layer_killed_by_a_nan_batch_says_the_nan_may_be_why(tmp_path):
             opt.clear_grad()
     assert zero_from == 31
     found = open_run(tmp_path / "run").problems()
+    if not HAS_POST_HOOKS:  # the NaN step from the summaries alone; the zeros not confirmed
+        assert [(a.step, a.kind, a.layer) for a in found] == [(30, "nonfinite", "0")]
+        assert NOT_CONFIRMED in capfd.readouterr().err
+        return
     assert [(a.step, a.kind, a.layer) for a in found] == [(30, "nonfinite", "0"),
                                                           (31, "vanishing", "0")]  # fmt: skip
     assert "NaN/Inf that step 30's update wrote into weights (a ReLU makes them 0)" in str(found[1])
@@ -146,4 +161,5 @@ def test_a_head_resting_now_and_then_costs_one_extra_capture(tmp_path):
             opt.clear_grad()
     run = open_run(tmp_path / "run")
     assert run.problems() == []
-    assert run.captured_steps == [0, 25]  # step 0, and the first rest's next step only
+    # step 0, and the first rest's next step only (2.6: none, its captures cannot confirm)
+    assert run.captured_steps == ([0, 25] if HAS_POST_HOOKS else [0])

@@ -36,8 +36,10 @@ def test_the_prompt_shows_what_the_graph_holds() -> None:
     assert "closed" in shown[1] and "GraphWidget.from_graph(w.graph)" in shown[1], shown
 
 
-RUN = """import paddle
-from paddleviz_widget import GraphWidget, trace
+# paddleviz_widget above paddle: Paddle 2.6's own zlib breaks Python's once paddle is imported
+# first, and a run log is then refused with what to do (compat/zlib_guard.py).
+RUN = """from paddleviz_widget import GraphWidget, trace
+import paddle
 paddle.seed(0)
 m = paddle.nn.Linear(4, 2)
 opt = paddle.optimizer.SGD(0.1, parameters=m.parameters())

@@ -19,7 +19,9 @@ def effective_status(meta: dict[str, Any]) -> str:
     if status != "running":
         return status
     pid, host = meta.get("pid"), meta.get("host")
-    if not isinstance(pid, int) or host != socket.gethostname():
+    # A pid no process can have (a damaged run.json: os.kill raised OverflowError past 2**31-1,
+    # and 0 or -1 would ask about our own process group or every process) tells nothing.
+    if type(pid) is not int or not 0 < pid < 2**31 or host != socket.gethostname():
         return status
     try:
         os.kill(pid, 0)

@@ -70,6 +70,9 @@ class RunWatch:
         self.step = 0  # the step the next backward is
         self._after_anomaly = False
         self._went_zero = WentZero([], [], 1)  # the model's once started
+        # Whether full captures have edge statistics (the session's stats, set on entering):
+        # without them (Paddle 2.6, stats=False) none confirms a layer gone to 0 (went_zero.py)
+        self.capture_stats = True
         self.writer: RunLogWriter | None = None
         self._clean: CleanStep | None = None  # a clean step in one call, once started
         self._local_steps = False  # a DataParallel's no_sync() steps are watched (no_sync.py)
@@ -241,7 +244,8 @@ class RunWatch:
             return
 
     def _went_zero_due(self) -> bool:
-        return bool(self._went_zero.pending)  # a layer gone to 0: went_zero.py
+        # a layer gone to 0 (went_zero.py): a capture without statistics would be for nothing
+        return self.capture_stats and bool(self._went_zero.pending)
 
     def _went_zero_confirmed(self, step: int, norm: Any, document: Any) -> list[Any]:
         """went_zero.py's layers this capture shows cut off, written to the log."""

@@ -9,6 +9,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from .backward_args import as_list
+from .backward_capture import accepts_dump_kwarg
 from .stack_gate import CALL_STACK_FLAG, stacks_would_crash
 from .stack_interrupts import sigint_outside_stacks
 
@@ -20,6 +21,10 @@ def set_call_stack_flag(session: TraceSession) -> None:
     """Per-op Python stacks (call sites) on, at level 3, for the session's first steps."""
     import paddle
 
+    if not accepts_dump_kwarg(paddle.Tensor.backward):
+        # Paddle < 3.3: the stacks are read from the backward dump's call-stack file, which it
+        # has not; on, they were only a cost, kept by Paddle for the life of the process.
+        return
     try:
         old = paddle.get_flags([CALL_STACK_FLAG])[CALL_STACK_FLAG]
     except (ValueError, KeyError):

@@ -143,6 +143,7 @@ class TraceSession:
         self._recorder.start()
         try:
             if self.watch is not None:
+                self.watch.capture_stats = self.stats  # the CLI sets its watch after __init__
                 self._restore.append(self.sigint_gate.install())  # before call sites' own
                 self.watch.start()
             if self.call_sites:

@@ -59,8 +59,10 @@ def post_hooks_available() -> bool:
 
 NO_CAPTURE_STATS = (
     "paddleviz_widget: paddlepaddle {version} has no GradNode post hooks: this run's full "
-    "captures have no gradient statistics (every step's per-parameter summary and its "
-    "anomalies are complete); paddlepaddle>=3.0 has them"
+    "captures have no gradient statistics, so they show no problems, and a layer whose "
+    "gradient goes to exactly 0 for good (which a capture confirms) is not reported; every "
+    "step's per-parameter summary, and the anomalies found in it, are complete; "
+    "paddlepaddle>=3.0 has them"
 )
 
 
