@@ -1,3 +1,4 @@
+import signal
 import sys
 from pathlib import Path
 
@@ -5,6 +6,14 @@ import pytest
 
 # Tests import their shared model/oracle helpers as plain modules.
 sys.path.insert(0, str(Path(__file__).parent))
+
+# A suite started in the background of a non-interactive shell (`./.ci/run &`, nohup, a
+# scheduler) inherits SIGINT ignored, and so would every Python the tests start: their Ctrl-C
+# never becomes a KeyboardInterrupt, and the tests that send one fail for the harness's sake.
+# Caught here, SIGINT reaches each child as the default (exec resets a caught signal), where
+# Python installs its own handler as in a terminal.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 # The real launcher's jobs, one launch per scenario per session, for tests/distributed/ and the
 # rank explorer's browser test alike.
