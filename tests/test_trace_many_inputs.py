@@ -14,6 +14,7 @@ import textwrap
 
 import paddle
 import pytest
+from paddle_versions import requires_paddle_33
 
 from paddleviz_widget import build_graph, trace
 
@@ -33,6 +34,12 @@ MODEL = textwrap.dedent(
             return paddle.add_n([b(x) for b in self.branches])
     """
 )
+
+
+# Paddle 3.3's account of add_n (its VLOG 6 dump, cut at glog's limit) is these tests' subject.
+# On 3.0 (and 2.6) add_n's edges get no shape from the log at all, and the graph's notice then
+# names the wrong cause (a backward outside trace()): left, see RESULTS round 25.
+pytestmark = requires_paddle_33
 
 
 def _wide() -> paddle.nn.Layer:
