@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import zlib  # noqa: F401  before paddle, as the README says for Paddle 2.6
 from pathlib import Path
 
 import numpy as np

@@ -60,3 +60,14 @@ requires_post_hooks = pytest.mark.skipif(
     not HAS_POST_HOOKS,
     reason=f"paddle {paddle.__version__}: GradNode post hooks (trace(stats=True)) need >= 3.0",
 )
+
+
+def our_lines(stderr: str) -> list[str]:
+    """The package's own stderr lines, less 2.6's once-only note that a watched run's captures
+    have no gradient statistics (stats_watch.NO_CAPTURE_STATS: right there, said once)."""
+    return [
+        line
+        for line in stderr.splitlines()
+        if line.startswith("paddleviz_widget:")
+        and (HAS_POST_HOOKS or "no GradNode post hooks" not in line)
+    ]

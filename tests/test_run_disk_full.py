@@ -18,6 +18,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from paddle_versions import our_lines
 from small_disk import on_small_disk
 
 HERE = Path(__file__).parent
@@ -41,7 +42,7 @@ def _on_small_disk(tmp_path: Path, fill_at: int, every: int, steps: int) -> tupl
 
 def _said_once(err: str, words: str) -> int:
     """The one line said; the step it says the log stopped at."""
-    ours = [line for line in err.splitlines() if line.startswith("paddleviz_widget:")]
+    ours = our_lines(err)
     assert len(ours) == 1, err[-3000:]
     assert words in ours[0] and "the training goes on, not logged" in ours[0], ours
     assert "Traceback" not in err and "Errno" not in ours[0], err[-3000:]
