@@ -25,6 +25,14 @@ class PartlyFrozen(paddle.nn.Layer):
         return self.head(self.a(x))
 
 
+def _traced(model: paddle.nn.Layer, x: paddle.Tensor | None = None) -> paddle.Tensor:
+    """One forward and backward of ``model`` under trace(model, stats=True): its output."""
+    with trace(model, stats=True):
+        y = model(paddle.randn([2, 4]) if x is None else x)
+        y.sum().backward()
+    return y
+
+
 def _numel(layer: paddle.nn.Layer) -> tuple[int, int]:
     """(elements, trainable elements) of a layer's parameters, its sublayers' included."""
     sizes = [(math.prod(p.shape), not p.stop_gradient) for p in layer.parameters()]
@@ -35,9 +43,7 @@ def _numel(layer: paddle.nn.Layer) -> tuple[int, int]:
 def test_a_frozen_weight_counts_in_its_layer_and_the_totals():
     paddle.seed(0)
     model = PartlyFrozen()
-    with trace(model, stats=True):
-        y = model(paddle.randn([2, 4]))
-        y.sum().backward()
+    y = _traced(model)
     every, trainable = _numel(model)
 
     whole = summary(y, model=model)  # the model's own counts: every parameter
@@ -70,9 +76,7 @@ class UnusedBranch(paddle.nn.Layer):
 def test_an_unused_branch_counts_in_the_model_though_its_layers_have_no_rows():
     paddle.seed(0)
     model = UnusedBranch()
-    with trace(model, stats=True):
-        y = model(paddle.randn([2, 4]))
-        y.sum().backward()
+    y = _traced(model)
     every, trainable = _numel(model)
     table = GraphWidget(y).summary()
     rows = {r.name: r for r in table.rows}
@@ -101,9 +105,7 @@ def test_a_document_without_shapes_says_what_its_counts_leave_out():
     # A document written before the shapes were: its frozen weight is named but not sized.
     paddle.seed(0)
     model = PartlyFrozen()
-    with trace(model, stats=True):
-        y = model(paddle.randn([2, 4]))
-        y.sum().backward()
+    y = _traced(model)
     doc = GraphWidget(y).graph
     for entry in doc["meta"]["unreached_params"]:
         del entry["shape"]
@@ -130,9 +132,7 @@ def test_parameters_recompute_hides_count_in_the_layer_it_recomputes():
     model = Recomputed()
     x = paddle.randn([2, 4])
     x.stop_gradient = False
-    with trace(model, stats=True):
-        y = model(x)
-        y.sum().backward()
+    y = _traced(model, x)
     table = GraphWidget(y).summary()
     rows = {r.name: r for r in table.rows}
     assert (rows["inner"].params, rows["inner"].trainable) == _numel(model.inner)
