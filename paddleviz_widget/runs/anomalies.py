@@ -17,7 +17,8 @@ run log's run.json):
   ``vanishing_fraction`` times the step's largest layer norm (a gradual fall over many layers,
   as through a deep stack of saturated sigmoids, each layer ~x0.25 of the next: no neighbour
   rule sees it), once ``spike_warmup`` steps were seen; reported when it starts, like a
-  spike. A layer spiking at that step is neither a neighbour nor the largest.
+  spike. A layer spiking at that step is neither a neighbour nor the largest. The rule, and
+  its words for the model's last layer (an exploding reading too): vanishing_rule.py.
 
 Steps with a NaN/Inf are left out of the medians and the spike and vanishing rules. A layer
 going to exactly 0 for good: went_zero.py.
@@ -54,6 +55,7 @@ import numpy as np
 from .anomaly import Anomaly, names_shown, nonfinite_anomaly, skipped_anomaly
 from .grad_kernel import kernel
 from .params import ParamInfo
+from .vanishing_rule import find_vanishing
 
 DEFAULT_THRESHOLDS: dict[str, float] = {
     "spike_factor": 10.0,
@@ -64,7 +66,6 @@ DEFAULT_THRESHOLDS: dict[str, float] = {
     "vanishing_fraction": 1e-7,
 }
 MIN_ACTIVE = 5  # non-idle steps in the window a layer's median needs (module docstring)
-RELEASE = 100.0  # a vanishing layer is reported again once back over RELEASE x its limit
 SORT_EVERY = 10  # steps between sorts of a full window's columns (the medians' lower bound)
 QUICK_UP_TO = 128  # parameters at most for the compiled settling of a clean step
 _F64 = np.dtype(np.float64)
@@ -344,44 +345,10 @@ class AnomalyFinder:
         return found
 
     def _vanishings(self, step: int, norms: np.ndarray) -> list[Anomaly]:
-        present = np.flatnonzero(~np.isnan(norms))
-        now = np.zeros(len(norms), bool)
-        if len(present) < 2:
-            self._vanishing = self._none_vanishing
-            return []
-        values = norms[present]
-        before = np.concatenate([[np.inf], values[:-1]])  # each layer's neighbours with a
-        after = np.concatenate([values[1:], [np.inf]])  # gradient, in the model's order
-        reference = np.minimum(before, after)
-        ratio, fraction = self.t["vanishing_ratio"], self.t["vanishing_fraction"]
-        # A layer spiking now is no reference: the layers beside one that exploded did not
-        # vanish, nor all the others under it as the largest (never more found than without)
-        spiking = self._spiking[:-1][present]
-        beside = np.concatenate([[False], spiking[:-1]]) | np.concatenate([spiking[1:], [False]])
-        sharp = (reference > 0) & (values < ratio * reference) & ~beside
-        top = int(np.argmax(np.where(spiking, -np.inf, values)))
-        deep = values < fraction * values[top]  # a gradual fall over many layers
-        limits = np.maximum(np.where(reference > 0, ratio * reference, 0), fraction * values[top])
-        under = (values > 0) & (sharp | deep)  # 0: idle
-        was = self._vanishing[present]
-        # reported once, then held until back over RELEASE x its limit: a norm hovering
-        # at the limit (a deep sigmoid stack's middle layers) is one finding, not one a step
-        now[present] = under | (was & (values > 0) & (values < RELEASE * limits))
-        found = []
-        for k in np.flatnonzero(under & ~was):
-            j, ref = present[k], float(reference[k])
-            layer = self.layers[j]
-            if sharp[k]:
-                limit, why = ratio * ref, f"under {ratio:g}x its neighbours' ({ref:.3g})"
-            else:
-                big = self.layers[present[top]] or "(model)"
-                limit = fraction * float(values[top])
-                why = f"under {fraction:g}x the largest layer norm ({big}: {values[top]:.3g})"
-            found.append(Anomaly(
-                step, "vanishing", layer, self._params_of(j), float(norms[j]), limit,
-                f"step {step}: vanishing gradient in layer {layer or '(model)'}: norm "
-                f"{norms[j]:.3g}, {why}; parameters {names_shown(self._params_of(j))}",
-            ))  # fmt: skip
+        now, found = find_vanishing(
+            step, norms, self.layers, self._spiking, self._vanishing,
+            self.t["vanishing_ratio"], self.t["vanishing_fraction"], self._params_of,
+        )  # fmt: skip
         self._vanishing = now if now.any() else self._none_vanishing
         return found
 
