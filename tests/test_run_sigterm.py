@@ -16,6 +16,7 @@ import signal
 import subprocess
 import sys
 import textwrap
+import time
 
 from paddleviz_widget import open_run
 
@@ -139,3 +140,79 @@ def test_after_the_block_sigterm_is_paddles_again_and_the_log_stays_finished(tmp
     assert "after True" in out
     assert "Termination signal" in out
     assert meta["status"] == "finished" and "error" not in meta, meta
+
+
+def test_a_main_thread_held_in_a_c_call_still_dies_at_once(tmp_path):
+    # A hung collective: the main thread inside one C call that does not return (here
+    # libc's sleep, SIGTERM blocked in that thread so another takes it). Our Python handler
+    # cannot run there; before it, Paddle's handler killed the process at once, and it still
+    # dies within the watchdog's grace, run.json said.
+    run_dir, script = tmp_path / "run", tmp_path / "train.py"
+    script.write_text(_HELD)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    proc = subprocess.Popen([sys.executable, str(script), str(run_dir)], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=env)  # fmt: skip
+    try:
+        assert proc.stdout is not None and proc.stdout.readline().startswith("held")
+        time.sleep(0.5)  # inside the C call
+        sent = time.monotonic()
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=120)
+        took = time.monotonic() - sent
+    finally:
+        proc.kill()
+    assert proc.returncode == -signal.SIGTERM, err[-2000:]
+    assert took < 20, f"the process outlived SIGTERM by {took:.1f} s (its C call: 60 s)"
+    meta = json.loads((run_dir / "run.json").read_text())
+    assert meta["status"] == "stopped" and meta["error"].startswith("SIGTERM"), meta
+    assert "Termination signal" in out  # Paddle's handler, as before
+
+
+_HELD = """
+import ctypes, signal, sys
+import paddle
+from paddleviz_widget import trace
+model = paddle.nn.Linear(4, 2)
+with trace(model, stats=True, run_dir=sys.argv[1]):
+    for i in range(3):
+        model(paddle.randn([3, 4])).sum().backward()
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})
+    print("held", flush=True)
+    ctypes.CDLL(None).sleep(60)
+"""
+
+
+def test_a_forked_childs_sigterm_leaves_the_parent_training(tmp_path):
+    # A child forked inside the block (a DataLoader worker, an evaluation) is ended by
+    # SIGTERM: the parent trains on and finishes; the child dies by the signal.
+    run_dir, script = tmp_path / "run", tmp_path / "train.py"
+    script.write_text(_FORKED)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    done = subprocess.run([sys.executable, str(script), str(run_dir)], capture_output=True,
+                          text=True, env=env, timeout=300)  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert f"child {-signal.SIGTERM}" in done.stdout
+    meta = json.loads((run_dir / "run.json").read_text())
+    assert meta["status"] == "finished" and "error" not in meta, meta
+    assert _steps(tmp_path) == 40
+
+
+_FORKED = """
+import os, signal, sys, time
+import paddle
+from paddleviz_widget import trace
+model = paddle.nn.Linear(4, 2)
+with trace(model, stats=True, run_dir=sys.argv[1]):
+    for i in range(40):
+        model(paddle.randn([3, 4])).sum().backward()
+        if i == 2:
+            child = os.fork()
+            if child == 0:
+                time.sleep(60)
+                os._exit(0)
+            time.sleep(0.3)
+            os.kill(child, signal.SIGTERM)
+            _, status = os.waitpid(child, 0)
+            print("child", -os.WTERMSIG(status) if os.WIFSIGNALED(status) else status, flush=True)
+        time.sleep(0.05)  # past the watchdog's grace
+"""
