@@ -40,7 +40,7 @@ def test_a_traced_backward_runs_where_no_temporary_directory_can_be_made(tmp_pat
     assert said["same_grads"]
     usual = _run()
     # the graph's sources and notice as with a temporary directory
-    keys = ("same_grads", "sources", "notice")  # (its text names its own run's paths)
+    keys = ("same_grads", "sources", "notice")  # (the whole text: test_tmpdir_full.py)
     assert [said[k] for k in keys] == [usual[k] for k in keys]
     if HAS_DUMP:  # 3.3: every edge from the log (older Paddle: its notice says GLOG_v=6)
         assert said["sources"] == "l" * len(said["sources"]), said
