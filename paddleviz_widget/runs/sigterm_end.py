@@ -83,6 +83,7 @@ def on_sigterm(terminated: Callable[[], None], resumed: Callable[[], None]) -> C
             raw()  # Paddle's C++ handler (or Python's own for a Python one), as it was
 
     claimed = threading.Lock()  # the handler's or the watchdog's: run.json written once
+    written = threading.Event()  # ... and done: the other waits for it before dying
 
     def handler(signum: int, frame: Any) -> None:
         if os.getpid() != pid:  # a fork's child that kept it: the log is the parent's
@@ -92,12 +93,16 @@ def on_sigterm(terminated: Callable[[], None], resumed: Callable[[], None]) -> C
         if claimed.acquire(blocking=False):
             with contextlib.suppress(Exception):  # (run.json's words never stop the signal)
                 terminated()
+            written.set()
             if callable(previous):
                 claimed.release()  # (a later SIGTERM is said again)
+                written.clear()
                 previous(signum, frame)  # the user's handler, as before; raising goes on up
                 with contextlib.suppress(Exception):
                     resumed()
                 return
+        else:  # the watchdog is writing it: not cut off by dying first
+            written.wait(2)
         put_back()
         os.kill(os.getpid(), signum)  # dies here (default or Paddle's handler)
 
@@ -106,6 +111,7 @@ def on_sigterm(terminated: Callable[[], None], resumed: Callable[[], None]) -> C
         if claimed.acquire(blocking=False):
             with contextlib.suppress(Exception):
                 terminated()
+            written.set()
             assert raw is not None
             raw()  # (signal.signal is the main thread's only: sigaction is any thread's)
             os.kill(os.getpid(), signal.SIGTERM)
