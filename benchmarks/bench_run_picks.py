@@ -101,6 +101,19 @@ def metrics(cdp: object) -> dict[str, float]:
     return {k: got[k] for k in keys}
 
 
+def sorted_and_scrolled(page: object, root: object) -> tuple[dict[str, object], object]:
+    """The Parameters table sorted by norm and scrolled down (what the picks must keep): its
+    view then, and a CDP session counting the main thread's work from here
+    (bench_run_picks_page.py's saved pages too)."""
+    root.get_by_test_id("pvw-run-summary").locator("th", has_text="norm").click()  # type: ignore[attr-defined]
+    root.locator(".pvw-run-table-wrap").evaluate("(w) => { w.scrollTop = 4000; }")  # type: ignore[attr-defined]
+    page.wait_for_timeout(500)  # type: ignore[attr-defined]
+    before = page.evaluate(VIEW_JS)  # type: ignore[attr-defined]
+    cdp = page.context.new_cdp_session(page)  # type: ignore[attr-defined]
+    cdp.send("Performance.enable")
+    return before, cdp
+
+
 def med(values: list[float]) -> float:
     return statistics.median(values)
 
@@ -133,13 +146,7 @@ def main() -> None:
             )
             page.evaluate(OPENED_JS)
             root = page.locator("[data-testid=pvw-run-root]").last
-            norm = root.get_by_test_id("pvw-run-summary").locator("th", has_text="norm")
-            norm.click()
-            root.locator(".pvw-run-table-wrap").evaluate("(w) => { w.scrollTop = 4000; }")
-            page.wait_for_timeout(500)
-            before = page.evaluate(VIEW_JS)
-            cdp = page.context.new_cdp_session(page)
-            cdp.send("Performance.enable")
+            before, cdp = sorted_and_scrolled(page, root)
             m0 = metrics(cdp)
             picks = [page.evaluate(PICK_JS) for _ in range(args.picks)]
             m1 = metrics(cdp)

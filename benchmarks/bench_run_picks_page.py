@@ -24,7 +24,7 @@ from pathlib import Path
 
 import common
 from bench_rank_lab import FRAME_JS
-from bench_run_picks import VIEW_JS, metrics
+from bench_run_picks import VIEW_JS, metrics, sorted_and_scrolled
 from bench_widget import ARGS, CHROMIUM
 
 sys.path.insert(0, str(common.ROOT / "tests"))
@@ -69,12 +69,7 @@ def one_round(browser: object, page_file: Path, picks: int) -> dict[str, object]
         "() => document.querySelector('[data-testid=pvw-run-root]')?.dataset.detail === 'params'",
         timeout=300_000,
     )
-    root.get_by_test_id("pvw-run-summary").locator("th", has_text="norm").click()
-    root.locator(".pvw-run-table-wrap").evaluate("(w) => { w.scrollTop = 4000; }")
-    tab.wait_for_timeout(500)
-    before = tab.evaluate(VIEW_JS)
-    cdp = tab.context.new_cdp_session(tab)
-    cdp.send("Performance.enable")
+    before, cdp = sorted_and_scrolled(tab, root)
     m0 = metrics(cdp)
     ms = [tab.evaluate(PICK_JS) for _ in range(picks)]
     m1 = metrics(cdp)

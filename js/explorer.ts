@@ -21,7 +21,7 @@ import { answerKernel, answerUndone, graphBytes, loadGraph, type ReadGraph, tell
 import { createFirstViews } from "./first_views";
 import { createFoldControl } from "./fold_control";
 import { highlights, newSearch, type SearchState } from "./view/highlights";
-import { visibleElementId } from "./view/search";
+import { enterMatch, visibleElementId } from "./view/search";
 import { createPointer } from "./pointer";
 import { buildVisibleGraph, truncateVisible, type VisibleGraph } from "./view/visible";
 import { h } from "./ui/dom";
@@ -123,9 +123,9 @@ export function createExplorer(model: AnyModel<WidgetModel>, el: HTMLElement): (
       folds.focusMatch(); // centres the first match, unfolding a run that hides it
     },
     (delta) => {
-      const n = search.matches.length;
-      if (n === 0) return;
-      search.current = (search.current + delta + n) % n;
+      const pick = enterMatch(index, search, model.get("selected") ?? "", delta); // moves current
+      if (pick === null) return;
+      select(pick); // as a click on the match: the inspector shows it
       decorate();
       folds.focusMatch();
     },

@@ -129,6 +129,10 @@ export function createGraphvizView(container: HTMLElement, handlers: PointerHand
   let placing: Placing | null = null;
   let autoFit = true; // refit after redraws until the user pans or zooms
   let opened: Opening | null = null; // a first view kept on resize until the view is moved
+  // The element last centred on (a search match, a jump), kept centred on resize until the
+  // view is moved: the inspector a selection opens narrows the graph area a moment later,
+  // which left the match half the inspector's width off centre.
+  let centred: string | null = null;
   const hint = createViewHint(); // "Showing part of the graph", over the drawing
   container.appendChild(hint.el);
   let lastClasses: ReadonlyMap<string, ReadonlySet<string>> = new Map();
@@ -166,6 +170,7 @@ export function createGraphvizView(container: HTMLElement, handlers: PointerHand
       behavior.on("start.pvw", (event: { sourceEvent: Event | null }) => {
         if (event.sourceEvent) autoFit = false;
         if (event.sourceEvent) opened = null;
+        if (event.sourceEvent) centred = null;
       });
       behavior.on("zoom.pvw", (event: { transform: View }) => showHint(event.transform));
     }
@@ -229,6 +234,7 @@ export function createGraphvizView(container: HTMLElement, handlers: PointerHand
     afterRender();
     const now = svg();
     opened = options.opening ?? null; // later redraws keep their anchoring
+    centred = null;
     if (opened) openView();
     else if (autoFit) view.fit(animate);
     else if (now && picked) apply(keepView(now, picked), animate);
@@ -311,6 +317,7 @@ export function createGraphvizView(container: HTMLElement, handlers: PointerHand
       apply(fitView(root, drawnBox), animate && drawing?.kind !== "plain");
       autoFit = true;
       opened = null;
+      centred = null;
     },
     zoomBy(factor: number): void {
       const root = svg();
@@ -318,6 +325,7 @@ export function createGraphvizView(container: HTMLElement, handlers: PointerHand
       if (root && behavior) behavior.scaleBy(select(root).transition().duration(200) as never, factor);
       autoFit = false;
       opened = null;
+      centred = null;
     },
     centerOn(elementId: string): void {
       const root = svg();
@@ -325,6 +333,7 @@ export function createGraphvizView(container: HTMLElement, handlers: PointerHand
       apply(centreView(root, elementId), true);
       autoFit = false;
       opened = null;
+      centred = elementId;
     },
     setClasses(classes): void {
       lastClasses = classes;
@@ -347,6 +356,7 @@ export function createGraphvizView(container: HTMLElement, handlers: PointerHand
       drawing?.resize(width, height);
       if (svg() && autoFit) view.fit(false);
       else if (svg() && opened) openView();
+      else if (svg() && centred) apply(centreView(svg() as SVGSVGElement, centred), false);
       showHint(); // the viewport changed under the same zoom
     },
     svg,

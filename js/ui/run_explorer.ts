@@ -17,6 +17,7 @@ import { createRankPanel } from "./run_ranks";
 import { kindLabel, type RankFinding } from "../view/run_ranks";
 import { createProblemPicker } from "./run_problems";
 import { onRunKeys } from "./run_keyboard";
+import { redrawOnResize } from "./pixel_ratio";
 import { autoRefresher } from "./run_timer";
 import {
   fullWindow,
@@ -380,15 +381,14 @@ export function createRunExplorer(model: AnyModel<RunModel>, el: HTMLElement, so
     ["change:rank", () => ranks.update()],
   ];
   for (const [event, fn] of listeners) model.on(event, fn);
-  const resizer = new ResizeObserver(() => drawCharts());
-  resizer.observe(heat.el);
+  const stopRedraws = redrawOnResize(heat.el, drawCharts); // and on a devicePixelRatio change
   onHeight();
   onData();
   onStep();
 
   return () => {
     autoRefresh(false);
-    resizer.disconnect();
+    stopRedraws();
     for (const [event, fn] of listeners) model.off(event, fn);
     graph.destroy();
     source.destroy();

@@ -1,5 +1,6 @@
-// The search box: typing highlights matches and centres the first; Enter cycles through them
-// (Shift+Enter backwards), Escape clears.
+// The search box: typing highlights matches and centres the first; Enter selects the current
+// match (as a click on it), then goes on to the next one and selects it; Shift+Enter steps
+// back to the previous one and selects it; Escape clears.
 import { h } from "./dom";
 
 export interface SearchBox {
@@ -8,7 +9,7 @@ export interface SearchBox {
   showCount(current: number, total: number): void;
 }
 
-export function createSearchBox(onQuery: (text: string) => void, onStep: (delta: number) => void): SearchBox {
+export function createSearchBox(onQuery: (text: string) => void, onStep: (delta: 1 | -1) => void): SearchBox {
   const input = h("input", {
     className: "pvw-search-input",
     testid: "pvw-search",

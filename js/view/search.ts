@@ -3,7 +3,7 @@
 import { clusterElementId, elementId } from "./dot";
 import { shortOpName } from "./format";
 import { forwardOpName } from "./forward";
-import type { GraphIndex } from "./graph_index";
+import { type GraphIndex, parseInstanceId } from "./graph_index";
 import { repeatsOf } from "./repeats";
 import type { VisibleGraph } from "./visible";
 
@@ -92,4 +92,30 @@ export function visibleElementId(vg: VisibleGraph, id: string): string | null {
   if (vg.nodeById.has(id) || vg.edgeById.has(id)) return elementId(id);
   if (vg.clusterById.has(id)) return clusterElementId(id);
   return null;
+}
+
+/** What a click on `stop`'s element selects: a layer drawn closed or open (a cluster), or a
+ * block of a folded run, is its layer; a node or an edge is itself. */
+export function matchSelection(index: GraphIndex, stop: SearchStop): string {
+  return stop.member ?? parseInstanceId(index, stop.element)?.group ?? stop.element;
+}
+
+/** Enter (`delta` 1) in the search box: the current match selected, as a click on it would;
+ * once it is, the next match, selected. Shift+Enter (-1): the previous match, selected (it
+ * stepped back, and still does). Sets `search.current`; returns the id to select, or null: no
+ * match. (Enter only stepped, so a keyboard user could reach a match but not select it: the
+ * inspector never showed it.) */
+export function enterMatch(
+  index: GraphIndex,
+  search: { matches: SearchStop[]; current: number },
+  selected: string,
+  delta: 1 | -1,
+): string | null {
+  const n = search.matches.length;
+  if (n === 0) return null;
+  const here = Math.min(Math.max(search.current, 0), n - 1);
+  const stay = delta === 1 && matchSelection(index, search.matches[here]) !== selected;
+  const at = stay ? here : (here + delta + n) % n;
+  search.current = at;
+  return matchSelection(index, search.matches[at]);
 }

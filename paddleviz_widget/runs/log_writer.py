@@ -30,6 +30,8 @@ from .errors import RunLogError
 from .meta_spare import drop_spare, make_spare, write_spare
 from .params import ParamInfo
 from .run_dir_taken import taken
+from .sigterm_end import WORDS as SIGTERM_WORDS
+from .sigterm_end import on_sigterm
 from .tail_line import TailLines
 
 
@@ -111,6 +113,9 @@ class RunLogWriter:
         except OSError as exc:  # (a full disk) refused as a run dir that cannot be made is
             unclaim(self.path)
             raise RunLogError(cannot_start(self.path, exc)) from None
+        self._terminated = False
+        # SIGTERM said in run.json (sigterm_end.py): Paddle's handler ended it "running"
+        self._sigterm_undo = on_sigterm(self._on_terminated, self._on_resumed)
 
     # -- per step ---------------------------------------------------------------------------
     def write_step(
@@ -192,9 +197,12 @@ class RunLogWriter:
         (self.path / fmt.TAIL).unlink(missing_ok=True)
         self.meta["status"] = status
         self.meta["ended"] = datetime.datetime.now(datetime.timezone.utc).isoformat()
+        if self._terminated and status == "stopped":  # the user's handler raised (sys.exit)
+            error = f"{SIGTERM_WORDS} ({error})" if error else SIGTERM_WORDS
         if error:
             self.meta["error"] = error
         self._write_meta()
+        self._sigterm_undo()
         drop_spare(self.path / fmt.META)
 
     def abandon(self, error: str) -> None:
@@ -204,7 +212,8 @@ class RunLogWriter:
         the training went on, and the tail's descriptor stayed open (with the blocks of a
         deleted run dir's tail) until the process ended."""
         tail, self._tail_file = self._tail_file, None
-        if tail is None:
+        if tail is None:  # (a close() that failed past its tail: our handler goes all the same)
+            self._sigterm_undo()
             return
         with contextlib.suppress(OSError):
             tail.close()
@@ -220,11 +229,32 @@ class RunLogWriter:
         self.meta["status"] = "stopped"
         self.meta["ended"] = datetime.datetime.now(datetime.timezone.utc).isoformat()
         self.meta["error"] = error
+        self._write_ending()
+        self._sigterm_undo()
+        drop_spare(self.path / fmt.META)
+
+    def _write_ending(self) -> None:
         try:
             self._write_meta()
         except OSError:  # a full disk: into the space kept for it (meta_spare.py)
             write_spare(self.path / fmt.META, self.meta)
-        drop_spare(self.path / fmt.META)
+
+    def _on_terminated(self) -> None:
+        """SIGTERM: run.json alone says the run stopped by it (sigterm_end.py), whatever
+        the step being recorded; the steps since the last part stay in the tail."""
+        self._terminated = True
+        self.meta["status"] = "stopped"
+        self.meta["ended"] = datetime.datetime.now(datetime.timezone.utc).isoformat()
+        self.meta["error"] = SIGTERM_WORDS
+        self._write_ending()
+
+    def _on_resumed(self) -> None:
+        """The user's own SIGTERM handler returned: the run goes on, "running" again."""
+        self._terminated = False
+        self.meta["status"] = "running"
+        for key in ("ended", "error"):
+            self.meta.pop(key, None)
+        self._write_meta()
 
     def let_go_in_child(self) -> None:
         """In a child of os.fork() (a DataLoader worker): the log is the parent's. Its copy
@@ -234,6 +264,7 @@ class RunLogWriter:
         tail, self._tail_file = self._tail_file, None
         if tail is not None:
             tail.close()
+            self._sigterm_undo()  # (the child's SIGTERM is its own, as before the fork)
 
     # -- files ------------------------------------------------------------------------------
     def note_unwatched(self, step: int, names: list[str], replaced: Sequence[str] = ()) -> None:

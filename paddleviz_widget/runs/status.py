@@ -35,7 +35,7 @@ def effective_status(meta: dict[str, Any]) -> str:
 def last_write(path: Path) -> float | None:
     """When the run last wrote a step (seconds since the epoch): the tail's modification time
     (appended every step, made anew after each part), else run.json's. A process gone without
-    closing its log (SIGTERM: Paddle's handler aborts, no atexit; a crash on another host)
+    closing its log (SIGKILL, out of memory; a crash on another host)
     stays "running" in run.json: this is how long it has been silent."""
     for name in (fmt.TAIL, fmt.META):
         try:

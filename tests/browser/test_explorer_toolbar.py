@@ -73,6 +73,7 @@ def test_search_highlights_and_centres(fresh: Explorer, graph: dict[str, Any]) -
     assert sorted(matches.evaluate_all("(els) => els.map((e) => e.id)")) == sorted(
         f"pvw-{i}" for i in expected
     )
+    box.press("Enter")  # the first selects the first match (test_enter_selects_...); then on
     seen = []
     for _ in range(len(expected)):
         current = fresh.page.locator(f"{GRAPH} svg .pvw-match-current")
@@ -86,6 +87,41 @@ def test_search_highlights_and_centres(fresh: Explorer, graph: dict[str, Any]) -
     assert sorted(seen) == sorted(f"pvw-{i}" for i in expected)
     assert fresh.page.get_by_test_id("pvw-search-count").inner_text() == f"1/{len(expected)}"
     fresh.page.get_by_test_id("pvw-fit").click()
+
+
+def test_enter_selects_the_search_match(fresh: Explorer, graph: dict[str, Any]) -> None:
+    """A keyboard user selects a match: Enter selects the current one, as a click on it does
+    (w.selected, the inspector), then the next one; Shift+Enter the previous one. Before,
+    Enter only stepped: the inspector never showed a match reached by keys."""
+    page = fresh.page
+    linear = [g for g in graph["groups"] if g["type"] == "Linear"]
+    names = {g["id"]: g["name"] for g in linear}
+    box = page.get_by_test_id("pvw-search")
+    box.fill("Linear")
+    count = page.get_by_test_id("pvw-search-count")
+    expect(count).to_have_text(f"1/{len(linear)}", timeout=5000)
+    current = page.locator(f"{GRAPH} svg .pvw-match-current")
+    box.press("Shift")  # a key press the front end may lose after load
+
+    def selected_is_current(position: int) -> str:
+        expect(count).to_have_text(f"{position}/{len(linear)}", timeout=5000)
+        dom_id = current.get_attribute("id") or ""
+        group = dom_id.removeprefix("pvw-").removesuffix("-cluster")  # every layer is open
+        assert group in names, dom_id
+        assert fresh.value_becomes("w.selected", group) == group  # as a click on the cluster
+        expect(page.get_by_test_id("pvw-inspector-title")).to_contain_text(names[group])
+        return group
+
+    box.press("Enter")
+    first = selected_is_current(1)
+    box.press("Enter")
+    second = selected_is_current(2)
+    assert second != first
+    box.press("Shift+Enter")
+    assert selected_is_current(1) == first
+    box.press("Escape")
+    expect(count).to_have_text("")
+    fresh.run("w.selected = ''")
 
 
 def test_search_finds_layers_by_type(fresh: Explorer, graph: dict[str, Any]) -> None:

@@ -1,4 +1,4 @@
-"""A run ended by SIGTERM (run.json still "running"), read on another host: the saved page's
+"""A run killed by SIGKILL (run.json still "running"), read on another host: the saved page's
 status line says how long the run has been silent, and past a while that its process may be
 gone (tests/test_run_silent.py makes the run; the words: js/view/run_status.test.ts)."""
 
@@ -14,7 +14,7 @@ from pathlib import Path
 
 from playwright.sync_api import Browser
 from run_page import TIMEOUT_MS, saved_run_page
-from test_run_silent import sigtermed_run
+from test_run_silent import killed_run
 
 
 def _status(browser: Browser, page_file: Path) -> str:
@@ -30,7 +30,7 @@ def _status(browser: Browser, page_file: Path) -> str:
 def test_the_saved_page_says_when_a_running_run_last_wrote_a_step(
     chromium_browser: Browser, tmp_path: Path
 ) -> None:
-    run_dir = sigtermed_run(tmp_path)
+    run_dir = killed_run(tmp_path)
     meta = json.loads((run_dir / "run.json").read_text())
     meta["host"] = "another-host"  # as read elsewhere: no pid to look for
     (run_dir / "run.json").write_text(json.dumps(meta))
