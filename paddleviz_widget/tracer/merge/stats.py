@@ -158,10 +158,12 @@ def _into_user_hooked(stats: BackwardStats, walk: WalkResult) -> set[tuple[int, 
 
 def skipped_notes(skipped: Collection[int], walk: WalkResult) -> list[str]:
     """Why the edges some GradNodes send have no statistics, a line per reason."""
-    pylayers = sum(1 for n in walk.nodes if n.ptr in skipped and is_pylayer(n.name))
+    # The skipped nodes' names looked up (a few hundred), not every node's tested (10k)
+    names = [n for n in map(walk.names.get, skipped) if n is not None]
+    pylayers = sum(1 for n in names if is_pylayer(n))
     # A program node is skipped only when its forward ran outside trace() (inside, the
     # program's receivers give its edges statistics): not a concat-like node.
-    programs = sum(1 for n in walk.nodes if n.ptr in skipped and is_program_node(n.name))
+    programs = sum(1 for n in names if is_program_node(n))
     notes = []
     if pylayers:
         notes.append(
