@@ -109,10 +109,12 @@ def param_infos_by_ptr(
         pairs += from_model
     infos: dict[int, ParamInfo] = {}
     dtypes: dict[Any, str] = {}  # a model has few dtypes and 10k+ parameters
+    kept = {} if ptrs is None else ptrs
     for name, tensor in pairs:
-        ptr = accumulation_ptr(tensor)
-        if ptrs is not None:
-            ptrs[id(tensor)] = ptr
+        # accumulation_ptr(tensor), written out (4k+ parameters a 10k-GradNode capture)
+        node = None if tensor.stop_gradient else grad_node_of(tensor)
+        ptr = None if node is None or node.name() != ACCUMULATION_NODE else int(node.node_ptr())
+        kept[id(tensor)] = ptr
         if ptr is None or ptr in infos:
             continue
         dtype = tensor.dtype
