@@ -24,8 +24,9 @@ from ..capture.scope_union import union_scopes
 from ..capture.session import RECENT_SESSIONS, SLOT_LOG_MAX_NODES, BackwardRecord, TraceSession
 from ..read.other_models import other_models_params
 from ..read.params import FROZEN_REASON, accumulation_ptr, param_infos_by_ptr, unreached_params
-from ..read.program import program_closed_notice, unread_program_nodes
+from ..read.program import maybe_program_node, program_closed_notice, unread_program_nodes
 from ..read.pylayer_info import PyLayerInfo, describe_pylayers, recompute_notice
+from ..read.replay_safety import is_pylayer
 from ..read.walk import ACCUMULATION_NODE, WalkResult, next_ptrs
 from .annotate import Annotations, EdgeNote, merge_layer
 from .hook_grads import hooks_layer
@@ -211,7 +212,10 @@ def collect_annotations(
         if record.stats is not None:
             asked = (record.targets or frozenset()) if record.copies else None
             merge_layer(ann, stats_layer(record.stats, walk, asked))
-    pylayers = _pylayers(walk, model, records)
+    # The graph's distinct GradNode names (a few dozen of ~10k nodes): PyLayer and program
+    # nodes looked for among them first, each of those scans of every node only if one is there
+    kinds = set(walk.names.values())
+    pylayers = _pylayers(walk, model, records) if any(map(is_pylayer, kinds)) else []
     if session is not None and session.history is not None:
         _add_steps(ann, session.history, records)
         if model is not None:
@@ -254,7 +258,11 @@ def collect_annotations(
     numbered = numbered_names_notice(walk.names.values())
     if numbered is not None:
         ann.notes.append(numbered)
-    closed = unread_program_nodes(walk.nodes, ann.programs)
+    closed = (
+        unread_program_nodes(walk.nodes, ann.programs)
+        if any(map(maybe_program_node, kinds))
+        else []
+    )
     if closed:
         ann.notes.append(program_closed_notice(closed[0].name, len(closed)))
     if ann.programs and model is not None:
