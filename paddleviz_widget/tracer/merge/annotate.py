@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from itertools import repeat
+from operator import countOf, itemgetter
 from typing import Any, NamedTuple, TypeVar
 
 from ...graph.model import (
@@ -21,6 +22,8 @@ from ...graph.model import (
 )
 from ..read.walk import WalkResult
 
+_GRAD = itemgetter(0)  # EdgeNote.grad
+_NONE_ID = id(None)  # (told by identity, in C: a GradInfo's == is its dataclass __eq__)
 K = TypeVar("K")
 V = TypeVar("V")
 
@@ -129,8 +132,13 @@ class Annotations:
         code of these notes, kept with each gradient they give (default: each note's own)."""
         if not self.edges:  # the first layer with edges (114k on big graphs): taken whole,
             self.edges.update(notes)  # then the notes whose code changes made again
-            if src is None:
-                changed = [k for k, n in notes.items() if n.grad is None and n.src is not None]
+            if src is None:  # (in C first: is any note without a gradient at all?)
+                bare = countOf(map(id, map(_GRAD, notes.values())), _NONE_ID)
+                changed = (
+                    [k for k, n in notes.items() if n.grad is None and n.src is not None]
+                    if bare
+                    else []
+                )
             else:
                 changed = [k for k, n in notes.items() if n.src != (src if n.grad else None)]
             for key in changed:

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from itertools import compress, repeat
-from operator import attrgetter
+from operator import attrgetter, itemgetter
 from types import SimpleNamespace
 from typing import Any, NamedTuple
 
@@ -48,6 +48,7 @@ _BARE = EdgeNote()
 _NO_STATS = SimpleNamespace(**dict.fromkeys(GradStats.FIELDS))  # an edge without statistics
 _NO_CODE = "."  # a node field's source code where it has none (codes are one letter)
 _stats_values = attrgetter(*GradStats.FIELDS)
+_ROOT = itemgetter(3)  # WalkedNode.root
 
 
 class _StatsRow(NamedTuple):
@@ -226,8 +227,10 @@ def _read(columns: dict[str, Any]) -> tuple[WalkResult, Annotations, dict[int, G
 
 
 def _node_fields(walk: WalkResult) -> tuple[Sequence[str], Sequence[int], list[int]]:
-    _, names, ptrs, roots, _ = zip(*walk.nodes) if walk.nodes else ((),) * 5
-    return names, ptrs, list(map(int, roots))
+    ptrs, names = walk.ptrs, walk.names  # (cached: collect_annotations made them)
+    # one name per pointer (a walk's pointers are distinct: document_of refuses others)
+    in_order = list(names.values()) if len(names) == len(ptrs) else [n.name for n in walk.nodes]
+    return in_order, ptrs, list(map(int, map(_ROOT, walk.nodes)))
 
 
 def _group_sites(value: list[Any], sites: list[CallSite]) -> dict[str, CallSite]:
