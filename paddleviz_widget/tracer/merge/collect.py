@@ -29,6 +29,7 @@ from ..read.pylayer_info import PyLayerInfo, describe_pylayers, recompute_notice
 from ..read.replay_safety import is_pylayer
 from ..read.walk import ACCUMULATION_NODE, WalkResult, next_ptrs
 from .annotate import Annotations, EdgeNote, merge_layer
+from .bare_notice import bare_notice
 from .hook_grads import hooks_layer
 from .numbered_names import numbered_names_notice
 from .param_groups import ensure_layer_group, param_groups_layer
@@ -44,11 +45,6 @@ from .trace_record import trace_record_layer
 NO_TRACE_NOTICE = (
     "Gradient shapes need Paddle's backward log: wrap forward and backward in "
     "`with paddleviz_widget.trace(model):`, or build the graph before calling backward()."
-)
-# Inside a trace() the advice is where to call backward, never to use trace().
-TRACED_BARE_NOTICE = (
-    "{n} edge(s) have no gradient shape: no backward() of this graph ran inside its trace()'s "
-    "`with` block, or it ran after the graph was freed; build the graph before backward()."
 )
 _GRAD, _TARGET = itemgetter(0), itemgetter(1)  # EdgeNote.grad, WalkedEdge.target
 
@@ -273,7 +269,7 @@ def collect_annotations(
         if notice is None and unnamed:
             notice = UNNAMED_LEAVES_NOTICE.format(n=unnamed)
         if notice is None and session is not None:
-            notice = TRACED_BARE_NOTICE.format(n=_bare(ann, graph))
+            notice = bare_notice(_bare(ann, graph), ann, walk, logged=logged)
         ann.notice = notice or NO_TRACE_NOTICE
     return ann
 
