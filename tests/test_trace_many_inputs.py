@@ -37,8 +37,8 @@ MODEL = textwrap.dedent(
 
 
 # Paddle 3.3's account of add_n (its VLOG 6 dump, cut at glog's limit) is these tests' subject.
-# On 3.0 (and 2.6) add_n's edges get no shape from the log at all, and the graph's notice then
-# names the wrong cause (a backward outside trace()): left, see RESULTS round 25.
+# On 3.0 (and 2.6) add_n's edges get no shape from the log at all, and the notice says so
+# (test_add_n_notice.py).
 pytestmark = requires_paddle_33
 
 
