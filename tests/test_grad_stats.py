@@ -209,9 +209,10 @@ def test_a_gradient_paddle_later_adds_into_is_read_as_it_was_sent():
 )
 def test_small_gradients_copied_from_their_address_equal_the_numpy_copies(monkeypatch):
     """Small dense contiguous CPU float32 gradients are copied from ``data_ptr()`` in the hook
-    (SmallGrads.add_at); every edge's statistics equal, bit for bit, those of the ``numpy()``
-    copies the hook took before (the fast path turned off), with a transposed gradient (not
-    contiguous: still ``numpy()``) and a row slice (contiguous, at an offset) among them."""
+    (stats_hook.py, into small_grads' lanes); every edge's statistics equal, bit for bit, those
+    of the ``numpy()`` copies the hook took before (the fast path turned off), with a
+    transposed gradient (not contiguous: still ``numpy()``) and a row slice (contiguous, at an
+    offset) among them."""
     from paddleviz_widget.tracer.capture import grad_stats, small_grads
 
     def run() -> dict[tuple[str, int], Any]:
@@ -226,9 +227,9 @@ def test_small_gradients_copied_from_their_address_equal_the_numpy_copies(monkey
         return {(nodes[p].name(), i): s for (p, i), s in stats.edges.items()}
 
     copied: list[int] = []
-    add_at = small_grads.SmallGrads.add_at
-    monkeypatch.setattr(small_grads.SmallGrads, "add_at",
-                        lambda self, *a: copied.append(a[2]) or add_at(self, *a))  # fmt: skip
+    memmove = small_grads._memmove
+    monkeypatch.setattr(small_grads, "_memmove",
+                        lambda *a: copied.append(a[2]) or memmove(*a))  # fmt: skip
     fast = run()
     assert len(copied) >= 6  # the fast path was taken
     monkeypatch.setattr(grad_stats, "LIMIT", 0)  # every gradient through numpy() again

@@ -6,7 +6,8 @@ where ``Tensor.numpy()`` copies one in ~2 us. The copies are reduced per segment
 (``np.*.reduceat``, sums in float64), into the rows cpu_reduce would give: [norm, max_abs, abs_sum,
 zeros, nan, non-finite] over the finite elements. The copy is taken before the hook returns
 (the backward may add into a gradient's memory afterwards). A dense contiguous float32 one is
-copied from its address by one memmove (``add_at``), not through ``numpy()``: inside Paddle's
+copied from its address by one memmove into its lane (``_memmove``, by the hook itself:
+stats_hook.py), not through ``numpy()``: inside Paddle's
 backward a NumPy array costs ~10 us of cold calls, the memmove ~1-3 us; the values kept, and
 so the statistics, are the same.
 """
@@ -25,7 +26,7 @@ from .cpu_reduce import TINY
 LIMIT = 1 << 12
 
 
-_memmove = ctypes.memmove
+_memmove = ctypes.memmove  # read by stats_hook.hook_maker when a backward's hooks are made
 
 
 class _Lane:
@@ -35,7 +36,7 @@ class _Lane:
     A lane's first block grows by doubling up to ``per`` rows (a size seen once costs one
     row of memory), then blocks of ``per`` rows follow."""
 
-    __slots__ = ("n", "per", "rows", "full", "chunk", "base", "used")
+    __slots__ = ("n", "per", "rows", "full", "chunk", "base", "used", "cap")
 
     def __init__(self, n: int) -> None:
         self.n = n
@@ -45,15 +46,17 @@ class _Lane:
         self.chunk = np.empty(n, np.float32)  # the block being filled
         self.base = self.chunk.ctypes.data
         self.used = 0  # its rows
+        self.cap = 1  # rows ``chunk`` holds: while used < cap, the next goes at used * n
 
     def room(self, row: int) -> int:
         """Where in ``chunk`` (elements) the next gradient goes."""
         if self.used == self.per:
             self.full.append(self.chunk)
             self.chunk = np.empty(self.per * self.n, np.float32)
-            self.base, self.used = self.chunk.ctypes.data, 0
-        elif self.used * self.n == self.chunk.size:  # the first block, grown
-            grown = np.empty(min(2 * self.used, self.per) * self.n, np.float32)
+            self.base, self.used, self.cap = self.chunk.ctypes.data, 0, self.per
+        elif self.used == self.cap:  # the first block, grown
+            self.cap = min(2 * self.used, self.per)
+            grown = np.empty(self.cap * self.n, np.float32)
             grown[: self.chunk.size] = self.chunk
             self.chunk, self.base = grown, grown.ctypes.data
         at = self.used * self.n
@@ -95,17 +98,6 @@ class SmallGrads:
         at = lane.room(row)
         lane.chunk[at : at + flat.size] = flat
 
-    def add_at(self, row: int, address: int, n: int) -> None:
-        """Copy the ``n`` float32 values at ``address`` (a dense contiguous CPU gradient the
-        caller holds, ``data_ptr()``) for statistics row ``row``: the same values ``add``
-        would keep, in one memmove instead of a NumPy array and a copy (~10 us a gradient
-        inside Paddle's backward, where every NumPy call runs cold)."""
-        lane = self._lanes.get(n)
-        if lane is None:
-            lane = self._lanes[n] = _Lane(n)
-        at = lane.room(row)
-        _memmove(lane.base + 4 * at, address, 4 * n)
-
     def fill(self, out: np.ndarray) -> None:
         """Write each gradient's six raw statistics into its row of ``out``."""
         # A model sends many gradients of a few sizes: those of one size (GROUP_MIN or more)
@@ -125,7 +117,7 @@ class SmallGrads:
         if rest:  # sizes seen a few times: laid end to end, reduced by segment
             sizes = np.asarray([v.size for v in views], np.int64)
             out[rest, :6] = _segment_rows(np.concatenate(views), sizes)
-        self._lanes = {}
+        self._lanes.clear()  # (the statistics hooks hold this dict)
 
 
 GROUP_MIN = 8  # gradients of one size stacked into blocks (fewer: reduced by segment)

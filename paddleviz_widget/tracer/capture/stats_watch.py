@@ -117,7 +117,7 @@ def run_with_stats(
         with vlog_silenced():
             raw = capture.collect()
         stats = backward_stats(
-            capture.runs, raw, capture.skipped, capture.output_rows, senders, user_hooked
+            capture.log, raw, capture.skipped, capture.output_rows, senders, user_hooked
         )
         stats.grads, stats.received = capture.grads, capture.received
         return result, stats
