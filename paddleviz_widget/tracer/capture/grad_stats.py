@@ -22,7 +22,7 @@ backward. Their edges get no statistics, and the graph says so.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from math import prod
@@ -122,7 +122,7 @@ class StatsCapture:
 
     def arm(
         self, nodes: Iterable[Any], receivers: Callable[[int], list[Any] | None] | None = None,
-        senders: dict[int, list[tuple[int, int]]] | None = None,
+        senders: Mapping[int, list[tuple[int, int]]] | None = None,
         received: frozenset[int] = frozenset(), walked: Sequence[WalkedNode] | None = None,
     ) -> None:  # fmt: skip
         """``receivers``: for a program node, the tensors it sends to (ProgramRuns.receivers);
@@ -148,13 +148,13 @@ class StatsCapture:
                 edges = len(node.next_functions) if edges < 0 else edges
                 handles.append(node._register_post_hook(hook_for(ptr, edges)))
             elif kind == _PROGRAM:
-                self._arm_program(node, ptr, receivers, senders or {})
+                self._arm_program(node, ptr, receivers, {} if senders is None else senders)
             elif kind == _SKIPPED:
                 self.skipped.add(ptr)
 
     def _arm_program(
         self, node: Any, ptr: int, receivers: Callable[[int], list[Any] | None] | None,
-        senders: dict[int, list[tuple[int, int]]],
+        senders: Mapping[int, list[tuple[int, int]]],
     ) -> None:  # fmt: skip
         tensors = receivers(ptr) if receivers is not None else None
         targets = node.next_functions

@@ -133,7 +133,7 @@ def backward_stats(
             out.past_range[key] = float(raw[k][MAX_ABS])
     out.edges = edges
     if any(bad):
-        _first_nonfinite(out, log, keys, bad, senders or {})
+        _first_nonfinite(out, log, keys, bad, {} if senders is None else senders)
     return out
 
 
