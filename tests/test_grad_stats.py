@@ -278,3 +278,46 @@ def test_the_tensor_op_reduction_scales_a_tiny_gradient_back_by_its_own_divisor(
     norm, top, _ = sizes.numpy()
     assert norm == pytest.approx(_expected(g)["norm"], rel=1e-5, abs=0)
     assert top == pytest.approx(1e-35, rel=1e-6, abs=0)
+
+
+@pytest.mark.skipif(
+    paddle.ones([1]).dtype is not paddle.float32,
+    reason=f"paddle {paddle.__version__}: dtypes are not singletons (no address path)",
+)
+def test_strided_small_gradients_gathered_after_the_backward_equal_the_numpy_copies(monkeypatch):
+    """A small dense gradient that is a strided view (a transpose's or permute's, as attention
+    sends: llama-10k ~500 a backward) has the memory it spans copied in the hook and its
+    values gathered in C order after the backward (SmallGrads.add_strided): every edge's
+    statistics equal, bit for bit, those of the path through ``numpy()`` (the address path
+    turned off), for 2-D and 4-D views with and without size-1 dimensions."""
+    from paddleviz_widget.tracer.capture import grad_stats, small_grads
+
+    def run() -> dict[tuple[str, int], Any]:
+        paddle.seed(5)
+        w = paddle.create_parameter([6, 5], "float32")
+        q = paddle.create_parameter([1, 2, 8, 4], "float32")
+        k = paddle.create_parameter([3, 2, 4, 5], "float32")
+        x = paddle.randn([4, 6])
+        h = paddle.matmul(x, w).transpose([1, 0]).tanh()
+        a = q.transpose([0, 2, 1, 3]).sin()  # (1, 8, 2, 4): attention's head split
+        b = (k * 1.5).transpose([3, 1, 0, 2]).cos()  # (5, 2, 3, 4)
+        loss = (h * h).sum() + (a * a).sum() + b.sum() + (a[:, :, :1] ** 3).sum()
+        stats, _, nodes = _backward_with_stats(loss)
+        return {(nodes[p].name(), i): s for (p, i), s in stats.edges.items()}
+
+    strided: list[bool] = []
+    add_strided = small_grads.SmallGrads.add_strided
+
+    def counted(self: Any, *args: Any) -> bool:
+        strided.append(add_strided(self, *args))
+        return strided[-1]
+
+    monkeypatch.setattr(small_grads.SmallGrads, "add_strided", counted)
+    fast = run()
+    assert strided.count(True) >= 3  # the strided path was taken
+    monkeypatch.setattr(grad_stats, "LIMIT", 0)
+    strided.clear()
+    slow = run()
+    assert not strided
+    assert fast == slow and len(fast) >= 10
+    assert all(s.norm > 0 for s in fast.values())

@@ -329,11 +329,12 @@ def _float_dtypes() -> tuple[Any, Any, Any, Any]:
 
 @cache
 def _addressable() -> bool:
-    """Tensor.data_ptr/is_contiguous/is_dense exist (Paddle 3.x); else gradients are copied
-    through numpy() (an AttributeError in a hook would stop the user's backward)."""
+    """Tensor.data_ptr/is_contiguous/is_dense/strides exist (Paddle 3.x); else gradients are
+    copied through numpy() (an AttributeError in a hook would stop the user's backward)."""
     import paddle
 
-    return all(hasattr(paddle.Tensor, n) for n in ("data_ptr", "is_contiguous", "is_dense"))
+    names = ("data_ptr", "is_contiguous", "is_dense", "strides")
+    return all(hasattr(paddle.Tensor, n) for n in names)
 
 
 def _floating(paddle: Any, t: Any) -> bool:

@@ -82,6 +82,11 @@ class _Lane:
 class SmallGrads:
     def __init__(self) -> None:
         self._lanes: dict[int, _Lane] = {}  # by size (elements)
+        # Strided gradients: the memory each spans, copied in the hook, end to end; and where
+        # each goes once gathered (add_strided)
+        self._side = np.empty(1 << 12, np.float32)
+        self._side_used = 0
+        self._strided: list[tuple[_Lane, int, int, int, tuple[int, ...], tuple[int, ...]]] = []
 
     def _lane(self, n: int) -> _Lane:
         lane = self._lanes.get(n)
@@ -98,8 +103,47 @@ class SmallGrads:
         at = lane.room(row)
         lane.chunk[at : at + flat.size] = flat
 
+    def add_strided(
+        self, row: int, address: int, shape: tuple[int, ...], strides: Any, n: int
+    ) -> bool:  # fmt: skip
+        """Keep the ``n`` float32 values of a dense CPU gradient that is a strided view (a
+        transpose's gradient: ~500 a llama-10k backward), for statistics row ``row``: the
+        memory it spans is copied now (one memmove, where ``numpy()`` costs ~20 us inside
+        Paddle's backward), its values gathered in C order, as ``numpy()`` gives them, into
+        the lane slot reserved now, after the backward. False (nothing kept) for a view
+        whose span is far larger than its values (or with a negative stride)."""
+        if any(s < 0 for s in strides):
+            return False
+        span = 1 + sum((d - 1) * s for d, s in zip(shape, strides))  # elements
+        if span > 4 * n:
+            return False
+        if self._side_used + span > self._side.size:
+            grown = np.empty(2 * (self._side_used + span), np.float32)
+            grown[: self._side_used] = self._side[: self._side_used]
+            self._side = grown
+        _memmove(self._side.ctypes.data + 4 * self._side_used, address, 4 * span)
+        lane = self._lane(n)
+        at = lane.room(row)  # in lane.chunk, which is (or becomes) full[len(full)]
+        strides = tuple(strides)
+        self._strided.append((lane, len(lane.full), at, self._side_used, shape, strides))
+        self._side_used += span
+        return True
+
+    def _gather(self) -> None:
+        """The strided gradients' values, into the lane slots reserved for them."""
+        side, strided = self._side, self._strided
+        for lane, block, at, start, shape, strides in strided:
+            dest = lane.full[block] if block < len(lane.full) else lane.chunk
+            view = np.lib.stride_tricks.as_strided(
+                side[start:], shape, [4 * s for s in strides], writeable=False
+            )
+            dest[at : at + view.size] = view.reshape(-1)
+        strided.clear()
+        self._side_used = 0
+
     def fill(self, out: np.ndarray) -> None:
         """Write each gradient's six raw statistics into its row of ``out``."""
+        self._gather()
         # A model sends many gradients of a few sizes: those of one size (GROUP_MIN or more)
         # are reduced along the rows of their lane's blocks of up to BLOCK elements. Small
         # blocks stay in the cache and in malloc's heap: one flat array of all (~3M elements

@@ -31,6 +31,7 @@ def hook_maker(cap: StatsCapture, limit: int) -> Callable[[int, int], Hook]:
     log, numels, grads = cap.log, cap._numel, cap.grads
     order, keys, incomplete = log.order, log.keys, log.incomplete
     lanes, lane_of, memmove = cap._small._lanes, small_grads._Lane, small_grads._memmove
+    strided = cap._small.add_strided
     info, rest, slots = cap._info, cap._rest, cap._slots
     receivers, receive = cap._receivers, cap._receive
     floats, by_address, cpu_only = cap._kinds
@@ -74,8 +75,17 @@ def hook_maker(cap: StatsCapture, limit: int) -> Callable[[int, int], Hook]:
                     known = f32_cpu[shape] = info(place, dtype, shape, True)
                 grads[key] = known
                 numel = prod(shape)
+                if not by_address or not 0 < numel <= limit:
+                    rest(t, key, dtype, shape, True)
+                    continue
+                if not t.is_contiguous():  # (a transpose's gradient) small_grads.add_strided
+                    address = t.is_dense() and t.data_ptr()
+                    if address and strided(len(numels), address, shape, t.strides, numel):
+                        numels.append(numel)
+                        keys.append(key)
+                        continue
                 # small, dense, contiguous: copied from its address (SmallGrads.add, inline)
-                if by_address and 0 < numel <= limit and t.is_contiguous() and t.is_dense():
+                elif t.is_dense():
                     address = t.data_ptr()
                     if address:
                         row = len(numels)
