@@ -188,20 +188,30 @@ def _tiny_rows(res: np.ndarray) -> np.ndarray:
 
 
 def _block_rows(block: np.ndarray) -> np.ndarray:
-    """[norm, max_abs, abs_sum, zeros, nan, non-finite] of each row of a 2-D block, over the
-    finite elements."""
-    a, finite = _widened(block)
+    """[norm, max_abs, abs_sum, zeros, nan, non-finite] of each row of a 2-D float32 block
+    (a lane's: changed in place), over the finite elements. Each row's sum of |x| first: in
+    float64 a sum of float32 values cannot overflow, so only a block whose sums are not all
+    finite holds a NaN/Inf and has its elements checked; the squares' overflow check reads
+    the rows' maxima (two passes over the block fewer than _segment_rows's, the same rows)."""
+    a = block.astype(np.float32, copy=False)
+    np.abs(a, out=a)
     res = np.zeros((len(a), 6))
-    if not finite.all():
+    total = a.sum(axis=1, dtype=np.float64)
+    if not np.isfinite(total).all():
+        finite = np.isfinite(a)
         res[:, 4] = np.isnan(a).sum(axis=1)
         res[:, 5] = (~finite).sum(axis=1)
         a[~finite] = 0
-    res[:, 0] = np.sqrt(_squares(a).sum(axis=1, dtype=np.float64))
+        total = a.sum(axis=1, dtype=np.float64)
     res[:, 1] = a.max(axis=1)
+    # Squares in float32 unless one could overflow there (|x| >= 2^63): as _squares
+    big = res[:, 1].max() >= 2.0**63
+    squares = np.square(a, dtype=np.float64) if big else np.square(a)
+    res[:, 0] = np.sqrt(squares.sum(axis=1, dtype=np.float64))
     tiny = _tiny_rows(res)
     if tiny.size:
         res[tiny, 0] = np.sqrt(np.square(a[tiny], dtype=np.float64).sum(axis=1))
-    res[:, 2] = a.sum(axis=1, dtype=np.float64)
+    res[:, 2] = total
     res[:, 3] = (a == 0).sum(axis=1) - res[:, 5]
     return res
 
