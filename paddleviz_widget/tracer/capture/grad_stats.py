@@ -24,8 +24,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import cache
+from functools import cache, partial
+from itertools import compress, repeat
 from math import prod
+from operator import itemgetter
 from typing import Any
 
 from ...graph.parts import GradInfo
@@ -118,7 +120,7 @@ class StatsCapture:
         # What _record asks on each call, asked once: the floating dtypes, whether a tensor's
         # address can be read, whether this Paddle is built for the CPU alone.
         self._kinds = (_float_dtypes(), _addressable(), cpu_only_build())
-        self._make: Callable[[int, int], Any] | None = None  # stats_hook.hook_maker's, in arm()
+        self._hook: Callable[[int, int, Any, Any], Any] | None = None  # stats_hook's, in arm()
 
     def arm(
         self, nodes: Iterable[Any], receivers: Callable[[int], list[Any] | None] | None = None,
@@ -132,22 +134,27 @@ class StatsCapture:
         self._receivers = received
         self._slots = EdgeSlots(senders)
         nodes = list(nodes)
-        self._make = hook_maker(self, LIMIT)
+        self._hook = hook_maker(self, LIMIT)
         self._results.held()  # the hooks' closure holds its list now
         if walked is None:
-            walked = [WalkedNode(k, str(n.name()), int(n.node_ptr()), False, -1)
+            walked = [WalkedNode(k, str(n.name()), int(n.node_ptr()), False, len(n.next_functions))
                       for k, n in enumerate(nodes)]  # fmt: skip
-        # What to do with a node, by name (~8k nodes of a few dozen names a llama-10k step).
-        kinds: dict[str, int] = {}
-        handles, hook_for = self._handles, self._hook_for
-        for node, (_, name, ptr, _, edges) in zip(nodes, walked):
-            kind = kinds.get(name)
-            if kind is None:
-                kind = kinds[name] = _kind(name)
-            if kind == _HOOK:
-                edges = len(node.next_functions) if edges < 0 else edges
-                handles.append(node._register_post_hook(hook_for(ptr, edges)))
-            elif kind == _PROGRAM:
+        # What to do with a node, by name (~8k nodes of a few dozen names a llama-10k step),
+        # then the ~8k hooks made and registered by C loops (map), not a Python one
+        names = list(map(_NAME, walked))
+        kind_of = {name: _kind(name) for name in set(names)}
+        kinds = list(map(kind_of.__getitem__, names))
+        hooked = list(map(_HOOK.__eq__, kinds))
+        targets = list(compress(nodes, hooked))
+        hook_nodes = list(compress(walked, hooked))
+        ptrs, fanouts = map(_PTR, hook_nodes), map(_FANOUT, hook_nodes)
+        if type(self)._hook_for is StatsCapture._hook_for:  # (not a benchmark's wrapper)
+            hooks: Iterable[Any] = map(partial, repeat(self._hook), ptrs, fanouts)
+        else:
+            hooks = map(self._hook_for, ptrs, fanouts)
+        self._handles += _each(targets, "_register_post_hook", hooks)
+        for node, kind, (_, _, ptr, _, _) in zip(nodes, kinds, walked):
+            if kind == _PROGRAM:
                 self._arm_program(node, ptr, receivers, {} if senders is None else senders)
             elif kind == _SKIPPED:
                 self.skipped.add(ptr)
@@ -191,8 +198,10 @@ class StatsCapture:
             self.output_rows += [self._add(paddle, t) for t in tensors if _usable(paddle, t)]
 
     def _hook_for(self, ptr: int, edges: int) -> Any:
-        assert self._make is not None, "arm() makes the hooks"
-        return self._make(ptr, edges)
+        """The post hook of the node at ``ptr`` with ``edges`` next_functions (arm() makes
+        them the same way, in C; benchmarks/capture_parts.py wraps this one)."""
+        assert self._hook is not None, "arm() makes the hooks"
+        return partial(self._hook, ptr, edges)
 
     def _rest(self, t: Any, key: tuple[int, int], dtype: Any, shape: tuple[int, ...],
               cpu: bool) -> None:  # fmt: skip
@@ -293,13 +302,23 @@ class StatsCapture:
         return out
 
     def disarm(self) -> None:
-        while self._handles:
-            self._handles.pop().remove()
+        _each(self._handles, "remove")  # (~8k: by a C loop)
+        self._handles.clear()
         self._results.release()
         self._cpu.release()
 
 
 _HOOK, _PROGRAM, _SKIPPED, _LEAF = range(4)
+_NAME, _PTR, _FANOUT = itemgetter(1), itemgetter(2), itemgetter(4)  # WalkedNode's fields
+
+
+def _each(objects: list[Any], method: str, *args: Iterable[Any]) -> list[Any]:
+    """``[o.method(*a) for o, *a in zip(objects, *args)]``, looped in C when the objects are of
+    one type (Paddle's GradNodes and hook handles are: its method taken from the class)."""
+    kinds = set(map(type, objects))
+    if len(kinds) == 1:
+        return list(map(getattr(kinds.pop(), method), objects, *args))
+    return [getattr(o, method)(*a) for o, *a in zip(objects, *args)]
 
 
 def _kind(name: str) -> int:
