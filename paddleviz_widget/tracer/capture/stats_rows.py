@@ -4,7 +4,7 @@ edge and the GradNode where the first NaN/Inf was born. Pure: numbers and pointe
 from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Mapping
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from ...graph.parts import GradInfo, GradStats
@@ -55,31 +55,6 @@ class BackwardStats:
     past_range: dict[tuple[int, int], float] = field(default_factory=dict)
 
 
-_new, _set = object.__new__, object.__setattr__
-
-
-def _grad_stats(
-    norm: float, max_abs: float, mean_abs: float, zero_fraction: float, nan: int, inf: int
-) -> GradStats:
-    """``GradStats(...)`` as its frozen dataclass's __init__ makes it (the same fields, in the
-    same order, in its __dict__) without its six object.__setattr__ calls: ~11k a llama-10k
-    capture, ~3 ms."""
-    stats = _new(GradStats)
-    _set(stats, "__dict__", {"norm": norm, "max_abs": max_abs, "mean_abs": mean_abs,
-                             "zero_fraction": zero_fraction, "nan": nan, "inf": inf})  # fmt: skip
-    return stats
-
-
-# Only while GradStats is what _grad_stats assumes (those fields, a __dict__, no __post_init__)
-_made = (
-    _grad_stats
-    if tuple(f.name for f in fields(GradStats)) == GradStats.FIELDS
-    and not hasattr(GradStats, "__slots__")
-    and not hasattr(GradStats, "__post_init__")
-    else GradStats
-)
-
-
 def _all_stats(raw: Any) -> tuple[list[GradStats | None], list[bool], list[int]]:
     """Every row's GradStats and whether it holds a NaN/Inf, column by column (~11k rows):
     sizes over the finite elements (mean_abs 0 when none is), zero_fraction over all. None
@@ -97,7 +72,7 @@ def _all_stats(raw: Any) -> tuple[list[GradStats | None], list[bool], list[int]]
     zeros = np.divide(table[:, ZEROS], numel, out=np.zeros(len(table)), where=numel > 0)
     nans, infs = nan.astype(np.int64), inf.astype(np.int64)
     columns = (table[:, NORM], table[:, MAX_ABS], mean_abs, zeros, nans, infs)
-    stats: list[GradStats | None] = list(map(_made, *(c.tolist() for c in columns)))
+    stats: list[GradStats | None] = list(map(GradStats, *(c.tolist() for c in columns)))
     past = np.flatnonzero(~(np.isfinite(table[:, NORM]) & np.isfinite(mean_abs))).tolist()
     for k in past:
         stats[k] = None
