@@ -153,6 +153,32 @@ def test_hooks_are_removed_after_the_backward():
     assert len(capture.runs) == runs > 0
 
 
+def test_a_disarmed_capture_is_freed_without_the_cyclic_collector():
+    """The hook holds the capture's methods and the capture its hook: once disarmed, nothing
+    may keep that cycle, or each captured step's ~30k objects (llama-10k) waited for a
+    collection (~10 ms of a step) instead of going when the capture does."""
+    import gc
+    import weakref
+
+    w = paddle.create_parameter([3, 4], "float32")
+    loss = (paddle.randn([2, 3]) @ w).tanh().sum()
+    objects: list[Any] = []
+    walk = walk_backward_graph([loss.grad_fn], objects)
+    gc.collect()
+    gc.disable()
+    try:
+        capture = StatsCapture()
+        capture.arm(objects, walked=walk.nodes)
+        loss.backward()
+        assert capture.collect() is not None
+        capture.disarm()
+        gone = weakref.ref(capture)
+        del capture
+        assert gone() is None
+    finally:
+        gc.enable()
+
+
 @pytest.mark.parametrize(
     "values",
     [
