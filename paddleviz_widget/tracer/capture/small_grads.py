@@ -130,15 +130,26 @@ class SmallGrads:
         return True
 
     def _gather(self) -> None:
-        """The strided gradients' values, into the lane slots reserved for them."""
-        side, strided = self._side, self._strided
-        for lane, block, at, start, shape, strides in strided:
-            dest = lane.full[block] if block < len(lane.full) else lane.chunk
-            view = np.lib.stride_tricks.as_strided(
-                side[start:], shape, [4 * s for s in strides], writeable=False
-            )
-            dest[at : at + view.size] = view.reshape(-1)
-        strided.clear()
+        """The strided gradients' values, into the lane slots reserved for them: those of one
+        layout (shape and strides: a few on a model) gathered by one index array at once."""
+        side = self._side
+        layouts: dict[tuple[Any, ...], list[Any]] = {}
+        for entry in self._strided:
+            layouts.setdefault(entry[4:], []).append(entry)
+        for (shape, strides), entries in layouts.items():
+            span = 1 + sum((d - 1) * s for d, s in zip(shape, strides))
+            offsets = np.arange(span, dtype=np.int64)
+            # each element's offset in the span, in C order
+            index = np.lib.stride_tricks.as_strided(
+                offsets, shape, [8 * s for s in strides], writeable=False
+            ).reshape(-1)
+            starts = np.fromiter((e[3] for e in entries), np.int64, len(entries))
+            values = side[starts[:, None] + index]
+            n = index.size
+            for (lane, block, at, *_), row in zip(entries, values):
+                dest = lane.full[block] if block < len(lane.full) else lane.chunk
+                dest[at : at + n] = row
+        self._strided.clear()
         self._side_used = 0
 
     def fill(self, out: np.ndarray) -> None:
