@@ -304,10 +304,12 @@ class StatsCapture:
     def disarm(self) -> None:
         _each(self._handles, "remove")  # (~8k: by a C loop)
         self._handles.clear()
+        # (while the hook, which holds its list, is still held; each post hook call, a run not
+        # a program node's, returned it once)
+        self._results.release(len(self.runs) - len(self._program_runs))
         # The hook holds this capture's methods and it holds the hook: a cycle that left the
         # capture (~30k objects on llama-10k) to the collector, ~10 ms a captured step.
         self._hook = None
-        self._results.release()
         self._cpu.release()
 
 

@@ -101,13 +101,38 @@ class HookResults:
         """The hooks now hold the list too (their closure's cell, made once): counted as ours."""
         self._ours = sys.getrefcount(self.result)
 
-    def release(self) -> None:
+    def release(self, calls: int) -> None:
+        """``calls``: how many times a hook returned the list (Paddle kept at most that many
+        references: never more are given back, whoever else holds it meanwhile)."""
         result = self.result
         if result is None:
             return
         result.clear()  # the last call's gradients
         # result's refcount less this name's and getrefcount's own: what is held beyond ours
-        extra = sys.getrefcount(result) - 1 - self._ours
-        if _decref is not None:
-            for _ in range(max(extra, 0)):
+        extra = min(sys.getrefcount(result) - 1 - self._ours, calls)
+        if extra <= 0:
+            return
+        if _refcount_in_place():  # ~8k references a llama-10k backward: one write, not 8k calls
+            count = ctypes.c_ssize_t.from_address(id(result))
+            count.value -= extra
+        elif _decref is not None:
+            for _ in range(extra):
                 _decref(result)
+
+
+@lru_cache(maxsize=1)
+def _refcount_in_place() -> bool:
+    """Whether an object's reference count is the Py_ssize_t at its address (CPython's
+    layout with the GIL), so that giving back many references is one write: checked on a
+    throwaway list (its count read there must follow sys.getrefcount as references come and
+    go), not assumed from the version."""
+    if not hasattr(ctypes, "pythonapi") or not getattr(sys, "_is_gil_enabled", lambda: True)():
+        return False
+    probe: list[Any] = []
+    count = ctypes.c_ssize_t.from_address(id(probe))
+    seen = [count.value == sys.getrefcount(probe) - 1]
+    more = [probe] * 5
+    seen.append(count.value == sys.getrefcount(probe) - 1)
+    more.clear()
+    seen.append(count.value == sys.getrefcount(probe) - 1)
+    return all(seen)
