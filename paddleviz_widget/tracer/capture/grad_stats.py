@@ -152,7 +152,7 @@ class StatsCapture:
             hooks: Iterable[Any] = map(partial, repeat(self._hook), ptrs, fanouts)
         else:
             hooks = map(self._hook_for, ptrs, fanouts)
-        self._handles += _each(targets, "_register_post_hook", hooks)
+        _each(targets, "_register_post_hook", hooks, into=self._handles)
         for node, kind, (_, _, ptr, _, _) in zip(nodes, kinds, walked):
             if kind == _PROGRAM:
                 self._arm_program(node, ptr, receivers, {} if senders is None else senders)
@@ -302,7 +302,7 @@ class StatsCapture:
         return out
 
     def disarm(self) -> None:
-        _each(self._handles, "remove")  # (~8k: by a C loop)
+        _each(self._handles, "remove", into=[])  # (~8k: by a C loop)
         self._handles.clear()
         # (while the hook, which holds its list, is still held; each post hook call, a run not
         # a program node's, returned it once)
@@ -318,13 +318,17 @@ _HOOK, _PROGRAM, _SKIPPED, _LEAF = range(4)
 _NAME, _PTR, _FANOUT = itemgetter(1), itemgetter(2), itemgetter(4)  # WalkedNode's fields
 
 
-def _each(objects: list[Any], method: str, *args: Iterable[Any]) -> list[Any]:
-    """``[o.method(*a) for o, *a in zip(objects, *args)]``, looped in C when the objects are of
-    one type (Paddle's GradNodes and hook handles are: its method taken from the class)."""
+def _each(objects: list[Any], method: str, *args: Iterable[Any], into: list[Any]) -> None:
+    """``o.method(*a)`` for ``o, *a`` in ``zip(objects, *args)``, each result appended to
+    ``into`` as it comes (a hook registered before an error is in the capture's handles, and
+    removed by disarm()); looped in C when the objects are of one type (Paddle's GradNodes and
+    hook handles are: its method taken from the class)."""
     kinds = set(map(type, objects))
     if len(kinds) == 1:
-        return list(map(getattr(kinds.pop(), method), objects, *args))
-    return [getattr(o, method)(*a) for o, *a in zip(objects, *args)]
+        into.extend(map(getattr(kinds.pop(), method), objects, *args))
+    else:
+        for o, *a in zip(objects, *args):
+            into.append(getattr(o, method)(*a))
 
 
 def _kind(name: str) -> int:
