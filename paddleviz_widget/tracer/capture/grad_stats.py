@@ -117,8 +117,9 @@ class StatsCapture:
         self._receivers: frozenset[int] = frozenset()
         self._slots = EdgeSlots(None)
         self._infos: dict[tuple[int, tuple[int, ...], object], tuple[GradInfo, Any]] = {}
-        # What _record asks on each call, asked once: the floating dtypes, whether a tensor's
-        # address can be read, whether this Paddle is built for the CPU alone.
+        # What the hook (stats_hook.py) asks on each call, asked once: the floating dtypes,
+        # whether a tensor's address can be read, whether this Paddle is built for the CPU
+        # alone.
         self._kinds = (_float_dtypes(), _addressable(), cpu_only_build())
         self._hook: Callable[[int, int, Any, Any], Any] | None = None  # stats_hook's, in arm()
 
@@ -239,7 +240,7 @@ class StatsCapture:
         if cpu is None:  # (place None: a Paddle built for the CPU alone)
             cpu = place is None or place.is_cpu_place()
         # Keyed by the dtype's id, not its hash (~1 us): the dtype is kept with the info, so
-        # that id stays its own. (_record looks this key up itself first.)
+        # that id stays its own. (The hook keeps its own, by shape, for CPU float32 ones.)
         key = (id(dtype), shape, _CPU if cpu else str(place))
         known = self._infos.get(key)
         if known is None:
