@@ -94,3 +94,43 @@ def test_small_gradients_of_one_size_reduced_in_blocks_equal_numpy(dtype) -> Non
     small.fill(out)
     for row, a in zip(rows, arrays):
         np.testing.assert_allclose(out[row, :6], _expected(a), rtol=2e-6, err_msg=str(row))
+
+
+def test_strided_small_gradients_are_gathered_in_c_order_into_their_rows(monkeypatch) -> None:
+    """SmallGrads.add_strided copies the memory a strided view spans and gathers its values
+    after, into the lane slot reserved at its row: each row holds exactly the view's values
+    in C order (what ``numpy()`` of it gives), between plainly added gradients of the same
+    size, across blocks; a view spanning far more memory than its values is refused."""
+    from paddleviz_widget.tracer.capture import small_grads
+
+    monkeypatch.setattr(small_grads, "BLOCK", 1024)  # blocks of 2-4 rows: many, and grown
+    rng = np.random.default_rng(3)
+    base = rng.standard_normal((2, 8, 4, 8)).astype(np.float32)  # 512 elements
+    views = [
+        base.transpose(0, 2, 1, 3),  # a permutation: spans its own 512 values
+        base[1].transpose(2, 0, 1),  # 256 values at an offset
+        base[:, :, 1:3].transpose(1, 0, 2, 3),  # gaps between rows: spans 496 for 256
+        np.broadcast_to(base[0, 0, 0], (4, 8)),  # stride 0: 32 values over 8 elements
+    ]
+    small, kept = SmallGrads(), {}
+    row = 0
+    for k in range(40):
+        view = views[k % len(views)]
+        if k % 3 == 0:
+            plain = rng.standard_normal(view.size).astype(np.float32)
+            small.add(row, plain)
+            kept[row] = plain
+            row += 1
+        strides = [s // 4 for s in view.strides]
+        assert small.add_strided(row, view.ctypes.data, view.shape, strides, view.size)
+        kept[row] = np.ascontiguousarray(view).reshape(-1)
+        row += 1
+    sparse = base.reshape(-1)[::64]  # 8 values spanning 449
+    assert not small.add_strided(row, sparse.ctypes.data, sparse.shape, [64], sparse.size)
+    small._gather()
+    got = {
+        r: values for lane in small._lanes.values() for r, values in zip(lane.rows, lane.views())
+    }
+    assert sorted(got) == sorted(kept)
+    for r, values in kept.items():
+        assert np.array_equal(got[r], values), r

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from functools import lru_cache
 from itertools import combinations
 
@@ -66,13 +66,14 @@ class EdgeSlots:
     """The hooks' view of which edges have a target, asked only when a node's gradients leave
     one unplaced (rare: the inversion of ``senders`` is built once per backward, then)."""
 
-    def __init__(self, senders: dict[int, list[tuple[int, int]]] | None) -> None:
+    def __init__(self, senders: Mapping[int, list[tuple[int, int]]] | None) -> None:
         self._senders = senders
         self._present: dict[int, set[int]] | None = None
 
     def positions(self, ptr: int, initialized: Sequence[bool], edges: int) -> list[int | None]:
         out = edge_positions(initialized, edges)
-        if self._senders and any(ok and at is None for ok, at in zip(initialized, out)):
+        # (any() first: senders may be made only when asked for, stats_watch.Senders)
+        if any(ok and at is None for ok, at in zip(initialized, out)) and self._senders:
             if self._present is None:
                 present: dict[int, set[int]] = {}
                 for edges_in in self._senders.values():

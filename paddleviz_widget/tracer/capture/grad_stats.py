@@ -22,10 +22,12 @@ backward. Their edges get no statistics, and the graph says so.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import cache
+from functools import cache, partial
+from itertools import compress, repeat
 from math import prod
+from operator import itemgetter
 from typing import Any
 
 from ...graph.parts import GradInfo
@@ -38,6 +40,8 @@ from .hook_returns import HookResults
 from .hooked_nodes import hookable
 from .small_grads import LIMIT, SmallGrads, small_copy
 from .sparse_grads import is_sparse, sparse_stats
+from .stats_hook import hook_maker
+from .stats_rows import HookLog
 from .vlog import vlog_silenced
 
 RAW_FIELDS = 7  # norm, max_abs, abs_sum, zeros, nan, inf, numel
@@ -47,7 +51,8 @@ _CPU = object()  # the place part of a CPU gradient's GradInfo key
 @dataclass
 class NodeRun:
     """One hooked node's run: its pointer, and per sent gradient (next_functions index) the
-    row of its raw statistics in the stacked result."""
+    row of its raw statistics in the stacked result (stats_rows.backward_stats takes these,
+    or the hooks' own flat HookLog)."""
 
     ptr: int
     rows: dict[int, int] = field(default_factory=dict)
@@ -95,8 +100,10 @@ class StatsCapture:
         self._device: dict[int, tuple[Any, Any]] = {}
         self._numel: list[int] = []
         self._host_rows: dict[int, list[float]] = {}  # rows reduced on the CPU, already read
-        self.runs: list[NodeRun] = []  # in the order the nodes ran
-        self._program_runs: dict[int, NodeRun] = {}
+        # each run's node ptr in the order they ran, and each row's edge (stats_rows.HookLog)
+        self.log = HookLog()
+        self.runs = self.log.order
+        self._program_runs: set[int] = set()  # program nodes whose run is in the log
         self.skipped: set[int] = set()  # ptrs of op nodes that could not be hooked
         self.output_rows: list[int] = []  # rows of the tensors backward starts from
         self._results = HookResults()  # what Paddle would keep of our hooks' results
@@ -110,13 +117,15 @@ class StatsCapture:
         self._receivers: frozenset[int] = frozenset()
         self._slots = EdgeSlots(None)
         self._infos: dict[tuple[int, tuple[int, ...], object], tuple[GradInfo, Any]] = {}
-        # What _record asks on each call, asked once: the floating dtypes, whether a tensor's
-        # address can be read, whether this Paddle is built for the CPU alone.
+        # What the hook (stats_hook.py) asks on each call, asked once: the floating dtypes,
+        # whether a tensor's address can be read, whether this Paddle is built for the CPU
+        # alone.
         self._kinds = (_float_dtypes(), _addressable(), cpu_only_build())
+        self._hook: Callable[[int, int, Any, Any], Any] | None = None  # stats_hook's, in arm()
 
     def arm(
         self, nodes: Iterable[Any], receivers: Callable[[int], list[Any] | None] | None = None,
-        senders: dict[int, list[tuple[int, int]]] | None = None,
+        senders: Mapping[int, list[tuple[int, int]]] | None = None,
         received: frozenset[int] = frozenset(), walked: Sequence[WalkedNode] | None = None,
     ) -> None:  # fmt: skip
         """``receivers``: for a program node, the tensors it sends to (ProgramRuns.receivers);
@@ -126,27 +135,34 @@ class StatsCapture:
         self._receivers = received
         self._slots = EdgeSlots(senders)
         nodes = list(nodes)
+        self._hook = hook_maker(self, LIMIT)
+        self._results.held()  # the hooks' closure holds its list now
         if walked is None:
-            walked = [WalkedNode(k, str(n.name()), int(n.node_ptr()), False, -1)
+            walked = [WalkedNode(k, str(n.name()), int(n.node_ptr()), False, len(n.next_functions))
                       for k, n in enumerate(nodes)]  # fmt: skip
-        # What to do with a node, by name (~8k nodes of a few dozen names a llama-10k step).
-        kinds: dict[str, int] = {}
-        handles, hook_for = self._handles, self._hook_for
-        for node, (_, name, ptr, _, edges) in zip(nodes, walked):
-            kind = kinds.get(name)
-            if kind is None:
-                kind = kinds[name] = _kind(name)
-            if kind == _HOOK:
-                edges = len(node.next_functions) if edges < 0 else edges
-                handles.append(node._register_post_hook(hook_for(ptr, edges)))
-            elif kind == _PROGRAM:
-                self._arm_program(node, ptr, receivers, senders or {})
+        # What to do with a node, by name (~8k nodes of a few dozen names a llama-10k step),
+        # then the ~8k hooks made and registered by C loops (map), not a Python one
+        names = list(map(_NAME, walked))
+        kind_of = {name: _kind(name) for name in set(names)}
+        kinds = list(map(kind_of.__getitem__, names))
+        hooked = list(map(_HOOK.__eq__, kinds))
+        targets = list(compress(nodes, hooked))
+        hook_nodes = list(compress(walked, hooked))
+        ptrs, fanouts = map(_PTR, hook_nodes), map(_FANOUT, hook_nodes)
+        if type(self)._hook_for is _OWN_HOOK_FOR:  # (not a benchmark's wrapper)
+            hooks: Iterable[Any] = map(partial, repeat(self._hook), ptrs, fanouts)
+        else:
+            hooks = map(self._hook_for, ptrs, fanouts)
+        _each(targets, "_register_post_hook", hooks, into=self._handles)
+        for node, kind, (_, _, ptr, _, _) in zip(nodes, kinds, walked):
+            if kind == _PROGRAM:
+                self._arm_program(node, ptr, receivers, {} if senders is None else senders)
             elif kind == _SKIPPED:
                 self.skipped.add(ptr)
 
     def _arm_program(
         self, node: Any, ptr: int, receivers: Callable[[int], list[Any] | None] | None,
-        senders: dict[int, list[tuple[int, int]]],
+        senders: Mapping[int, list[tuple[int, int]]],
     ) -> None:  # fmt: skip
         tensors = receivers(ptr) if receivers is not None else None
         targets = node.next_functions
@@ -164,14 +180,13 @@ class StatsCapture:
         def hook(grad: Any) -> None:
             import paddle
 
-            run = self._program_runs.get(ptr)
-            if run is None:
-                run = self._program_runs[ptr] = NodeRun(ptr)
-                self.runs.append(run)
+            if ptr not in self._program_runs:
+                self._program_runs.add(ptr)
+                self.runs.append(ptr)
             if _usable(paddle, grad):
                 self.grads[(ptr, index)] = self._info(grad.place, grad.dtype, tuple(grad.shape))
                 with paddle.no_grad(), vlog_silenced():
-                    run.rows[index] = self._add(paddle, grad)
+                    self._add(paddle, grad, key=(ptr, index))
 
         return hook
 
@@ -184,71 +199,28 @@ class StatsCapture:
             self.output_rows += [self._add(paddle, t) for t in tensors if _usable(paddle, t)]
 
     def _hook_for(self, ptr: int, edges: int) -> Any:
-        def hook(grad_outputs: Any, grad_inputs: Any) -> Any:
-            self._record(ptr, edges, grad_outputs)
-            if ptr in self._receivers:
-                self._receive(ptr, grad_inputs)
-            return self._results.returned(grad_outputs)
+        """The post hook of the node at ``ptr`` with ``edges`` next_functions (arm() makes
+        them the same way, in C; benchmarks/capture_parts.py wraps this one)."""
+        assert self._hook is not None, "arm() makes the hooks"
+        return partial(self._hook, ptr, edges)
 
-        return hook
+    def _rest(self, t: Any, key: tuple[int, int], dtype: Any, shape: tuple[int, ...],
+              cpu: bool) -> None:  # fmt: skip
+        """A gradient the hook does not copy by its address: a floating one is reduced
+        (sparse_grads.py, small_copy or in place on the CPU, tensor ops elsewhere)."""
+        f32, f16, bf16, f64 = floats = self._kinds[0]
+        # Paddle's dtypes are singletons: `is` first (hashing one costs ~1 us)
+        if dtype is f32 or dtype is f16 or dtype is bf16 or dtype is f64 or dtype in floats:
+            import paddle
 
-    def _record(self, ptr: int, edges: int, grad_outputs: Sequence[Any]) -> None:
-        # Per gradient inside Paddle's backward every call runs cold (~1-2 us a Paddle read,
-        # ~10 us a NumPy array): the common case (a small dense CPU float32 gradient) costs
-        # seven reads and one memmove, and no helper call it can do without.
-        run = NodeRun(ptr)
-        # An edge that needs no gradient gets an uninitialized tensor: touching it would
-        # crash, so only initialized floating tensors are reduced (checked in the loop; the
-        # whole list is asked for only when the gradients are more than the edges).
-        if len(grad_outputs) == edges:
-            positions: Sequence[int | None] = range(edges)
-        else:
-            ready = [_initialized(t) for t in grad_outputs]
-            positions = self._slots.positions(ptr, ready, edges)
-        floats, by_address, cpu_only = self._kinds
-        f32, f16, bf16, f64 = floats
-        numels, grads, rows, infos = self._numel, self.grads, run.rows, self._infos
-        for t, index in zip(grad_outputs, positions):
-            if t is None or isinstance(t, (list, tuple)) or not t._is_initialized():
-                continue
-            if index is None:
-                run.complete = False
-                continue
-            # Each attribute read is a C++ call: read once, for ~11k gradients (the place
-            # not at all on a Paddle built for the CPU alone).
-            dtype, shape = t.dtype, tuple(t.shape)
-            if cpu_only:
-                place, cpu = None, True
-            else:
-                place = t.place
-                cpu = place.is_cpu_place()
-            # _info's lookup written out (its key, the same), the call made on a miss only
-            known = infos.get((id(dtype), shape, _CPU if cpu else str(place)))
-            grads[(ptr, index)] = (
-                known[0] if known is not None else self._info(place, dtype, shape, cpu)
-            )
-            if dtype is f32 and cpu and by_address:  # small, dense, contiguous: by its address
-                numel = prod(shape)
-                if 0 < numel <= LIMIT and t.is_contiguous() and t.is_dense():
-                    address = t.data_ptr()
-                    if address:
-                        rows[index] = row = len(numels)
-                        numels.append(numel)
-                        self._small.add_at(row, address, numel)
-                        continue
-            # Paddle's dtypes are singletons: `is` first (hashing one costs ~1 us)
-            if dtype is f32 or dtype is f16 or dtype is bf16 or dtype is f64 or dtype in floats:
-                import paddle
-
-                if not t.is_dense() and is_sparse(t):  # (~0.1 us) sparse_grads.py
-                    got = sparse_stats(paddle, t)  # None: COO/CSR, no statistics
-                    if got is not None:
-                        rows[index] = row = len(numels)
-                        self._host_rows[row], numel = got
-                        numels.append(numel)
-                    continue
-                rows[index] = self._add(paddle, t, dtype, shape, cpu)
-        self.runs.append(run)
+            if not t.is_dense() and is_sparse(t):  # (~0.1 us) sparse_grads.py
+                got = sparse_stats(paddle, t)  # None: COO/CSR, no statistics
+                if got is not None:
+                    self._host_rows[len(self._numel)], numel = got
+                    self._numel.append(numel)
+                    self.log.keys.append(key)
+                return
+            self._add(paddle, t, dtype, shape, cpu, key)
 
     def _receive(self, ptr: int, grad_inputs: Sequence[Any]) -> None:
         cpu_only = cpu_only_build()
@@ -268,7 +240,7 @@ class StatsCapture:
         if cpu is None:  # (place None: a Paddle built for the CPU alone)
             cpu = place is None or place.is_cpu_place()
         # Keyed by the dtype's id, not its hash (~1 us): the dtype is kept with the info, so
-        # that id stays its own. (_record looks this key up itself first.)
+        # that id stays its own. (The hook keeps its own, by shape, for CPU float32 ones.)
         key = (id(dtype), shape, _CPU if cpu else str(place))
         known = self._infos.get(key)
         if known is None:
@@ -279,13 +251,16 @@ class StatsCapture:
 
     def _add(
         self, paddle: Any, t: Any, dtype: Any = None, shape: tuple[int, ...] | None = None,
-        cpu: bool | None = None,
+        cpu: bool | None = None, key: tuple[int, int] | None = None,
     ) -> int:  # fmt: skip
+        """Reduce ``t`` into a new row (of edge ``key``; None: the tensors backward starts
+        from)."""
         shape = tuple(t.shape) if shape is None else shape
         cpu = t.place.is_cpu_place() if cpu is None else cpu
         numel = prod(shape)  # from the shape: no device trip
         row = len(self._numel)
         self._numel.append(numel)
+        self.log.keys.append(key)
         copy = small_copy(paddle, t, numel, dtype, cpu) if numel > 0 else None
         if copy is not None:  # reduced with the others after the backward: no op now
             self._small.add(row, copy)
@@ -328,13 +303,33 @@ class StatsCapture:
         return out
 
     def disarm(self) -> None:
-        while self._handles:
-            self._handles.pop().remove()
-        self._results.release()
+        _each(self._handles, "remove", into=[])  # (~8k: by a C loop)
+        self._handles.clear()
+        # (while the hook, which holds its list, is still held; each post hook call, a run not
+        # a program node's, returned it once)
+        self._results.release(len(self.runs) - len(self._program_runs))
+        # The hook holds this capture's methods and it holds the hook: a cycle that left the
+        # capture (~30k objects on llama-10k) to the collector, ~10 ms a captured step.
+        self._hook = None
         self._cpu.release()
 
 
+_OWN_HOOK_FOR = StatsCapture._hook_for  # benchmarks/capture_parts.py replaces it, timed
 _HOOK, _PROGRAM, _SKIPPED, _LEAF = range(4)
+_NAME, _PTR, _FANOUT = itemgetter(1), itemgetter(2), itemgetter(4)  # WalkedNode's fields
+
+
+def _each(objects: list[Any], method: str, *args: Iterable[Any], into: list[Any]) -> None:
+    """``o.method(*a)`` for ``o, *a`` in ``zip(objects, *args)``, each result appended to
+    ``into`` as it comes (a hook registered before an error is in the capture's handles, and
+    removed by disarm()); looped in C when the objects are of one type (Paddle's GradNodes and
+    hook handles are: its method taken from the class)."""
+    kinds = set(map(type, objects))
+    if len(kinds) == 1:
+        into.extend(map(getattr(kinds.pop(), method), objects, *args))
+    else:
+        for o, *a in zip(objects, *args):
+            into.append(getattr(o, method)(*a))
 
 
 def _kind(name: str) -> int:
@@ -364,11 +359,12 @@ def _float_dtypes() -> tuple[Any, Any, Any, Any]:
 
 @cache
 def _addressable() -> bool:
-    """Tensor.data_ptr/is_contiguous/is_dense exist (Paddle 3.x); else gradients are copied
-    through numpy() (an AttributeError in a hook would stop the user's backward)."""
+    """Tensor.data_ptr/is_contiguous/is_dense/strides exist (Paddle 3.x); else gradients are
+    copied through numpy() (an AttributeError in a hook would stop the user's backward)."""
     import paddle
 
-    return all(hasattr(paddle.Tensor, n) for n in ("data_ptr", "is_contiguous", "is_dense"))
+    names = ("data_ptr", "is_contiguous", "is_dense", "strides")
+    return all(hasattr(paddle.Tensor, n) for n in names)
 
 
 def _floating(paddle: Any, t: Any) -> bool:

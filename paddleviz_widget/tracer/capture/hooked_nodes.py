@@ -5,11 +5,12 @@ from __future__ import annotations
 
 from collections import Counter
 from functools import lru_cache
-from operator import itemgetter
+from itertools import compress
+from operator import itemgetter, not_
 
 from ..read.program_nodes import is_program_node
 from ..read.replay_safety import is_pylayer
-from ..read.walk import ACCUMULATION_NODE, WalkResult
+from ..read.walk import ACCUMULATION_NODE, WalkedEdge, WalkResult
 
 # GradNode types whose backward returns a list of tensors in one slot (from Paddle's grad
 # kernels with a std::vector<DenseTensor*> output); a post hook there aborts the backward.
@@ -50,26 +51,41 @@ def _names(walk: WalkResult) -> list[str]:
 
 
 _NAME = itemgetter(1)  # WalkedNode.name, read in C
+_SOURCE = itemgetter(0)  # WalkedEdge.source
 
 
 def _hooked_nodes(walk: WalkResult) -> list[bool]:
     """Per node (walk order): whether a post hook sees what it sends. Asked once per distinct
-    name (a graph has ~10k nodes of a few dozen names), then mapped in C."""
+    name (a graph has ~10k nodes of a few dozen names), then mapped in C; once per walk
+    (hooks_cover and received_of both ask, before the same backward)."""
+    return walk.memo("_hooked_nodes", _hooked_of)
+
+
+def _hooked_of(walk: WalkResult) -> list[bool]:
     names = _names(walk)
     hooked = {name: _post_hooked(name) for name in set(names)}
     return list(map(hooked.__getitem__, names))
+
+
+def _unhooked_edges(walk: WalkResult) -> list[WalkedEdge]:
+    """The edges whose sender no post hook sees (few: accumulation nodes send nothing), found
+    in C, once per walk."""
+
+    def edges(walk: WalkResult) -> list[WalkedEdge]:
+        hooked = _hooked_nodes(walk)
+        return list(
+            compress(walk.edges, map(not_, map(hooked.__getitem__, map(_SOURCE, walk.edges))))
+        )
+
+    return walk.memo("_unhooked_edges", edges)
 
 
 def received_of(walk: WalkResult) -> frozenset[int]:
     """Nodes whose received gradient is read too: the targets of edges whose sender cannot be
     hooked (concat, PyLayer, ...). Every gradient summed into one tensor has that tensor's
     dtype and shape, so what such a node received is what each such edge carried."""
-    nodes, hooked = walk.nodes, _hooked_nodes(walk)
-    return frozenset(
-        nodes[target].ptr
-        for source, target, _ in walk.edges
-        if not hooked[source] and hooked[target]
-    )
+    ptrs, hooked = walk.ptrs, _hooked_nodes(walk)
+    return frozenset(ptrs[target] for _, target, _ in _unhooked_edges(walk) if hooked[target])
 
 
 def hooks_cover(walk: WalkResult) -> bool:
@@ -82,7 +98,7 @@ def hooks_cover(walk: WalkResult) -> bool:
     if any(map(is_program_node, names)):
         return False
     hooked = _hooked_nodes(walk)
-    if not all(hooked[source] or hooked[target] for source, target, _ in walk.edges):
+    if not all(hooked[target] for _, target, _ in _unhooked_edges(walk)):
         return False
     if not any(map(is_pylayer, names)):
         return True

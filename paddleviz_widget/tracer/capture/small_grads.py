@@ -6,7 +6,8 @@ where ``Tensor.numpy()`` copies one in ~2 us. The copies are reduced per segment
 (``np.*.reduceat``, sums in float64), into the rows cpu_reduce would give: [norm, max_abs, abs_sum,
 zeros, nan, non-finite] over the finite elements. The copy is taken before the hook returns
 (the backward may add into a gradient's memory afterwards). A dense contiguous float32 one is
-copied from its address by one memmove (``add_at``), not through ``numpy()``: inside Paddle's
+copied from its address by one memmove into its lane (``_memmove``, by the hook itself:
+stats_hook.py), not through ``numpy()``: inside Paddle's
 backward a NumPy array costs ~10 us of cold calls, the memmove ~1-3 us; the values kept, and
 so the statistics, are the same.
 """
@@ -25,7 +26,7 @@ from .cpu_reduce import TINY
 LIMIT = 1 << 12
 
 
-_memmove = ctypes.memmove
+_memmove = ctypes.memmove  # read by stats_hook.hook_maker when a backward's hooks are made
 
 
 class _Lane:
@@ -35,7 +36,7 @@ class _Lane:
     A lane's first block grows by doubling up to ``per`` rows (a size seen once costs one
     row of memory), then blocks of ``per`` rows follow."""
 
-    __slots__ = ("n", "per", "rows", "full", "chunk", "base", "used")
+    __slots__ = ("n", "per", "rows", "full", "chunk", "base", "used", "cap")
 
     def __init__(self, n: int) -> None:
         self.n = n
@@ -45,15 +46,17 @@ class _Lane:
         self.chunk = np.empty(n, np.float32)  # the block being filled
         self.base = self.chunk.ctypes.data
         self.used = 0  # its rows
+        self.cap = 1  # rows ``chunk`` holds: while used < cap, the next goes at used * n
 
     def room(self, row: int) -> int:
         """Where in ``chunk`` (elements) the next gradient goes."""
         if self.used == self.per:
             self.full.append(self.chunk)
             self.chunk = np.empty(self.per * self.n, np.float32)
-            self.base, self.used = self.chunk.ctypes.data, 0
-        elif self.used * self.n == self.chunk.size:  # the first block, grown
-            grown = np.empty(min(2 * self.used, self.per) * self.n, np.float32)
+            self.base, self.used, self.cap = self.chunk.ctypes.data, 0, self.per
+        elif self.used == self.cap:  # the first block, grown
+            self.cap = min(2 * self.used, self.per)
+            grown = np.empty(self.cap * self.n, np.float32)
             grown[: self.chunk.size] = self.chunk
             self.chunk, self.base = grown, grown.ctypes.data
         at = self.used * self.n
@@ -79,6 +82,11 @@ class _Lane:
 class SmallGrads:
     def __init__(self) -> None:
         self._lanes: dict[int, _Lane] = {}  # by size (elements)
+        # Strided gradients: the memory each spans, copied in the hook, end to end; and where
+        # each goes once gathered (add_strided)
+        self._side = np.empty(1 << 12, np.float32)
+        self._side_used = 0
+        self._strided: list[tuple[_Lane, int, int, int, tuple[int, ...], tuple[int, ...]]] = []
 
     def _lane(self, n: int) -> _Lane:
         lane = self._lanes.get(n)
@@ -95,19 +103,58 @@ class SmallGrads:
         at = lane.room(row)
         lane.chunk[at : at + flat.size] = flat
 
-    def add_at(self, row: int, address: int, n: int) -> None:
-        """Copy the ``n`` float32 values at ``address`` (a dense contiguous CPU gradient the
-        caller holds, ``data_ptr()``) for statistics row ``row``: the same values ``add``
-        would keep, in one memmove instead of a NumPy array and a copy (~10 us a gradient
-        inside Paddle's backward, where every NumPy call runs cold)."""
-        lane = self._lanes.get(n)
-        if lane is None:
-            lane = self._lanes[n] = _Lane(n)
-        at = lane.room(row)
-        _memmove(lane.base + 4 * at, address, 4 * n)
+    def add_strided(
+        self, row: int, address: int, shape: tuple[int, ...], strides: Any, n: int
+    ) -> bool:  # fmt: skip
+        """Keep the ``n`` float32 values of a dense CPU gradient that is a strided view (a
+        transpose's gradient: ~500 a llama-10k backward), for statistics row ``row``: the
+        memory it spans is copied now (one memmove, where ``numpy()`` costs ~20 us inside
+        Paddle's backward), its values gathered in C order, as ``numpy()`` gives them, into
+        the lane slot reserved now, after the backward. False (nothing kept) for a view
+        whose span is far larger than its values (or with a negative stride)."""
+        if any(s < 0 for s in strides):
+            return False
+        span = 1 + sum((d - 1) * s for d, s in zip(shape, strides))  # elements
+        if span > 4 * n:
+            return False
+        if self._side_used + span > self._side.size:
+            grown = np.empty(2 * (self._side_used + span), np.float32)
+            grown[: self._side_used] = self._side[: self._side_used]
+            self._side = grown
+        _memmove(self._side.ctypes.data + 4 * self._side_used, address, 4 * span)
+        lane = self._lane(n)
+        at = lane.room(row)  # in lane.chunk, which is (or becomes) full[len(full)]
+        strides = tuple(strides)
+        self._strided.append((lane, len(lane.full), at, self._side_used, shape, strides))
+        self._side_used += span
+        return True
+
+    def _gather(self) -> None:
+        """The strided gradients' values, into the lane slots reserved for them: those of one
+        layout (shape and strides: a few on a model) gathered by one index array at once."""
+        side = self._side
+        layouts: dict[tuple[Any, ...], list[Any]] = {}
+        for entry in self._strided:
+            layouts.setdefault(entry[4:], []).append(entry)
+        for (shape, strides), entries in layouts.items():
+            span = 1 + sum((d - 1) * s for d, s in zip(shape, strides))
+            offsets = np.arange(span, dtype=np.int64)
+            # each element's offset in the span, in C order
+            index = np.lib.stride_tricks.as_strided(
+                offsets, shape, [8 * s for s in strides], writeable=False
+            ).reshape(-1)
+            starts = np.fromiter((e[3] for e in entries), np.int64, len(entries))
+            values = side[starts[:, None] + index]
+            n = index.size
+            for (lane, block, at, *_), row in zip(entries, values):
+                dest = lane.full[block] if block < len(lane.full) else lane.chunk
+                dest[at : at + n] = row
+        self._strided.clear()
+        self._side_used = 0
 
     def fill(self, out: np.ndarray) -> None:
         """Write each gradient's six raw statistics into its row of ``out``."""
+        self._gather()
         # A model sends many gradients of a few sizes: those of one size (GROUP_MIN or more)
         # are reduced along the rows of their lane's blocks of up to BLOCK elements. Small
         # blocks stay in the cache and in malloc's heap: one flat array of all (~3M elements
@@ -125,7 +172,7 @@ class SmallGrads:
         if rest:  # sizes seen a few times: laid end to end, reduced by segment
             sizes = np.asarray([v.size for v in views], np.int64)
             out[rest, :6] = _segment_rows(np.concatenate(views), sizes)
-        self._lanes = {}
+        self._lanes.clear()  # (the statistics hooks hold this dict)
 
 
 GROUP_MIN = 8  # gradients of one size stacked into blocks (fewer: reduced by segment)
@@ -152,20 +199,30 @@ def _tiny_rows(res: np.ndarray) -> np.ndarray:
 
 
 def _block_rows(block: np.ndarray) -> np.ndarray:
-    """[norm, max_abs, abs_sum, zeros, nan, non-finite] of each row of a 2-D block, over the
-    finite elements."""
-    a, finite = _widened(block)
+    """[norm, max_abs, abs_sum, zeros, nan, non-finite] of each row of a 2-D float32 block
+    (a lane's: changed in place), over the finite elements. Each row's sum of |x| first: in
+    float64 a sum of float32 values cannot overflow, so only a block whose sums are not all
+    finite holds a NaN/Inf and has its elements checked; the squares' overflow check reads
+    the rows' maxima (two passes over the block fewer than _segment_rows's, the same rows)."""
+    a = block.astype(np.float32, copy=False)
+    np.abs(a, out=a)
     res = np.zeros((len(a), 6))
-    if not finite.all():
+    total = a.sum(axis=1, dtype=np.float64)
+    if not np.isfinite(total).all():
+        finite = np.isfinite(a)
         res[:, 4] = np.isnan(a).sum(axis=1)
         res[:, 5] = (~finite).sum(axis=1)
         a[~finite] = 0
-    res[:, 0] = np.sqrt(_squares(a).sum(axis=1, dtype=np.float64))
+        total = a.sum(axis=1, dtype=np.float64)
     res[:, 1] = a.max(axis=1)
+    # Squares in float32 unless one could overflow there (|x| >= 2^63): as _squares
+    big = res[:, 1].max() >= 2.0**63
+    squares = np.square(a, dtype=np.float64) if big else np.square(a)
+    res[:, 0] = np.sqrt(squares.sum(axis=1, dtype=np.float64))
     tiny = _tiny_rows(res)
     if tiny.size:
         res[tiny, 0] = np.sqrt(np.square(a[tiny], dtype=np.float64).sum(axis=1))
-    res[:, 2] = a.sum(axis=1, dtype=np.float64)
+    res[:, 2] = total
     res[:, 3] = (a == 0).sum(axis=1) - res[:, 5]
     return res
 

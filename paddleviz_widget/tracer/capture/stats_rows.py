@@ -55,17 +55,17 @@ class BackwardStats:
     past_range: dict[tuple[int, int], float] = field(default_factory=dict)
 
 
-def _all_stats(raw: Any) -> tuple[list[GradStats | None], list[bool]]:
+def _all_stats(raw: Any) -> tuple[list[GradStats | None], list[bool], list[int]]:
     """Every row's GradStats and whether it holds a NaN/Inf, column by column (~11k rows):
     sizes over the finite elements (mean_abs 0 when none is), zero_fraction over all. None
     for a row whose norm or mean |g| is not finite: float64 elements near 1e308 sum past
     float64's range, and an Infinity for a finite gradient is no number JSON can carry (the
-    page refused the whole graph, save() raised)."""
+    page refused the whole graph, save() raised); those rows are listed third."""
     import numpy as np
 
     table = np.asarray(raw, dtype=np.float64)
     if table.ndim != 2 or not len(table):
-        return [], []
+        return [], [], []
     numel, nan, inf = table[:, NUMEL], table[:, NAN], table[:, INF]
     finite = numel - nan - inf
     mean_abs = np.divide(table[:, ABS_SUM], finite, out=np.zeros(len(table)), where=finite > 0)
@@ -73,49 +73,86 @@ def _all_stats(raw: Any) -> tuple[list[GradStats | None], list[bool]]:
     nans, infs = nan.astype(np.int64), inf.astype(np.int64)
     columns = (table[:, NORM], table[:, MAX_ABS], mean_abs, zeros, nans, infs)
     stats: list[GradStats | None] = list(map(GradStats, *(c.tolist() for c in columns)))
-    for k in np.flatnonzero(~(np.isfinite(table[:, NORM]) & np.isfinite(mean_abs))).tolist():
+    past = np.flatnonzero(~(np.isfinite(table[:, NORM]) & np.isfinite(mean_abs))).tolist()
+    for k in past:
         stats[k] = None
-    return stats, ((nans != 0) | (infs != 0)).tolist()
+    return stats, ((nans != 0) | (infs != 0)).tolist(), past
+
+
+@dataclass
+class HookLog:
+    """What the statistics hooks recorded, flat (grad_stats.py): one entry per call and per row,
+    no object per node run (~8k calls a llama-10k backward, each inside Paddle's backward)."""
+
+    order: list[int] = field(default_factory=list)  # each run's node ptr, in the order they ran
+    # per row of the raw statistics: the (node ptr, next_functions index) edge it is of; None
+    # for a row of no edge (the tensors backward started from)
+    keys: list[tuple[int, int] | None] = field(default_factory=list)
+    incomplete: list[int] = field(default_factory=list)  # ptrs of runs with a gradient unplaced
+
+
+def hook_log(runs: Iterable[Run]) -> HookLog:
+    """The flat log of node runs given one by one."""
+    out = HookLog()
+    by_row: dict[int, tuple[int, int]] = {}
+    for run in runs:
+        out.order.append(run.ptr)
+        if not run.complete:
+            out.incomplete.append(run.ptr)
+        for index, row in run.rows.items():
+            by_row[row] = (run.ptr, index)
+    out.keys = [by_row.get(k) for k in range(max(by_row, default=-1) + 1)]
+    return out
 
 
 def backward_stats(
-    runs: Iterable[Run],
+    runs: Iterable[Run] | HookLog,
     raw: Any,
     skipped: Iterable[int] = (),
     output_rows: Iterable[int] = (),
     senders: Mapping[int, Iterable[tuple[int, int]]] | None = None,
     user_hooked: Collection[int] = frozenset(),
 ) -> BackwardStats:
-    """``runs`` in the order the nodes ran; ``raw``: the rows (None when nothing was reduced);
-    ``output_rows``: rows of the tensors backward started from; ``senders``: node ptr -> the
-    (source ptr, index) edges into it, so that what a node received is what they sent."""
+    """``runs``: the hooks' log (or its runs, in the order the nodes ran); ``raw``: the rows
+    (None when nothing was reduced); ``output_rows``: rows of the tensors backward started
+    from; ``senders``: node ptr -> the (source ptr, index) edges into it, so that what a node
+    received is what they sent."""
+    log = runs if isinstance(runs, HookLog) else hook_log(runs)
     out = BackwardStats(skipped=frozenset(skipped), user_hooked=frozenset(user_hooked))
-    stats, bad = _all_stats(raw) if raw is not None else ([], [])
+    stats, bad, past = _all_stats(raw) if raw is not None else ([], [], [])
     out.nonfinite_in_forward = any(bad[k] for k in output_rows)
-    ran = []
-    edges = out.edges
-    searching = True  # for the first node that sent a NaN/Inf and received none
+    out.ran = frozenset(log.order).difference(log.incomplete)
+    keys = log.keys[: len(stats)]
+    # each edge's statistics in C; a row of no edge, or past float64's range, taken out after
+    edges: dict[Any, Any] = dict(zip(keys, stats))
+    edges.pop(None, None)
+    for k in past:
+        key = keys[k] if k < len(keys) else None
+        if key is not None:
+            edges.pop(key, None)
+            out.past_range[key] = float(raw[k][MAX_ABS])
+    out.edges = edges
+    if any(bad):
+        _first_nonfinite(out, log, keys, bad, {} if senders is None else senders)
+    return out
+
+
+def _first_nonfinite(
+    out: BackwardStats, log: HookLog, keys: list[tuple[int, int] | None], bad: list[bool],
+    senders: Mapping[int, Iterable[tuple[int, int]]],
+) -> None:  # fmt: skip
+    """The first node (in the order they ran) that sent a NaN/Inf and received none."""
+    rows: dict[int, list[int]] = {}
+    for k, key in enumerate(keys):
+        if key is not None:
+            rows.setdefault(key[0], []).append(k)
     sent_bad: set[tuple[int, int]] = set()  # edges whose gradient held a NaN/Inf
-    for run in runs:
-        if run.complete:
-            ran.append(run.ptr)
-        bad_out = False
-        ptr = run.ptr
-        for index, row in run.rows.items():
-            got = stats[row]
-            if got is not None:
-                edges[(ptr, index)] = got
-            else:
-                out.past_range[(ptr, index)] = float(raw[row][MAX_ABS])
-            if bad[row]:
-                bad_out = True
-                sent_bad.add((ptr, index))
+    for ptr in dict.fromkeys(log.order):
+        sent = [keys[k] for k in rows.get(ptr, ()) if bad[k]]
+        sent_bad.update(sent)  # type: ignore[arg-type]
         # what it received, read only then: finite, and this node made the first NaN/Inf
-        if (searching and bad_out
-                and not any(key in sent_bad for key in (senders or {}).get(ptr, ()))):  # fmt: skip
-            searching = False
+        if sent and not any(key in sent_bad for key in senders.get(ptr, ())):
             out.first_nonfinite = ptr
             # a user's hook between its senders and it may have made the NaN/Inf
-            out.nonfinite_after_user_hook = ptr in user_hooked
-    out.ran = frozenset(ran)
-    return out
+            out.nonfinite_after_user_hook = ptr in out.user_hooked
+            return
