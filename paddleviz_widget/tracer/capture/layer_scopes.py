@@ -41,6 +41,7 @@ from ...graph.model import CallSite, Group
 from ..read.params import accumulation_ptr
 from ..read.walk import WalkResult
 from .anchors import Anchor
+from .claim_tables import claim_tables
 from .scope_recording import Recording
 
 K = TypeVar("K")
@@ -142,9 +143,7 @@ def _scopes(roots: list[Any], rec: Recording, only: Collection[int] | None) -> L
     """The recording as plain data; ``only``: just these GradNodes (and their groups)."""
     entries = _entries(roots, rec)
     gid = {id(layer): f"g{k}" for k, (layer, _, _) in enumerate(entries)}
-    owner = rec.owner.get  # (never None for a claimed pointer: one lookup each)
-    claims = rec.owner if only is None else {p: c for p in only if (c := owner(p)) is not None}
-    group_of_ptr = {ptr: gid[id(call.layer)] for ptr, call in claims.items()}
+    group_of_ptr, node_sites, names = claim_tables(rec, gid, only)
     owned_params: set[int] = set()
     for layer, _, _ in entries:
         # named_parameters() order: a tied parameter belongs to its first owner.
@@ -165,8 +164,6 @@ def _scopes(roots: list[Any], rec: Recording, only: Collection[int] | None) -> L
         if gid[id(layer)] in used
     )
     sites = {gid[k]: s for k, s in rec.sites.items() if k in gid and gid[k] in used}
-    node_sites = {p: call.site for p, call in claims.items() if call.site is not None}
-    names = {p: rec.names[p] for p in claims}
     keys = {gid[id(layer)]: id(layer) for layer, _, _ in entries if gid[id(layer)] in used}
     return LayerScopes(groups, group_of_ptr, sites, node_sites, names, keys)
 

@@ -65,7 +65,11 @@ class _Forward:
     """One top-level layer call and everything called inside it."""
 
     calls: list[_Call] = field(default_factory=list)
+    # Its claims as columns, in claim order: a snapshot makes its tables from them by zips
+    # in C, a retirement drops them (no Python step per claim for either).
     claimed: list[int] = field(default_factory=list)  # ptrs this forward's calls claimed
+    names: list[str] = field(default_factory=list)  # ... their GradNode names
+    by: list[_Call] = field(default_factory=list)  # ... the call that claimed each
     nodes: list[Any] = field(default_factory=list)  # ... held so their addresses stay theirs
     layers: set[int] = field(default_factory=set)  # id() of every layer called
     epoch: int = 0  # backward passes seen when it finished
@@ -184,7 +188,6 @@ class Recording:
         self.active: list[_Call] = []
         self.next_seq = 0
         self.owner: dict[int, _Call] = {}  # claimed ptr -> the (finished) call that claimed it
-        self.names: dict[int, str] = {}
         self.forwards: deque[_Forward] = deque()  # kept forwards, oldest first
         self.epoch = 0
         self.outputs: deque[Anchor] = deque(maxlen=MAX_OUTPUT_ANCHORS)
@@ -261,8 +264,9 @@ class Recording:
     def _claim(self, call: _Call, graph: _WalkedGraph | None) -> None:
         forward = call.forward
         assert forward is not None
-        owner_of, owner, names = self.owner.get, self.owner, self.names
-        claimed, held = forward.claimed, forward.nodes
+        call.forward = None  # claimed once; its forward's ``by`` holds it: no cycle
+        owner_of, owner = self.owner.get, self.owner
+        claimed, names, by, held = forward.claimed, forward.names, forward.by, forward.nodes
         objects: dict[int, Any] = {}  # wrappers of the nodes not in ``graph``
         inputs = {int(node.node_ptr()) for node in call.inputs}
         frontier = call.frontier = []
@@ -303,8 +307,9 @@ class Recording:
                     # A leaf: nothing beyond it, and parameters are placed by ownership.
                     continue
                 owner[ptr] = call
-                names[ptr] = name
                 claimed.append(ptr)
+                names.append(name)
+                by.append(call)
                 held.append(node)
                 if k is not None:
                     assert graph is not None
@@ -349,10 +354,10 @@ class Recording:
         return taken
 
     def _retire(self, forward: _Forward) -> None:
+        drop = self.owner.pop
         for ptr in forward.claimed:
-            self.owner.pop(ptr, None)
-            self.names.pop(ptr, None)
-        forward.claimed, forward.nodes = [], []
+            drop(ptr, None)
+        forward.claimed, forward.names, forward.by, forward.nodes = [], [], [], []
         # Layers no kept forward called (e.g. a loss layer made anew each step), except the
         # enclosing layers that name the kept ones.
         keep: set[int] = set()
