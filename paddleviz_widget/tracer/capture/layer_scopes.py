@@ -38,10 +38,10 @@ from typing import Any, TypeVar
 
 from ...graph.groups import with_ancestors
 from ...graph.model import CallSite, Group
-from ..read.params import accumulation_ptr
 from ..read.walk import WalkResult
 from .anchors import Anchor
 from .claim_tables import claim_tables
+from .param_ptrs import ParamPtrs
 from .scope_recording import Recording
 
 K = TypeVar("K")
@@ -148,8 +148,11 @@ def _entries(roots: list[Any], rec: Recording) -> list[tuple[Any, str, int | Non
     return entries
 
 
-def _scopes(roots: list[Any], rec: Recording, only: Collection[int] | None) -> LayerScopes:
-    """The recording as plain data; ``only``: just these GradNodes (and their groups)."""
+def _scopes(
+    roots: list[Any], rec: Recording, only: Collection[int] | None, params: ParamPtrs
+) -> LayerScopes:
+    """The recording as plain data; ``only``: just these GradNodes (and their groups).
+    ``params``: the recorder's parameters' accumulation pointers."""
     entries = _entries(roots, rec)
     gid = {id(layer): f"g{k}" for k, (layer, _, _) in enumerate(entries)}
     group_of_ptr, node_sites, names = claim_tables(rec, gid, only)
@@ -160,7 +163,7 @@ def _scopes(roots: list[Any], rec: Recording, only: Collection[int] | None) -> L
             if id(param) in owned_params:
                 continue
             owned_params.add(id(param))
-            ptr = accumulation_ptr(param)
+            ptr = params.of(param)
             if ptr is not None and (only is None or ptr in only):
                 group_of_ptr[ptr] = gid[id(layer)]
     parent_of = {
@@ -256,6 +259,7 @@ class LayerScopeRecorder:
         self._rec_ref: list[Recording | None] = [None]
         self._handles: list[Any] = []
         self._patched: tuple[Any, Any] | None = None  # (original __call__, our wrapper)
+        self._params = ParamPtrs()  # kept across start()/pause(): a watched run's captures
 
     @property
     def recording(self) -> bool:
@@ -336,7 +340,7 @@ class LayerScopeRecorder:
         if rec is None:
             return self.scopes
         rec.claim_pending()
-        return _scopes(self._roots(rec), rec, only)
+        return _scopes(self._roots(rec), rec, only, self._params)
 
     def claim_pending(self, walk: WalkResult | None, objects: Sequence[Any]) -> None:
         """Claim the nodes of the layer calls that ended since the last claims, from ``walk``
@@ -363,7 +367,7 @@ class LayerScopeRecorder:
             raise RuntimeError("LayerScopeRecorder is not recording; call start() first")
         try:
             rec.claim_pending()
-            self.scopes = _scopes(self._roots(rec), rec, None)
+            self.scopes = _scopes(self._roots(rec), rec, None, self._params)
             self.leftover_outputs = [a for a in rec.outputs if a.tensor() is not None]
         finally:
             rec.clear()  # drop every GradNode wrapper and layer now, even if _scopes failed
