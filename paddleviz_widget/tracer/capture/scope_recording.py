@@ -11,6 +11,7 @@ a later node, which must then not be mistaken for the claimed one.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import sys
 from collections import deque
@@ -21,7 +22,7 @@ from typing import Any
 
 from ...graph.model import CallSite
 from ..parse.call_sites import is_library_file
-from ..read.grad_node import grad_node_of
+from ..read.grad_node import grad_node_later, release
 from ..read.walk import ACCUMULATION_NODE, WalkResult
 from .anchors import Anchor, anchor_of
 
@@ -182,9 +183,18 @@ class Recording:
         # Claims made by claim_pending() when asked for (a watched run: from the backward's
         # own walk), not by a walk of its own as each call ends.
         self.deferred = deferred
+        # Nodes read by grad_node_later whose leaked reference is not undone yet: released
+        # when the top-level call ends, at clear(), or when the recording is freed.
+        self.leaked: list[Any] = []
         self.clear()
 
+    def __del__(self) -> None:
+        if self.leaked:  # dropped inside a forward (a recorder never stopped)
+            with contextlib.suppress(Exception):  # (at exit: nothing printed)
+                release(self.leaked)
+
     def clear(self) -> None:
+        release(self.leaked)
         self.active: list[_Call] = []
         self.next_seq = 0
         self.owner: dict[int, _Call] = {}  # claimed ptr -> the (finished) call that claimed it
@@ -208,7 +218,8 @@ class Recording:
             if site is not None:
                 self.sites[key] = site
         forward.layers.add(key)
-        nodes = [n for t in _inputs(args, kwargs) if (n := grad_node_of(t)) is not None]
+        leaked = self.leaked
+        nodes = [n for t in _inputs(args, kwargs) if (n := grad_node_later(t, leaked)) is not None]
         observed = bool(self.observer and self.observer.enter(layer))
         call = _Call(layer, self.next_seq, nodes, site, observed, forward)
         forward.calls.append(call)
@@ -236,7 +247,8 @@ class Recording:
         if call is None:
             return
         tensors = tensors_in(outputs)
-        call.outputs = [n for t in tensors if (n := grad_node_of(t)) is not None]
+        leaked = self.leaked
+        call.outputs = [n for t in tensors if (n := grad_node_later(t, leaked)) is not None]
         self.pending.append(call)
         if not self.deferred:
             self.claim_pending()
@@ -323,6 +335,7 @@ class Recording:
 
     def _finish_forward(self) -> None:
         """Later forwards never walk into this one's calls: drop what only its walks needed."""
+        release(self.leaked)
         forward = self.forwards[-1]
         forward.epoch = self.epoch
         forward.done = True
