@@ -227,6 +227,12 @@ class Recording:
         self.next_seq += 1
 
     def _pop(self, layer: Any) -> _Call | None:
+        active = self.active
+        if active and active[-1].layer is layer:  # the usual case: the innermost call ends
+            call = active.pop()
+            if call.observed:
+                self.observer.leave()
+            return call
         # Innermost matching call; calls above it were abandoned by an exception.
         for i in range(len(self.active) - 1, -1, -1):
             if self.active[i].layer is layer:
