@@ -17,7 +17,6 @@ import sys
 from collections import deque
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from operator import itemgetter
 from typing import Any
 
 from ...graph.model import CallSite
@@ -25,6 +24,7 @@ from ..parse.call_sites import is_library_file
 from ..read.grad_node import grad_node_later, release
 from ..read.walk import ACCUMULATION_NODE, WalkResult
 from .anchors import Anchor, anchor_of
+from .walked_graph import NO_WALK, WalkedGraph
 
 _MAX_OUTPUT_ITEMS = 100_000  # bound on nested outputs searched for tensors
 # Forwards kept at most, backward or not: a forward never differentiated (an eval pass with
@@ -81,24 +81,6 @@ def _drop_walk_state(forward: _Forward) -> None:
     for call in forward.calls:
         call.inputs, call.frontier, call.outputs = _NONE, _NONE, _NONE
     forward.calls = []
-
-
-class _WalkedGraph:
-    """A walk of the backward graph read as the claims need it: by node pointer, its name,
-    its wrapper and the pointers of its ``next_functions`` (None left out, slot order)."""
-
-    def __init__(self, walk: WalkResult, objects: Sequence[Any]) -> None:
-        ptrs = walk.ptrs  # the walk's columns (a node's index is its position), read in C
-        self.index_of = dict(zip(ptrs, range(len(ptrs))))
-        self.names = list(map(_NAME, walk.nodes))
-        self.objects = objects
-        children: list[list[int]] = [[] for _ in ptrs]
-        for source, target, _ in walk.edges:  # per source in slot order (walk.py)
-            children[source].append(ptrs[target])
-        self.children = children
-
-
-_NAME = itemgetter(1)  # WalkedNode.name
 
 
 def tensors_in(obj: Any) -> list[Any]:
@@ -183,8 +165,8 @@ class Recording:
         # Claims made by claim_pending() when asked for (a watched run: from the backward's
         # own walk), not by a walk of its own as each call ends.
         self.deferred = deferred
-        # Nodes read by grad_node_later whose leaked reference is not undone yet: released
-        # when the top-level call ends, at clear(), or when the recording is freed.
+        # Nodes read by grad_node_later, their leaked reference not undone yet: released when
+        # the top-level call ends, at clear(), or when the recording is freed.
         self.leaked: list[Any] = []
         self.clear()
 
@@ -271,7 +253,7 @@ class Recording:
         if not self.pending:
             return
         usable = walk is not None and len(objects) == len(walk.nodes)
-        graph = _WalkedGraph(walk, objects) if usable else None  # type: ignore[arg-type]
+        graph = WalkedGraph(walk, objects) if usable else None  # type: ignore[arg-type]
         for call in self.pending:
             self._claim(call, graph)
         self.pending.clear()
@@ -279,18 +261,19 @@ class Recording:
             if forward.done and forward.calls:
                 _drop_walk_state(forward)
 
-    def _claim(self, call: _Call, graph: _WalkedGraph | None) -> None:
+    def _claim(self, call: _Call, graph: WalkedGraph | None) -> None:
         forward = call.forward
         assert forward is not None
         call.forward = None  # claimed once; its forward's ``by`` holds it: no cycle
         owner_of, owner = self.owner.get, self.owner
         claimed, names, by, held = forward.claimed, forward.names, forward.by, forward.nodes
         objects: dict[int, Any] = {}  # wrappers of the nodes not in ``graph``
-        inputs = {int(node.node_ptr()) for node in call.inputs}
+        known = graph.ptr_of.get if graph is not None else NO_WALK.get
+        inputs = {known(id(node)) or int(node.node_ptr()) for node in call.inputs}
         frontier = call.frontier = []
         stack: list[int] = []
         for node in call.outputs:
-            ptr = int(node.node_ptr())
+            ptr = known(id(node)) or int(node.node_ptr())
             objects[ptr] = node
             stack.append(ptr)
         index_of = graph.index_of if graph is not None else {}
