@@ -11,7 +11,6 @@ a later node, which must then not be mistaken for the claimed one.
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import sys
 from collections import deque
@@ -172,9 +171,12 @@ class Recording:
         self.clear()
 
     def __del__(self) -> None:
-        if self.leaked:  # dropped inside a forward (a recorder never stopped)
-            with contextlib.suppress(Exception):  # (at exit: nothing printed)
-                release(self.leaked)
+        leaked = getattr(self, "leaked", None)
+        if leaked:  # dropped inside a forward (a recorder never stopped)
+            try:  # noqa: SIM105 (no contextlib: at interpreter exit it may be gone)
+                release(leaked)
+            except Exception:  # noqa: BLE001, S110 (nothing printed)
+                pass
 
     def clear(self) -> None:
         release(self.leaked)
