@@ -26,8 +26,7 @@ class _Searching(Recording):
     def _retire(self, forward: scope_recording._Forward) -> None:
         for ptr in forward.claimed:
             self.owner.pop(ptr, None)
-            self.names.pop(ptr, None)
-        forward.claimed, forward.nodes = [], []
+        forward.claimed, forward.names, forward.by, forward.nodes = [], [], [], []
         keep: set[int] = set()
         for f in self.forwards:
             keep |= f.layers

@@ -32,20 +32,50 @@ def _measure_grad_fn_leak() -> int:
     return leaked
 
 
-def grad_node_of(tensor: Any) -> Any:
-    """``tensor.grad_fn`` (a GradNode or None) without leaking it.
-
-    Use this instead of ``.grad_fn`` anywhere the node should be freed with its graph.
-    """
+def _measured() -> bool:
+    """Whether each grad_fn read leaks one reference we can undo (measured once)."""
     global _leak_per_access, _decref
     if _leak_per_access is None:
         if platform.python_implementation() == "CPython":
             _decref = ctypes.PYFUNCTYPE(None, ctypes.py_object)(("Py_DecRef", ctypes.pythonapi))
         _leak_per_access = _measure_grad_fn_leak()
+    return _leak_per_access == 1 and _decref is not None
+
+
+def grad_node_of(tensor: Any) -> Any:
+    """``tensor.grad_fn`` (a GradNode or None) without leaking it.
+
+    Use this instead of ``.grad_fn`` anywhere the node should be freed with its graph.
+    """
+    undo = _measured() if _leak_per_access is None else _leak_per_access == 1 and _decref
     node = tensor.grad_fn
-    if node is not None and _leak_per_access == 1 and _decref is not None:
+    if node is not None and undo:
         _decref(node)  # our local `node` keeps it alive; only the leaked reference goes
     return node
+
+
+def grad_node_later(tensor: Any, leaked: list[Any]) -> Any:
+    """``tensor.grad_fn`` as grad_node_of, its leaked reference undone later: the node goes
+    into ``leaked`` (once per read) for release(). In a forward (each layer call's inputs and
+    outputs, ~4,400 reads a llama-10k step) a ctypes call right after Paddle's ops costs
+    ~1 us with cold caches; release() makes them all in one loop. Until then the node is
+    held (``leaked`` holds it, besides the leaked reference): whoever calls this must call
+    release() before forgetting ``leaked``, or the node and its whole graph leak."""
+    undo = _measured() if _leak_per_access is None else _leak_per_access == 1 and _decref
+    node = tensor.grad_fn
+    if node is not None and undo:
+        leaked.append(node)
+    return node
+
+
+def release(leaked: list[Any]) -> None:
+    """Undo the leaked reference of each node grad_node_later put in ``leaked``, and empty it.
+    The list is emptied first: a KeyboardInterrupt between the two leaks nodes (as Paddle's
+    getter would) rather than undoing a reference twice (which would free a node in use)."""
+    if leaked:
+        batch = leaked.copy()
+        leaked.clear()
+        any(map(_decref, batch))  # (None each: ``any`` runs the calls in C, keeps nothing)
 
 
 def has_grad_node(tensor: Any) -> bool:
