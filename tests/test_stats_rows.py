@@ -3,11 +3,14 @@ out in Python floats (what it computed one row at a time before)."""
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 
 from paddleviz_widget.graph.parts import GradStats
 from paddleviz_widget.tracer.capture.grad_stats import NodeRun
 from paddleviz_widget.tracer.capture.stats_rows import backward_stats
+from paddleviz_widget.tracer.merge.capture_columns import _stats_rows
 
 
 def _row_stats(row: list[float]) -> GradStats:
@@ -65,3 +68,27 @@ def test_first_nonfinite_is_the_first_sender_that_received_none() -> None:
 def test_nothing_reduced() -> None:
     out = backward_stats([NodeRun(1, {})], None)
     assert out.edges == {} and out.ran == frozenset({1})
+
+
+def test_the_capture_columns_take_the_plain_rows_as_the_gradstats_gave_them() -> None:
+    """A watched capture's stats column is made from BackwardStats.rows (plain tuples, no
+    GradStats): the same JSON text, -0.0 and int counts included, as from each edge's GradStats
+    (the statistics read as objects first, or some of each)."""
+    rng = np.random.default_rng(3)
+    raw = _rows(rng, 400)
+    raw[5, 0] = -0.0
+    raw[7, 1] = -0.0
+    runs = [NodeRun(ptr=1000 + k, rows={0: 2 * k, 1: 2 * k + 1}) for k in range(200)]
+    keys = [(1000 + k, i) for k in range(205) for i in (0, 1)]  # the last 10: no statistics
+    fresh, read = backward_stats(runs, raw), backward_stats(runs, raw)
+    assert fresh.values() is fresh.rows and all(type(v) is tuple for v in fresh.rows.values())
+    objects = read.edges
+    assert read.values() is objects and all(type(v) is GradStats for v in objects.values())
+    want = [
+        [None] * 6 if k[0] >= 1200 else [getattr(objects[k], f) for f in GradStats.FIELDS]
+        for k in keys
+    ]
+    mixed = {**dict(list(objects.items())[::2]), **dict(list(fresh.rows.items())[1::2])}
+    for stats in (fresh.rows, objects, mixed):
+        assert json.dumps(_stats_rows(stats, keys)) == json.dumps(want)
+    assert "-0.0" in json.dumps(want)

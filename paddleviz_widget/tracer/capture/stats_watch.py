@@ -159,22 +159,25 @@ class StepStats:
     __slots__ = ("step", "signature", "first_nonfinite", "_edges", "_by_ptr", "_index")
 
     def __init__(
-        self, step: int, signature: tuple[str, ...], by_ptr: dict[tuple[int, int], GradStats],
+        self, step: int, signature: tuple[str, ...], by_ptr: dict[tuple[int, int], Any],
         index: dict[int, int], first_nonfinite: int | None,
     ) -> None:  # fmt: skip
         self.step = step
         self.signature = signature  # node names in breadth-first order
         self.first_nonfinite = first_nonfinite  # node index
         self._edges: dict[tuple[int, int], GradStats] | None = None
-        self._by_ptr: dict[tuple[int, int], GradStats] | None = by_ptr
+        self._by_ptr: dict[tuple[int, int], Any] | None = by_ptr
         self._index: dict[int, int] | None = index
 
     @property
     def edges(self) -> dict[tuple[int, int], GradStats]:
         if self._edges is None:
             index, by_ptr = self._index or {}, self._by_ptr or {}
+            # (a capture's statistics come as plain tuples of GradStats.FIELDS' values)
             self._edges = {
-                (index[ptr], slot): s for (ptr, slot), s in by_ptr.items() if ptr in index
+                (index[ptr], slot): GradStats(*s) if type(s) is tuple else s
+                for (ptr, slot), s in by_ptr.items()
+                if ptr in index
             }
             self._by_ptr = self._index = None  # let go of the pointer-keyed copies
         return self._edges
@@ -210,7 +213,8 @@ def by_position(
     if signature is None:
         signature = graph_signature(walk)
     first = index.get(stats.first_nonfinite) if stats.first_nonfinite is not None else None
-    return StepStats(step, signature, stats.edges, index, first)
+    # its statistics as the capture left them (plain tuples): GradStats only if edges is read
+    return StepStats(step, signature, stats.values(), index, first)
 
 
 def check_steps(steps: Any) -> None:

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from itertools import compress, repeat
-from operator import attrgetter, itemgetter
+from operator import attrgetter, countOf, itemgetter
 from types import SimpleNamespace
 from typing import Any, NamedTuple
 
@@ -45,7 +45,7 @@ NOT_READ = frozenset({"regroup", "silent", "programs", "static_names", "layer_ty
 CULPRIT_FIELDS = ("layer", "layer_type", "inputs_finite", "before", "program", "found_by",
                   "source", "bad_params")  # fmt: skip
 _BARE = EdgeNote()
-_NO_STATS = SimpleNamespace(**dict.fromkeys(GradStats.FIELDS))  # an edge without statistics
+_NONE_ROW = (None,) * len(GradStats.FIELDS)  # an edge without statistics
 _NO_CODE = "."  # a node field's source code where it has none (codes are one letter)
 _stats_values = attrgetter(*GradStats.FIELDS)
 _ROOT = itemgetter(3)  # WalkedNode.root
@@ -89,10 +89,7 @@ def columns_of(
     sites = _Interned(_site_key)
     notes = list(map(ann.edges.get, keys, repeat(_BARE)))
     grads, out_slots, srcs = zip(*notes) if notes else ((), (), ())
-    # Each edge's statistics as a tuple (all None where it has none), in C: no loop per edge
-    stats = None
-    if ann.stats:
-        stats = list(map(_stats_values, map(ann.stats.get, keys, repeat(_NO_STATS))))
+    stats = _stats_rows(ann.stats, keys) if ann.stats else None
     node_slots = None
     if ann.slots:
         got = list(map(ann.slots.get, ptrs))
@@ -224,6 +221,16 @@ def _read(columns: dict[str, Any]) -> tuple[WalkResult, Annotations, dict[int, G
         }
     root_tensors = {i: None if k is None else tensors[k] for i, k in columns["root_tensors"]}
     return walk, ann, root_tensors
+
+
+def _stats_rows(stats: dict[tuple[int, int], Any], keys: Sequence[Any]) -> list[Any]:
+    """Each edge's statistics as a tuple of GradStats.FIELDS' values (all None where it has
+    none), in C, no loop per edge: a capture's come as such tuples (stats_rows.BackwardStats.
+    rows), taken as they are; a GradStats (statistics read as objects first) by its FIELDS."""
+    got = list(map(stats.get, keys, repeat(_NONE_ROW)))
+    if countOf(map(type, got), tuple) == len(got):
+        return got
+    return [s if type(s) is tuple else _stats_values(s) for s in got]
 
 
 def _node_fields(walk: WalkResult) -> tuple[Sequence[str], Sequence[int], list[int]]:

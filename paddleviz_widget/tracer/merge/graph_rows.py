@@ -10,7 +10,7 @@ from itertools import repeat
 from typing import Any
 
 from ...graph.groups import with_ancestors
-from ...graph.model import GradInfo, Graph, Group
+from ...graph.model import GradInfo, GradStats, Graph, Group
 from ...graph.parts import Columns, GraphRows, parts_of
 from ..read.walk import ACCUMULATION_NODE, WalkResult
 from .annotate import Annotations, EdgeNote, NodeSlots, sources_meta, stats_meta
@@ -67,11 +67,20 @@ def annotated_rows(
     edge_rows = Columns(
         list(map("e%d".__mod__, range(m))), list(map(ids.__getitem__, sources)),
         list(map(ids.__getitem__, targets)), slots_at, grads, out_slots,
-        list(map(ann.stats.get, keys)) if ann.stats else edge_nones, edge_nones,
+        _stats_column(ann.stats, keys) if ann.stats else edge_nones, edge_nones,
         list(map(ann.no_stats.get, keys)) if ann.no_stats else edge_nones,
     )  # fmt: skip
     groups = _used_groups(ann.groups, group_col)
     return GraphRows(node_rows, edge_rows, groups, _meta(ann, walk, srcs))
+
+
+def _stats_column(stats: dict[tuple[int, int], Any], keys: Sequence[Any]) -> list[Any]:
+    """Each edge's GradStats (None where it has none). A capture's statistics come as plain
+    tuples of GradStats.FIELDS' values (stats_rows.BackwardStats.rows): made GradStats here,
+    for the edges kept, so that a watched run's capture (its columns take the tuples) makes
+    none; a run log's _StatsRow (a tuple's subclass) and a GradStats stay as they are."""
+    got = list(map(stats.get, keys))
+    return [GradStats(*s) if type(s) is tuple else s for s in got]
 
 
 def _column(table: dict[int, Any], ptrs: Sequence[int]) -> Sequence[Any]:

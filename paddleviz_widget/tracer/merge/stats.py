@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from itertools import compress, repeat
 from operator import and_, attrgetter, is_not, itemgetter, not_, or_
+from typing import Any
 
 from ..capture.stats_rows import BackwardStats
 from ..read.program_nodes import is_program_node
@@ -15,6 +16,7 @@ from .log_annotations import add_note
 
 _TARGET = itemgetter(1)  # WalkedEdge.target
 _ZEROS = attrgetter("zero_fraction")
+_ZEROS_AT = itemgetter(3)  # a plain tuple's zero_fraction (BackwardStats.rows: GradStats.FIELDS)
 
 
 def param_statuses(walk: WalkResult, stats: BackwardStats) -> dict[int, str]:
@@ -33,9 +35,12 @@ def param_statuses(walk: WalkResult, stats: BackwardStats) -> dict[int, str]:
     sources, targets, slots = zip(*chosen)
     senders = list(map(ptrs.__getitem__, sources))
     keys = list(zip(senders, slots))
-    got = list(map(stats.edges.get, keys))
+    # each edge's statistics as the capture left them: plain tuples, or GradStats once read
+    table: dict[tuple[int, int], Any] = stats.values()
+    zeros_of: Callable[[Any], float] = _ZEROS_AT if table is stats.rows else _ZEROS
+    got = list(map(table.get, keys))
     has = list(map(is_not, got, repeat(None)))
-    zero = map((1.0).__eq__, map(_ZEROS, compress(got, has)))
+    zero = map((1.0).__eq__, map(zeros_of, compress(got, has)))
     sent_or_out = map(or_, map(stats.grads.__contains__, keys),
                       map(stats.past_range.__contains__, keys))  # fmt: skip
     bare = map(and_, map(stats.ran.__contains__, senders), map(not_, map(or_, has, sent_or_out)))
@@ -50,13 +55,13 @@ def param_statuses(walk: WalkResult, stats: BackwardStats) -> dict[int, str]:
     for ptr, edges in incoming.items():
         if any(src not in stats.ran for src, _ in edges):
             continue  # a sender that was not hooked or did not run: nothing is known
-        found = [stats.edges[key] for key in edges if key in stats.edges]
+        found = [table[key] for key in edges if key in table]
         # A gradient the hooks saw but did not reduce (complex, or past float64's range) came:
         # it is no "none" (a complex parameter was called "no gradient reached it")
         sent = any(key in stats.grads or key in stats.past_range for key in edges)
         if not found and not sent:
             statuses[ptr] = "none"
-        elif len(found) == len(edges) and all(s.zero_fraction == 1.0 for s in found):
+        elif len(found) == len(edges) and all(zeros_of(s) == 1.0 for s in found):
             statuses[ptr] = "zero"
     return statuses
 
@@ -77,10 +82,13 @@ def add_stats(
     what is already there wins). ``asked``: for paddle.grad, the nodes of its ``inputs``
     (None: a backward, which sends every leaf its gradient)."""
     changed = _into_user_hooked(stats, walk)
+    # The plain tuples where no GradStats was made: a watched capture's columns take them as
+    # they are; annotated_rows makes the GradStats of the edges it keeps (graph_rows.py)
+    table: dict[tuple[int, int], Any] = stats.values()
     if not ann.stats and not changed:  # (stats_layer's fresh layer) a copy made in C
-        ann.stats = dict(stats.edges)
+        ann.stats = dict(table)
     else:
-        for key, value in stats.edges.items():
+        for key, value in table.items():
             if key not in changed:
                 ann.stats.setdefault(key, value)
     if changed:
