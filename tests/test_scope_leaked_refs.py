@@ -6,6 +6,7 @@ after a forward, a forward that raised, and a recording dropped inside a forward
 from __future__ import annotations
 
 import gc
+import inspect
 import sys
 import weakref
 
@@ -17,6 +18,9 @@ from paddleviz_widget.tracer.capture.layer_scopes import LayerScopeRecorder
 from paddleviz_widget.tracer.capture.scope_recording import Recording
 from paddleviz_widget.tracer.read import grad_node as grad_node_mod
 from paddleviz_widget.tracer.read.grad_node import grad_node_later, grad_node_of, release
+
+# register_forward_post_hook(always_call=): the recorder's post hook runs when forward raises
+ALWAYS_CALL = "always_call" in inspect.signature(nn.Layer.register_forward_post_hook).parameters
 
 
 class Net(nn.Layer):
@@ -75,9 +79,12 @@ def test_a_forward_that_raised_leaves_every_reference_as_it_was():
     rec = LayerScopeRecorder(model).start()
     with pytest.raises(ValueError, match="inside the forward"):
         model(h)
+    if not ALWAYS_CALL:  # no post hook runs on a raise (< 3.3): the next backward releases
+        rec.end_epoch()
     assert rec._rec_ref[0].leaked == []
     rec.stop()
-    assert sys.getrefcount(node) == refs
+    if ALWAYS_CALL:  # (3.0.0 keeps 3 references more after a raised forward, before too)
+        assert sys.getrefcount(node) == refs
 
 
 def test_a_recording_dropped_inside_a_forward_releases():

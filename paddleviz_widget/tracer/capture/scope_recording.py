@@ -340,6 +340,9 @@ class Recording:
 
     def end_epoch(self) -> None:
         """A backward pass ran: retire the forwards that finished before the one before it."""
+        # A forward that raised where post hooks cannot be always_call (Paddle < 3.3) never
+        # ended: its calls' leaked references go here, not with the user's next graphs.
+        release(self.leaked)
         self.claim_pending()
         self.epoch += 1
         keep_running = bool(self.active)
