@@ -23,6 +23,14 @@ class TinyMLP(paddle.nn.Layer):
         return self.fc3(F.relu(self.fc2(F.relu(self.fc1(x)))))
 
 
+def layer_grad_l2(layer: paddle.nn.Layer) -> float:
+    """The L2 norm of a layer's gradients, from p.grad in float64 NumPy (the tests' oracle)."""
+    import numpy as np
+
+    return float(np.sqrt(sum((p.grad.numpy().astype(np.float64) ** 2).sum()
+                             for p in layer.parameters())))  # fmt: skip
+
+
 def batch(step: int) -> tuple[paddle.Tensor, paddle.Tensor]:
     x = paddle.randn([16, 8])
     return x, x.sum(axis=1, keepdim=True) * 0.3

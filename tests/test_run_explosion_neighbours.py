@@ -8,15 +8,11 @@ from __future__ import annotations
 import numpy as np
 import paddle
 import pytest
+from run_models import layer_grad_l2
 
 from paddleviz_widget import open_run, trace
 
 EXPLODES_AT = 30
-
-
-def _l2(layer: paddle.nn.Layer) -> float:
-    return float(np.sqrt(sum((p.grad.numpy().astype(np.float64) ** 2).sum()
-                             for p in layer.parameters())))  # fmt: skip
 
 
 # the first layer (one neighbour), the second (the first's only neighbour), a middle one
@@ -32,7 +28,7 @@ def test_an_exploding_layer_is_a_spike_and_its_neighbours_do_not_vanish(tmp_path
     with trace(model, stats=True, every=1000, run_dir=tmp_path / "run"):
         for step[0] in range(EXPLODES_AT + 3):
             model(paddle.randn([8, 32])).square().mean().backward()
-            norms.append([_l2(layer) for layer in model])
+            norms.append([layer_grad_l2(layer) for layer in model])
             if step[0] != EXPLODES_AT:  # (the exploded step is not applied)
                 opt.step()
             opt.clear_grad()

@@ -11,13 +11,9 @@ import re
 import numpy as np
 import paddle
 import paddle.nn.functional as F
+from run_models import layer_grad_l2
 
 from paddleviz_widget import open_run, trace
-
-
-def _l2(layer: paddle.nn.Layer) -> float:
-    return float(np.sqrt(sum((p.grad.numpy().astype(np.float64) ** 2).sum()
-                             for p in layer.parameters())))  # fmt: skip
 
 
 class _Seq(paddle.nn.Layer):
@@ -44,7 +40,7 @@ def test_a_head_under_an_exploded_rnn_names_the_rnn_and_the_exploding_reading(tm
         for _ in range(25):
             x, y = paddle.randint(0, 100, [8, 20]), paddle.randint(0, 5, [8, 1])
             F.cross_entropy(model(x), y).backward()
-            norms.append([_l2(model.emb), _l2(model.rnn), _l2(model.head)])
+            norms.append([layer_grad_l2(layer) for layer in (model.emb, model.rnn, model.head)])
             opt.step()
             opt.clear_grad()
     norms = np.array(norms)
@@ -68,7 +64,7 @@ def test_a_middle_layer_vanishing_names_its_neighbour_and_no_exploding_reading(t
     with trace(model, stats=True, every=1000, run_dir=tmp_path / "run"):
         for _ in range(22):
             model(paddle.randn([8, 16])).square().mean().backward()
-            norms.append([_l2(layer) for layer in model])
+            norms.append([layer_grad_l2(layer) for layer in model])
             opt.step()
             opt.clear_grad()
     [found] = open_run(tmp_path / "run").problems()
