@@ -21,7 +21,7 @@ import time
 from paddleviz_widget import open_run
 
 _TRAIN = """
-import os, signal, sys, time
+import os, signal, sys, time, zlib  # zlib before paddle (Paddle 2.6 refuses trace() else)
 import paddle
 stop = []
 {before}
@@ -169,7 +169,7 @@ def test_a_main_thread_held_in_a_c_call_still_dies_at_once(tmp_path):
 
 
 _HELD = """
-import ctypes, signal, sys
+import ctypes, signal, sys, zlib  # zlib before paddle (Paddle 2.6)
 import paddle
 from paddleviz_widget import trace
 model = paddle.nn.Linear(4, 2)
@@ -198,7 +198,7 @@ def test_a_forked_childs_sigterm_leaves_the_parent_training(tmp_path):
 
 
 _FORKED = """
-import os, signal, sys, time
+import os, signal, sys, time, zlib  # zlib before paddle (Paddle 2.6)
 import paddle
 from paddleviz_widget import trace
 model = paddle.nn.Linear(4, 2)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import paddle
 import paddle.nn as nn
+import pytest
 
 from paddleviz_widget.tracer.capture.layer_scopes import LayerScopeRecorder
 from paddleviz_widget.tracer.read.grad_node import grad_node_of
@@ -17,6 +18,10 @@ def _graph(y: paddle.Tensor) -> frozenset[int]:
     return frozenset(n.ptr for n in walk_backward_graph([grad_node_of(y)]).nodes)
 
 
+@pytest.mark.skipif(
+    not hasattr(nn.Sequential, "insert"),
+    reason=f"paddle {paddle.__version__}: no Sequential.insert",
+)
 def test_a_changed_model_is_snapshot_as_a_fresh_recorder_sees_it():
     model = nn.Sequential(nn.Linear(4, 4), nn.Tanh(), nn.Linear(4, 2))
     kept = LayerScopeRecorder(model).start()
